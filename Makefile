@@ -1,0 +1,97 @@
+# hitless: make targets are verbs. Variables choose the target and the topology.
+#   P4C=     P4 compiler   (default: p4c-bm2-ss if on PATH, else p4sim-compile)
+#   SWITCH=  P4 switch     (default: simple_switch_grpc if on PATH, else p4sim-switch)
+#   TOPO=    fattree | leafspine | ucd4        K= fat-tree arity (even, >= 4)
+#   MODE=    static | ecmp | spray             OCS=1 attaches the emulated OCS
+#   CMD=     a Mininet CLI command or script for run-topo (default: open the CLI)
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV    := .venv
+PY      := $(CURDIR)/$(VENV)/bin/python
+BUILD   := build
+TOPOS   := fattree leafspine ucd4
+MODES   := static ecmp spray
+
+TOPO ?= fattree
+K    ?= 4
+MODE ?= ecmp
+OCS  ?= 0
+CMD  ?=
+
+P4C    ?= $(or $(shell command -v p4c-bm2-ss 2>/dev/null),$(CURDIR)/$(VENV)/bin/p4sim-compile)
+SWITCH ?= $(or $(shell command -v simple_switch_grpc 2>/dev/null),$(CURDIR)/$(VENV)/bin/p4sim-switch)
+export P4C SWITCH
+
+ifeq ($(filter $(TOPO),$(TOPOS)),)
+$(error TOPO=$(TOPO) is not a topology; valid values: $(TOPOS))
+endif
+ifeq ($(filter $(MODE),$(MODES)),)
+$(error MODE=$(MODE) is not a forwarding mode; valid values: $(MODES))
+endif
+
+P4_PROGRAMS := fabric ocs
+P4_OUTPUTS  := $(foreach p,$(P4_PROGRAMS),$(BUILD)/$(p).json $(BUILD)/$(p).p4info.txtpb)
+
+.PHONY: help setup test pytest lint p4-build run-topo ptf demo bench clean clean-net
+
+help:
+	@echo "make setup     install system packages and the Python environment (.venv)"
+	@echo "make run-topo  TOPO=$(TOPO) K=$(K) MODE=$(MODE) [OCS=1] [CMD=pingall]: run a topology in Mininet"
+	@echo "make test      lint, unit and integration tests, PTF packet tests"
+	@echo "make ptf       PTF packet tests of the P4 programs on SWITCH"
+	@echo "make p4-build  compile p4src/ with P4C into $(BUILD)/"
+	@echo "make demo      short versions of the experiments, results in results/demo/"
+	@echo "make bench     benchmarks (compiler, switch, tablegen, controller)"
+	@echo "make lint      ruff"
+	@echo "make clean     remove build outputs;  make clean-net: remove leftovers of a killed run"
+
+setup:
+	@echo "== setup"
+	@bash scripts/setup.sh
+
+$(VENV)/.pip-stamp: pyproject.toml
+	@bash scripts/setup.sh
+
+lint: $(VENV)/.pip-stamp
+	@echo "== lint (ruff)"
+	@$(VENV)/bin/ruff check .
+
+pytest: $(VENV)/.pip-stamp
+	@echo "== pytest"
+	@$(VENV)/bin/pytest
+
+test: setup lint pytest
+
+p4-build: $(VENV)/.pip-stamp
+	@echo "== p4-build with $(P4C)"
+	@mkdir -p $(BUILD)
+	@set -e; for p in $(P4_PROGRAMS); do \
+	  echo "   $$p.p4 -> $(BUILD)/$$p.json"; \
+	  "$(P4C)" p4src/$$p.p4 -I p4src -o $(BUILD)/$$p.json --p4runtime-files $(BUILD)/$$p.p4info.txtpb; \
+	done
+
+run-topo: $(VENV)/.pip-stamp
+	@echo "== run-topo TOPO=$(TOPO) K=$(K) MODE=$(MODE) OCS=$(OCS)"
+	@$(PY) -m topo run --topo $(TOPO) --k $(K) --mode $(MODE) --ocs $(OCS) $(if $(CMD),--cmd "$(CMD)")
+
+ptf: $(VENV)/.pip-stamp
+	@echo "== ptf"
+	@echo "ptf: the PTF suite does not exist yet (issue: fabric and OCS programs)"; exit 1
+
+demo: $(VENV)/.pip-stamp
+	@echo "== demo"
+	@echo "demo: the experiment runner does not exist yet (issue: experiments)"; exit 1
+
+bench: $(VENV)/.pip-stamp
+	@echo "== bench"
+	@echo "bench: no benchmarks exist yet"; exit 1
+
+clean:
+	@echo "== clean"
+	rm -rf $(BUILD) results/tmp .pytest_cache .ruff_cache
+
+clean-net:
+	@echo "== clean-net"
+	@echo "clean-net: the Mininet builder does not exist yet (issue: Mininet emulation)"; exit 1
