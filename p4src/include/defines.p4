@@ -1,0 +1,33 @@
+// Constants and type aliases shared by fabric.p4 and ocs.p4 (v1model).
+#ifndef P4SRC_INCLUDE_DEFINES_P4_
+#define P4SRC_INCLUDE_DEFINES_P4_
+
+typedef bit<9>  port_t;
+typedef bit<48> mac_addr_t;
+typedef bit<32> ipv4_addr_t;
+typedef bit<16> path_id_t;
+typedef bit<1>  version_t;
+
+// The CPU port of simple_switch_grpc and p4sim-switch (--cpu-port 255).
+#ifndef CPU_PORT
+#define CPU_PORT 255
+#endif
+
+const bit<16> ETHERTYPE_IPV4     = 0x0800;
+const bit<16> ETHERTYPE_ARP      = 0x0806;
+const bit<16> ETHERTYPE_PATH_TAG = 0x88B5;
+const bit<16> ETHERTYPE_PROBE    = 0x88B6;
+
+const bit<8> IP_PROTO_ICMP = 1;
+const bit<8> IP_PROTO_TCP  = 6;
+const bit<8> IP_PROTO_UDP  = 17;
+
+// multipath kind chosen by the `path` table
+const bit<2> MULTIPATH_NONE  = 0;
+const bit<2> MULTIPATH_ECMP  = 1;
+const bit<2> MULTIPATH_SPRAY = 2;
+
+// Field list of the metadata kept across the fast-failover resubmit (@field_list).
+#define FL_FAILOVER 1
+
+#endif  // P4SRC_INCLUDE_DEFINES_P4_

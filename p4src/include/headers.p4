@@ -1,0 +1,106 @@
+// Packet headers of fabric.p4 and ocs.p4.
+#ifndef P4SRC_INCLUDE_HEADERS_P4_
+#define P4SRC_INCLUDE_HEADERS_P4_
+
+#include "defines.p4"
+
+// Packet-in: what the switch tells the controller about a packet it sends to the CPU port.
+@controller_header("packet_in")
+header packet_in_t {
+    port_t  ingress_port;
+    bit<7>  _pad;
+}
+
+// Packet-out: the controller names the port; the frame behind it leaves there unchanged.
+@controller_header("packet_out")
+header packet_out_t {
+    port_t  egress_port;
+    bit<7>  _pad;
+}
+
+header ethernet_t {
+    mac_addr_t dst_addr;
+    mac_addr_t src_addr;
+    bit<16>    ether_type;
+}
+
+// The MBB path tag: the path version decided once by the ingress switch of the packet.
+header path_tag_t {
+    version_t version;
+    bit<7>    reserved;
+    bit<8>    hops;
+    bit<16>   ether_type;
+}
+
+header ipv4_t {
+    bit<4>      version;
+    bit<4>      ihl;
+    bit<8>      dscp_ecn;
+    bit<16>     total_len;
+    bit<16>     identification;
+    bit<3>      flags;
+    bit<13>     frag_offset;
+    bit<8>      ttl;
+    bit<8>      protocol;
+    bit<16>     hdr_checksum;
+    ipv4_addr_t src_addr;
+    ipv4_addr_t dst_addr;
+}
+
+header tcp_t {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<32> seq_no;
+    bit<32> ack_no;
+    bit<4>  data_offset;
+    bit<4>  res;
+    bit<8>  flags;
+    bit<16> window;
+    bit<16> checksum;
+    bit<16> urgent_ptr;
+}
+
+header udp_t {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<16> length;
+    bit<16> checksum;
+}
+
+header icmp_t {
+    bit<8>  icmp_type;
+    bit<8>  icmp_code;
+    bit<16> checksum;
+}
+
+header arp_t {
+    bit<16>     hw_type;
+    bit<16>     proto_type;
+    bit<8>      hw_len;
+    bit<8>      proto_len;
+    bit<16>     opcode;
+    mac_addr_t  sender_mac;
+    ipv4_addr_t sender_ip;
+    mac_addr_t  target_mac;
+    ipv4_addr_t target_ip;
+}
+
+struct fabric_headers_t {
+    packet_out_t packet_out;
+    packet_in_t  packet_in;
+    ethernet_t   ethernet;
+    path_tag_t   path_tag;
+    ipv4_t       ipv4;
+    tcp_t        tcp;
+    udp_t        udp;
+    icmp_t       icmp;
+    arp_t        arp;
+}
+
+// The OCS parses nothing but the controller header: the frame is payload.
+struct ocs_headers_t {
+    packet_out_t packet_out;
+    packet_in_t  packet_in;
+}
+
+#endif  // P4SRC_INCLUDE_HEADERS_P4_

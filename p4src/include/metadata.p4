@@ -1,0 +1,34 @@
+// User metadata of fabric.p4 and ocs.p4.
+#ifndef P4SRC_INCLUDE_METADATA_P4_
+#define P4SRC_INCLUDE_METADATA_P4_
+
+#include "defines.p4"
+
+struct fabric_metadata_t {
+    port_t    ingress_port;
+    bit<16>   l4_src_port;    // 5-tuple for the ECMP hash (0 for non-TCP/UDP)
+    bit<16>   l4_dst_port;
+    bit<1>    bypass;         // packet-out or probe: no forwarding table, no rewrite
+    bit<1>    acl_hit;        // the ACL decided: routing is skipped
+    bit<1>    routed;         // route hit: TTL decrement, checksum, source MAC rewrite
+    bit<1>    to_host;        // delivered to a host: strip the path tag
+    bit<1>    has_path;       // route chose a path id
+    path_id_t path_id;
+    version_t version;        // path version of this packet (path_version, tag, or failover)
+    bit<2>    multipath;      // MULTIPATH_*: which group table picks the next hop
+    bit<32>   spray_index;    // selector input of spray_group: random or round-robin counter
+    bit<1>    next_hop_set;   // a path or group action chose the egress port
+    bit<1>    port_up;        // set only by port_liveness's port_up action
+    // Kept across the fast-failover resubmit. The parser must not initialise these: it runs
+    // again on the resubmitted packet, after the target has restored them.
+    @field_list(FL_FAILOVER)
+    bit<1>    failover;       // this packet is the resubmitted copy
+    @field_list(FL_FAILOVER)
+    version_t failover_version;
+}
+
+struct ocs_metadata_t {
+    port_t ingress_port;
+}
+
+#endif  // P4SRC_INCLUDE_METADATA_P4_

@@ -1,0 +1,55 @@
+// Table, selector and counter sizes. Override any of them with -DNAME=VALUE.
+#ifndef P4SRC_INCLUDE_SIZES_P4_
+#define P4SRC_INCLUDE_SIZES_P4_
+
+#ifndef ACL_TABLE_SIZE
+#define ACL_TABLE_SIZE 1024
+#endif
+
+#ifndef ROUTE_TABLE_SIZE
+#define ROUTE_TABLE_SIZE 4096
+#endif
+
+#ifndef PATH_TABLE_SIZE
+#define PATH_TABLE_SIZE 4096
+#endif
+
+#ifndef ECMP_GROUP_TABLE_SIZE
+#define ECMP_GROUP_TABLE_SIZE 2048
+#endif
+
+#ifndef ECMP_SELECTOR_SIZE
+#define ECMP_SELECTOR_SIZE 8192
+#endif
+
+#ifndef SPRAY_GROUP_TABLE_SIZE
+#define SPRAY_GROUP_TABLE_SIZE 2048
+#endif
+
+#ifndef SPRAY_SELECTOR_SIZE
+#define SPRAY_SELECTOR_SIZE 8192
+#endif
+
+// The round-robin register is indexed by path id, so it spans the whole path id space (bit<16>).
+#ifndef SPRAY_RR_SIZE
+#define SPRAY_RR_SIZE 65536
+#endif
+
+#ifndef PORT_TABLE_SIZE
+#define PORT_TABLE_SIZE 512
+#endif
+
+#ifndef LIVENESS_SELECTOR_SIZE
+#define LIVENESS_SELECTOR_SIZE 1024
+#endif
+
+// Port counters are indexed by the 9-bit port number, CPU port included.
+#ifndef PORT_COUNTER_SIZE
+#define PORT_COUNTER_SIZE 512
+#endif
+
+#ifndef CIRCUIT_TABLE_SIZE
+#define CIRCUIT_TABLE_SIZE 512
+#endif
+
+#endif  // P4SRC_INCLUDE_SIZES_P4_
