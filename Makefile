@@ -76,9 +76,9 @@ run-topo: $(VENV)/.pip-stamp
 	@echo "== run-topo TOPO=$(TOPO) K=$(K) MODE=$(MODE) OCS=$(OCS)"
 	@$(PY) -m topo run --topo $(TOPO) --k $(K) --mode $(MODE) --ocs $(OCS) $(if $(CMD),--cmd "$(CMD)")
 
-ptf: $(VENV)/.pip-stamp
-	@echo "== ptf"
-	@echo "ptf: the PTF suite does not exist yet (issue: fabric and OCS programs)"; exit 1
+ptf: p4-build
+	@echo "== ptf against $(SWITCH)"
+	@$(PY) ptf-tests/ptf_runner.py --switch "$(SWITCH)" --build $(BUILD)
 
 demo: $(VENV)/.pip-stamp
 	@echo "== demo"

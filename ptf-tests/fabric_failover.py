@@ -1,0 +1,95 @@
+"""fabric.p4 fast failover: a dead egress port sends the path's packets to its other version."""
+
+from __future__ import annotations
+
+from fabric_helpers import FabricTest, next_hop_mac, routed, tcp_packet
+from ptf import testutils
+from ptf.testutils import group
+
+PRIMARY, BACKUP = 2, 3
+DETECT_TIMEOUT = 5.0  # s for the target to notice a port went down or came back
+
+
+class FailoverTest(FabricTest):
+    """Helpers to watch where a probe flow goes while ports change state."""
+
+    def lands_on(self, pkt, port: int) -> bool:
+        """Send one packet and say whether it came out of `port` (anything else is drained)."""
+        self.dataplane.flush()
+        self.send(1, pkt)
+        got = self.collect(timeout=0.3, limit=1)
+        return bool(got) and got[0][0] == port
+
+
+@group("fabric")
+class FastFailoverTest(FailoverTest):
+    """Version 0's port goes down: the switch itself moves the path to version 1, and back."""
+
+    def runTest(self) -> None:
+        self.add_route("10.0.2.0/24", 1)
+        self.set_version(1, 0)
+        self.add_static_path(1, 0, PRIMARY)
+        self.add_static_path(1, 1, BACKUP)
+        pkt = tcp_packet()
+        self.send(1, pkt)
+        testutils.verify_packet(self, routed(pkt, PRIMARY, next_hop_mac(PRIMARY), 0), PRIMARY)
+        testutils.verify_no_other_packets(self)
+
+        self.set_port_up(PRIMARY, False)  # no controller write from here on
+        took = self.wait_until("failover to the backup path", lambda: self.lands_on(pkt, BACKUP),
+                               DETECT_TIMEOUT)
+        self.dataplane.flush()
+        for _ in range(5):
+            self.send(1, pkt)
+            # The failed-over copy carries version 1, so downstream switches follow the shadow too.
+            testutils.verify_packet(self, routed(pkt, BACKUP, next_hop_mac(BACKUP), 1), BACKUP)
+        testutils.verify_no_other_packets(self)
+
+        self.set_port_up(PRIMARY, True)
+        self.wait_until("return to the primary path", lambda: self.lands_on(pkt, PRIMARY), DETECT_TIMEOUT)
+        self.dataplane.flush()
+        self.send(1, pkt)
+        testutils.verify_packet(self, routed(pkt, PRIMARY, next_hop_mac(PRIMARY), 0), PRIMARY)
+        testutils.verify_no_other_packets(self)
+        self.assertLess(took, DETECT_TIMEOUT)
+
+
+@group("fabric")
+class FailoverFromEmptyGroupTest(FailoverTest):
+    """An ECMP version whose only member's port is down (empty group) fails over as well."""
+
+    def runTest(self) -> None:
+        self.add_route("10.0.2.0/24", 1)
+        self.set_version(1, 0)
+        self.add_group_path(1, 0, "ecmp", [PRIMARY])
+        self.add_static_path(1, 1, BACKUP)
+        pkt = tcp_packet()
+        self.send(1, pkt)
+        testutils.verify_packet(self, routed(pkt, PRIMARY, next_hop_mac(PRIMARY), 0), PRIMARY)
+        testutils.verify_no_other_packets(self)
+        self.set_port_up(PRIMARY, False)
+        self.wait_until("failover from the empty group", lambda: self.lands_on(pkt, BACKUP), DETECT_TIMEOUT)
+        self.dataplane.flush()
+        self.send(1, pkt)
+        testutils.verify_packet(self, routed(pkt, BACKUP, next_hop_mac(BACKUP), 1), BACKUP)
+        testutils.verify_no_other_packets(self)
+
+
+@group("fabric")
+class BothVersionsDownTest(FailoverTest):
+    """With both versions' ports down the packet is dropped, never looped or sent to a dead port."""
+
+    def runTest(self) -> None:
+        self.add_route("10.0.2.0/24", 1)
+        self.add_static_path(1, 0, PRIMARY)
+        self.add_static_path(1, 1, BACKUP)
+        # Ports 250 and 251 have no liveness group, so both versions of path 2 count as down.
+        self.add_route("10.0.3.0/24", 2)
+        self.add_static_path(2, 0, 250)
+        self.add_static_path(2, 1, 251)
+        self.send(1, tcp_packet(ip_dst="10.0.3.3"))
+        testutils.verify_no_other_packets(self)
+        pkt = tcp_packet()
+        self.send(1, pkt)
+        testutils.verify_packet(self, routed(pkt, PRIMARY, next_hop_mac(PRIMARY), 0), PRIMARY)
+        testutils.verify_no_other_packets(self)

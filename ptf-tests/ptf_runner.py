@@ -1,0 +1,199 @@
+"""Run the PTF suite: veth pairs, one switch per program, ptf, and cleanup of all of it.
+
+    python ptf-tests/ptf_runner.py --switch SWITCH [--programs fabric,ocs] [--ports 4] [TEST ...]
+
+Expects build/<program>.json and build/<program>.p4info.txtpb (`make p4-build`). For each program
+it creates PORTS veth pairs (MTU 1600, IPv6 off so the kernel sends nothing on them), starts
+SWITCH with the simple_switch_grpc command shape on a free loopback port, runs the tests of the
+program's group, then stops the switch (by PID) and deletes the veths, also on failure or Ctrl-C.
+Nothing here knows which target SWITCH is; the tests get the target only as a label.
+(ptf imports every file of ptf-tests/; this one defines no test.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger("ptf_runner")
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_DIR = Path(__file__).resolve().parent
+DEVICE_ID = 1
+CPU_PORT = 255
+MTU = 1600
+READY_TIMEOUT = 60.0
+
+
+@dataclass(slots=True)
+class Veths:
+    """The veth pairs of one run: switch side `sw[i]`, PTF side `ptf[i]` for port i+1."""
+
+    token: str
+    count: int
+    created: list[str] = field(default_factory=list)
+
+    def switch_iface(self, port: int) -> str:
+        """The switch-side interface of `port`."""
+        return f"pt{self.token}s{port}"
+
+    def ptf_iface(self, port: int) -> str:
+        """The PTF-side interface of `port`."""
+        return f"pt{self.token}p{port}"
+
+    def create(self) -> None:
+        """Create the pairs, MTU 1600, IPv6 off, up."""
+        for port in range(1, self.count + 1):
+            sw, pt = self.switch_iface(port), self.ptf_iface(port)
+            _ip("link", "add", sw, "type", "veth", "peer", "name", pt)
+            self.created.append(sw)
+            for iface in (sw, pt):
+                _sysctl(f"net.ipv6.conf.{iface}.disable_ipv6", "1")
+                _ip("link", "set", "dev", iface, "mtu", str(MTU), "up")
+
+    def delete(self) -> None:
+        """Delete every pair this run created (deleting one end removes both)."""
+        for sw in reversed(self.created):
+            subprocess.run(["ip", "link", "del", sw], check=False, capture_output=True)
+        self.created.clear()
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+def _sysctl(key: str, value: str) -> None:
+    path = Path("/proc/sys") / key.replace(".", "/")
+    if path.exists():
+        path.write_text(value)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def target_label(switch: str) -> str:
+    """A label for logs: 'bmv2' for simple_switch_grpc, 'p4sim' for p4sim-switch."""
+    name = Path(switch).name
+    if name.startswith("simple_switch"):
+        return "bmv2"
+    return "p4sim" if "p4sim" in name else name
+
+
+def wait_ready(proc: subprocess.Popen, port: int, timeout: float) -> None:
+    """Wait until the switch accepts TCP connections on `port`; raise if it exits or times out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"switch exited with code {proc.returncode} before listening on {port}")
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.settimeout(0.5)
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"switch not listening on 127.0.0.1:{port} after {timeout:.0f} s")
+
+
+def stop(proc: subprocess.Popen, timeout: float = 5.0) -> None:
+    """Stop the switch process by its PID: SIGTERM, then SIGKILL."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout)
+
+
+def run_program(program: str, args: argparse.Namespace, tests: list[str]) -> int:
+    """Bring up one switch with `program` and run its test group; return ptf's exit code."""
+    build = Path(args.build)
+    json_path, p4info = build / f"{program}.json", build / f"{program}.p4info.txtpb"
+    for path in (json_path, p4info):
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: not built; run make p4-build first")
+    logs = build / "ptf"
+    logs.mkdir(parents=True, exist_ok=True)
+    veths = Veths(f"{os.getpid() % 4096:03x}", args.ports)
+    proc: subprocess.Popen | None = None
+    try:
+        veths.create()
+        port = free_port()
+        addr = f"127.0.0.1:{port}"
+        cmd = [args.switch]
+        for p in range(1, args.ports + 1):
+            cmd += ["-i", f"{p}@{veths.switch_iface(p)}"]
+        cmd += ["--device-id", str(DEVICE_ID), str(json_path),
+                "--", "--grpc-server-addr", addr, "--cpu-port", str(CPU_PORT)]
+        switch_log = logs / f"{program}-switch.log"
+        print(f"   {program}: {' '.join(cmd)}  (log {switch_log})", flush=True)
+        with open(switch_log, "w") as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        wait_ready(proc, port, READY_TIMEOUT)
+        ifaces = ",".join(f"{p}:{veths.switch_iface(p)}" for p in range(1, args.ports + 1))
+        params = ";".join([f"grpcaddr='{addr}'", f"p4info='{p4info.resolve()}'",
+                           f"config='{json_path.resolve()}'", f"device_id={DEVICE_ID}",
+                           f"cpu_port={CPU_PORT}", f"target='{target_label(args.switch)}'",
+                           f"ifaces='{ifaces}'"])
+        ptf_cmd = [str(Path(sys.executable).parent / "ptf"), "--test-dir", str(TEST_DIR),
+                   "--log-file", str(logs / f"{program}-ptf.log")]
+        for p in range(1, args.ports + 1):
+            ptf_cmd += ["-i", f"{p}@{veths.ptf_iface(p)}"]
+        ptf_cmd += ["--test-params", params, *(tests or [program])]
+        print(f"   {program}: ptf {' '.join(tests or [program])} against {target_label(args.switch)}", flush=True)
+        rc = subprocess.run(ptf_cmd, cwd=ROOT).returncode
+        if proc.poll() is not None:
+            print(f"   {program}: the switch died during the tests (code {proc.returncode}), see {switch_log}")
+            rc = rc or 1
+        return rc
+    finally:
+        if proc is not None:
+            stop(proc)
+        veths.delete()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    p = argparse.ArgumentParser(prog="ptf_runner", description="Run the PTF suite against SWITCH.")
+    p.add_argument("--switch", default=os.environ.get("SWITCH", "simple_switch_grpc"), metavar="SWITCH")
+    p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
+    p.add_argument("--programs", default="fabric,ocs", metavar="P[,P]")
+    p.add_argument("--ports", type=int, default=4, metavar="N")
+    p.add_argument("tests", nargs="*", metavar="TEST", help="ptf test or group names (default: the program's group)")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if os.geteuid() != 0:
+        print("ptf_runner: needs root (veth pairs, raw sockets)")
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    failed = []
+    for program in filter(None, args.programs.split(",")):
+        try:
+            rc = run_program(program, args, args.tests)
+        except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
+            detail = getattr(exc, "stderr", "") or exc
+            print(f"ptf_runner: {program}: {detail}".rstrip())
+            rc = 1
+        if rc:
+            failed.append(program)
+    if failed:
+        print(f"ptf: FAILED for {', '.join(failed)}")
+        return 1
+    print("ptf: all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
