@@ -1,0 +1,353 @@
+"""Translate a bmv2 JSON program into Python source: one function per action, table, conditional,
+parser and deparser, with header fields as attributes of a per-packet object.
+
+The generated module defines:
+  P, TEMPLATE         the packet class and the initial attribute values (all fields 0, metadata valid)
+  parse(p, b)         the ingress parser over frame bytes b (sets p._off, standard_metadata.parser_error)
+  verify_checksums(p), update_checksums(p)
+  ingress(p), egress(p)    the two pipelines
+  deparse(p) -> bytes
+  ACTIONS             action id -> function(p, d) with d the tuple of action arguments
+Runtime state (tables, counters, ...) is bound into the namespace by `bind` once the Pipeline exists.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import time
+from typing import Any
+
+from p4sim.switch import hashes
+from p4sim.switch.codegen_parser import ParserGen
+from p4sim.switch.program import Program, parse_hexstr
+
+log = logging.getLogger(__name__)
+
+STD = "standard_metadata"
+
+
+def san(name: str) -> str:
+    """A Python identifier for a JSON name."""
+    return re.sub(r"\W", "_", name)
+
+
+class Gen:
+    """Shared naming and expression translation for one program."""
+
+    def __init__(self, prog: Program) -> None:
+        self.prog = prog
+        self.attr: dict[tuple[str, str], str] = {}
+        self.valid: dict[str, str] = {}
+        self.hfields: dict[str, list[tuple[str, int]]] = {}
+        self.meta: set[str] = set()
+        used: set[str] = set()
+        for i, (h, hd) in enumerate(prog.headers.items()):
+            base = san(h)
+            if base in used:
+                base = f"{base}_{i}"
+            used.add(base)
+            self.valid[h] = f"{base}__V"
+            fields = [(f, w) for f, w, _ in prog.header_types[hd["header_type"]]]
+            self.hfields[h] = fields
+            if hd.get("metadata"):
+                self.meta.add(h)
+            for f, _w in fields:
+                self.attr[(h, f)] = f"{base}__{san(f)}"
+        self.stacks = prog.header_stacks
+        self.lines: list[str] = []
+        self.consts: dict[str, Any] = {}
+        self._n = 0
+
+    def uid(self, prefix: str) -> str:
+        """A fresh identifier."""
+        self._n += 1
+        return f"{prefix}{self._n}"
+
+    def const(self, value: Any, prefix: str = "K") -> str:
+        """Bind a Python object into the generated namespace and return its name."""
+        name = self.uid(prefix)
+        self.consts[name] = value
+        return name
+
+    def fattr(self, ref: list[str] | tuple[str, str]) -> str:
+        """Attribute name of a field reference (header, field); `$valid$` is the validity bit."""
+        h, f = ref[0], ref[1]
+        if f == "$valid$":
+            if h not in self.valid:
+                raise ValueError(f"field {h}.$valid$: unknown header {h!r}")
+            return self.valid[h]
+        a = self.attr.get((h, f))
+        if a is None:
+            raise ValueError(f"field {h}.{f}: unknown field (header instance and field must exist)")
+        return a
+
+    def fwidth(self, ref: list[str] | tuple[str, str]) -> int:
+        """Width of a field reference."""
+        return self.prog.field_width(tuple(ref))  # type: ignore[arg-type]
+
+    # --- expressions ---------------------------------------------------------------------------
+
+    def ex(self, v: dict[str, Any] | None) -> str:
+        """Python source of a bmv2 type-value object in an rvalue position."""
+        if v is None:
+            raise ValueError("expression: null operand")
+        t = v["type"]
+        val = v["value"]
+        if t == "field":
+            return f"p.{self.fattr(val)}"
+        if t == "hexstr":
+            return str(parse_hexstr(val))
+        if t == "bool":
+            return "True" if val else "False"
+        if t in ("runtime_data", "local"):
+            return f"d[{int(val)}]"
+        if t == "expression":
+            return self.op(val) if "op" in val else self.ex(val)
+        if t == "stack_field":
+            stack, f = val
+            return f"_stack_last(p, {self.const(self._stack_attrs(stack, f))}, p.{self.stack_next(stack)})"
+        if t == "string":
+            return repr(val)
+        if t == "header":
+            return f"p.{self.valid[val]}"
+        raise ValueError(f"expression: operand type {t!r} is not supported")
+
+    def stack_next(self, stack: str) -> str:
+        """Attribute holding a header stack's next index."""
+        return f"{san(stack)}__next"
+
+    def _stack_attrs(self, stack: str, field: str) -> tuple[str, ...]:
+        return tuple(self.fattr((h, field)) for h in self.stacks[stack])
+
+    def op(self, e: dict[str, Any]) -> str:
+        """Python source of a bmv2 expression object {op, left, right}."""
+        o = e["op"]
+        left, right = e.get("left"), e.get("right")
+        binops = {"+": "+", "-": "-", "*": "*", "<<": "<<", ">>": ">>", "&": "&", "|": "|", "^": "^",
+                  "==": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<=", "/": "//", "%": "%"}
+        if o in binops:
+            return f"({self.ex(left)} {binops[o]} {self.ex(right)})"
+        if o == "and":
+            return f"({self.ex(left)} and {self.ex(right)})"
+        if o == "or":
+            return f"({self.ex(left)} or {self.ex(right)})"
+        if o == "not":
+            return f"(not {self.ex(right)})"
+        if o == "~":
+            return f"(~{self.ex(right)})"
+        if o == "valid":
+            r = right
+            if r["type"] == "header":
+                return f"(p.{self.valid[r['value']]} == 1)"
+            return f"({self.hdr_dyn(r)} == 1)"
+        if o == "d2b":
+            return f"({self.ex(right)} != 0)"
+        if o == "b2d":
+            return f"(1 if {self.ex(right)} else 0)"
+        if o == "?":
+            return f"({self.ex(left)} if {self.ex(e['cond'])} else {self.ex(right)})"
+        if o == "two_comp_mod":
+            return f"_tcm({self.ex(left)}, {self.ex(right)})"
+        if o == "sat_cast":
+            return f"_sat_s({self.ex(left)}, {self.ex(right)})"
+        if o == "usat_cast":
+            return f"_sat_u({self.ex(left)}, {self.ex(right)})"
+        if o == "last_stack_index":
+            return f"(p.{self.stack_next(right['value'])} - 1)"
+        if o == "size_stack":
+            return f"p.{self.stack_next(right['value'])}"
+        if o == "access_field":
+            hdr, off = self.header_ref(left), int(right)
+            if isinstance(hdr, str):
+                f = self.hfields[hdr][off][0]
+                return f"p.{self.fattr((hdr, f))}"
+            stack, idx = hdr
+            return f"getattr(p, {self.const(self._stack_attrs(stack, self._stack_field(stack, off)))}[{idx}])"
+        raise ValueError(f"expression: operator {o!r} is not supported")
+
+    def _stack_field(self, stack: str, off: int) -> str:
+        return self.hfields[self.stacks[stack][0]][off][0]
+
+    def header_ref(self, v: dict[str, Any]) -> str | tuple[str, str]:
+        """A header operand: its name, or (stack, index expression) for a run-time stack element."""
+        if v["type"] == "header":
+            return v["value"]
+        if v["type"] == "expression" and v["value"]["op"] == "dereference_header_stack":
+            e = v["value"]
+            stack = e["left"]["value"]
+            idx = e["right"]
+            if idx["type"] == "hexstr":
+                return self.stacks[stack][parse_hexstr(idx["value"])]
+            return (stack, self.ex(idx))
+        if v["type"] == "expression":
+            return self.header_ref(v["value"]) if "type" in v["value"] else self.header_ref(
+                {"type": "expression", "value": v["value"]})
+        raise ValueError(f"header operand of type {v['type']!r} is not supported")
+
+    def hdr_dyn(self, v: dict[str, Any]) -> str:
+        """Validity of a (possibly run-time indexed) header."""
+        h = self.header_ref(v)
+        if isinstance(h, str):
+            return f"p.{self.valid[h]}"
+        stack, idx = h
+        names = self.const(tuple(self.valid[x] for x in self.stacks[stack]))
+        return f"getattr(p, {names}[{idx}])"
+
+    def lvalue(self, v: dict[str, Any]) -> tuple[str, int]:
+        """(assignment target source, width) of a field lvalue; target is 'p.x' or a setattr form."""
+        if v["type"] == "field":
+            return f"p.{self.fattr(v['value'])}", self.fwidth(v["value"])
+        if v["type"] == "expression" and "op" not in v["value"]:
+            return self.lvalue(v["value"])
+        if v["type"] == "expression" and v["value"]["op"] == "access_field":
+            e = v["value"]
+            hdr, off = self.header_ref(e["left"]), int(e["right"])
+            if isinstance(hdr, str):
+                f, w = self.hfields[hdr][off]
+                return f"p.{self.fattr((hdr, f))}", w
+            stack, idx = hdr
+            f, w = self.hfields[self.stacks[stack][0]][off]
+            return f"SETATTR:{self.const(self._stack_attrs(stack, f))}[{idx}]", w
+        if v["type"] == "stack_field":
+            stack, f = v["value"]
+            w = self.fwidth((self.stacks[stack][0], f))
+            return f"SETATTR:{self.const(self._stack_attrs(stack, f))}[p.{self.stack_next(stack)} - 1]", w
+        raise ValueError(f"assignment target of type {v['type']!r} is not supported")
+
+    def assign(self, dst: dict[str, Any], src: str, ind: str) -> list[str]:
+        """Statements assigning rvalue source src to lvalue dst, truncated to the field width."""
+        target, width = self.lvalue(dst)
+        mask = (1 << width) - 1
+        val = f"({src}) & {mask}"
+        if target.startswith("SETATTR:"):
+            return [f"{ind}setattr(p, {target[8:]}, {val})"]
+        return [f"{ind}{target} = {val}"]
+
+
+def _tcm(v: int, w: int) -> int:
+    """bmv2 two_comp_mod: v as a w-bit two's complement value."""
+    v &= (1 << w) - 1
+    return v - (1 << w) if v >> (w - 1) else v
+
+
+def _sat_s(v: int, w: int) -> int:
+    lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
+    return lo if v < lo else hi if v > hi else v
+
+
+def _sat_u(v: int, w: int) -> int:
+    hi = (1 << w) - 1
+    return 0 if v < 0 else hi if v > hi else v
+
+
+def _stack_last(p: Any, attrs: tuple[str, ...], nxt: int) -> int:
+    return getattr(p, attrs[nxt - 1]) if 0 < nxt <= len(attrs) else 0
+
+
+def _stack_push(p: Any, attrs: tuple[tuple[str, ...], ...], valids: tuple[str, ...], nxt: str, count: int) -> None:
+    """P4 push_front(count): shift elements up, the first `count` become invalid."""
+    size = len(valids)
+    for i in range(size - 1, -1, -1):
+        j = i - count
+        if j >= 0:
+            for a, b in zip(attrs[i], attrs[j], strict=True):
+                setattr(p, a, getattr(p, b))
+            setattr(p, valids[i], getattr(p, valids[j]))
+        else:
+            setattr(p, valids[i], 0)
+    setattr(p, nxt, min(size, getattr(p, nxt) + count))
+
+
+def _stack_pop(p: Any, attrs: tuple[tuple[str, ...], ...], valids: tuple[str, ...], nxt: str, count: int) -> None:
+    """P4 pop_front(count): shift elements down, the last `count` become invalid."""
+    size = len(valids)
+    for i in range(size):
+        j = i + count
+        if j < size:
+            for a, b in zip(attrs[i], attrs[j], strict=True):
+                setattr(p, a, getattr(p, b))
+            setattr(p, valids[i], getattr(p, valids[j]))
+        else:
+            setattr(p, valids[i], 0)
+    setattr(p, nxt, max(0, getattr(p, nxt) - count))
+
+
+def _fmt(fmt: str, vals: tuple[int, ...]) -> str:
+    """bmv2 log_msg formatting: each {} takes the next value."""
+    parts = fmt.split("{}")
+    out = parts[0]
+    for i, rest in enumerate(parts[1:]):
+        out += (str(vals[i]) if i < len(vals) else "{}") + rest
+    return out
+
+
+def _assert_failed(p: Any, what: str) -> None:
+    """An assert/assume failed: bmv2 aborts the process; p4sim logs it and drops the packet."""
+    log.error("%s failed in the P4 program; dropping the packet", what)
+    p._exit = True
+    p.standard_metadata__egress_spec = 511
+    p._dropped_by_assert = True
+
+
+def generate(prog: Program) -> str:
+    """Python source for the whole program (ValueError for constructs p4sim does not support)."""
+    from p4sim.switch.codegen_control import ControlGen
+
+    g = Gen(prog)
+    out: list[str] = []
+    out += _packet_class(g)
+    pg = ParserGen(g)
+    cg = ControlGen(g, pg)
+    out += pg.parsers()
+    out += pg.checksums()
+    out += pg.deparser()
+    out += cg.actions()
+    out += cg.pipelines()
+    src = "\n".join(out) + "\n"
+    _GEN_CONSTS[id(prog)] = g.consts
+    return src
+
+
+_GEN_CONSTS: dict[int, dict[str, Any]] = {}
+
+
+def _packet_class(g: Gen) -> list[str]:
+    tmpl: dict[str, Any] = {}
+    for h, fields in g.hfields.items():
+        tmpl[g.valid[h]] = 1 if h in g.meta else 0
+        for f, _w in fields:
+            tmpl[g.attr[(h, f)]] = 0
+    for s in g.stacks:
+        tmpl[g.stack_next(s)] = 0
+    tmpl.update({"_b": b"", "_off": 0, "_exit": False, "_clone_i2e": None, "_clone_e2e": None,
+                 "_resubmit": None, "_recirc": None, "_digest": None, "_trunc": 0})
+    g.consts["TEMPLATE"] = tmpl
+    g.consts["STD_ATTRS"] = {f: g.attr[(STD, f)] for f, _w in g.hfields.get(STD, [])}
+    g.consts["META_ATTRS"] = tuple(g.attr[(h, f)] for h in g.meta for f, _w in g.hfields[h])
+    g.consts["FIELD_LISTS"] = {i: tuple(g.fattr(r) for r in refs) for i, refs in g.prog.field_lists.items()}
+    g.consts["LEARN_ATTRS"] = {i: tuple(g.fattr(r) for r in ll.fields) for i, ll in g.prog.learn_lists.items()}
+    return ["class P:", "    pass", ""]
+
+
+def load(src: str, prog: Program, pipeline: Any) -> dict[str, Any]:
+    """Execute generated source; return its namespace (runtime state is bound later by `bind`)."""
+    ns: dict[str, Any] = {
+        "_tcm": _tcm, "_sat_s": _sat_s, "_sat_u": _sat_u, "_stack_last": _stack_last,
+        "_rand": random.randint, "_time": time.monotonic, "hashes": hashes,
+        "csum16_int": hashes.csum16_int, "_stack_push": _stack_push, "_stack_pop": _stack_pop,
+        "_fmt": _fmt, "_log": logging.getLogger("p4sim.switch.program_log"), "_assert_failed": _assert_failed,
+    }
+    ns.update(_GEN_CONSTS.pop(id(prog), {}))
+    ns["PIPELINE"] = pipeline
+    code = compile(src, f"<p4sim:{prog.doc.get('program', 'program')}>", "exec")
+    exec(code, ns)  # noqa: S102 - the source is generated from the validated program
+    return ns
+
+
+def bind(ns: dict[str, Any], pipeline: Any) -> None:
+    """Bind the Pipeline's runtime state objects into the generated namespace."""
+    for name, fn in list(ns.items()):
+        if name.startswith("_bind_"):
+            fn(pipeline)

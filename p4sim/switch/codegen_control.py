@@ -1,0 +1,279 @@
+"""Code generation for actions (v1model primitives), tables, conditionals and the two pipelines.
+
+A pipeline is a graph of nodes (tables and conditionals); each node becomes a function returning
+the next node's function (or None at the end), and ingress(p)/egress(p) walk the graph.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from p4sim.switch.codegen_parser import STD, ParserGen
+from p4sim.switch.program import parse_hexstr
+
+if TYPE_CHECKING:
+    from p4sim.switch.codegen import Gen
+
+log = logging.getLogger(__name__)
+
+DROP_PORT = 511
+
+
+class ControlGen:
+    """Generates ACTIONS, the table/conditional node functions, ingress(p), egress(p), _bind_state."""
+
+    def __init__(self, g: Gen, pg: ParserGen | None = None) -> None:
+        self.g = g
+        self.pg = pg or ParserGen(g)
+        self.pg.prim = self.primitive
+        self.binds: dict[str, str] = {}  # generated global -> python expression on `pl`
+
+    def std(self, f: str) -> str:
+        """Attribute of standard_metadata field f."""
+        return f"p.{self.g.attr[(STD, f)]}"
+
+    def bind(self, kind: str, name: str, expr: str) -> str:
+        """A generated global bound at load time to `expr` (evaluated with pl = the Pipeline)."""
+        glob = f"{kind}_{self.g.uid('')}_{_short(name)}"
+        self.binds[glob] = expr
+        return glob
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def actions(self) -> list[str]:
+        """Source of one function per action and the ACTIONS table."""
+        out = []
+        names = {}
+        for aid, a in ((a["id"], a) for a in self.g.prog.doc.get("actions", [])):
+            fn = f"a{aid}_{_short(a['name'])}"
+            names[aid] = fn
+            body: list[str] = []
+            for pr in a.get("primitives", []):
+                body += self.primitive(pr, "    ")
+            out.append(f"def {fn}(p, d):")
+            out += body or ["    pass"]
+            out.append("")
+        out.append("ACTIONS = {" + ", ".join(f"{aid}: {fn}" for aid, fn in names.items()) + "}")
+        out.append("")
+        return out
+
+    def primitive(self, pr: dict[str, Any], ind: str) -> list[str]:
+        """Lines for one primitive call (in an action or a parser state)."""
+        g = self.g
+        op = pr["op"]
+        ps = pr.get("parameters", [])
+        ex = g.ex
+        if op in ("assign", "modify_field"):
+            if ps[0]["type"] == "header" or (ps[1]["type"] == "header" and ps[0]["type"] != "field"):
+                return self.copy_header(ps[0], ps[1], ind)
+            return g.assign(ps[0], ex(ps[1]), ind)
+        if op == "assign_header":
+            return self.copy_header(ps[0], ps[1], ind)
+        if op in ("add_to_field", "subtract_from_field"):
+            sign = "+" if op == "add_to_field" else "-"
+            return g.assign(ps[0], f"{ex(ps[0])} {sign} {ex(ps[1])}", ind)
+        if op == "add_header":
+            h = self._static_header(ps[0], op)
+            lines = [f"{ind}if not p.{g.valid[h]}:"]
+            lines += [f"{ind}    p.{g.attr[(h, f)]} = 0" for f, _ in g.hfields[h]]
+            return lines + [f"{ind}    p.{g.valid[h]} = 1"]
+        if op == "remove_header":
+            return [f"{ind}p.{g.valid[self._static_header(ps[0], op)]} = 0"]
+        if op in ("mark_to_drop", "drop"):
+            lines = [f"{ind}{self.std('egress_spec')} = {DROP_PORT}"]
+            if (STD, "mcast_grp") in g.attr:
+                lines.append(f"{ind}{self.std('mcast_grp')} = 0")
+            return lines
+        if op == "no_op":
+            return [f"{ind}pass"]
+        if op == "exit":
+            return [f"{ind}p._exit = True", f"{ind}return"]
+        if op == "count":
+            c = self.bind("CTR", ps[0]["value"], f"pl.counters[{ps[0]['value']!r}]")
+            return [f"{ind}{c}.count({ex(ps[1])}, {self.std('packet_length')})"]
+        if op == "execute_meter":
+            m = self.bind("MTR", ps[0]["value"], f"pl.meters[{ps[0]['value']!r}]")
+            return g.assign(ps[2], f"{m}.execute({ex(ps[1])}, {self.std('packet_length')}, {self.now()})", ind)
+        if op == "register_read":
+            r = self.bind("REG", ps[1]["value"], f"pl.registers[{ps[1]['value']!r}]")
+            return [f"{ind}i = {ex(ps[2])}"] + g.assign(ps[0], f"{r}.cells[i] if 0 <= i < {r}.size else 0", ind)
+        if op == "register_write":
+            r = self.bind("REG", ps[0]["value"], f"pl.registers[{ps[0]['value']!r}]")
+            width = g.prog.registers[ps[0]["value"]].bitwidth
+            return [f"{ind}i = {ex(ps[1])}", f"{ind}if 0 <= i < {r}.size:",
+                    f"{ind}    {r}.cells[i] = ({ex(ps[2])}) & {(1 << width) - 1}"]
+        if op == "modify_field_with_hash_based_offset":
+            fn = self.pg.calc(ps[2]["value"])
+            size = ex(ps[3])
+            return [f"{ind}sz = {size}", f"{ind}h = {fn}(p)"] + g.assign(
+                ps[0], f"{ex(ps[1])} + (h % sz if sz else h)", ind)
+        if op == "modify_field_rng_uniform":
+            return g.assign(ps[0], f"_rand({ex(ps[1])}, {ex(ps[2])})", ind)
+        if op in ("clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress"):
+            fl = ex(ps[1]) if len(ps) > 1 else "0"
+            attr = "_clone_i2e" if op.startswith("clone_ingress") else "_clone_e2e"
+            return [f"{ind}p.{attr} = ({ex(ps[0])}, {fl})"]
+        if op in ("resubmit", "recirculate"):
+            fl = ex(ps[0]) if ps else "0"
+            return [f"{ind}p._{'resubmit' if op == 'resubmit' else 'recirc'} = {fl}"]
+        if op == "generate_digest":
+            return [f"{ind}p._digest = {ex(ps[1])}"]
+        if op == "truncate":
+            return [f"{ind}p._trunc = {ex(ps[0])}"]
+        if op == "log_msg":
+            fmt = ps[0]["value"]
+            vals = ", ".join(ex(v) for v in ps[1]["value"]) if len(ps) > 1 else ""
+            return [f"{ind}_log.info('log_msg: %s', _fmt({fmt!r}, ({vals}{',' if vals else ''})))"]
+        if op in ("assert", "assume"):
+            return [f"{ind}if not {ex(ps[0])}:", f"{ind}    _assert_failed(p, {op!r})", f"{ind}    return"]
+        if op in ("push", "pop"):
+            stack = ps[0]["value"]
+            if ps[0]["type"] != "header_stack":
+                raise ValueError(f"primitive {op}: header union stacks are not supported")
+            attrs = g.const(tuple(tuple(g.attr[(h, f)] for f, _ in g.hfields[h]) for h in g.stacks[stack]))
+            valids = g.const(tuple(g.valid[h] for h in g.stacks[stack]))
+            return [f"{ind}_stack_{op}(p, {attrs}, {valids}, {g.stack_next(stack)!r}, {ex(ps[1])})"]
+        raise ValueError(f"primitive {op!r} is not supported by p4sim")
+
+    def now(self) -> str:
+        """Source of the current time in microseconds (the packet's ingress timestamp)."""
+        if (STD, "ingress_global_timestamp") in self.g.attr:
+            return self.std("ingress_global_timestamp")
+        return "int(_time() * 1e6)"
+
+    def _static_header(self, v: dict[str, Any], op: str) -> str:
+        h = self.g.header_ref(v)
+        if not isinstance(h, str):
+            raise ValueError(f"primitive {op}: a run-time indexed header stack element is not supported")
+        return h
+
+    def copy_header(self, dst: dict[str, Any], src: dict[str, Any], ind: str) -> list[str]:
+        """Lines copying a whole header (fields and validity)."""
+        g = self.g
+        d, s = self._static_header(dst, "assign_header"), self._static_header(src, "assign_header")
+        lines = [f"{ind}p.{g.attr[(d, f)]} = p.{g.attr[(s, f)]}" for f, _ in g.hfields[d]]
+        if d not in g.meta:
+            lines.append(f"{ind}p.{g.valid[d]} = p.{g.valid[s]}")
+        return lines
+
+    # --- tables and control flow ---------------------------------------------------------------
+
+    def node_fn(self, pipeline: str, name: str | None) -> str:
+        """Function name of a pipeline node, or 'None'."""
+        if name is None:
+            return "None"
+        return f"n_{_short(pipeline)}_{_short(name)}_{self.ids[(pipeline, name)]}"
+
+    def pipelines(self) -> list[str]:
+        """Source of every node function, ingress(p), egress(p) and _bind_state(pl)."""
+        g = self.g
+        out: list[str] = []
+        self.ids: dict[tuple[str, str], int] = {}
+        for pl in g.prog.doc["pipelines"]:
+            for t in pl.get("tables", []):
+                self.ids[(pl["name"], t["name"])] = len(self.ids)
+            for c in pl.get("conditionals", []):
+                self.ids[(pl["name"], c["name"])] = len(self.ids)
+            if pl.get("action_calls"):
+                raise ValueError(f"pipeline {pl['name']}: action_calls are not supported (p4c never emits them)")
+        tail: list[str] = []
+        for pl in g.prog.doc["pipelines"]:
+            for ap in pl.get("action_profiles", []):
+                if ap.get("selector"):
+                    out += self.selector(ap)
+            for t in pl.get("tables", []):
+                body, post = self.table(pl["name"], t)
+                out += body
+                tail += post
+            for c in pl.get("conditionals", []):
+                out += [f"def {self.node_fn(pl['name'], c['name'])}(p):",
+                        f"    if {g.ex(c['expression'])}:",
+                        f"        return {self.node_fn(pl['name'], c.get('true_next'))}",
+                        f"    return {self.node_fn(pl['name'], c.get('false_next'))}", ""]
+        for name in ("ingress", "egress"):
+            pl = g.prog.pipelines[name]
+            out += [f"def {name}(p):", f"    n = {self.node_fn(name, pl.get('init_table'))}",
+                    "    while n is not None:", "        n = n(p)", ""]
+        out += tail
+        out += g.lines
+        out.append("def _bind_state(pl):")
+        if self.binds:
+            out.append("    global " + ", ".join(self.binds))
+            out += [f"    {k} = {v}" for k, v in self.binds.items()]
+        out.append("    return None")
+        out.append("")
+        return out
+
+    def selector(self, ap: dict[str, Any]) -> list[str]:
+        """Source of the selector hash function of an action selector."""
+        fn = f"SEL_{_short(ap['name'])}_{ap['id']}"
+        self.sel_fns = getattr(self, "sel_fns", {})
+        self.sel_fns[ap["name"]] = fn
+        return self.pg.input_fn(fn, ap["selector"]["algo"], ap["selector"]["input"])
+
+    def table(self, pipeline: str, t: dict[str, Any]) -> tuple[list[str], list[str]]:
+        """Source of one table's node function, and lines to run after all definitions."""
+        g = self.g
+        info = g.prog.tables[t["name"]]
+        fn = self.node_fn(pipeline, t["name"])
+        tbl = self.bind("T", t["name"], f"pl.tables[{t['name']!r}]")
+        look = self.bind("TL", t["name"], f"pl.tables[{t['name']!r}].lookup")
+        out = [f"def {fn}(p):"]
+        if info.key:
+            terms = []
+            sh = sum(k.bitwidth for k in info.key)
+            for k in info.key:
+                sh -= k.bitwidth
+                if k.match_type == "valid":
+                    src = f"p.{g.valid[k.target]}"  # type: ignore[index]
+                else:
+                    src = f"p.{g.fattr(k.target)}"  # type: ignore[arg-type]
+                if k.mask is not None:
+                    src = f"({src} & {k.mask})"
+                terms.append(f"({src} << {sh})" if sh else src)
+            out += [f"    e = {look}({' | '.join(terms)})", "    if e is None:"]
+        else:
+            out += ["    e = None", "    if True:"]
+        out += [f"        e = {tbl}.default", "        hit = False"]
+        out += ["    else:", "        hit = True"]
+        if info.with_counters:
+            out += ["        e.packets += 1", f"        e.bytes += {self.std('packet_length')}"]
+        if info.direct_meters:
+            dm = g.prog.meters[info.direct_meters]
+            m = self.bind("DM", dm.name, f"pl.direct_meters[{dm.name!r}]")
+            if dm.result_target:
+                out += g.assign({"type": "field", "value": list(dm.result_target)},
+                                f"{m}.execute(e, {self.std('packet_length')}, {self.now()})", "        ")
+        if info.type != "simple":
+            sel = getattr(self, "sel_fns", {}).get(info.action_profile or "")
+            out += ["        m = e.member", "        if m is None:"]
+            if sel:
+                out += [f"            m = e.group.pick({sel}(p)) if e.group.active else None"]
+            out += ["        if m is None:", f"            e = {tbl}.default", "            hit = False",
+                    "        else:", "            e = m"]
+        base_next = self.node_fn(pipeline, t.get("base_default_next"))
+        out += ["    if e is None:", f"        return {base_next}", "    e.fn(p, e.args)", "    if p._exit:",
+                "        return None"]
+        nt = t.get("next_tables", {})
+        if "__HIT__" in nt or "__MISS__" in nt:
+            out += [f"    return {self.node_fn(pipeline, nt.get('__HIT__'))} if hit else "
+                    f"{self.node_fn(pipeline, nt.get('__MISS__'))}", ""]
+            return out, []
+        nxt = g.uid("NEXT")
+        out += [f"    return {nxt}.get(e.aid, {base_next})", ""]
+        pairs = []
+        for aid in info.action_ids:
+            aname = g.prog.actions[aid].name
+            target = nt[aname] if aname in nt else t.get("base_default_next")
+            pairs.append(f"{aid}: {self.node_fn(pipeline, target)}")
+        return out, [f"{nxt} = {{{', '.join(pairs)}}}", ""]
+
+
+def _short(name: str) -> str:
+    import re
+
+    return re.sub(r"\W", "_", name.split(".")[-1])[:40]
+
+
+__all__ = ["ControlGen", "parse_hexstr"]

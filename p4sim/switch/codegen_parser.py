@@ -1,0 +1,305 @@
+"""Code generation for parsers, the deparser, checksums and calculations (hash inputs).
+
+Parser semantics follow bmv2: headers are byte-aligned; an extract or lookahead past the end of the
+frame stops the parser with PacketTooShort, a select with no match with NoMatch, a full stack with
+StackOutOfBounds, a failed verify with its error; the packet then continues to ingress with
+standard_metadata.parser_error set (v1model), keeping the headers extracted so far.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from p4sim.switch import hashes
+from p4sim.switch.program import parse_hexstr
+
+if TYPE_CHECKING:
+    from p4sim.switch.codegen import Gen
+
+CORE_ERRORS = {"NoError": 0, "PacketTooShort": 1, "NoMatch": 2, "StackOutOfBounds": 3,
+               "HeaderTooShort": 4, "ParserTimeout": 5, "ParserInvalidArgument": 6}
+STD = "standard_metadata"
+BYTES_OF_X = "x.to_bytes(nb >> 3, 'big')"
+
+
+class ParserGen:
+    """Generates parse(), verify_checksums(), update_checksums(), deparse() and calc helpers."""
+
+    def __init__(self, g: Gen) -> None:
+        self.g = g
+        self.prim = None  # set by ControlGen: (primitive dict, indent) -> lines
+        self.calc_names: dict[str, str] = {}
+
+    def err(self, name: str) -> int:
+        """The integer of a core parser error (the program's numbering if it declares it)."""
+        return self.g.prog.errors.get(name, CORE_ERRORS[name])
+
+    def has_std(self, f: str) -> bool:
+        """True if standard_metadata has field f."""
+        return (STD, f) in self.g.attr
+
+    # --- parser --------------------------------------------------------------------------------
+
+    def parsers(self) -> list[str]:
+        """Source of parse(p, b) for the (single, v1model) parser."""
+        g = self.g
+        parsers = g.prog.doc.get("parsers", [])
+        if not parsers:
+            raise ValueError("bmv2 JSON: no parser")
+        pr = parsers[0]
+        states = {s["name"]: i for i, s in enumerate(pr["parse_states"])}
+        if pr["init_state"] not in states:
+            raise ValueError(f"parser {pr['name']}: init_state {pr['init_state']!r} is not a state")
+        out = ["def parse(p, b):", "    n = len(b)", "    off = 0", "    err = 0",
+               f"    st = {states[pr['init_state']]}", "    while True:"]
+        for i, s in enumerate(pr["parse_states"]):
+            out.append(f"        {'if' if i == 0 else 'elif'} st == {i}:")
+            body: list[str] = []
+            for op in s.get("parser_ops", []):
+                body += self.parser_op(op, "            ")
+            body += self.transition(s, states, "            ")
+            out += body
+        out.append("        break")
+        out.append("    p._off = off")
+        if self.has_std("parser_error"):
+            out.append(f"    p.{g.attr[(STD, 'parser_error')]} = err")
+        out.append("")
+        return out
+
+    def too_short(self, cond: str, ind: str, error: str = "PacketTooShort") -> list[str]:
+        """Lines that stop the parser with `error` when cond holds."""
+        return [f"{ind}if {cond}:", f"{ind}    err = {self.err(error)}", f"{ind}    break"]
+
+    def extract(self, hdr: str, ind: str) -> list[str]:
+        """Lines extracting header instance hdr at off."""
+        g = self.g
+        fields = g.hfields[hdr]
+        total = sum(w for _, w in fields)
+        if total % 8:
+            raise ValueError(f"header {hdr}: {total} bits is not a whole number of bytes (bmv2 requires it)")
+        nb = total // 8
+        out = [f"{ind}e = off + {nb}"] + self.too_short("e > n", ind)
+        out.append(f"{ind}v = int.from_bytes(b[off:e], 'big')")
+        sh = total
+        for f, w in fields:
+            sh -= w
+            expr = "v" if sh == 0 else f"(v >> {sh})"
+            if sh + w != total:
+                expr = f"{expr} & {(1 << w) - 1}"
+            out.append(f"{ind}p.{g.attr[(hdr, f)]} = {expr}")
+        out.append(f"{ind}p.{g.valid[hdr]} = 1")
+        out.append(f"{ind}off = e")
+        return out
+
+    def parser_op(self, op: dict[str, Any], ind: str) -> list[str]:
+        """Lines of one parser operation."""
+        g = self.g
+        kind = op["op"]
+        params = op.get("parameters", [])
+        if kind == "extract":
+            t, v = params[0]["type"], params[0]["value"]
+            if t == "regular":
+                return self.extract(v, ind)
+            if t == "stack":
+                stack = g.stacks[v]
+                nxt = g.stack_next(v)
+                out = [f"{ind}i = p.{nxt}"] + self.too_short(f"i >= {len(stack)}", ind, "StackOutOfBounds")
+                for j, h in enumerate(stack):
+                    out.append(f"{ind}{'if' if j == 0 else 'elif'} i == {j}:")
+                    out += self.extract(h, ind + "    ")
+                out.append(f"{ind}p.{nxt} = i + 1")
+                return out
+            raise ValueError(f"parser extract of type {t!r} is not supported")
+        if kind == "set":
+            pre, src = self.rvalue(params[1], ind)
+            return pre + g.assign(params[0], src, ind)
+        if kind == "verify":
+            pre, cond = self.rvalue(params[0], ind)
+            _, code = self.rvalue(params[1], ind)
+            return pre + [f"{ind}if not {cond}:", f"{ind}    err = {code}", f"{ind}    break"]
+        if kind in ("advance", "shift"):
+            pre, amount = self.rvalue(params[0], ind)
+            step = f"(({amount}) >> 3)" if kind == "advance" else f"({amount})"
+            return pre + [f"{ind}off += {step}"] + self.too_short("off > n", ind)
+        if kind == "primitive":
+            return self.prim(params[0], ind)  # type: ignore[misc]
+        raise ValueError(f"parser operation {kind!r} is not supported")
+
+    def rvalue(self, v: dict[str, Any], ind: str) -> tuple[list[str], str]:
+        """(lines computing temporaries, source) for a parser rvalue that may be a lookahead."""
+        if v["type"] == "lookahead":
+            bitoff, w = int(v["value"][0]), int(v["value"][1])
+            tmp = self.g.uid("la")
+            nbytes = (bitoff + w + 7) // 8
+            lines = [f"{ind}le = off + {nbytes}"] + self.too_short("le > n", ind)
+            lines.append(f"{ind}{tmp} = (int.from_bytes(b[off:le], 'big') >> {nbytes * 8 - bitoff - w}) & {(1 << w) - 1}")
+            return lines, tmp
+        return [], self.g.ex(v)
+
+    def transition(self, s: dict[str, Any], states: dict[str, int], ind: str) -> list[str]:
+        """Lines selecting the next state."""
+        trans = s.get("transitions", [])
+        keys = s.get("transition_key", [])
+        out: list[str] = []
+        if keys:
+            parts = []
+            for k in keys:
+                if k["type"] == "lookahead":
+                    w = int(k["value"][1])
+                    pre, src = self.rvalue(k, ind)
+                    out += pre
+                elif k["type"] == "field":
+                    w = self.g.fwidth(k["value"])
+                    src = self.g.ex(k)
+                elif k["type"] == "stack_field":
+                    stack, f = k["value"]
+                    w = self.g.fwidth((self.g.stacks[stack][0], f))
+                    src = self.g.ex(k)
+                else:
+                    raise ValueError(f"parser transition key of type {k['type']!r} is not supported")
+                parts.append((src, ((w + 7) // 8) * 8))
+            expr = ""
+            for src, bits in parts:
+                expr = f"(({expr}) << {bits}) | {src}" if expr else src
+            out.append(f"{ind}k = {expr}")
+
+        def goto(nxt: str | None, ind2: str) -> list[str]:
+            if nxt is None:
+                return [f"{ind2}break"]
+            if nxt not in states:
+                raise ValueError(f"parser state {s['name']}: next_state {nxt!r} is not a state")
+            return [f"{ind2}st = {states[nxt]}", f"{ind2}continue"]
+
+        for t in trans:
+            tt = t.get("type", "default")
+            if tt == "default":
+                out += goto(t.get("next_state"), ind)
+                return out
+            if tt == "parse_vset":
+                raise ValueError(f"parser state {s['name']}: parse value sets are not supported")
+            value = parse_hexstr(t["value"])
+            mask = t.get("mask")
+            if mask is None:
+                out.append(f"{ind}if k == {value}:")
+            else:
+                m = parse_hexstr(mask)
+                out.append(f"{ind}if k & {m} == {value & m}:")
+            out += goto(t.get("next_state"), ind + "    ")
+        if not trans:
+            return out + [f"{ind}break"]
+        out += [f"{ind}err = {self.err('NoMatch')}", f"{ind}break"]
+        return out
+
+    # --- deparser ------------------------------------------------------------------------------
+
+    def emit_header(self, hdr: str, ind: str, target: str) -> list[str]:
+        """Lines appending header hdr's bytes to list `target` if valid."""
+        g = self.g
+        fields = g.hfields[hdr]
+        total = sum(w for _, w in fields)
+        terms = []
+        sh = total
+        for f, w in fields:
+            sh -= w
+            terms.append(f"(p.{g.attr[(hdr, f)]} << {sh})" if sh else f"p.{g.attr[(hdr, f)]}")
+        return [f"{ind}if p.{g.valid[hdr]}:",
+                f"{ind}    {target}.append(({' | '.join(terms)}).to_bytes({total // 8}, 'big'))"]
+
+    def deparser(self) -> list[str]:
+        """Source of deparse(p) -> bytes and deparse_parts(p) -> [(header, bytes)]."""
+        deps = self.g.prog.doc.get("deparsers", [])
+        order = deps[0]["order"] if deps else []
+        self.order = order
+        out = ["def deparse(p):", "    parts = []"]
+        for h in order:
+            out += self.emit_header(h, "    ", "parts")
+        out += ["    parts.append(p._b[p._off:])", "    return b''.join(parts)", ""]
+        out += ["def deparse_after(p, i):", "    parts = []"]
+        for j, h in enumerate(order):
+            out.append(f"    if i < {j}:")
+            out += self.emit_header(h, "        ", "parts")
+        out += ["    parts.append(p._b[p._off:])", "    return b''.join(parts)", ""]
+        return out
+
+    # --- checksums and calculations ------------------------------------------------------------
+
+    def calc(self, name: str) -> str:
+        """Name of a generated function computing calculation `name` on a packet."""
+        if name in self.calc_names:
+            return self.calc_names[name]
+        c = self.g.prog.calculations.get(name)
+        if c is None:
+            raise ValueError(f"calculation {name!r} is not declared")
+        fn = self.g.uid("calc_")
+        self.calc_names[name] = fn
+        self.g.lines += self.input_fn(fn, c["algo"], c.get("input", []))
+        return fn
+
+    def input_fn(self, fn: str, algo: str, inputs: list[dict[str, Any]]) -> list[str]:
+        """Source of fn(p) -> hash of inputs (bmv2 BufBuilder packing) with algorithm algo."""
+        g = self.g
+        out = [f"def {fn}(p):", "    x = 0", "    nb = 0"]
+        payload_after = None
+        for inp in inputs:
+            t, v = inp["type"], inp["value"]
+            if t == "field":
+                w = g.fwidth(v)
+                line = f"x = (x << {w}) | p.{g.fattr(v)}; nb += {w}"
+                if v[0] in g.meta or v[1] == "$valid$":
+                    out.append(f"    {line}")
+                else:
+                    out += [f"    if p.{g.valid[v[0]]}:", f"        {line}"]
+                payload_after = v[0]
+            elif t == "hexstr":
+                w = int(inp["bitwidth"])
+                out.append(f"    x = (x << {w}) | {parse_hexstr(v) & ((1 << w) - 1)}; nb += {w}")
+            elif t == "header":
+                fields = g.hfields[v]
+                total = sum(w for _, w in fields)
+                out.append(f"    if p.{g.valid[v]}:")
+                for f, w in fields:
+                    out.append(f"        x = (x << {w}) | p.{g.attr[(v, f)]}")
+                out.append(f"        nb += {total}")
+                payload_after = v
+            elif t == "payload":
+                order = self.g.prog.doc.get("deparsers", [{}])[0].get("order", [])
+                idx = order.index(payload_after) if payload_after in order else -1
+                out += ["    pad = -nb % 8", "    x <<= pad", "    nb += pad",
+                        f"    data = x.to_bytes(nb >> 3, 'big') + deparse_after(p, {idx})"]
+                return out + [f"    return {self._algo_call(algo, 'data')}", ""]
+            else:
+                raise ValueError(f"calculation input of type {t!r} is not supported")
+        if algo in ("csum16", "cksum16"):
+            out += ["    pad = -nb % 16", "    return csum16_int(x << pad)", ""]
+            return out
+        out += ["    pad = -nb % 8", "    x <<= pad", "    nb += pad",
+                f"    return {self._algo_call(algo, BYTES_OF_X)}", ""]
+        return out
+
+    def _algo_call(self, algo: str, data: str) -> str:
+        if algo == "random":
+            return "_rand(0, 0xFFFFFFFF)"
+        name = self.g.const(hashes.algorithm(algo), "ALG_")
+        return f"{name}({data})"
+
+    def checksums(self) -> list[str]:
+        """Source of verify_checksums(p) and update_checksums(p)."""
+        g = self.g
+        ver = ["def verify_checksums(p):"]
+        upd = ["def update_checksums(p):"]
+        for ck in g.prog.doc.get("checksums", []):
+            fn = self.calc(ck["calculation"])
+            target = ck["target"]
+            tattr = g.fattr(target)
+            cond = f"p.{g.valid[target[0]]}"
+            if ck.get("if_cond") is not None:
+                cond = f"{cond} and {g.ex(ck['if_cond'])}"
+            if ck.get("verify", True) and self.has_std("checksum_error"):
+                ver += [f"    if {cond} and {fn}(p) != p.{tattr}:",
+                        f"        p.{g.attr[(STD, 'checksum_error')]} = 1"]
+            if ck.get("update", True):
+                w = g.fwidth(target)
+                upd += [f"    if {cond}:", f"        p.{tattr} = {fn}(p) & {(1 << w) - 1}"]
+        ver.append("    return None")
+        upd.append("    return None")
+        return ver + [""] + upd + [""]

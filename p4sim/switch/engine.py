@@ -1,0 +1,177 @@
+"""The v1model packet flow of bmv2 simple_switch around the generated code.
+
+ingress parser -> verify checksums -> ingress -> [I2E clones] [digest] [resubmit] -> multicast
+(PRE replicas) or unicast to egress_spec (511 drops) -> egress (egress_spec reset to 0 first)
+-> [E2E clones] -> drop if egress_spec is 511 -> update checksums -> deparser -> [recirculate]
+-> transmit. instance_type values are simple_switch's: 0 normal, 1 ingress clone, 2 egress clone,
+4 recirculated, 5 replicated, 6 resubmitted. Resubmit/recirculate loops are cut after 16 rounds.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from p4sim.switch.device import Device
+    from p4sim.switch.pipeline import Pipeline
+
+log = logging.getLogger(__name__)
+
+DROP = 511
+MAX_LOOPS = 16
+NORMAL, I2E, E2E, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 4, 5, 6
+
+
+class _Flow:
+    """One frame's journey through a pipeline; collects what it transmits."""
+
+    __slots__ = ("dev", "pl", "ns", "out", "sm", "P", "T", "now")
+
+    def __init__(self, dev: Device, pl: Pipeline) -> None:
+        self.dev = dev
+        self.pl = pl
+        self.ns = pl.namespace
+        self.out: list[tuple[int, bytes]] = []
+        self.P = self.ns["P"]
+        self.T = self.ns["TEMPLATE"]
+        self.sm = pl.namespace.get("STD_ATTRS") or _std_attrs(pl)
+        self.now = dev.now_us()
+
+    def new(self, frame: bytes, port: int, itype: int) -> Any:
+        p = self.P()
+        p.__dict__ = self.T.copy()
+        sm = self.sm
+        p._b = frame
+        setattr(p, sm["ingress_port"], port)
+        setattr(p, sm["packet_length"], len(frame))
+        if "instance_type" in sm:
+            setattr(p, sm["instance_type"], itype)
+        if "ingress_global_timestamp" in sm:
+            setattr(p, sm["ingress_global_timestamp"], self.now)
+        ns = self.ns
+        ns["parse"](p, frame)
+        ns["verify_checksums"](p)
+        return p
+
+    def preserve(self, src: Any, dst: Any, field_list: int) -> None:
+        for attr in self.pl.namespace["FIELD_LISTS"].get(field_list, ()):
+            setattr(dst, attr, getattr(src, attr))
+
+    def ingress(self, p: Any, depth: int = 0) -> None:
+        ns, sm = self.ns, self.sm
+        ns["ingress"](p)
+        p._exit = False
+        if p._clone_i2e is not None:
+            sid, fl = p._clone_i2e
+            self.clone(p, sid, fl, I2E, p._b)
+        if p._digest is not None:
+            self.digest(p)
+        if p._resubmit is not None:
+            if depth >= MAX_LOOPS:
+                log.warning("resubmit loop cut after %d rounds", depth)
+                return
+            q = self.new(p._b, getattr(p, sm["ingress_port"]), RESUBMIT)
+            self.preserve(p, q, p._resubmit)
+            self.ingress(q, depth + 1)
+            return
+        mgid = getattr(p, sm["mcast_grp"]) if "mcast_grp" in sm else 0
+        if mgid:
+            replicas = self.dev.pre.groups.get(mgid, ())
+            for port, rid in replicas:
+                q = self.P()
+                q.__dict__ = p.__dict__.copy()
+                setattr(q, sm["egress_port"], port)
+                if "egress_rid" in sm:
+                    setattr(q, sm["egress_rid"], rid)
+                if "instance_type" in sm:
+                    setattr(q, sm["instance_type"], REPLICATION)
+                self.egress(q, depth)
+            return
+        spec = getattr(p, sm["egress_spec"])
+        if spec == DROP:
+            return
+        setattr(p, sm["egress_port"], spec)
+        self.egress(p, depth)
+
+    def clone(self, p: Any, sid: int, fl: int, itype: int, frame: bytes | None) -> None:
+        session = self.dev.pre.sessions.get(sid)
+        if session is None:
+            return
+        sm = self.sm
+        for port, rid in session.replicas:
+            if frame is not None:  # I2E: the original frame, parsed again, metadata reset
+                q = self.new(frame, getattr(p, sm["ingress_port"]), itype)
+            else:  # E2E: the headers as egress left them, metadata reset
+                q = self.P()
+                q.__dict__ = p.__dict__.copy()
+                for attr in self.pl.namespace["META_ATTRS"]:
+                    setattr(q, attr, 0)
+                setattr(q, sm["ingress_port"], getattr(p, sm["ingress_port"]))
+                setattr(q, sm["packet_length"], getattr(p, sm["packet_length"]))
+                if "instance_type" in sm:
+                    setattr(q, sm["instance_type"], itype)
+                q._clone_e2e = q._recirc = None
+            self.preserve(p, q, fl)
+            setattr(q, sm["egress_port"], port)
+            if "egress_rid" in sm:
+                setattr(q, sm["egress_rid"], rid)
+            if session.packet_length_bytes:
+                q._trunc = session.packet_length_bytes
+            self.egress(q, MAX_LOOPS)
+
+    def digest(self, p: Any) -> None:
+        from p4sim.switch.device import Digest
+
+        ll = self.pl.program.learn_lists.get(p._digest)
+        if ll is None:
+            return
+        attrs = self.pl.namespace["LEARN_ATTRS"][ll.id]
+        self.dev.digest(Digest(ll.id, ll.name, tuple(getattr(p, a) for a in attrs)))
+
+    def egress(self, p: Any, depth: int) -> None:
+        ns, sm = self.ns, self.sm
+        port = getattr(p, sm["egress_port"])
+        setattr(p, sm["egress_spec"], 0)
+        for f in ("enq_timestamp", "egress_global_timestamp"):
+            if f in sm:
+                setattr(p, sm[f], self.now)
+        ns["egress"](p)
+        p._exit = False
+        if p._clone_e2e is not None and depth < MAX_LOOPS:
+            sid, fl = p._clone_e2e
+            p._clone_e2e = None
+            self.clone(p, sid, fl, E2E, None)
+        if getattr(p, sm["egress_spec"]) == DROP:
+            return
+        ns["update_checksums"](p)
+        frame = ns["deparse"](p)
+        if p._recirc is not None:
+            if depth >= MAX_LOOPS:
+                log.warning("recirculate loop cut after %d rounds", depth)
+                return
+            q = self.new(frame, getattr(p, sm["ingress_port"]), RECIRC)
+            self.preserve(p, q, p._recirc)
+            self.ingress(q, depth + 1)
+            return
+        if p._trunc and len(frame) > p._trunc:
+            frame = frame[:p._trunc]
+        self.out.append((port, frame))
+
+
+def _std_attrs(pl: Pipeline) -> dict[str, str]:
+    ns = pl.namespace
+    return ns["STD_ATTRS"]
+
+
+def run(dev: Device, pl: Pipeline, port: int, frame: bytes) -> list[tuple[int, bytes]]:
+    """Process one frame arriving on `port`; return the (port, frame) pairs transmitted."""
+    f = _Flow(dev, pl)
+    try:
+        p = f.new(frame, port, NORMAL)
+        f.ingress(p)
+    except Exception:  # a program bug must not kill the switch: drop the frame, log once per frame
+        dev.stats["errors"] += 1
+        log.exception("packet processing failed; frame dropped (%d bytes on port %d)", len(frame), port)
+        return f.out
+    return f.out
