@@ -1,0 +1,123 @@
+"""A P4Info bound to a loaded p4sim pipeline: every P4Info object resolved to its device object by name.
+
+PI maps P4Info onto bmv2 by names (p4c gives a P4Info object and its bmv2 JSON object the same fully
+qualified name), so a P4Info that does not describe the device config is rejected at
+SetForwardingPipelineConfig with INVALID_ARGUMENT, naming the first object that does not match.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from p4sim.switch.p4runtime.errors import invalid
+from p4sim.switch.p4runtime.schema import OPTIONAL, Schema, TableInfo
+
+if TYPE_CHECKING:
+    from p4sim.switch.externs import CounterArray, DirectMeter, MeterArray, RegisterArray
+    from p4sim.switch.pipeline import Pipeline
+    from p4sim.switch.profiles import ActionProfile
+    from p4sim.switch.tables import Table
+
+log = logging.getLogger(__name__)
+
+_KIND_OK = {"exact": ("exact", "valid"), "lpm": ("lpm",), "ternary": ("ternary",), "range": ("range",),
+            OPTIONAL: ("optional",)}
+
+
+@dataclass(slots=True)
+class TableBinding:
+    """A P4Info table and its device table, with what writes to it need at hand."""
+
+    info: TableInfo
+    table: Table
+    profile: ActionProfile | None
+    direct_meter: DirectMeter | None
+    has_direct_counter: bool
+    # controller_metadata and metadata of entries, by entry handle (only those that set them)
+    extra: dict[int, tuple[int, bytes]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Binding:
+    """A committed (or verified) forwarding pipeline: P4Info schema, device pipeline, bindings by ID."""
+
+    schema: Schema
+    pipeline: Pipeline
+    tables: dict[int, TableBinding] = field(default_factory=dict)
+    profiles: dict[int, ActionProfile] = field(default_factory=dict)
+    counters: dict[int, CounterArray] = field(default_factory=dict)
+    meters: dict[int, MeterArray] = field(default_factory=dict)
+    registers: dict[int, RegisterArray] = field(default_factory=dict)
+    digest_by_learn_id: dict[int, int] = field(default_factory=dict)
+
+    def table(self, table_id: int) -> TableBinding:
+        """Return the binding of a P4Info table ID (INVALID_ARGUMENT if unknown)."""
+        tb = self.tables.get(table_id)
+        if tb is None:
+            self.schema.table(table_id)  # raises the right error
+        return tb  # type: ignore[return-value]
+
+
+def bind(schema: Schema, pipeline: Pipeline) -> Binding:
+    """Resolve every P4Info object of the schema in the pipeline; raise INVALID_ARGUMENT on a mismatch."""
+    prog = pipeline.program
+    b = Binding(schema, pipeline)
+    json_actions: dict[str, list] = {}
+    for a in prog.actions.values():
+        json_actions.setdefault(a.name, []).append(a)
+    for a in schema.actions.values():
+        cands = json_actions.get(a.name)
+        if not cands:
+            raise invalid(f"P4Info action {a.name!r} is not in the device config")
+        widths = [p.bitwidth for p in a.params]
+        if not any([w for _, w in c.params] == widths for c in cands):
+            raise invalid(f"P4Info action {a.name!r} has parameter widths {widths}, the device config "
+                          f"{[w for _, w in cands[0].params]}")
+    for ap in schema.action_profiles.values():
+        if ap.name not in pipeline.profiles:
+            raise invalid(f"P4Info action profile {ap.name!r} is not in the device config")
+        b.profiles[ap.id] = pipeline.profiles[ap.name]
+    direct_meter_of = {m.info.binding: m for m in pipeline.direct_meters.values()}
+    direct_counter_tables = set(pipeline.direct_counters.values())
+    for t in schema.tables.values():
+        table = pipeline.tables.get(t.name)
+        if table is None:
+            raise invalid(f"P4Info table {t.name!r} is not in the device config")
+        key = table.info.key
+        if len(key) != len(t.match_fields):
+            raise invalid(f"P4Info table {t.name!r} has {len(t.match_fields)} match fields, the device "
+                          f"config {len(key)}")
+        for mf, kf in zip(t.match_fields, key, strict=True):
+            if kf.match_type not in _KIND_OK[mf.kind] or kf.bitwidth != mf.bitwidth:
+                raise invalid(f"match field {mf.name!r} of table {t.name!r} is {mf.kind} bit<{mf.bitwidth}> in "
+                              f"P4Info, {kf.match_type} bit<{kf.bitwidth}> in the device config")
+        json_action_names = {prog.actions[a].name for a in table.info.action_ids}
+        for aid in t.actions:
+            if schema.actions[aid].name not in json_action_names:
+                raise invalid(f"action {schema.actions[aid].name!r} of table {t.name!r} is not one of the "
+                              "table's actions in the device config")
+        profile = None
+        if t.implementation_id:
+            profile = b.profiles[t.implementation_id]
+        b.tables[t.id] = TableBinding(t, table, profile, direct_meter_of.get(t.name),
+                                      t.name in direct_counter_tables)
+    for c in schema.counters.values():
+        if c.name not in pipeline.counters:
+            raise invalid(f"P4Info counter {c.name!r} is not in the device config")
+        b.counters[c.id] = pipeline.counters[c.name]
+    for m in schema.meters.values():
+        if m.name not in pipeline.meters:
+            raise invalid(f"P4Info meter {m.name!r} is not in the device config")
+        b.meters[m.id] = pipeline.meters[m.name]
+    for r in schema.registers.values():
+        if r.name not in pipeline.registers:
+            raise invalid(f"P4Info register {r.name!r} is not in the device config")
+        b.registers[r.id] = pipeline.registers[r.name]
+    learn_by_name = {ll.name: ll.id for ll in prog.learn_lists.values()}
+    for d in schema.digests.values():
+        if d.name not in learn_by_name:
+            raise invalid(f"P4Info digest {d.name!r} is not a learn list of the device config")
+        b.digest_by_learn_id[learn_by_name[d.name]] = d.id
+    return b

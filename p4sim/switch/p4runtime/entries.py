@@ -1,0 +1,288 @@
+"""Table entries, default entries, direct counters and direct meters: P4Runtime messages to Device calls.
+
+Rules as the P4Runtime spec and PI give them: the default entry is only MODIFYed (an empty action
+resets it to the program's), a const default action cannot change (PERMISSION_DENIED), a DEFAULT_ONLY
+action is not allowed in an entry nor a TABLE_ONLY one as default, an indirect table takes a member,
+a group or a one-shot action set, and direct resources need the table to have them.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from p4sim.switch.externs import MeterConfig
+from p4sim.switch.p4runtime import codec
+from p4sim.switch.p4runtime.binding import Binding, TableBinding
+from p4sim.switch.p4runtime.errors import INTERNAL, PERMISSION_DENIED, P4RuntimeError, invalid
+from p4sim.switch.p4runtime.proto import p4r
+from p4sim.switch.values import ActionCall, ActionSet, EntryAction, GroupRef, MemberRef
+
+log = logging.getLogger(__name__)
+
+INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
+
+
+def action_call(b: Binding, tb: TableBinding | None, msg: p4r.Action, default: bool = False) -> ActionCall:
+    """Return the Device ActionCall of an action message, checked against the table's action refs."""
+    action = b.schema.action(msg.action_id)
+    if tb is not None:
+        ref = tb.info.actions.get(msg.action_id)
+        if ref is None:
+            raise invalid(f"action {action.name!r} is not an action of table {tb.info.name!r}")
+        if default and ref.table_only:
+            raise invalid(f"action {action.name!r} is @tableonly in table {tb.info.name!r}")
+        if not default and ref.default_only:
+            raise invalid(f"action {action.name!r} is @defaultonly in table {tb.info.name!r}")
+    return ActionCall(action.name, tuple(codec.action_args(action, msg)))
+
+
+def _entry_action(b: Binding, tb: TableBinding, msg: p4r.TableAction) -> EntryAction:
+    which = msg.WhichOneof("type")
+    if which is None:
+        raise invalid(f"missing action in entry of table {tb.info.name!r}")
+    if which == "action":
+        if tb.profile is not None:
+            raise invalid(f"table {tb.info.name!r} is indirect: give a member, a group or an action set")
+        return action_call(b, tb, msg.action)
+    if tb.profile is None:
+        raise invalid(f"table {tb.info.name!r} is direct: give an action, not a {which}")
+    if which == "action_profile_member_id":
+        return MemberRef(msg.action_profile_member_id)
+    if which == "action_profile_group_id":
+        return GroupRef(msg.action_profile_group_id)
+    if which == "action_profile_action_set":
+        acts = []
+        for pa in msg.action_profile_action_set.action_profile_actions:
+            watch = watch_port_of(pa)
+            acts.append((action_call(b, tb, pa.action), pa.weight, watch))
+        if not acts:
+            raise invalid(f"empty action set for table {tb.info.name!r}")
+        return ActionSet(tuple(acts))
+    raise invalid(f"unsupported table action {which!r}")
+
+
+def watch_port_of(msg: p4r.ActionProfileAction | p4r.ActionProfileGroup.Member) -> int | None:
+    """Return the watch port of a group member or one-shot action (None when it has none)."""
+    kind = msg.WhichOneof("watch_kind")
+    if kind == "watch_port":
+        return codec.decode(msg.watch_port, 32, "watch_port")
+    if kind == "watch":
+        return msg.watch
+    return None
+
+
+def meter_config(msg: p4r.MeterConfig) -> MeterConfig | None:
+    """Return the Device MeterConfig of a message (None for an all-zero config: unconfigured)."""
+    if msg.cir == msg.cburst == msg.pir == msg.pburst == 0:
+        return None
+    if min(msg.cir, msg.cburst, msg.pir, msg.pburst) < 0:
+        raise invalid(f"negative rate or burst in meter config ({msg.cir}, {msg.cburst}, {msg.pir}, {msg.pburst})")
+    return MeterConfig(msg.cir, msg.cburst, msg.pir, msg.pburst)
+
+
+def meter_to_proto(cfg: MeterConfig, msg: p4r.MeterConfig) -> None:
+    """Fill a MeterConfig message."""
+    msg.cir, msg.cburst, msg.pir, msg.pburst = cfg.cir, cfg.cburst, cfg.pir, cfg.pburst
+
+
+def write_table_entry(b: Binding, utype: int, te: p4r.TableEntry) -> None:
+    """Apply one INSERT, MODIFY or DELETE of a table entry to the device."""
+    tb = b.tables.get(te.table_id) or b.table(te.table_id)
+    info = tb.info
+    if te.is_default_action:
+        _write_default(b, tb, utype, te)
+        return
+    if info.is_const or tb.table.info.is_const:
+        raise P4RuntimeError(PERMISSION_DENIED, f"table {info.name!r} is const: its entries cannot change")
+    key = codec.match_key(info, te)
+    prio = codec.check_priority(info, te)
+    table = tb.table
+    if utype == DELETE:
+        if tb.extra:
+            tb.extra.pop(table.get(key, prio).handle, None)
+        table.delete(key, prio)
+        return
+    action = _entry_action(b, tb, te.action)
+    has_counter = te.HasField("counter_data")
+    if has_counter and not tb.has_direct_counter:
+        raise invalid(f"table {info.name!r} has no direct counter")
+    meter = None
+    has_meter = te.HasField("meter_config")
+    if has_meter:
+        if tb.direct_meter is None:
+            raise invalid(f"table {info.name!r} has no direct meter")
+        meter = meter_config(te.meter_config)
+    if utype == INSERT:
+        e = table.insert(key, action, prio)
+    elif utype == MODIFY:
+        e = table.modify(key, action, prio)
+    else:
+        raise invalid(f"update type {utype} is not INSERT, MODIFY or DELETE")
+    if has_counter:
+        e.packets, e.bytes = te.counter_data.packet_count, te.counter_data.byte_count
+    if has_meter:
+        tb.direct_meter.set_config(e, meter)  # type: ignore[union-attr]
+    if te.controller_metadata or te.metadata:
+        tb.extra[e.handle] = (te.controller_metadata, te.metadata)
+    elif utype == MODIFY:
+        tb.extra.pop(e.handle, None)
+
+
+def _write_default(b: Binding, tb: TableBinding, utype: int, te: p4r.TableEntry) -> None:
+    info = tb.info
+    if utype != MODIFY:
+        raise invalid(f"the default entry of table {info.name!r} can only be modified, not "
+                      f"{p4r.Update.Type.Name(utype)}")
+    if te.match or te.priority:
+        raise invalid(f"default entry of table {info.name!r} must have no match key and no priority")
+    if info.const_default_action_id or tb.table.default_const:
+        raise P4RuntimeError(PERMISSION_DENIED, f"the default action of table {info.name!r} is const")
+    which = te.action.WhichOneof("type")
+    if which is None:
+        tb.table.reset_default()
+        return
+    if which != "action":
+        raise invalid(f"the default entry of table {info.name!r} takes an action, not a {which}")
+    tb.table.set_default(action_call(b, tb, te.action.action, default=True))
+
+
+def read_table_entries(b: Binding, req: p4r.TableEntry, out: list[p4r.Entity]) -> None:
+    """Append the table entries a (wildcard) read request selects."""
+    if req.table_id == 0:
+        tbs = list(b.tables.values())
+    else:
+        tbs = [b.table(req.table_id)]
+    for tb in tbs:
+        if req.is_default_action:
+            _read_default(b, tb, out)
+            continue
+        key = codec.match_key(tb.info, req) if len(req.match) else None
+        want_prio = req.priority
+        for e in tb.table.entries():
+            if key is not None and (e.key != key or (want_prio and e.priority != want_prio)):
+                continue
+            if key is None and want_prio and e.priority != want_prio:
+                continue
+            ent = p4r.Entity()
+            entry_to_proto(b, tb, e, ent.table_entry, req)
+            out.append(ent)
+
+
+def entry_to_proto(b: Binding, tb: TableBinding, e, te: p4r.TableEntry,  # noqa: ANN001
+                   req: p4r.TableEntry | None = None) -> None:
+    """Fill a TableEntry message from a device entry (direct resources when the request asks)."""
+    te.table_id = tb.info.id
+    codec.key_to_proto(tb.info, e.key, te)
+    if e.priority:
+        te.priority = e.priority
+    _action_to_proto(b, tb, e.action, te.action)
+    if e.is_const:
+        te.is_const = True
+    extra = tb.extra.get(e.handle)
+    if extra is not None:
+        te.controller_metadata, te.metadata = extra
+    if req is not None and req.HasField("counter_data") and tb.has_direct_counter:
+        te.counter_data.packet_count = e.packets
+        te.counter_data.byte_count = e.bytes
+    if req is not None and req.HasField("meter_config") and tb.direct_meter is not None:
+        cfg = tb.direct_meter.config(e.meter)
+        if cfg is not None:
+            meter_to_proto(cfg, te.meter_config)
+
+
+def _action_to_proto(b: Binding, tb: TableBinding, action: EntryAction, msg: p4r.TableAction) -> None:
+    if isinstance(action, ActionCall):
+        _call_to_proto(b, action, msg.action)
+    elif isinstance(action, MemberRef):
+        msg.action_profile_member_id = action.member_id
+    elif isinstance(action, GroupRef):
+        msg.action_profile_group_id = action.group_id
+    else:
+        for call, weight, watch in action.actions:
+            pa = msg.action_profile_action_set.action_profile_actions.add(weight=weight)
+            _call_to_proto(b, call, pa.action)
+            if watch is not None:
+                pa.watch_port = codec.encode(watch)
+
+
+def _call_to_proto(b: Binding, call: ActionCall, msg: p4r.Action) -> None:
+    ids = b.schema.action_ids_by_name
+    aid = ids.get(call.name)
+    if aid is None:  # an action of the JSON that P4Info does not list (p4c never does this)
+        raise P4RuntimeError(INTERNAL, f"device action {call.name!r} has no P4Info id")
+    codec.args_to_proto(b.schema.actions[aid], list(call.args), msg)
+
+
+def _read_default(b: Binding, tb: TableBinding, out: list[p4r.Entity]) -> None:
+    call = tb.table.get_default()
+    ent = p4r.Entity()
+    te = ent.table_entry
+    te.table_id = tb.info.id
+    te.is_default_action = True
+    if call is not None:
+        _call_to_proto(b, call, te.action.action)
+    out.append(ent)
+
+
+def write_direct_counter(b: Binding, utype: int, msg: p4r.DirectCounterEntry) -> None:
+    """MODIFY the direct counter of one table entry."""
+    if utype != MODIFY:
+        raise invalid("direct counter entries can only be modified")
+    tb = b.table(msg.table_entry.table_id)
+    if not tb.has_direct_counter:
+        raise invalid(f"table {tb.info.name!r} has no direct counter")
+    key = codec.match_key(tb.info, msg.table_entry)
+    e = tb.table.get(key, codec.check_priority(tb.info, msg.table_entry))
+    e.packets, e.bytes = msg.data.packet_count, msg.data.byte_count
+
+
+def read_direct_counters(b: Binding, req: p4r.DirectCounterEntry, out: list[p4r.Entity]) -> None:
+    """Append the direct counter entries a read selects (one entry, or all of a table, or all tables)."""
+    tid = req.table_entry.table_id
+    tbs = [b.table(tid)] if tid else [t for t in b.tables.values() if t.has_direct_counter]
+    for tb in tbs:
+        if not tb.has_direct_counter:
+            raise invalid(f"table {tb.info.name!r} has no direct counter")
+        key = codec.match_key(tb.info, req.table_entry) if len(req.table_entry.match) else None
+        for e in tb.table.entries():
+            if key is not None and e.key != key:
+                continue
+            ent = p4r.Entity()
+            dc = ent.direct_counter_entry
+            entry_to_proto(b, tb, e, dc.table_entry)
+            dc.table_entry.ClearField("action")
+            dc.data.packet_count, dc.data.byte_count = e.packets, e.bytes
+            out.append(ent)
+
+
+def write_direct_meter(b: Binding, utype: int, msg: p4r.DirectMeterEntry) -> None:
+    """MODIFY the direct meter config of one table entry."""
+    if utype != MODIFY:
+        raise invalid("direct meter entries can only be modified")
+    tb = b.table(msg.table_entry.table_id)
+    if tb.direct_meter is None:
+        raise invalid(f"table {tb.info.name!r} has no direct meter")
+    key = codec.match_key(tb.info, msg.table_entry)
+    e = tb.table.get(key, codec.check_priority(tb.info, msg.table_entry))
+    tb.direct_meter.set_config(e, meter_config(msg.config))
+
+
+def read_direct_meters(b: Binding, req: p4r.DirectMeterEntry, out: list[p4r.Entity]) -> None:
+    """Append the direct meter entries a read selects."""
+    tid = req.table_entry.table_id
+    tbs = [b.table(tid)] if tid else [t for t in b.tables.values() if t.direct_meter is not None]
+    for tb in tbs:
+        if tb.direct_meter is None:
+            raise invalid(f"table {tb.info.name!r} has no direct meter")
+        key = codec.match_key(tb.info, req.table_entry) if len(req.table_entry.match) else None
+        for e in tb.table.entries():
+            if key is not None and e.key != key:
+                continue
+            ent = p4r.Entity()
+            dm = ent.direct_meter_entry
+            entry_to_proto(b, tb, e, dm.table_entry)
+            dm.table_entry.ClearField("action")
+            cfg = tb.direct_meter.config(e.meter)
+            if cfg is not None:
+                meter_to_proto(cfg, dm.config)
+            out.append(ent)

@@ -1,0 +1,8 @@
+"""Protobuf module aliases, in one place (p4runtime 1.4 protobufs and google.rpc)."""
+
+from google.rpc import code_pb2, status_pb2
+from p4.config.v1 import p4info_pb2 as p4i
+from p4.v1 import p4runtime_pb2 as p4r
+from p4.v1 import p4runtime_pb2_grpc as p4r_grpc
+
+__all__ = ["code_pb2", "status_pb2", "p4i", "p4r", "p4r_grpc"]
