@@ -1,0 +1,78 @@
+// fabric.p4 for Tofino (TNA): the same forwarding and the same control-plane names as
+// ../fabric.p4 (v1model), so tablegen and the controller drive both. Differences, all in the
+// glue: ingress state reaches egress in a bridged header; fast failover resubmits with Tofino's
+// resubmit header; acl's ingress_port is ternary (no `optional` kind); CPU_PORT defaults to 192;
+// round-robin spray is even but not exact (Tofino's selector does not use hash mod size).
+// Not compiled in this repository (no bf-p4c here): build with the Tofino SDE,
+//   bf-p4c --arch tna -I p4src p4src/tna/fabric.p4 --p4runtime-files fabric.p4info.txtpb
+//
+//  ingress: port_rx, packet-out | probe | acl -> route -> version -> path -> ecmp/spray group
+//           -> port_liveness (resubmit with the other version when the port is down)
+//  egress:  packet_in header | port_mac, tag push/strip; port_tx
+
+#include <core.p4>
+#include <tna.p4>
+
+#include "include/sizes.p4"
+#include "include/types.p4"
+#include "include/parser.p4"
+#include "include/acl.p4"
+#include "include/routing.p4"
+#include "include/path.p4"
+#include "include/failover.p4"
+#include "include/egress.p4"
+
+control FabricIngress(inout tna_headers_t hdr,
+                      inout tna_ingress_metadata_t meta,
+                      in ingress_intrinsic_metadata_t ig_intr_md,
+                      in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                      inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                      inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+
+    Counter<bit<64>, port_t>(PORT_COUNTER_SIZE, CounterType_t.PACKETS_AND_BYTES) port_rx;
+    Acl() acl;
+    Routing() routing;
+    PathSelect() path_select;
+    Failover() fast_failover;
+
+    apply {
+        hdr.bridged.setValid();
+        hdr.bridged.ingress_port = ig_intr_md.ingress_port;
+        hdr.bridged.bypass = 0;
+        hdr.bridged.routed = 0;
+        hdr.bridged.to_host = 0;
+        hdr.bridged.version = 0;
+        hdr.bridged._pad = 0;
+        if (meta.failover == 0) {
+            port_rx.count(ig_intr_md.ingress_port);
+        }
+        if (hdr.packet_out.isValid()) {
+            ig_tm_md.ucast_egress_port = hdr.packet_out.egress_port;
+            hdr.packet_out.setInvalid();
+            hdr.bridged.bypass = 1;  // egress leaves it exactly as the controller wrote it
+        } else if (hdr.ethernet.isValid() && hdr.ethernet.ether_type == ETHERTYPE_PROBE) {
+            ig_tm_md.ucast_egress_port = CPU_PORT;
+            hdr.bridged.bypass = 1;
+        } else if (hdr.ipv4.isValid()) {
+            acl.apply(hdr, meta, ig_intr_md, ig_dprsr_md, ig_tm_md);
+            if (meta.acl_hit == 0) {
+                routing.apply(hdr, meta, ig_dprsr_md, ig_tm_md);
+                if (meta.has_path == 1) {
+                    path_select.apply(hdr, meta, ig_dprsr_md, ig_tm_md);
+                    fast_failover.apply(hdr, meta, ig_intr_md, ig_dprsr_md, ig_tm_md);
+                }
+            }
+        } else {
+            ig_dprsr_md.drop_ctl = 1;
+        }
+    }
+}
+
+Pipeline(FabricIngressParser(),
+         FabricIngress(),
+         FabricIngressDeparser(),
+         FabricEgressParser(),
+         FabricEgress(),
+         FabricEgressDeparser()) pipe;
+
+Switch(pipe) main;

@@ -1,0 +1,129 @@
+// Path selection on Tofino: static, ECMP (CRC16 selector), spray (identity selector on a random
+// number or a round-robin register). Tofino's FAIR selector spreads by hash but does not take the
+// hash modulo the group size, so round robin is even over time rather than exact per packet.
+#ifndef P4SRC_TNA_INCLUDE_PATH_P4_
+#define P4SRC_TNA_INCLUDE_PATH_P4_
+
+#include <core.p4>
+#include <tna.p4>
+#include "sizes.p4"
+#include "types.p4"
+
+control PathSelect(inout tna_headers_t hdr,
+                   inout tna_ingress_metadata_t meta,
+                   inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                   inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+
+    DirectCounter<bit<64>>(CounterType_t.PACKETS_AND_BYTES) path_counter;
+    Random<bit<16>>() spray_random;
+    Register<bit<16>, path_id_t>(SPRAY_RR_SIZE, 0) spray_rr;
+    RegisterAction<bit<16>, path_id_t, bit<16>>(spray_rr) spray_rr_next = {
+        void apply(inout bit<16> position, out bit<16> current) {
+            current = position;
+            position = position + 1;
+        }
+    };
+
+    Hash<bit<16>>(HashAlgorithm_t.CRC16) ecmp_hash;
+    ActionProfile(ECMP_SELECTOR_SIZE) ecmp_profile;
+    ActionSelector(ecmp_profile, ecmp_hash, SelectorMode_t.FAIR, MAX_GROUP_SIZE,
+                   ECMP_GROUP_TABLE_SIZE) ecmp_selector;
+
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) spray_hash;
+    ActionProfile(SPRAY_SELECTOR_SIZE) spray_profile;
+    ActionSelector(spray_profile, spray_hash, SelectorMode_t.FAIR, MAX_GROUP_SIZE,
+                   SPRAY_GROUP_TABLE_SIZE) spray_selector;
+
+    action path_static(port_t port, mac_addr_t dmac) {
+        ig_tm_md.ucast_egress_port = port;
+        hdr.ethernet.dst_addr = dmac;
+        meta.next_hop_set = 1;
+        path_counter.count();
+    }
+
+    action path_ecmp() {
+        meta.multipath = MULTIPATH_ECMP;
+        path_counter.count();
+    }
+
+    action path_spray_random() {
+        meta.multipath = MULTIPATH_SPRAY;
+        meta.spray_index = spray_random.get();
+        path_counter.count();
+    }
+
+    action path_spray_rr() {
+        meta.multipath = MULTIPATH_SPRAY;
+        meta.spray_index = spray_rr_next.execute(meta.path_id);
+        path_counter.count();
+    }
+
+    action path_drop() {
+        ig_dprsr_md.drop_ctl = 1;
+        path_counter.count();
+    }
+
+    table path {
+        key = {
+            meta.path_id: exact @name("path_id");
+            hdr.bridged.version: exact @name("version");
+        }
+        actions = {
+            path_static;
+            path_ecmp;
+            path_spray_random;
+            path_spray_rr;
+            path_drop;
+        }
+        default_action = path_drop();
+        counters = path_counter;
+        size = PATH_TABLE_SIZE;
+    }
+
+    action set_next_hop(port_t port, mac_addr_t dmac) {
+        ig_tm_md.ucast_egress_port = port;
+        hdr.ethernet.dst_addr = dmac;
+        meta.next_hop_set = 1;
+    }
+
+    table ecmp_group {
+        key = {
+            meta.path_id: exact @name("path_id");
+            hdr.bridged.version: exact @name("version");
+            hdr.ipv4.src_addr: selector;
+            hdr.ipv4.dst_addr: selector;
+            hdr.ipv4.protocol: selector;
+            meta.l4_src_port: selector;
+            meta.l4_dst_port: selector;
+        }
+        actions = {
+            set_next_hop;
+        }
+        implementation = ecmp_selector;
+        size = ECMP_GROUP_TABLE_SIZE;
+    }
+
+    table spray_group {
+        key = {
+            meta.path_id: exact @name("path_id");
+            hdr.bridged.version: exact @name("version");
+            meta.spray_index: selector;
+        }
+        actions = {
+            set_next_hop;
+        }
+        implementation = spray_selector;
+        size = SPRAY_GROUP_TABLE_SIZE;
+    }
+
+    apply {
+        path.apply();
+        if (meta.multipath == MULTIPATH_ECMP) {
+            ecmp_group.apply();
+        } else if (meta.multipath == MULTIPATH_SPRAY) {
+            spray_group.apply();
+        }
+    }
+}
+
+#endif  // P4SRC_TNA_INCLUDE_PATH_P4_

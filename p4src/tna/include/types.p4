@@ -1,0 +1,62 @@
+// Tofino glue: CPU port, the resubmit and bridged headers, metadata. Header types are shared
+// with v1model (../../include/headers.p4), so packets and controller headers are identical.
+#ifndef P4SRC_TNA_INCLUDE_TYPES_P4_
+#define P4SRC_TNA_INCLUDE_TYPES_P4_
+
+// The PCIe CPU port depends on the chip and board (192 on 2-pipe Tofino, 320 on 4-pipe).
+#ifndef CPU_PORT
+#define CPU_PORT 192
+#endif
+
+#include "../../include/defines.p4"
+#include "../../include/headers.p4"
+
+const bit<3> RESUBMIT_FAILOVER = 1;  // ig_dprsr_md.resubmit_type
+
+// Resubmit data is 64 bits on Tofino (PORT_METADATA_SIZE).
+header resubmit_h {
+    bit<8>    kind;
+    version_t version;
+    bit<55>   _pad;
+}
+
+// Ingress state the egress pipeline needs (Tofino does not carry user metadata across).
+header bridged_h {
+    port_t    ingress_port;
+    bit<1>    bypass;
+    bit<1>    routed;
+    bit<1>    to_host;
+    version_t version;
+    bit<3>    _pad;
+}
+
+struct tna_headers_t {
+    bridged_h    bridged;
+    packet_out_t packet_out;
+    packet_in_t  packet_in;
+    ethernet_t   ethernet;
+    path_tag_t   path_tag;
+    ipv4_t       ipv4;
+    tcp_t        tcp;
+    udp_t        udp;
+    icmp_t       icmp;
+    arp_t        arp;
+}
+
+struct tna_ingress_metadata_t {
+    resubmit_h resubmit;       // valid only on the resubmitted copy
+    bit<16>    l4_src_port;
+    bit<16>    l4_dst_port;
+    bit<1>     acl_hit;
+    bit<1>     has_path;
+    path_id_t  path_id;
+    bit<2>     multipath;
+    bit<16>    spray_index;
+    bit<1>     next_hop_set;
+    bit<1>     port_up;
+    bit<1>     failover;       // this packet is the resubmitted copy
+}
+
+struct tna_egress_metadata_t { }
+
+#endif  // P4SRC_TNA_INCLUDE_TYPES_P4_
