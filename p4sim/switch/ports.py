@@ -1,0 +1,219 @@
+"""Ports on Linux interfaces: AF_PACKET raw sockets under epoll, link state from rtnetlink, pcap.
+
+One thread reads every port; a frame the switch sends itself is not read back (PACKET_IGNORE_OUTGOING,
+or the PACKET_OUTGOING packet type on older kernels). Link changes arrive on an RTMGRP_LINK netlink
+socket; a port is up when /sys/class/net/IF/operstate is "up" (or "unknown" with IFF_UP, as for tun).
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import select
+import socket
+import struct
+import threading
+import time
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    from p4sim.switch.device import Device
+
+log = logging.getLogger(__name__)
+
+ETH_P_ALL = 0x0003
+SOL_PACKET = 263
+PACKET_IGNORE_OUTGOING = 23
+PACKET_OUTGOING = 4
+RTMGRP_LINK = 1
+BATCH = 64
+
+
+def iface_exists(name: str) -> bool:
+    """True if a network interface with this name exists."""
+    return os.path.exists(f"/sys/class/net/{name}")
+
+
+def iface_up(name: str) -> bool:
+    """True if the interface's operational state is up."""
+    try:
+        with open(f"/sys/class/net/{name}/operstate") as f:
+            state = f.read().strip()
+        if state == "up":
+            return True
+        if state == "unknown":
+            with open(f"/sys/class/net/{name}/flags") as f:
+                return bool(int(f.read().strip(), 16) & 1)
+    except OSError:
+        return False
+    return False
+
+
+class PcapWriter:
+    """A minimal libpcap file writer (Ethernet link type, microsecond timestamps)."""
+
+    def __init__(self, path: str) -> None:
+        self._f: BinaryIO = open(path, "wb")  # noqa: SIM115 - closed in close()
+        self._f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+
+    def write(self, frame: bytes) -> None:
+        """Append one frame with the current time."""
+        t = time.time()
+        sec = int(t)
+        self._f.write(struct.pack("<IIII", sec, int((t - sec) * 1e6), len(frame), len(frame)) + frame)
+        self._f.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._f.close()
+
+
+class PortIO:
+    """The I/O thread of a Device: receive on every port, run the pipeline, transmit."""
+
+    def __init__(self, dev: Device) -> None:
+        self.dev = dev
+        self.socks: dict[int, socket.socket] = {}
+        self._fd_port: dict[int, int] = {}
+        self._filter_outgoing: set[int] = set()
+        self._pcap_in: dict[int, PcapWriter] = {}
+        self._pcap_out: dict[int, PcapWriter] = {}
+        for port, ifname in dev.ports.items():
+            if not iface_exists(ifname):
+                self.close()
+                raise ValueError(f"interface {ifname!r} (port {port}) does not exist")
+            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            try:
+                s.bind((ifname, 0))
+            except OSError as e:
+                s.close()
+                self.close()
+                raise ValueError(f"interface {ifname!r} (port {port}): cannot open ({e.strerror})") from None
+            try:
+                s.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+            except OSError:
+                self._filter_outgoing.add(port)
+            for opt in (socket.SO_RCVBUF, socket.SO_SNDBUF):
+                try:
+                    s.setsockopt(socket.SOL_SOCKET, opt, 4 << 20)
+                except OSError:
+                    pass
+            s.setblocking(False)
+            self.socks[port] = s
+            self._fd_port[s.fileno()] = port
+            if dev.pcap_dir:
+                os.makedirs(dev.pcap_dir, exist_ok=True)
+                self._pcap_in[port] = PcapWriter(os.path.join(dev.pcap_dir, f"{ifname}_in.pcap"))
+                self._pcap_out[port] = PcapWriter(os.path.join(dev.pcap_dir, f"{ifname}_out.pcap"))
+        self._nl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+        self._nl.bind((0, RTMGRP_LINK))
+        self._nl.setblocking(False)
+        self._wake_r, self._wake_w = os.pipe()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        for port, ifname in dev.ports.items():
+            dev._up[port] = iface_up(ifname)
+
+    def start(self) -> None:
+        """Start the I/O thread."""
+        self._thread = threading.Thread(target=self._loop, name="p4sim-ports", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the I/O thread and close every socket."""
+        self._stop = True
+        os.write(self._wake_w, b"x")
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self.close()
+
+    def close(self) -> None:
+        """Close sockets and pcap files."""
+        for s in self.socks.values():
+            s.close()
+        self.socks.clear()
+        for w in list(self._pcap_in.values()) + list(self._pcap_out.values()):
+            w.close()
+        self._pcap_in.clear()
+        self._pcap_out.clear()
+        if getattr(self, "_nl", None) is not None:
+            self._nl.close()
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+            self._nl = None  # type: ignore[assignment]
+
+    def send(self, port: int, frame: bytes) -> None:
+        """Transmit a frame on a port (unknown or down ports drop it)."""
+        s = self.socks.get(port)
+        if s is None:
+            self.dev.stats["drop"] += 1
+            return
+        try:
+            s.send(frame)
+            self.dev.stats["tx"] += 1
+            w = self._pcap_out.get(port)
+            if w is not None:
+                w.write(frame)
+        except OSError as e:
+            self.dev.stats["drop"] += 1
+            if e.errno not in (errno.ENETDOWN, errno.ENXIO, errno.EAGAIN, errno.ENOBUFS, errno.EMSGSIZE):
+                log.warning("port %d: send failed: %s", port, e)
+
+    def _link_event(self) -> None:
+        try:
+            while True:
+                self._nl.recv(65536)
+        except BlockingIOError:
+            pass
+        for port, ifname in self.dev.ports.items():
+            self.dev.set_port_status(port, iface_up(ifname))
+
+    def _loop(self) -> None:
+        ep = select.epoll()
+        for fd in self._fd_port:
+            ep.register(fd, select.EPOLLIN)
+        ep.register(self._nl.fileno(), select.EPOLLIN)
+        ep.register(self._wake_r, select.EPOLLIN)
+        dev = self.dev
+        nl_fd = self._nl.fileno()
+        try:
+            while not self._stop:
+                for fd, _ev in ep.poll(1.0):
+                    if fd == self._wake_r:
+                        return
+                    if fd == nl_fd:
+                        self._link_event()
+                        continue
+                    port = self._fd_port[fd]
+                    self._drain(port, self.socks[port], dev)
+        except Exception:
+            log.exception("port I/O loop failed")
+            raise
+        finally:
+            ep.close()
+
+    def _drain(self, port: int, s: socket.socket, dev: Device) -> None:
+        filt = port in self._filter_outgoing
+        pcap = self._pcap_in.get(port)
+        process, emit, stats = dev.process, dev.emit, dev.stats
+        for _ in range(BATCH):
+            try:
+                if filt:
+                    frame, addr = s.recvfrom(65536)
+                    if addr[2] == PACKET_OUTGOING:
+                        continue
+                else:
+                    frame = s.recv(65536)
+            except BlockingIOError:
+                return
+            except OSError as e:
+                if e.errno == errno.ENETDOWN:
+                    return
+                raise
+            stats["rx"] += 1
+            if pcap is not None:
+                pcap.write(frame)
+            out = process(port, frame)
+            if out:
+                emit(out)
