@@ -1,16 +1,39 @@
-"""python -m control: command line."""
+"""python -m control: command line of the controller and the optical side."""
+
+from __future__ import annotations
 
 import argparse
+import logging
 import sys
+
+from control.errors import P4RuntimeError
+from control.ocs import cli as ocs_cli
+from control.ocs.driver import OcsError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every subcommand."""
+    parser = argparse.ArgumentParser(prog="python -m control", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    ocs_cli.add_parsers(sub)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    parser = argparse.ArgumentParser(prog="python -m control")
-    parser.add_subparsers(dest="command")
+    parser = build_parser()
     args = parser.parse_args(argv)
-    print(f"control: command {args.command!r} is not implemented yet", file=sys.stderr)
-    return 1
+    level = logging.WARNING - 10 * min(args.verbose, 2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 1
+    try:
+        return args.func(args)
+    except (ValueError, OSError, OcsError, P4RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

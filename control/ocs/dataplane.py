@@ -1,0 +1,93 @@
+"""Where the emulated OCS takes effect: the `ocs` program's `circuit` table and the attached links."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import threading
+from collections.abc import Callable
+
+from control.client import P4RuntimeClient, wildcard
+from control.entities import TableEntry
+from control.proto import p4r
+
+log = logging.getLogger(__name__)
+
+CIRCUIT_TABLE = "circuit"
+
+
+def circuit_entry(in_port: int, out_port: int) -> TableEntry:
+    """The `circuit` entry sending frames of `in_port` to `out_port` (p4src/README.md)."""
+    return TableEntry(CIRCUIT_TABLE, {"ingress_port": in_port}, "cross_connect", {"port": out_port})
+
+
+class P4RuntimeCircuits:
+    """Writes circuits as `circuit` entries of an `ocs` switch over P4Runtime (dark = no entry)."""
+
+    def __init__(self, client: P4RuntimeClient) -> None:
+        if client.schema is None:
+            raise ValueError("P4Runtime client has no schema: expected the ocs pipeline to be set or fetched")
+        self.client = client
+        self._installed: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def clear_all(self) -> None:
+        """Delete every `circuit` entry the switch holds (start dark)."""
+        with self._lock:
+            held = self.client.read([wildcard(self.client.schema, "table_entry", CIRCUIT_TABLE)])
+            if held:
+                self.client.write([p4r.Update(type=p4r.Update.DELETE, entity=e) for e in held])
+            self._installed.clear()
+
+    def set_circuit(self, in_port: int, out_port: int) -> None:
+        """INSERT, or MODIFY when the input already has a circuit."""
+        with self._lock:
+            entry = circuit_entry(in_port, out_port)
+            if in_port in self._installed:
+                self.client.modify([entry])
+            else:
+                self.client.insert([entry])
+            self._installed[in_port] = out_port
+
+    def clear_circuit(self, in_port: int) -> None:
+        """DELETE the input's entry, if any, so its frames hit `dark()`."""
+        with self._lock:
+            out = self._installed.pop(in_port, None)
+            if out is not None:
+                self.client.delete([circuit_entry(in_port, out)])
+
+    def installed(self) -> dict[int, int]:
+        """What this writer believes the table holds."""
+        with self._lock:
+            return dict(self._installed)
+
+
+class IpLinkControl:
+    """Sets Linux interfaces down/up with `ip link`, so the attached switches see the port change."""
+
+    def __init__(self, interfaces: dict[int, list[str]],
+                 runner: Callable[[list[str]], None] | None = None) -> None:
+        self.interfaces = interfaces
+        self._run = runner or _run_ip
+
+    def set_link(self, dp_port: int, up: bool) -> None:
+        """`ip link set dev IF up|down` for each interface attached to `dp_port`."""
+        for ifname in self.interfaces.get(dp_port, []):
+            self._run(["ip", "link", "set", "dev", ifname, "up" if up else "down"])
+
+
+def _run_ip(argv: list[str]) -> None:
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=5, check=False)
+    if res.returncode != 0:
+        log.error("%s failed: %s", " ".join(argv), res.stderr.strip())
+
+
+def parse_link_specs(specs: list[str]) -> dict[int, list[str]]:
+    """Parse ["3=veth3", "3=tor1-eth2", ...] into {3: ["veth3", "tor1-eth2"]}."""
+    out: dict[int, list[str]] = {}
+    for spec in specs:
+        port, sep, ifname = spec.partition("=")
+        if not sep or not port.strip().isdigit() or not ifname.strip():
+            raise ValueError(f"link {spec!r}: expected <dp-port>=<interface>")
+        out.setdefault(int(port), []).append(ifname.strip())
+    return out
