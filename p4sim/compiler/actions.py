@@ -1,0 +1,266 @@
+"""Lowering of statements to bmv2 primitives: action bodies and straight-line control code.
+
+bmv2 actions cannot branch, so `if` inside an action is predicated (as p4c's Predication pass
+does): the condition is saved in a temporary and each assignment becomes `x = c ? v : x`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from p4sim.compiler import ast as A
+from p4sim.compiler.builder import Bmv2Json
+from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Scope, StackE, StructE
+from p4sim.compiler.errors import CompileError
+from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, jexpr, mask_of
+from p4sim.compiler.externs import extern_function, instance_method, is_instance, prim
+from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, strip
+
+
+class StmtLowerer(ExprLowerer):
+    """Lowers statements to a list of primitives in the scope of a control (or parser)."""
+
+    def __init__(self, scope: Scope, types: Any, ctx: Any) -> None:
+        super().__init__(scope, types)
+        self.ctx = ctx
+        self.bm: Bmv2Json = ctx.bm
+        self.preds: list[dict] = []  # predication conditions (bool JSON), innermost last
+
+    # ---- lvalues -------------------------------------------------------------------
+    def lvalue(self, e: A.Expr) -> V:
+        """A writable scalar field."""
+        v = self.expr(e)
+        if not isinstance(v.ent, FieldE):
+            if isinstance(v.ent, RuntimeE):
+                raise CompileError(e.loc, f"{describe(e)}: action parameters are read-only")
+            raise CompileError(e.loc, f"{describe(e)} is not a writable field")
+        return v
+
+    # ---- statements ----------------------------------------------------------------
+    def stmts(self, stmts: list[A.Stmt]) -> list[dict]:
+        """Primitives of a statement list."""
+        out: list[dict] = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, A.Return) and i == len(stmts) - 1 and not self.preds and s.expr is None:
+                break
+            out += self.stmt(s)
+        return out
+
+    def stmt(self, s: A.Stmt) -> list[dict]:
+        """Primitives of one statement."""
+        if isinstance(s, A.Assign):
+            return self.assign(s)
+        if isinstance(s, A.CallStmt):
+            if self.preds:
+                raise CompileError(s.loc, f"{describe(s.call)}: conditional execution of calls inside actions "
+                                   "is not supported (move the condition to the control's apply block)")
+            return self.call(s.call)
+        if isinstance(s, A.VarDecl):
+            ent = self.ctx.new_local(s.name, self.types.resolve(s.typ, self.scope), s.loc)
+            self.scope.add(s.name, ent, s.loc)
+            if s.init is not None:
+                return self.assign(A.Assign(s.loc, A.Name(s.loc, s.name), s.init))
+            return []
+        if isinstance(s, A.ConstDecl):
+            from p4sim.compiler.program import const_value
+            self.scope.add(s.name, const_value(self.types, self.scope, s, self.types.resolve(s.typ, self.scope)),
+                           s.loc)
+            return []
+        if isinstance(s, A.Block):
+            saved = self.scope
+            self.scope = saved.child()
+            try:
+                return self.stmts(s.stmts)
+            finally:
+                self.scope = saved
+        if isinstance(s, A.If):
+            return self.if_(s)
+        if isinstance(s, A.Exit):
+            if self.preds:
+                raise CompileError(s.loc, "conditional exit inside an action is not supported")
+            return [prim("exit", [], s.loc, "exit")]
+        if isinstance(s, A.Empty):
+            return []
+        if isinstance(s, A.Return):
+            raise CompileError(s.loc, "return in the middle of an action is not supported")
+        if isinstance(s, A.Switch):
+            raise CompileError(s.loc, "switch statements are not allowed inside actions")
+        raise CompileError(s.loc, f"unsupported statement {type(s).__name__}")
+
+    def if_(self, s: A.If) -> list[dict]:
+        c = self.expr(s.cond)
+        jc = self.cond(c, s.cond.loc)
+        if c.const is not None:
+            branch = s.then if c.const else s.other
+            return self.stmt(branch) if branch is not None else []
+        tmp = self.ctx.new_local("cond", BoolT(), s.loc)
+        out = [prim("assign", [{"type": "field", "value": tmp.ref}, jexpr("b2d", None, jc)], s.loc,
+                    describe(s.cond))]
+        flag = jexpr("d2b", None, {"type": "field", "value": tmp.ref})
+        self.preds.append(flag)
+        out += self.stmt(s.then)
+        self.preds.pop()
+        if s.other is not None:
+            self.preds.append(jexpr("not", None, flag))
+            out += self.stmt(s.other)
+            self.preds.pop()
+        return out
+
+    def _guard(self) -> dict | None:
+        if not self.preds:
+            return None
+        g = self.preds[0]
+        for p in self.preds[1:]:
+            g = jexpr("and", g, p)
+        return g
+
+    def assign(self, s: A.Assign) -> list[dict]:
+        lhs = s.lhs
+        if isinstance(lhs, A.Slice):
+            return self.assign_slice(s)
+        lv = self.expr(lhs)
+        frag = f"{describe(lhs)} = {describe(s.rhs)}"
+        if isinstance(lv.ent, FieldE):
+            rv = self.coerce(self.expr(s.rhs, strip(lv.t)), lv.t, s.rhs.loc, f"right side of {describe(lhs)} =")
+            val = self.data(rv, s.rhs.loc)
+            g = self._guard()
+            if g is not None:
+                val = {"type": "expression", "value": {"op": "?", "left": val, "right": lv.j, "cond": g}}
+            return [prim("assign", [lv.j, val], s.loc, frag)]
+        if isinstance(lv.ent, HeaderE):
+            rv = self.expr(s.rhs)
+            if self.preds:
+                raise CompileError(s.loc, "conditional header assignment inside an action is not supported")
+            if isinstance(rv.ent, HeaderE):
+                if rv.ent.type is not lv.ent.type:
+                    raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
+                return [prim("assign_header", [lv.j, rv.j], s.loc, frag)]
+            if isinstance(rv.t, ListT) and isinstance(rv.const, list):
+                out = [prim("add_header", [lv.j], s.loc, frag)]
+                return out + self._assign_members(lv.ent.type, lhs, s.rhs, rv, s)
+            raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
+        if isinstance(lv.ent, StructE):
+            rv = self.expr(s.rhs)
+            if isinstance(rv.ent, StructE):
+                if rv.ent.type is not lv.ent.type:
+                    raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
+                out = []
+                for n in lv.ent.type.fields:
+                    out += self.assign(A.Assign(s.loc, A.Member(lhs.loc, lhs, n[0]), A.Member(s.rhs.loc, s.rhs, n[0])))
+                return out
+            if isinstance(rv.t, ListT) and isinstance(rv.const, list):
+                return self._assign_members(lv.ent.type, lhs, s.rhs, rv, s)
+            raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
+        if isinstance(lv.ent, StackE):
+            raise CompileError(s.loc, "assigning whole header stacks is not supported")
+        raise CompileError(lhs.loc, f"{describe(lhs)} cannot be assigned")
+
+    def _assign_members(self, st: StructT, lhs: A.Expr, rhs: A.Expr, rv: V, s: A.Assign) -> list[dict]:
+        assert isinstance(rhs, A.ListExpr)
+        if len(rhs.items) != len(st.fields):
+            raise CompileError(s.loc, f"{st} has {len(st.fields)} fields, the list has {len(rhs.items)}")
+        out: list[dict] = []
+        for (n, _), item in zip(st.fields, rhs.items, strict=False):
+            out += self.assign(A.Assign(s.loc, A.Member(lhs.loc, lhs, n), item))
+        return out
+
+    def assign_slice(self, s: A.Assign) -> list[dict]:
+        sl = s.lhs
+        assert isinstance(sl, A.Slice)
+        base = self.lvalue(sl.expr)
+        t = strip(base.t)
+        if not isinstance(t, BitsT):
+            raise CompileError(s.loc, f"cannot slice {base.t}")
+        hi, lo = self.const_int(sl.hi), self.const_int(sl.lo)
+        if not (0 <= lo <= hi < t.width):
+            raise CompileError(sl.loc, f"slice [{hi}:{lo}] out of range for {t}")
+        w = hi - lo + 1
+        rv = self.coerce(self.expr(s.rhs, BitsT(w)), BitsT(w), s.rhs.loc, "sliced value")
+        m = mask_of(w) << lo
+        keep = jexpr("&", base.j, hexstr(mask_of(t.width) & ~m, t.width))
+        new = jexpr("&", jexpr("<<", rv.j, hexstr(lo)), hexstr(m, t.width))
+        val = jexpr("|", keep, new)
+        g = self._guard()
+        if g is not None:
+            val = {"type": "expression", "value": {"op": "?", "left": val, "right": base.j, "cond": g}}
+        return [prim("assign", [base.j, val], s.loc, f"{describe(sl)} = {describe(s.rhs)}")]
+
+    # ---- calls ---------------------------------------------------------------------
+    def call(self, c: A.Call) -> list[dict]:
+        """Primitives of a call statement."""
+        f = c.func
+        if isinstance(f, A.Name):
+            ent = self.scope.get(f.name, f.loc)
+            if isinstance(ent, DeclE) and ent.kind == "action":
+                return self.inline_action(ent.decl, c)
+            if isinstance(ent, DeclE) and ent.kind == "function":
+                return extern_function(self, f.name, c)
+            raise CompileError(c.loc, f"{f.name} cannot be called")
+        if isinstance(f, A.Member):
+            hook = self.ctx.special_call(self, c)
+            if hook is not None:
+                return hook
+            base = self.expr(f.expr)
+            ent = base.ent
+            frag = describe(c)
+            if isinstance(ent, HeaderE):
+                if f.name in ("setValid", "setInvalid") and not c.args:
+                    op = "add_header" if f.name == "setValid" else "remove_header"
+                    return [prim(op, [base.j], c.loc, frag)]
+                if f.name == "isValid":
+                    return []
+            if isinstance(ent, StackE) and f.name in ("push_front", "pop_front"):
+                if len(c.args) != 1:
+                    raise CompileError(c.loc, f"{f.name} takes one argument")
+                n = self.const_int(c.args[0].expr, "a constant count")
+                op = "push" if f.name == "push_front" else "pop"
+                return [prim(op, [{"type": "header_stack", "value": ent.name}, hexstr(n)], c.loc, frag)]
+            if is_instance(ent):
+                return instance_method(self, ent.extra, f.name, c)
+            if isinstance(ent, DeclE) and ent.kind == "table":
+                raise CompileError(c.loc, f"{describe(f.expr)}.apply() is not allowed inside actions")
+            raise CompileError(c.loc, f"{describe(f)}: no such method")
+        raise CompileError(c.loc, "unsupported call")
+
+    def inline_action(self, d: A.ActionDecl, c: A.Call) -> list[dict]:
+        """Primitives of an action called directly, with its parameters bound to the arguments."""
+        if len(c.args) != len(d.params):
+            raise CompileError(c.loc, f"action {d.name} takes {len(d.params)} arguments, found {len(c.args)}")
+        scope = self.ctx.scope.child()
+        out: list[dict] = []
+        for p, a in zip(d.params, c.args, strict=False):
+            pt = self.types.resolve(p.typ, self.scope)
+            if p.direction in ("out", "inout"):
+                v = self.expr(a.expr)
+                if not isinstance(v.ent, (FieldE, HeaderE, StructE)):
+                    raise CompileError(a.expr.loc, f"argument for out parameter {p.name} is not writable")
+                self.coerce(v, pt, a.expr.loc, f"argument {p.name}")
+                scope.add(p.name, v.ent)
+                continue
+            v = self.coerce(self.expr(a.expr, strip(pt)), pt, a.expr.loc, f"argument {p.name}")
+            ent: Ent
+            if v.const is not None:
+                ent = ConstE(v.const, pt)
+            elif isinstance(v.ent, (FieldE, RuntimeE, HeaderE, StructE)):
+                ent = v.ent
+            else:
+                tmp = self.ctx.new_local(p.name, pt, a.expr.loc)
+                out.append(prim("assign", [{"type": "field", "value": tmp.ref}, self.data(v, a.expr.loc)],
+                                a.expr.loc, describe(a.expr)))
+                ent = tmp
+            scope.add(p.name, ent)
+        sub = StmtLowerer(scope, self.types, self.ctx)
+        sub.preds = self.preds
+        return out + sub.stmts(d.body.stmts)
+
+
+def _call_value(self: StmtLowerer, e: A.Call) -> V:
+    look = getattr(self.ctx, "lookahead", None)
+    if look is not None:
+        v = look(self, e)
+        if v is not None:
+            return v
+    return ExprLowerer.call_value(self, e)
+
+
+StmtLowerer.call_value = _call_value  # type: ignore[method-assign]

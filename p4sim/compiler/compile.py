@@ -1,0 +1,146 @@
+"""The compiler driver: P4_16 source to bmv2 JSON and P4Info."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from p4.config.v1 import p4info_pb2
+
+from p4sim.compiler import ast as A
+from p4sim.compiler.builder import Bmv2Json
+from p4sim.compiler.controls import ControlLowerer, shared_storage
+from p4sim.compiler.env import DeclE
+from p4sim.compiler.errors import CompileError
+from p4sim.compiler.lexer import tokenize
+from p4sim.compiler.p4info import build_p4info, controller_headers, to_text
+from p4sim.compiler.parser import parse
+from p4sim.compiler.parsers import ChecksumLowerer, DeparserLowerer, ParserLowerer
+from p4sim.compiler.preprocess import Preprocessor
+from p4sim.compiler.program import Program, qualified
+from p4sim.compiler.types import EnumT
+
+log = logging.getLogger(__name__)
+
+_INSTANCE_KINDS = {"counter": "counter", "direct_counter": "direct_counter", "meter": "meter",
+                   "direct_meter": "direct_meter", "register": "register", "action_profile": "action_profile",
+                   "action_selector": "action_profile"}
+
+
+@dataclass(slots=True)
+class Shared:
+    """Storage shared by all blocks of the V1Switch package."""
+
+    field_lists: dict[int, list[dict]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Result:
+    """A compiled program."""
+
+    json: dict
+    p4info: p4info_pb2.P4Info
+
+
+def compile_file(path: str | Path, include_dirs: list[str] | None = None,
+                 defines: list[str] | None = None) -> Result:
+    """Compile a P4_16 v1model program; raises CompileError (or ValueError for bad options)."""
+    pp = Preprocessor([Path(d) for d in include_dirs or []])
+    for d in defines or []:
+        pp.define(d)
+    lines = pp.run(Path(path))
+    prog = Program(parse(tokenize(lines)))
+    return lower(prog, str(path))
+
+
+def lower(prog: Program, program_file: str) -> Result:
+    """Lower a checked program to bmv2 JSON and P4Info."""
+    bm = Bmv2Json(program_file)
+    bm.errors = [[e, i] for i, e in enumerate(prog.errors)]
+    bm.enums = [{"name": e.name, "entries": [[m, e.values[m]] for m in e.members]}
+                for e in prog.enums if isinstance(e, EnumT) and e.underlying is not None]
+    blocks = prog.main_blocks()
+    parser = blocks["Parser"]
+    assert isinstance(parser, A.ParserDecl)
+    if len(parser.params) != 4:
+        raise CompileError(parser.loc, f"parser {parser.name} must have 4 parameters "
+                           "(packet_in, out headers, inout metadata, inout standard_metadata_t)")
+    hdr_t = prog.resolve(parser.params[1].typ, prog.scope)
+    meta_t = prog.resolve(parser.params[2].typ, prog.scope)
+    shared = Shared()
+    hdr, meta = shared_storage(bm, hdr_t, meta_t, shared.field_lists)
+    std = bm.std
+    controller_headers(bm, prog.structs)
+    ParserLowerer(prog, bm, parser, shared).run([hdr, meta, std])
+    ChecksumLowerer(prog, bm, blocks["VerifyChecksum"], shared).run([hdr, meta], verify=True)
+    ControlLowerer(prog, bm, blocks["Ingress"], shared, "ingress").run([hdr, meta, std])
+    ControlLowerer(prog, bm, blocks["Egress"], shared, "egress").run([hdr, meta, std])
+    ChecksumLowerer(prog, bm, blocks["ComputeChecksum"], shared).run([hdr, meta], verify=False)
+    DeparserLowerer(prog, bm, blocks["Deparser"], shared).run([hdr])
+    for m in bm.meter_arrays:
+        if m.get("is_direct"):
+            _set_result_target(prog, m)
+    info = build_p4info(bm, annotated_ids(prog))
+    return Result(bm.document(), info)
+
+
+def _set_result_target(prog: Program, mj: dict) -> None:
+    # the direct meter's read() target was recorded on its InstInfo while lowering actions
+    for d in prog.ast.decls:
+        if isinstance(d, A.ControlDecl):
+            for loc_decl in d.locals:
+                if isinstance(loc_decl, A.Instance) and qualified(loc_decl, d.name) == mj["name"]:
+                    pass
+    if mj.get("result_target") is None:
+        mj.pop("result_target")
+
+
+def annotated_ids(prog: Program) -> dict[tuple[str, str], int]:
+    """(kind, fully qualified name) -> @id value."""
+    out: dict[tuple[str, str], int] = {}
+
+    def visit(d: object, prefix: str) -> None:
+        a = A.anno(getattr(d, "annos", []), "id")
+        if a is None or not a.args or not isinstance(a.args[0], int):
+            return
+        if isinstance(d, A.ActionDecl):
+            out[("action", qualified(d, prefix))] = a.args[0]
+        elif isinstance(d, A.TableDecl):
+            out[("table", qualified(d, prefix))] = a.args[0]
+        elif isinstance(d, A.Instance) and isinstance(d.typ, A.NamedT) and d.typ.name in _INSTANCE_KINDS:
+            out[(_INSTANCE_KINDS[d.typ.name], qualified(d, prefix))] = a.args[0]
+
+    for d in prog.ast.decls:
+        visit(d, "")
+        if isinstance(d, A.ControlDecl):
+            for loc_decl in d.locals:
+                visit(loc_decl, d.name)
+    return out
+
+
+def write_outputs(res: Result, json_path: str, p4info_path: str | None) -> None:
+    """Write both files atomically (temporary files renamed only when both are written)."""
+    pending = []
+    try:
+        for path, text in ((json_path, json.dumps(res.json, indent=2) + "\n"),
+                           (p4info_path, to_text(res.p4info) if p4info_path else None)):
+            if path is None or text is None:
+                continue
+            d = os.path.dirname(os.path.abspath(path))
+            fd, tmp = tempfile.mkstemp(prefix=".p4sim-", dir=d)
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            pending.append((tmp, path))
+        for tmp, path in pending:
+            os.replace(tmp, path)
+        pending = []
+    finally:
+        for tmp, _ in pending:
+            os.unlink(tmp)
+
+
+__all__ = ["compile_file", "write_outputs", "Result", "DeclE"]

@@ -1,0 +1,345 @@
+"""Controls to bmv2 pipelines: actions, tables, and the apply block as a graph of tables and
+conditionals (straight-line code becomes hidden one-action tables, as p4c's SynthesizeActions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from p4sim.compiler import ast as A
+from p4sim.compiler.actions import StmtLowerer
+from p4sim.compiler.builder import Bmv2Json, P4InfoObj, source_info
+from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Scope, StackE, StructE
+from p4sim.compiler.errors import CompileError
+from p4sim.compiler.exprs import describe
+from p4sim.compiler.externs import InstInfo, make_instance
+from p4sim.compiler.program import Program, const_value, qualified
+from p4sim.compiler.tables import TableLowerer
+from p4sim.compiler.types import BitsT, StackT, StructT, Type, bit_width, is_scalar, strip
+
+
+class BlockContext:
+    """State shared by the lowering of one parser or control."""
+
+    def __init__(self, prog: Program, bm: Bmv2Json, decl: A.Decl, shared: Any) -> None:
+        self.prog, self.bm, self.decl, self.shared = prog, bm, decl, shared
+        self.scope = prog.scope.child()
+        self.field_lists: dict[int, list[dict]] = shared.field_lists
+        self.prefix = decl.name
+
+    def new_local(self, name: str, t: Type, loc: Any) -> Ent:
+        """Storage for a local variable: a scalar field, a header instance or a struct of those."""
+        return make_storage(self.bm, name, t)
+
+    def digest(self, name: str, t: Type, loc: Any) -> None:
+        """Record a digest type for P4Info."""
+        if not any(o.kind == "digest" and o.name == name for o in self.bm.p4_objs):
+            self.bm.p4_objs.append(P4InfoObj("digest", name, extra={"type": t}))
+
+    def special_call(self, sl: StmtLowerer, c: A.Call) -> list[dict] | None:
+        """Context-specific calls (packet methods in parsers); None when not special."""
+        return None
+
+    def bind_params(self, params: list[A.Param], roles: list[Ent | None]) -> None:
+        """Bind the block's parameters to the shared architecture storage."""
+        for p, ent in zip(params, roles, strict=False):
+            if ent is not None:
+                self.scope.add(p.name, ent, p.loc)
+
+    def declare_local(self, d: object, sl: StmtLowerer, init: list[A.Stmt]) -> None:
+        """A control or parser local declaration."""
+        if isinstance(d, A.ConstDecl):
+            self.scope.add(d.name, const_value(self.prog, self.scope, d, self.prog.resolve(d.typ, self.scope)),
+                           d.loc)
+        elif isinstance(d, A.Instance):
+            info = make_instance(sl, self.bm, d, qualified(d, self.prefix))
+            self.scope.add(d.name, DeclE("instance", d, info.name, info), d.loc)
+        elif isinstance(d, A.VarDecl):
+            ent = self.new_local(d.name, self.prog.resolve(d.typ, self.scope), d.loc)
+            self.scope.add(d.name, ent, d.loc)
+            if d.init is not None:
+                init.append(A.Assign(d.loc, A.Name(d.loc, d.name), d.init))
+        elif isinstance(d, A.ActionDecl):
+            self.scope.add(d.name, DeclE("action", d, qualified(d, self.prefix)), d.loc)
+        elif isinstance(d, A.TableDecl):
+            self.scope.add(d.name, DeclE("table", d, qualified(d, self.prefix)), d.loc)
+        else:
+            raise CompileError(getattr(d, "loc", None), f"unsupported local declaration {type(d).__name__}")
+
+
+def make_storage(bm: Bmv2Json, name: str, t: Type) -> Ent:
+    """bmv2 storage for a value of type t named name."""
+    ts = strip(t)
+    if is_scalar(ts):
+        return bm.scalar(name, t)
+    if isinstance(ts, StructT) and ts.kind == "header":
+        inst = bm.unique(name)
+        return bm.add_header(inst, ts, False)
+    if isinstance(ts, StackT):
+        return bm.add_stack(bm.unique(name), ts)
+    if isinstance(ts, StructT):
+        return StructE({n: make_storage(bm, f"{name}.{n}", ft) for n, ft in ts.fields}, ts)
+    raise CompileError(None, f"{name}: variables of type {t} are not supported")
+
+
+class ControlLowerer(BlockContext):
+    """Lowers one control into a bmv2 pipeline."""
+
+    def __init__(self, prog: Program, bm: Bmv2Json, decl: A.ControlDecl, shared: Any, pipeline: str) -> None:
+        super().__init__(prog, bm, decl, shared)
+        self.cdecl = decl
+        self.pipeline = {"name": pipeline, "id": len(bm.pipelines), "source_info": source_info(decl.loc, decl.name),
+                         "init_table": None, "tables": [], "action_profiles": [], "conditionals": []}
+        self.applied: set[str] = set()
+        self.actions_done: dict[str, int] = {}
+        self.stem = Path(decl.loc.file).stem.replace("-", "_").replace(".", "_")
+        self.tables = TableLowerer(self)
+
+    def run(self, roles: list[Ent | None]) -> dict:
+        """Lower the control; returns the pipeline JSON."""
+        self.bind_params(self.cdecl.params, roles)
+        sl = StmtLowerer(self.scope, self.prog, self)
+        init: list[A.Stmt] = []
+        for d in self.cdecl.locals:
+            self.declare_local(d, sl, init)
+        body = init + self.cdecl.body.stmts
+        self.pipeline["init_table"] = self.block(body, None, self.scope)
+        self.pipeline["tables"].reverse()
+        self.pipeline["conditionals"].reverse()
+        self.bm.pipelines.append(self.pipeline)
+        return self.pipeline
+
+    # ---- actions -------------------------------------------------------------------
+    def action_id(self, ent: DeclE, loc: Any) -> int:
+        """bmv2 id of an action usable in tables (directionless parameters become runtime data)."""
+        d: A.ActionDecl = ent.decl
+        if ent.qname in self.bm.action_ids:
+            return self.bm.action_ids[ent.qname]
+        scope = self.scope.child()
+        params = []
+        for i, p in enumerate(d.params):
+            if p.direction:
+                raise CompileError(p.loc, f"action {d.name}: directional parameter {p.name} cannot be bound by "
+                                   "the control plane (p4sim supports only directionless parameters in tables)")
+            t = self.prog.resolve(p.typ, self.scope)
+            scope.add(p.name, RuntimeE(i, t), p.loc)
+            params.append((p.name, bit_width(t)))
+        prims = StmtLowerer(scope, self.prog, self).stmts(d.body.stmts)
+        aid = self.bm.add_action(ent.qname, params, prims, d.loc)
+        return aid
+
+    def p4info_action(self, ent: DeclE) -> None:
+        """Record the action for P4Info (once)."""
+        if any(o.kind == "action" and o.name == ent.qname for o in self.bm.p4_objs):
+            return
+        widths = [bit_width(self.prog.resolve(p.typ, self.scope)) for p in ent.decl.params]
+        annos = [a.name for a in ent.decl.annos]
+        self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, w) for p, w in
+                                                                       zip(ent.decl.params, widths, strict=False)],
+                                         extra={"annos": annos, "decl": ent.decl}))
+
+    # ---- control flow --------------------------------------------------------------
+    def block(self, stmts: list[A.Stmt], nxt: str | None, scope: Scope) -> str | None:
+        """Entry node of a statement list followed by nxt."""
+        inner = scope.child()
+        for s in stmts:  # declarations are visible to every statement of the block
+            if isinstance(s, A.VarDecl):
+                inner.add(s.name, self.new_local(s.name, self.prog.resolve(s.typ, inner), s.loc), s.loc)
+            elif isinstance(s, A.ConstDecl):
+                inner.add(s.name, const_value(self.prog, inner, s, self.prog.resolve(s.typ, inner)), s.loc)
+        cur = nxt
+        pending: list[A.Stmt] = []
+        for s in reversed(stmts):
+            if self.simple(s, inner):
+                if isinstance(s, A.VarDecl):
+                    if s.init is not None:
+                        pending.insert(0, A.Assign(s.loc, A.Name(s.loc, s.name), s.init))
+                elif not isinstance(s, A.ConstDecl):
+                    pending.insert(0, s)
+                continue
+            cur = self.straight(pending, cur, inner)
+            pending = []
+            cur = self.complex(s, cur, inner)
+        return self.straight(pending, cur, inner)
+
+    def simple(self, s: A.Stmt, scope: Scope) -> bool:
+        if isinstance(s, (A.Assign, A.VarDecl, A.ConstDecl, A.Empty, A.Exit)):
+            return True
+        if isinstance(s, A.CallStmt):
+            return self.table_of_apply(s.call, scope) is None
+        return False
+
+    def table_of_apply(self, c: A.Expr, scope: Scope) -> DeclE | None:
+        """The table if c is `t.apply()`."""
+        if isinstance(c, A.Call) and isinstance(c.func, A.Member) and c.func.name == "apply" \
+                and isinstance(c.func.expr, A.Name):
+            ent = scope.lookup(c.func.expr.name)
+            if isinstance(ent, DeclE) and ent.kind == "table":
+                return ent
+            if isinstance(ent, DeclE) and ent.kind in ("control", "instance"):
+                raise CompileError(c.loc, f"{c.func.expr.name}.apply(): applying other controls is not supported")
+        return None
+
+    def straight(self, stmts: list[A.Stmt], nxt: str | None, scope: Scope) -> str | None:
+        """A hidden table running straight-line statements, then nxt."""
+        if not stmts:
+            return nxt
+        first = stmts[0]
+        if len(stmts) == 1 and isinstance(first, A.CallStmt) and isinstance(first.call.func, A.Name) \
+                and not first.call.args:
+            ent = scope.lookup(first.call.func.name)
+            if isinstance(ent, DeclE) and ent.kind == "action":
+                aid = self.action_id(ent, first.loc)
+                short = ent.qname.split(".")[-1]
+                return self.tables.hidden(f"tbl_{short}", ent.qname, aid, nxt, first.loc)
+        sl = StmtLowerer(scope.child(), self.prog, self)
+        prims: list[dict] = []
+        for s in stmts:
+            prims += sl.stmt(s)
+        if not prims:
+            return nxt
+        name = self.bm.unique(f"{self.stem}{first.loc.line}")
+        aid = self.bm.add_action(name, [], prims, first.loc)
+        return self.tables.hidden(f"tbl_{name}", name, aid, nxt, first.loc)
+
+    def complex(self, s: A.Stmt, nxt: str | None, scope: Scope) -> str | None:
+        if isinstance(s, A.Block):
+            return self.block(s.stmts, nxt, scope)
+        if isinstance(s, A.Return):
+            if s.expr is not None:
+                raise CompileError(s.loc, "return with a value in a control")
+            return None
+        if isinstance(s, A.CallStmt):
+            t = self.table_of_apply(s.call, scope)
+            assert t is not None
+            return self.tables.apply(t, {}, nxt, s.loc)
+        if isinstance(s, A.Switch):
+            return self.switch(s, nxt, scope)
+        if isinstance(s, A.If):
+            return self.if_(s, nxt, scope)
+        raise CompileError(s.loc, f"unsupported statement {type(s).__name__} in an apply block")
+
+    def _branch(self, st: A.Stmt | None, nxt: str | None, scope: Scope) -> str | None:
+        if st is None:
+            return nxt
+        return self.block(st.stmts if isinstance(st, A.Block) else [st], nxt, scope)
+
+    def if_(self, s: A.If, nxt: str | None, scope: Scope) -> str | None:
+        then = self._branch(s.then, nxt, scope)
+        other = self._branch(s.other, nxt, scope)
+        cond, negate = s.cond, False
+        while isinstance(cond, A.Unary) and cond.op == "!":
+            cond, negate = cond.expr, not negate
+        if isinstance(cond, A.Member) and cond.name in ("hit", "miss"):
+            t = self.table_of_apply(cond.expr, scope)
+            if t is not None:
+                hit_next, miss_next = (then, other) if (cond.name == "hit") != negate else (other, then)
+                return self.tables.apply(t, {"__HIT__": hit_next, "__MISS__": miss_next}, nxt, s.loc)
+        ev = StmtLowerer(scope, self.prog, self)
+        v = ev.expr(s.cond)
+        j = ev.cond(v, s.cond.loc)
+        if v.const is not None:
+            return then if v.const else other
+        self._check_pure(s.cond, scope)
+        name = self.bm.unique(f"node_{self.bm.node_count}")
+        self.bm.node_count += 1
+        self.pipeline["conditionals"].append({
+            "name": name, "id": self.bm.node_count - 1, "source_info": source_info(s.cond.loc, describe(s.cond)),
+            "expression": j, "true_next": then, "false_next": other})
+        return name
+
+    def _check_pure(self, e: A.Expr, scope: Scope) -> None:
+        if isinstance(e, A.Call):
+            if not (isinstance(e.func, A.Member) and e.func.name == "isValid"):
+                if self.table_of_apply(e.func.expr if isinstance(e.func, A.Member) else e, scope) or \
+                        (isinstance(e.func, A.Member) and isinstance(e.func.expr, A.Call)):
+                    raise CompileError(e.loc, "table application inside a complex condition is not supported "
+                                       "(use `if (t.apply().hit)` alone)")
+        for child in (getattr(e, "left", None), getattr(e, "right", None), getattr(e, "expr", None)):
+            if isinstance(child, A.Expr):
+                self._check_pure(child, scope)
+
+    def switch(self, s: A.Switch, nxt: str | None, scope: Scope) -> str | None:
+        e = s.expr
+        if not (isinstance(e, A.Member) and e.name == "action_run"):
+            raise CompileError(s.loc, "switch is only supported on `table.apply().action_run`")
+        t = self.table_of_apply(e.expr, scope)
+        if t is None:
+            raise CompileError(e.loc, "switch is only supported on `table.apply().action_run`")
+        targets: dict[str, str | None] = {}
+        default: str | None = nxt
+        pend: list[A.Expr] = []
+        for case in s.cases:
+            pend += case.labels
+            if case.body is None:
+                continue
+            entry = self.block(case.body.stmts, nxt, scope)
+            for label in pend:
+                if isinstance(label, A.Default):
+                    default = entry
+                elif isinstance(label, A.Name):
+                    targets[label.name] = entry
+                else:
+                    raise CompileError(label.loc, "switch labels must be action names")
+            pend = []
+        for label in pend:
+            if isinstance(label, A.Name):
+                targets[label.name] = nxt
+        return self.tables.apply(t, {"__SWITCH__": (targets, default)}, nxt, s.loc)
+
+
+def shared_storage(bm: Bmv2Json, hdr_t: Type, meta_t: Type, field_lists: dict[int, list[dict]]) -> tuple[Ent, Ent]:
+    """Storage of the program's headers and user metadata (bmv2 header instances and scalars)."""
+    hs = strip(hdr_t)
+    if not isinstance(hs, StructT):
+        raise CompileError(None, f"the headers type {hdr_t} must be a struct")
+    hdr = _header_struct(bm, hs, "")
+    ms = strip(meta_t)
+    if not isinstance(ms, StructT):
+        raise CompileError(None, f"the metadata type {meta_t} must be a struct")
+    meta = _meta_struct(bm, ms, "userMetadata", field_lists)
+    return hdr, meta
+
+
+def _header_struct(bm: Bmv2Json, st: StructT, prefix: str) -> StructE:
+    members: dict[str, Ent] = {}
+    for n, t in st.fields:
+        ts = strip(t)
+        name = f"{prefix}{n}"
+        if isinstance(ts, StructT) and ts.kind == "header":
+            members[n] = bm.add_header(bm.unique(name), ts, False)
+        elif isinstance(ts, StackT):
+            members[n] = bm.add_stack(bm.unique(name), ts)
+        elif isinstance(ts, StructT):
+            members[n] = _header_struct(bm, ts, name + "_")
+        elif is_scalar(ts):
+            members[n] = bm.scalar(f"hdr.{name}", t)
+        else:
+            raise CompileError(None, f"headers field {n} of type {t} is not supported")
+    return StructE(members, st)
+
+
+def _meta_struct(bm: Bmv2Json, st: StructT, prefix: str, field_lists: dict[int, list[dict]]) -> StructE:
+    members: dict[str, Ent] = {}
+    for n, t in st.fields:
+        ts = strip(t)
+        name = f"{prefix}.{n}"
+        if isinstance(ts, StructT) and ts.kind == "header":
+            members[n] = bm.add_header(bm.unique(n), ts, False)
+        elif isinstance(ts, StackT):
+            members[n] = bm.add_stack(bm.unique(n), ts)
+        elif isinstance(ts, StructT):
+            members[n] = _meta_struct(bm, ts, name, field_lists)
+        else:
+            f = bm.scalar(name, t)
+            members[n] = f
+            for a in st.field_annos.get(n, []):
+                if a.name == "field_list":
+                    for idx in a.args:
+                        if isinstance(idx, int):
+                            field_lists.setdefault(idx, []).append({"type": "field", "value": list(f.ref)})
+    return StructE(members, st)
+
+
+__all__ = ["BlockContext", "ControlLowerer", "ConstE", "FieldE", "HeaderE", "StackE", "InstInfo",
+           "make_storage", "shared_storage", "BitsT"]

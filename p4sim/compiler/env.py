@@ -1,0 +1,121 @@
+"""What names denote: entities (constants, bmv2 fields and headers, objects) in nested scopes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from p4sim.compiler import ast as A
+from p4sim.compiler.errors import CompileError, Loc
+from p4sim.compiler.types import StackT, StructT, Type
+
+
+class Ent:
+    """Base of what a name can denote."""
+
+
+@dataclass(slots=True, eq=False)
+class ConstE(Ent):
+    """A compile-time constant (int, bool, or a string for string literals)."""
+
+    value: Any
+    type: Type
+
+
+@dataclass(slots=True, eq=False)
+class FieldE(Ent):
+    """One bmv2 field: [header instance, field name]."""
+
+    ref: list[str]
+    type: Type
+
+
+@dataclass(slots=True, eq=False)
+class HeaderE(Ent):
+    """A bmv2 header instance (a header, or a struct stored as metadata header)."""
+
+    inst: str
+    type: StructT
+
+
+@dataclass(slots=True, eq=False)
+class StructE(Ent):
+    """A struct value spread over several entities."""
+
+    members: dict[str, Ent]
+    type: StructT
+
+
+@dataclass(slots=True, eq=False)
+class StackE(Ent):
+    """A header stack: bmv2 header_stacks entry and its element instances."""
+
+    name: str
+    type: StackT
+    elems: list[HeaderE]
+
+
+@dataclass(slots=True, eq=False)
+class RuntimeE(Ent):
+    """An action's directionless parameter: bmv2 runtime_data index."""
+
+    index: int
+    type: Type
+
+
+@dataclass(slots=True, eq=False)
+class TypeE(Ent):
+    type: Type
+
+
+@dataclass(slots=True, eq=False)
+class DeclE(Ent):
+    """A declaration used by name: action, table, extern function, parser/control type..."""
+
+    kind: str  # 'action', 'table', 'function', 'parser', 'control', 'package', 'instance', 'packet'
+    decl: Any
+    qname: str = ""
+    extra: Any = None
+
+
+@dataclass(slots=True)
+class Scope:
+    """A dictionary of names with a parent scope."""
+
+    parent: Scope | None = None
+    names: dict[str, Ent] = field(default_factory=dict)
+
+    def lookup(self, name: str) -> Ent | None:
+        """The innermost entity called name, or None."""
+        s: Scope | None = self
+        while s is not None:
+            e = s.names.get(name)
+            if e is not None:
+                return e
+            s = s.parent
+        return None
+
+    def get(self, name: str, loc: Loc) -> Ent:
+        """The entity called name, or a compile error."""
+        e = self.lookup(name)
+        if e is None:
+            raise CompileError(loc, f"{name}: undefined name")
+        return e
+
+    def add(self, name: str, ent: Ent, loc: Loc | None = None, redefine: bool = False) -> None:
+        """Declare name in this scope."""
+        if not redefine and name in self.names and loc is not None:
+            raise CompileError(loc, f"{name}: duplicate declaration")
+        self.names[name] = ent
+
+    def child(self) -> Scope:
+        """A new scope nested in this one."""
+        return Scope(self)
+
+
+def decl_name(d: A.Decl) -> str:
+    """The @name of a declaration, or its own name."""
+    a = A.anno(d.annos, "name")
+    if a and a.args and isinstance(a.args[0], str):
+        return a.args[0]
+    return d.name

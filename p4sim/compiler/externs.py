@@ -1,0 +1,306 @@
+"""v1model externs: instances (counters, meters, registers, action profiles) and extern calls,
+lowered to bmv2 arrays and simple_switch primitives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from p4sim.compiler import ast as A
+from p4sim.compiler.builder import Bmv2Json, P4InfoObj, source_info
+from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
+from p4sim.compiler.errors import CompileError, Loc
+from p4sim.compiler.exprs import V, describe, hexstr
+from p4sim.compiler.types import BitsT, BoolT, EnumT, ListT, ObjT, StructT, bit_width, strip
+
+if TYPE_CHECKING:
+    from p4sim.compiler.actions import StmtLowerer
+
+# bmv2 calculation algorithm names for HashAlgorithm members
+HASH_ALGOS = {"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16", "crc16_custom": "crc16_custom",
+              "random": "random", "identity": "identity", "csum16": "csum16", "xor16": "xor16"}
+_UNITS = {"packets": "packets", "bytes": "bytes", "packets_and_bytes": "both"}
+_KINDS = ("counter", "direct_counter", "meter", "direct_meter", "register", "action_profile", "action_selector")
+
+
+@dataclass(slots=True, eq=False)
+class InstInfo:
+    """An extern instance and what the back end made of it."""
+
+    kind: str
+    name: str  # fully qualified
+    decl: A.Instance
+    size: int = 0
+    unit: str = ""
+    bitwidth: int = 0
+    algo: str = ""
+    tables: list[str] = field(default_factory=list)
+    result_target: list[str] | None = None
+    json: dict | None = None
+    p4: P4InfoObj | None = None
+
+
+def make_instance(ev: Any, bm: Bmv2Json, d: A.Instance, qname: str) -> InstInfo:
+    """Evaluate an extern instantiation and add its bmv2 array and P4Info object."""
+    typ = ev.types.resolve(d.typ, ev.scope)
+    if not isinstance(typ, ObjT) or typ.kind != "extern":
+        raise CompileError(d.loc, f"{d.name}: instantiation of {typ} is not supported (only v1model externs)")
+    kind = typ.name
+    if kind not in _KINDS:
+        raise CompileError(d.loc, f"{d.name}: extern {kind} is not supported by p4sim")
+    args = [a.expr for a in d.args]
+    info = InstInfo(kind, qname, d)
+
+    def arg_enum(i: int) -> str:
+        e = args[i]
+        if not (isinstance(e, A.Member)):
+            raise CompileError(e.loc, f"{d.name}: expected an enum member like CounterType.packets")
+        ev.expr(e)
+        return e.name
+
+    def need(n: int) -> None:
+        if len(args) != n:
+            raise CompileError(d.loc, f"{d.name}: {kind} takes {n} constructor arguments, found {len(args)}")
+
+    si = source_info(d.loc, d.name)
+    if kind == "counter":
+        need(2)
+        info.size, info.unit = ev.const_int(args[0], "a constant size"), _UNITS[arg_enum(1)]
+        info.json = {"name": qname, "id": len(bm.counter_arrays), "source_info": si, "size": info.size,
+                     "is_direct": False}
+        bm.counter_arrays.append(info.json)
+        info.p4 = P4InfoObj("counter", qname, size=info.size, unit=info.unit)
+    elif kind == "direct_counter":
+        need(1)
+        info.unit = _UNITS[arg_enum(0)]
+        info.p4 = P4InfoObj("direct_counter", qname, unit=info.unit)
+    elif kind == "meter":
+        need(2)
+        info.size, info.unit = ev.const_int(args[0], "a constant size"), arg_enum(1)
+        info.json = {"name": qname, "id": len(bm.meter_arrays), "source_info": si, "is_direct": False,
+                     "size": info.size, "rate_count": 2, "type": info.unit}
+        bm.meter_arrays.append(info.json)
+        info.p4 = P4InfoObj("meter", qname, size=info.size, unit=info.unit)
+    elif kind == "direct_meter":
+        need(1)
+        info.unit = arg_enum(0)
+        info.p4 = P4InfoObj("direct_meter", qname, unit=info.unit)
+    elif kind == "register":
+        need(1)
+        targ = typ.args.get("T") if typ.args else None
+        if targ is None or not isinstance(strip(targ), (BitsT, BoolT)):
+            raise CompileError(d.loc, f"{d.name}: register needs a bit<W> element type, e.g. register<bit<32>>")
+        info.size, info.bitwidth = ev.const_int(args[0], "a constant size"), bit_width(strip(targ))
+        info.json = {"name": qname, "id": len(bm.register_arrays), "source_info": si, "size": info.size,
+                     "bitwidth": info.bitwidth}
+        bm.register_arrays.append(info.json)
+        info.p4 = P4InfoObj("register", qname, size=info.size, extra={"bitwidth": info.bitwidth})
+    elif kind == "action_profile":
+        need(1)
+        info.size = ev.const_int(args[0], "a constant size")
+        info.p4 = P4InfoObj("action_profile", qname, size=info.size, extra={"with_selector": False})
+    elif kind == "action_selector":
+        need(3)
+        info.algo = HASH_ALGOS[arg_enum(0)]
+        info.size = ev.const_int(args[1], "a constant size")
+        info.bitwidth = ev.const_int(args[2], "a constant output width")
+        info.p4 = P4InfoObj("action_profile", qname, size=info.size, extra={"with_selector": True})
+    if info.p4 is not None:
+        bm.p4_objs.append(info.p4)
+    return info
+
+
+def field_refs(sl: StmtLowerer, e: A.Expr) -> list[dict]:
+    """The bmv2 fields of a field-list argument: `{a, b}`, a struct, a header or one field."""
+    v = sl.expr(e)
+    out: list[dict] = []
+
+    def walk(v: V, loc: Loc) -> None:
+        ent = v.ent
+        if isinstance(ent, FieldE):
+            out.append({"type": "field", "value": list(ent.ref)})
+        elif isinstance(ent, HeaderE):
+            for n, _t in ent.type.fields:
+                out.append({"type": "field", "value": [ent.inst, n]})
+        elif isinstance(ent, StructE):
+            for m in ent.members.values():
+                walk(sl.entity_value(m, e), loc)
+        elif isinstance(ent, StackE):
+            for h in ent.elems:
+                walk(sl.entity_value(h, e), loc)
+        elif isinstance(v.t, ListT) and isinstance(v.const, list):
+            for item in v.const:
+                walk(item, loc)
+        elif v.const is not None and isinstance(v.const, int) and isinstance(strip(v.t), BitsT):
+            out.append(hexstr(v.const, strip(v.t).width))
+        else:
+            raise CompileError(loc, f"{describe(e)}: expected fields, a header or a struct in a field list")
+
+    walk(v, e.loc)
+    return out
+
+
+def _enum_member(sl: StmtLowerer, e: A.Expr, enum: str) -> str:
+    v = sl.expr(e)
+    t = strip(v.t)
+    if not isinstance(t, EnumT) or t.name != enum or not isinstance(e, A.Member):
+        raise CompileError(e.loc, f"{describe(e)}: expected a {enum} member")
+    return e.name
+
+
+def prim(op: str, params: list[dict], loc: Loc, fragment: str) -> dict:
+    """A bmv2 primitive call."""
+    return {"op": op, "parameters": params, "source_info": source_info(loc, fragment)}
+
+
+def _preserving_list(sl: StmtLowerer, e: A.Expr) -> int:
+    idx = sl.const_int(e, "a constant field list index")
+    fields = sl.ctx.field_lists.get(idx)
+    if fields is None:
+        raise CompileError(e.loc, f"no metadata field has @field_list({idx})")
+    return sl.bm.add_field_list(fields, f"field_list{idx}")
+
+
+def extern_function(sl: StmtLowerer, name: str, c: A.Call) -> list[dict]:
+    """Primitives for a call to a v1model extern function."""
+    args = [a.expr for a in c.args]
+    frag = describe(c)
+    loc = c.loc
+
+    def need(*ns: int) -> None:
+        if len(args) not in ns:
+            raise CompileError(loc, f"{name} takes {' or '.join(map(str, ns))} arguments, found {len(args)}")
+
+    if name == "mark_to_drop":
+        need(1)
+        v = sl.expr(args[0])
+        if not isinstance(v.ent, HeaderE) or v.ent.inst != "standard_metadata":
+            raise CompileError(args[0].loc, "mark_to_drop expects standard_metadata")
+        return [prim("mark_to_drop", [{"type": "header", "value": "standard_metadata"}], loc, frag)]
+    if name == "random":
+        need(3)
+        dst = sl.lvalue(args[0])
+        lo = sl.coerce(sl.expr(args[1], dst.t), dst.t, args[1].loc, "lower bound")
+        hi = sl.coerce(sl.expr(args[2], dst.t), dst.t, args[2].loc, "upper bound")
+        return [prim("modify_field_rng_uniform", [dst.j, lo.j, hi.j], loc, frag)]
+    if name == "hash":
+        need(5)
+        dst = sl.lvalue(args[0])
+        algo = HASH_ALGOS[_enum_member(sl, args[1], "HashAlgorithm")]
+        base = sl.expr(args[2], dst.t)
+        mx = sl.expr(args[4], dst.t)
+        if base.j is None or mx.j is None:
+            raise CompileError(loc, "hash base and max must be integers")
+        calc = sl.bm.add_calculation(algo, field_refs(sl, args[3]), loc, frag)
+        return [prim("modify_field_with_hash_based_offset",
+                     [dst.j, base.j, {"type": "calculation", "value": calc}, mx.j], loc, frag)]
+    if name == "digest":
+        need(2)
+        recv = sl.expr(args[0], BitsT(32))
+        v = sl.expr(args[1])
+        tname = v.t.name if isinstance(strip(v.t), StructT) else "digest_" + str(len(sl.bm.learn_lists))
+        fields = field_refs(sl, args[1])
+        lid = sl.bm.add_learn_list(tname, fields)
+        sl.ctx.digest(tname, v.t, loc)
+        return [prim("generate_digest", [recv.j, hexstr(lid)], loc, frag)]
+    if name in ("clone", "clone3", "clone_preserving_field_list"):
+        need(2 if name == "clone" else 3)
+        kind = _enum_member(sl, args[0], "CloneType")
+        session = sl.coerce(sl.expr(args[1], BitsT(32)), BitsT(32), args[1].loc, "session")
+        if name == "clone":
+            fl = 0
+        elif name == "clone3":
+            fl = sl.bm.add_field_list(field_refs(sl, args[2]))
+        else:
+            fl = _preserving_list(sl, args[2])
+        op = "clone_ingress_pkt_to_egress" if kind == "I2E" else "clone_egress_pkt_to_egress"
+        return [prim(op, [session.j, hexstr(fl)], loc, frag)]
+    if name in ("resubmit", "recirculate", "resubmit_preserving_field_list", "recirculate_preserving_field_list"):
+        need(1)
+        base = name.split("_")[0]
+        fl = _preserving_list(sl, args[0]) if "preserving" in name else sl.bm.add_field_list(field_refs(sl, args[0]))
+        return [prim(f"{base}_preserving_field_list", [hexstr(fl)], loc, frag)]
+    if name == "log_msg":
+        need(1, 2)
+        if not isinstance(args[0], A.StrLit):
+            raise CompileError(args[0].loc, "log_msg expects a string literal")
+        vals = field_refs(sl, args[1]) if len(args) == 2 else []
+        return [prim("log_msg", [{"type": "string", "value": args[0].value},
+                                 {"type": "parameters_vector", "value": vals}], loc, frag)]
+    if name == "truncate":
+        need(1)
+        n = sl.coerce(sl.expr(args[0], BitsT(32)), BitsT(32), args[0].loc, "length")
+        return [prim("truncate", [n.j], loc, frag)]
+    if name in ("assert", "assume"):
+        need(1)
+        v = sl.expr(args[0])
+        return [prim(name, [sl.data(V(sl.cond(v, loc), BoolT()), loc)], loc, frag)]
+    if name in ("verify_checksum", "update_checksum", "verify_checksum_with_payload",
+                "update_checksum_with_payload"):
+        raise CompileError(loc, f"{name} may only be called in the VerifyChecksum/ComputeChecksum controls")
+    if name == "verify":
+        raise CompileError(loc, "verify may only be called in parsers")
+    raise CompileError(loc, f"extern function {name} is not supported by p4sim")
+
+
+def instance_method(sl: StmtLowerer, info: InstInfo, method: str, c: A.Call) -> list[dict]:
+    """Primitives for a method call on an extern instance."""
+    args = [a.expr for a in c.args]
+    frag, loc = describe(c), c.loc
+    idx = BitsT(32)
+
+    def need(n: int) -> None:
+        if len(args) != n:
+            raise CompileError(loc, f"{info.kind}.{method} takes {n} arguments, found {len(args)}")
+
+    def index(e: A.Expr) -> dict:
+        v = sl.expr(e, idx)
+        if isinstance(strip(v.t), BitsT) and strip(v.t).width != 32 and v.const is None:
+            raise CompileError(e.loc, f"width mismatch: index has type {v.t}, expected bit<32> (cast it)")
+        if v.const is not None:
+            return hexstr(v.const, 32)
+        return v.j
+
+    if info.kind == "counter" and method == "count":
+        need(1)
+        return [prim("count", [{"type": "counter_array", "value": info.name}, index(args[0])], loc, frag)]
+    if info.kind == "direct_counter" and method == "count":
+        need(0)
+        return []  # counted by bmv2 for the table entry
+    if info.kind == "meter" and method == "execute_meter":
+        need(2)
+        dst = sl.lvalue(args[1])
+        return [prim("execute_meter", [{"type": "meter_array", "value": info.name}, index(args[0]), dst.j],
+                     loc, frag)]
+    if info.kind == "direct_meter" and method == "read":
+        need(1)
+        dst = sl.lvalue(args[0])
+        if info.result_target is not None and info.result_target != dst.j["value"]:
+            raise CompileError(loc, f"{info.name}: direct meter read into two different fields")
+        info.result_target = dst.j["value"]
+        return []
+    if info.kind == "register" and method == "read":
+        need(2)
+        dst = sl.lvalue(args[0])
+        if bit_width(strip(dst.t)) != info.bitwidth:
+            raise CompileError(args[0].loc, f"width mismatch: {describe(args[0])} has type {dst.t}, "
+                               f"register {info.name} holds bit<{info.bitwidth}>")
+        return [prim("register_read", [dst.j, {"type": "register_array", "value": info.name},
+                                       index(args[1])], loc, frag)]
+    if info.kind == "register" and method == "write":
+        need(2)
+        t = BitsT(info.bitwidth)
+        v = sl.coerce(sl.expr(args[1], t), t, args[1].loc, "register value")
+        return [prim("register_write", [{"type": "register_array", "value": info.name}, index(args[0]),
+                                        sl.data(v, args[1].loc)], loc, frag)]
+    raise CompileError(loc, f"{info.kind}.{method}: no such method (or not supported by p4sim)")
+
+
+def is_instance(ent: object) -> bool:
+    """A DeclE bound to an extern instance."""
+    return isinstance(ent, DeclE) and ent.kind == "instance" and isinstance(ent.extra, InstInfo)
+
+
+def const_arg(ent: object) -> bool:
+    """A compile-time constant entity."""
+    return isinstance(ent, ConstE)

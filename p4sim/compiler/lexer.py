@@ -1,0 +1,78 @@
+"""Tokens of P4_16 (spec section 6.4), with source positions from the preprocessor."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from p4sim.compiler.errors import CompileError, Loc
+from p4sim.compiler.preprocess import SourceLine
+
+KEYWORDS = frozenset("""
+abstract action apply bit bool const control default else entries enum error exit extern false
+header header_union if in inout int key list match_kind out package parser priority return select
+state string struct switch table this transition true tuple type typedef varbit void
+""".split())
+
+_TOKEN = re.compile(r"""
+ (?P<ws>\s+)
+|(?P<int>(?:(?P<width>\d+)(?P<sign>[ws]))?(?P<digits>0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|0[dD][0-9_]+|[0-9][0-9_]*))
+|(?P<ident>[A-Za-z_][A-Za-z_0-9]*)
+|(?P<string>"(?:[^"\\]|\\.)*")
+|(?P<op>&&&|\.\.|\+\+|\|\+\||\|-\||<<|<=|>=|==|!=|&&|\|\||[-+*/%&|^~!?:;,.(){}\[\]<>=@])
+""", re.VERBOSE)
+
+
+@dataclass(slots=True)
+class Token:
+    """One token: kind is 'int', 'ident', 'string', 'op', 'kw' or 'eof'."""
+
+    kind: str
+    text: str
+    loc: Loc
+    value: int = 0
+    width: int | None = None
+    signed: bool = False
+    adjacent: bool = False  # no whitespace before this token (to tell `>>` from `> >`)
+
+
+def parse_int(digits: str) -> int:
+    """Value of a P4 integer literal's digits (0x, 0b, 0o, 0d prefixes, underscores)."""
+    d = digits.replace("_", "")
+    base = {"x": 16, "b": 2, "o": 8, "d": 10}.get(d[1:2].lower(), 10) if d[:1] == "0" and len(d) > 1 else 10
+    return int(d[2:] if base != 10 or d[1:2] in "dD" and len(d) > 1 and not d[1].isdigit() else d, base)
+
+
+def tokenize(lines: list[SourceLine]) -> list[Token]:
+    """Turn preprocessed lines into tokens, ending with an 'eof' token."""
+    toks: list[Token] = []
+    for sl in lines:
+        text, pos, prev_end = sl.text, 0, -1
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            loc = Loc(sl.file, sl.line, pos + 1)
+            if not m:
+                raise CompileError(loc, f"unexpected character {text[pos]!r}")
+            kind = m.lastgroup
+            if m.group("ws"):
+                pos = m.end()
+                continue
+            adjacent = prev_end == pos
+            s = m.group(0)
+            if m.group("int") is not None:
+                tok = Token("int", s, loc, parse_int(m.group("digits")), adjacent=adjacent)
+                if m.group("width"):
+                    tok.width = int(m.group("width"))
+                    tok.signed = m.group("sign") == "s"
+            elif m.group("ident") is not None:
+                tok = Token("kw" if s in KEYWORDS else "ident", s, loc, adjacent=adjacent)
+            elif m.group("string") is not None:
+                tok = Token("string", s[1:-1], loc, adjacent=adjacent)
+            else:
+                tok = Token("op", s, loc, adjacent=adjacent)
+            del kind
+            toks.append(tok)
+            pos = prev_end = m.end()
+    last = lines[-1] if lines else SourceLine("", "<empty>", 1)
+    toks.append(Token("eof", "<end of file>", Loc(last.file, last.line, len(last.text) + 1)))
+    return toks

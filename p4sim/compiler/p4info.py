@@ -1,0 +1,208 @@
+"""P4Info (P4Runtime spec section 6) from the compiled program, with p4c's ID scheme.
+
+IDs: the top 8 bits are the P4Ids prefix of the object kind; the low 24 bits come from the
+Jenkins one-at-a-time hash of the fully qualified name, probing upwards on collision, unless
+the object has an @id annotation (p4c's P4RuntimeSymbolTable).
+"""
+
+from __future__ import annotations
+
+from google.protobuf import text_format
+from p4.config.v1 import p4info_pb2
+
+from p4sim.compiler import ast as A
+from p4sim.compiler.builder import Bmv2Json, P4InfoObj, P4InfoTable
+from p4sim.compiler.errors import CompileError
+from p4sim.compiler.types import StructT, bit_width, strip
+
+PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header": 0x04,
+          "action_profile": 0x11, "counter": 0x12, "direct_counter": 0x13, "meter": 0x14,
+          "direct_meter": 0x15, "register": 0x16, "digest": 0x17}
+_MATCH = {"exact": p4info_pb2.MatchField.EXACT, "lpm": p4info_pb2.MatchField.LPM,
+          "ternary": p4info_pb2.MatchField.TERNARY, "range": p4info_pb2.MatchField.RANGE,
+          "optional": p4info_pb2.MatchField.OPTIONAL}
+_UNIT_C = {"packets": p4info_pb2.CounterSpec.PACKETS, "bytes": p4info_pb2.CounterSpec.BYTES,
+           "both": p4info_pb2.CounterSpec.BOTH}
+_UNIT_M = {"packets": p4info_pb2.MeterSpec.PACKETS, "bytes": p4info_pb2.MeterSpec.BYTES}
+
+
+def jenkins_one_at_a_time(name: str) -> int:
+    """Bob Jenkins' one-at-a-time hash of a name (32 bits), as p4c uses for P4Runtime IDs."""
+    h = 0
+    for b in name.encode():
+        h = (h + b) & 0xFFFFFFFF
+        h = (h + (h << 10)) & 0xFFFFFFFF
+        h ^= h >> 6
+    h = (h + (h << 3)) & 0xFFFFFFFF
+    h ^= h >> 11
+    h = (h + (h << 15)) & 0xFFFFFFFF
+    return h
+
+
+class IdAllocator:
+    """Assigns P4Runtime IDs: @id first, then hashed names."""
+
+    def __init__(self) -> None:
+        self.used: set[int] = set()
+
+    def fixed(self, kind: str, value: int, name: str) -> int:
+        """Reserve an @id (given as the full id or as the low 24 bits)."""
+        pid = value if value >> 24 else (PREFIX[kind] << 24) | value
+        if pid in self.used:
+            raise CompileError(None, f"@id({value}) of {name} is already used")
+        self.used.add(pid)
+        return pid
+
+    def hashed(self, kind: str, name: str) -> int:
+        """An ID from the name's hash, probing on collisions."""
+        low = jenkins_one_at_a_time(name)
+        while True:
+            pid = (PREFIX[kind] << 24) | (low & 0xFFFFFF)
+            if pid not in self.used and (low & 0xFFFFFF) != 0:
+                self.used.add(pid)
+                return pid
+            low += 1
+
+
+def _aliases(names: list[str]) -> dict[str, str]:
+    """Shortest dotted suffix of each name that is unique among all names (p4c's alias)."""
+    out = {}
+    for n in names:
+        parts = n.split(".")
+        for k in range(1, len(parts) + 1):
+            suf = ".".join(parts[-k:])
+            if sum(1 for m in names if m == suf or m.endswith("." + suf)) == 1:
+                out[n] = suf
+                break
+        else:
+            out[n] = n
+    return out
+
+
+def build_p4info(bm: Bmv2Json, annotated_ids: dict[tuple[str, str], int]) -> p4info_pb2.P4Info:
+    """The P4Info message of the compiled program."""
+    info = p4info_pb2.P4Info()
+    info.pkg_info.arch = "v1model"
+    objs = bm.p4_objs
+    alloc = IdAllocator()
+    entries: list[tuple[str, str, object]] = [("table", t.name, t) for t in bm.p4_tables]
+    entries += [(o.kind, o.name, o) for o in objs]
+    for kind, name, obj in entries:
+        if (kind, name) in annotated_ids:
+            obj.id = alloc.fixed(kind, annotated_ids[(kind, name)], name)  # type: ignore[attr-defined]
+    for kind, name, obj in sorted(entries, key=lambda e: (PREFIX[e[0]], e[1])):
+        if obj.id is None:  # type: ignore[attr-defined]
+            obj.id = alloc.hashed(kind, name)  # type: ignore[attr-defined]
+    alias = _aliases([name for _, name, _ in entries])
+    ids = {(k, n): o.id for k, n, o in entries}  # type: ignore[attr-defined]
+
+    def pre(msg: object, obj: P4InfoObj | P4InfoTable, annos: list[str] | None = None) -> None:
+        msg.preamble.id = obj.id  # type: ignore[attr-defined]
+        msg.preamble.name = obj.name  # type: ignore[attr-defined]
+        msg.preamble.alias = alias[obj.name]  # type: ignore[attr-defined]
+        for a in annos or []:
+            msg.preamble.annotations.append(a)  # type: ignore[attr-defined]
+
+    for t in sorted(bm.p4_tables, key=lambda t: t.id or 0):
+        tm = info.tables.add()
+        pre(tm, t)
+        for i, (kname, w, mk) in enumerate(t.keys, 1):
+            mf = tm.match_fields.add()
+            mf.id, mf.name, mf.bitwidth, mf.match_type = i, kname, w, _MATCH[mk]
+        for aname, scope in t.actions:
+            ar = tm.action_refs.add()
+            ar.id = ids[("action", aname)]
+            if scope:
+                ar.scope = p4info_pb2.ActionRef.Scope.Value(scope)
+                ar.annotations.append("@defaultonly" if scope == "DEFAULT_ONLY" else "@tableonly")
+        if t.const_default:
+            tm.const_default_action_id = ids[("action", t.const_default)]
+        if t.implementation:
+            tm.implementation_id = ids[("action_profile", t.implementation)]
+        for dname in t.direct:
+            kind = "direct_counter" if ("direct_counter", dname) in ids else "direct_meter"
+            tm.direct_resource_ids.append(ids[(kind, dname)])
+        tm.size = t.size
+        if t.is_const:
+            tm.is_const_table = True
+    bykind: dict[str, list[P4InfoObj]] = {}
+    for o in objs:
+        bykind.setdefault(o.kind, []).append(o)
+    for kind in bykind:
+        bykind[kind].sort(key=lambda o: o.id or 0)
+    for o in bykind.get("action", []):
+        am = info.actions.add()
+        pre(am, o, [f"@{a}" for a in o.extra.get("annos", []) if a in ("noWarn",)][:0])
+        for i, (pname, w) in enumerate(o.params, 1):
+            pm = am.params.add()
+            pm.id, pm.name, pm.bitwidth = i, pname, w
+    for o in bykind.get("action_profile", []):
+        pm = info.action_profiles.add()
+        pre(pm, o)
+        for tname in o.extra.get("tables", []):
+            pm.table_ids.append(ids[("table", tname)])
+        pm.with_selector = bool(o.extra.get("with_selector"))
+        pm.size = o.size
+    for o in bykind.get("counter", []):
+        cm = info.counters.add()
+        pre(cm, o)
+        cm.spec.unit = _UNIT_C[o.unit]
+        cm.size = o.size
+    for o in bykind.get("direct_counter", []):
+        if "table" not in o.extra:
+            continue
+        cm = info.direct_counters.add()
+        pre(cm, o)
+        cm.spec.unit = _UNIT_C[o.unit]
+        cm.direct_table_id = ids[("table", o.extra["table"])]
+    for o in bykind.get("meter", []):
+        mm = info.meters.add()
+        pre(mm, o)
+        mm.spec.unit = _UNIT_M[o.unit]
+        mm.size = o.size
+    for o in bykind.get("direct_meter", []):
+        if "table" not in o.extra:
+            continue
+        mm = info.direct_meters.add()
+        pre(mm, o)
+        mm.spec.unit = _UNIT_M[o.unit]
+        mm.direct_table_id = ids[("table", o.extra["table"])]
+    for o in bykind.get("controller_header", []):
+        cm = info.controller_packet_metadata.add()
+        pre(cm, o, [f'@controller_header("{o.name}")'])
+        for i, (fname, w) in enumerate(o.params, 1):
+            fm = cm.metadata.add()
+            fm.id, fm.name, fm.bitwidth = i, fname, w
+    for o in bykind.get("register", []):
+        rm = info.registers.add()
+        pre(rm, o)
+        rm.type_spec.bitstring.bit.bitwidth = o.extra["bitwidth"]
+        rm.size = o.size
+    for o in bykind.get("digest", []):
+        dm = info.digests.add()
+        pre(dm, o)
+        st = strip(o.extra["type"])
+        if isinstance(st, StructT):
+            dm.type_spec.struct.name = st.name
+            sm = info.type_info.structs[st.name]
+            for fname, ft in st.fields:
+                m = sm.members.add()
+                m.name = fname
+                m.type_spec.bitstring.bit.bitwidth = bit_width(strip(ft))
+        else:
+            dm.type_spec.bitstring.bit.bitwidth = bit_width(st)
+    return info
+
+
+def controller_headers(bm: Bmv2Json, structs: list[StructT]) -> None:
+    """Record @controller_header headers for P4Info."""
+    for st in structs:
+        a = A.anno(st.annos, "controller_header")
+        if st.kind == "header" and a and a.args:
+            bm.p4_objs.append(P4InfoObj("controller_header", str(a.args[0]),
+                                        params=[(n, bit_width(strip(t))) for n, t in st.fields]))
+
+
+def to_text(info: p4info_pb2.P4Info) -> str:
+    """Protobuf text format of the P4Info."""
+    return text_format.MessageToString(info)

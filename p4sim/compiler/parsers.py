@@ -1,0 +1,290 @@
+"""The parser (states, extract, select), the deparser, and the checksum controls in bmv2 JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from p4sim.compiler import ast as A
+from p4sim.compiler.actions import StmtLowerer
+from p4sim.compiler.builder import source_info
+from p4sim.compiler.controls import BlockContext
+from p4sim.compiler.env import DeclE, FieldE, HeaderE, StackE, StructE
+from p4sim.compiler.errors import CompileError
+from p4sim.compiler.exprs import V, describe, hexstr, mask_of
+from p4sim.compiler.externs import HASH_ALGOS, field_refs, prim
+from p4sim.compiler.types import BitsT, BoolT, ErrorT, bit_width, strip
+
+
+class ParserLowerer(BlockContext):
+    """Lowers the V1Switch parser into bmv2's `parser`."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.packet: str | None = None
+
+    def run(self, roles: list) -> dict:
+        """Lower the parser; returns its JSON."""
+        d: A.ParserDecl = self.decl
+        self.packet = d.params[0].name
+        self.scope.add(self.packet, DeclE("packet", None, "packet_in"))
+        self.bind_params(d.params[1:], roles)
+        sl = StmtLowerer(self.scope, self.prog, self)
+        init: list[A.Stmt] = []
+        for loc_decl in d.locals:
+            self.declare_local(loc_decl, sl, init)
+        names = {s.name for s in d.states}
+        if "start" not in names:
+            raise CompileError(d.loc, f"parser {d.name} has no start state")
+        for s in d.states:
+            if s.name in ("accept", "reject"):
+                raise CompileError(s.loc, f"state {s.name} cannot be redefined")
+        states = []
+        need_reject = False
+        for idx, s in enumerate(d.states):
+            stl = StmtLowerer(self.scope.child(), self.prog, self)
+            ops = []
+            for st in (init if s.name == "start" else []) + s.stmts:
+                ops += [self._op(p) for p in stl.stmt(st)]
+            key, trans = self._transition(stl, s, names)
+            need_reject |= any(t["next_state"] == "reject" for t in trans)
+            states.append({"name": s.name, "id": idx, "parser_ops": ops, "transitions": trans,
+                           "transition_key": key})
+        if need_reject:
+            # bmv2 has no reject state: raise a parser error (v1model continues to ingress with it set)
+            err = hexstr(self.prog.error_code("NoMatch", d.loc), 32)
+            states.append({"name": "reject", "id": len(states), "parser_ops": [
+                {"op": "verify", "parameters": [{"type": "bool", "value": False}, err]}],
+                "transitions": [{"type": "default", "value": None, "mask": None, "next_state": None}],
+                "transition_key": []})
+        pj = {"name": "parser", "id": 0, "init_state": "start", "parse_states": states}
+        self.bm.parsers.append(pj)
+        return pj
+
+    @staticmethod
+    def _op(p: dict) -> dict:
+        if p["op"] == "assign":
+            return {"op": "set", "parameters": p["parameters"]}
+        if p["op"] in ("extract", "verify", "advance", "set"):
+            return {"op": p["op"], "parameters": p["parameters"]}
+        return {"op": "primitive", "parameters": [{"op": p["op"], "parameters": p["parameters"],
+                                                   "source_info": p.get("source_info")}]}
+
+    def special_call(self, sl: StmtLowerer, c: A.Call) -> list[dict] | None:
+        f = c.func
+        if isinstance(f, A.Name) and f.name == "verify":
+            if len(c.args) != 2:
+                raise CompileError(c.loc, "verify takes 2 arguments")
+            b = sl.expr(c.args[0].expr)
+            e = sl.expr(c.args[1].expr)
+            if not isinstance(strip(e.t), ErrorT):
+                raise CompileError(c.args[1].expr.loc, f"verify expects an error, found {e.t}")
+            return [{"op": "verify", "parameters": [sl.cond(b, c.loc), e.j]}]
+        if not (isinstance(f, A.Member) and isinstance(f.expr, A.Name) and f.expr.name == self.packet):
+            return None
+        if f.name == "extract":
+            if len(c.args) != 1:
+                raise CompileError(c.loc, "extract with a variable size is not supported (varbit)")
+            a = c.args[0].expr
+            if isinstance(a, A.Member) and a.name == "next":
+                st = sl.expr(a.expr)
+                if not isinstance(st.ent, StackE):
+                    raise CompileError(a.loc, f"{describe(a.expr)} is not a header stack")
+                return [{"op": "extract", "parameters": [{"type": "stack", "value": st.ent.name}]}]
+            v = sl.expr(a)
+            if not isinstance(v.ent, HeaderE):
+                raise CompileError(a.loc, f"extract expects a header, found {v.t}")
+            return [{"op": "extract", "parameters": [{"type": "regular", "value": v.ent.inst}]}]
+        if f.name == "advance":
+            n = sl.coerce(sl.expr(c.args[0].expr, BitsT(32)), BitsT(32), c.loc, "advance size")
+            return [{"op": "advance", "parameters": [n.j]}]
+        raise CompileError(c.loc, f"packet_in.{f.name} cannot be called as a statement")
+
+    def lookahead(self, sl: StmtLowerer, e: A.Expr) -> V | None:
+        """`pkt.lookahead<T>()` as a bmv2 lookahead operand."""
+        if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead" and \
+                isinstance(e.func.expr, A.Name) and e.func.expr.name == self.packet:
+            if len(e.type_args) != 1:
+                raise CompileError(e.loc, "lookahead needs a type argument: lookahead<bit<W>>()")
+            t = strip(self.prog.resolve(e.type_args[0], sl.scope))
+            return V({"type": "lookahead", "value": [0, bit_width(t)]}, t)
+        return None
+
+    def _transition(self, sl: StmtLowerer, s: A.State, names: set[str]) -> tuple[list, list]:
+        def target(n: str, loc: Any) -> str | None:
+            if n == "accept":
+                return None
+            if n == "reject":
+                return "reject"
+            if n not in names:
+                raise CompileError(loc, f"transition to undefined state {n!r}")
+            return n
+
+        if s.select is None:
+            nxt = s.next or "accept"
+            return [], [{"type": "default", "value": None, "mask": None,
+                         "next_state": target(nxt, s.trans_loc)}]
+        keys, widths = [], []
+        for e in s.select:
+            v = self.lookahead(sl, e) or sl.expr(e)
+            if isinstance(strip(v.t), BoolT):
+                v = V(sl.data(v, e.loc), BitsT(1), v.ent)
+            if v.j is None or not isinstance(strip(v.t), (BitsT,)) and bit_width(strip(v.t)) is None:
+                raise CompileError(e.loc, f"cannot select on {v.t}")
+            keys.append(v.j if v.j["type"] in ("field", "lookahead") else {"type": "expression", "value": v.j})
+            if v.j["type"] == "expression":
+                keys[-1] = v.j
+            widths.append(bit_width(strip(v.t)))
+        trans = []
+        for case in s.cases:
+            ks = case.keyset.items if isinstance(case.keyset, A.ListExpr) else [case.keyset]
+            if len(ks) == 1 and isinstance(ks[0], A.Default) or (isinstance(case.keyset, A.Default)):
+                trans.append({"type": "default", "value": None, "mask": None,
+                              "next_state": target(case.state, case.loc)})
+                continue
+            if len(ks) != len(keys):
+                raise CompileError(case.loc, f"keyset has {len(ks)} values, select has {len(keys)} keys")
+            alts: list[list[tuple[int, int]]] = [[]]
+            for k, w in zip(ks, widths, strict=False):
+                opts = self._keyset(sl, k, w)
+                alts = [a + [o] for a in alts for o in opts]
+            for alt in alts:
+                value = "".join("%0*x" % ((w + 7) // 8 * 2, v) for (v, _), w in zip(alt, widths, strict=False))
+                masks = [m for _, m in alt]
+                full = all(m == mask_of(w) for m, w in zip(masks, widths, strict=False))
+                mask = None if full else "0x" + "".join("%0*x" % ((w + 7) // 8 * 2, m) for m, w in zip(masks, widths, strict=False))
+                trans.append({"type": "hexstr", "value": "0x" + value, "mask": mask,
+                              "next_state": target(case.state, case.loc)})
+        return keys, trans
+
+    def _keyset(self, sl: StmtLowerer, k: A.Expr, w: int) -> list[tuple[int, int]]:
+        t = BitsT(w)
+
+        def c(e: A.Expr) -> int:
+            v = sl.expr(e, t)
+            if isinstance(strip(v.t), BoolT) and v.const is not None:
+                return int(v.const)
+            v = sl.coerce(v, t, e.loc, "select value")
+            if v.const is None:
+                raise CompileError(e.loc, "select cases must be compile-time constants "
+                                   "(parser value sets are not supported)")
+            return v.const & mask_of(w)
+
+        if isinstance(k, A.Default):
+            return [(0, 0)]
+        if isinstance(k, A.Mask):
+            m = c(k.mask)
+            return [(c(k.value) & m, m)]
+        if isinstance(k, A.Range):
+            return _range_to_masks(c(k.lo), c(k.hi), w)
+        return [(c(k), mask_of(w))]
+
+
+def _range_to_masks(lo: int, hi: int, w: int) -> list[tuple[int, int]]:
+    """Cover [lo, hi] with value/mask pairs (bmv2 parsers match only value/mask)."""
+    out = []
+    while lo <= hi:
+        size = 0
+        while size < w and lo % (1 << (size + 1)) == 0 and lo + (1 << (size + 1)) - 1 <= hi:
+            size += 1
+        out.append((lo, mask_of(w) & ~mask_of(size)))
+        lo += 1 << size
+    return out
+
+
+class DeparserLowerer(BlockContext):
+    """Lowers the deparser: the order of emitted headers."""
+
+    def run(self, roles: list) -> dict:
+        """Lower the deparser; returns its JSON."""
+        d: A.ControlDecl = self.decl
+        pkt = d.params[0].name
+        self.bind_params(d.params[1:], roles)
+        sl = StmtLowerer(self.scope, self.prog, self)
+        order: list[str] = []
+
+        def emit(v: V, loc: Any) -> None:
+            ent = v.ent
+            if isinstance(ent, HeaderE):
+                order.append(ent.inst)
+            elif isinstance(ent, StackE):
+                order.extend(h.inst for h in ent.elems)
+            elif isinstance(ent, StructE):
+                for m in ent.members.values():
+                    if isinstance(m, (HeaderE, StackE, StructE)):
+                        emit(V(None, v.t, m), loc)
+            else:
+                raise CompileError(loc, f"emit expects a header, a header stack or a struct of headers, found {v.t}")
+
+        def walk(stmts: list[A.Stmt]) -> None:
+            for s in stmts:
+                if isinstance(s, A.Block):
+                    walk(s.stmts)
+                elif isinstance(s, A.CallStmt) and isinstance(s.call.func, A.Member) and \
+                        isinstance(s.call.func.expr, A.Name) and s.call.func.expr.name == pkt and \
+                        s.call.func.name == "emit":
+                    if len(s.call.args) != 1:
+                        raise CompileError(s.loc, "emit takes one argument")
+                    emit(sl.expr(s.call.args[0].expr), s.loc)
+                elif isinstance(s, A.Empty):
+                    continue
+                else:
+                    raise CompileError(s.loc, "the deparser may only contain packet.emit(...) calls "
+                                       "(bmv2 emits valid headers only, so no conditions are needed)")
+
+        walk(d.body.stmts)
+        dj = {"name": "deparser", "id": 0, "source_info": source_info(d.loc, d.name), "order": order,
+              "primitives": []}
+        self.bm.deparsers.append(dj)
+        return dj
+
+
+class ChecksumLowerer(BlockContext):
+    """Lowers VerifyChecksum/ComputeChecksum: verify_checksum/update_checksum calls to bmv2 checksums."""
+
+    def run(self, roles: list, verify: bool) -> None:
+        """Add the control's checksums to the JSON."""
+        d: A.ControlDecl = self.decl
+        self.bind_params(d.params, roles)
+        sl = StmtLowerer(self.scope, self.prog, self)
+        init: list[A.Stmt] = []
+        for loc_decl in d.locals:
+            self.declare_local(loc_decl, sl, init)
+        want = ("verify_checksum", "verify_checksum_with_payload") if verify else (
+            "update_checksum", "update_checksum_with_payload")
+        for s in self._flat(d.body.stmts):
+            c = s.call if isinstance(s, A.CallStmt) else None
+            if c is None or not isinstance(c.func, A.Name) or c.func.name not in want:
+                raise CompileError(s.loc, f"control {d.name} may only call {' or '.join(want)}")
+            if len(c.args) != 4:
+                raise CompileError(c.loc, f"{c.func.name} takes 4 arguments")
+            cond = sl.expr(c.args[0].expr)
+            jc = sl.cond(cond, c.args[0].expr.loc)
+            inputs = field_refs(sl, c.args[1].expr)
+            if c.func.name.endswith("_with_payload"):
+                inputs.append({"type": "payload", "value": None})
+            target = sl.expr(c.args[2].expr)
+            if not isinstance(target.ent, FieldE):
+                raise CompileError(c.args[2].expr.loc, "the checksum must be a field")
+            algo_e = c.args[3].expr
+            sl.expr(algo_e)
+            if not isinstance(algo_e, A.Member) or algo_e.name not in HASH_ALGOS:
+                raise CompileError(algo_e.loc, "expected a HashAlgorithm member")
+            calc = self.bm.add_calculation(HASH_ALGOS[algo_e.name], inputs, c.loc, describe(c.args[2].expr))
+            self.bm.checksums.append({
+                "name": self.bm.unique("cksum"), "id": len(self.bm.checksums),
+                "source_info": source_info(c.loc, c.func.name), "target": list(target.ent.ref),
+                "type": "generic", "calculation": calc, "verify": verify, "update": not verify,
+                "if_cond": jc if cond.const is None else ({"type": "bool", "value": True} if cond.const else
+                                                          {"type": "bool", "value": False})})
+
+    def _flat(self, stmts: list[A.Stmt]) -> list[A.Stmt]:
+        out: list[A.Stmt] = []
+        for s in stmts:
+            if isinstance(s, A.Block):
+                out += self._flat(s.stmts)
+            elif not isinstance(s, A.Empty):
+                out.append(s)
+        return out
+
+
+__all__ = ["ParserLowerer", "DeparserLowerer", "ChecksumLowerer", "prim"]

@@ -1,0 +1,228 @@
+"""The C-style preprocessor subset P4 programs use: includes, object-like macros, conditionals.
+
+The output keeps, for every line, the file and line it came from, so that the lexer reports
+errors at the right place inside included files.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from p4sim.compiler.errors import CompileError, Loc
+
+log = logging.getLogger(__name__)
+
+BUILTIN_INCLUDE = Path(__file__).resolve().parent.parent / "p4include"
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+_DIRECTIVE = re.compile(r"\s*#\s*([a-z_]+)\s*(.*)$")
+_MAX_DEPTH = 50
+
+
+@dataclass(slots=True)
+class SourceLine:
+    """One logical line of preprocessed text and where it came from."""
+
+    text: str
+    file: str
+    line: int
+
+
+@dataclass(slots=True)
+class _Cond:
+    active: bool       # this branch is being emitted
+    taken: bool        # some branch of this #if chain was already taken
+    parent_active: bool
+    seen_else: bool = False
+
+
+@dataclass(slots=True)
+class Preprocessor:
+    """Expands includes, macros and conditionals into a list of SourceLine."""
+
+    include_dirs: list[Path] = field(default_factory=list)
+    macros: dict[str, str] = field(default_factory=dict)
+    out: list[SourceLine] = field(default_factory=list)
+    _once: set[Path] = field(default_factory=set)
+
+    def define(self, spec: str) -> None:
+        """Define a macro from a `-D NAME[=VALUE]` argument."""
+        name, _, value = spec.partition("=")
+        if not _IDENT.fullmatch(name):
+            raise ValueError(f"bad -D {spec!r}: expected NAME[=VALUE]")
+        self.macros[name] = value if "=" in spec else "1"
+
+    def run(self, path: Path) -> list[SourceLine]:
+        """Preprocess the program at path and return its lines."""
+        self._file(path, str(path), 0)
+        return self.out
+
+    def _find(self, name: str, angled: bool, here: Path, loc: Loc) -> Path:
+        dirs = ([] if angled else [here.parent]) + list(self.include_dirs) + [BUILTIN_INCLUDE]
+        for d in dirs:
+            cand = d / name
+            if cand.is_file():
+                return cand
+        raise CompileError(loc, f"cannot find include file {name!r}")
+
+    def _file(self, path: Path, shown: str, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            raise CompileError(Loc(shown, 1, 1), "includes nested too deeply")
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise CompileError(Loc(shown, 1, 1), f"cannot read {path}: {exc.strerror}") from None
+        lines = _logical_lines(_strip_comments(text, shown))
+        stack: list[_Cond] = []
+        for lineno, raw in lines:
+            loc = Loc(shown, lineno, 1)
+            active = not stack or stack[-1].active
+            m = _DIRECTIVE.match(raw)
+            if m:
+                self._directive(m.group(1), m.group(2).strip(), stack, active, path, loc, depth)
+                continue
+            if active:
+                self.out.append(SourceLine(self._expand(raw, loc), shown, lineno))
+        if stack:
+            raise CompileError(Loc(shown, len(lines), 1), "unterminated #if")
+
+    def _directive(self, name: str, arg: str, stack: list[_Cond], active: bool,
+                   path: Path, loc: Loc, depth: int) -> None:
+        if name in ("if", "ifdef", "ifndef"):
+            if not active:
+                stack.append(_Cond(False, True, False))
+                return
+            if name == "if":
+                val = self._eval(arg, loc)
+            else:
+                if not _IDENT.fullmatch(arg):
+                    raise CompileError(loc, f"#{name} expects a macro name, got {arg!r}")
+                val = (arg in self.macros) == (name == "ifdef")
+            stack.append(_Cond(val, val, True))
+        elif name in ("elif", "else"):
+            if not stack or stack[-1].seen_else:
+                raise CompileError(loc, f"#{name} without #if")
+            top = stack[-1]
+            if name == "else":
+                top.seen_else = True
+                top.active = top.parent_active and not top.taken
+            else:
+                top.active = top.parent_active and not top.taken and self._eval(arg, loc)
+            top.taken = top.taken or top.active
+        elif name == "endif":
+            if not stack:
+                raise CompileError(loc, "#endif without #if")
+            stack.pop()
+        elif not active:
+            return
+        elif name == "include":
+            m = re.fullmatch(r'<([^>]+)>|"([^"]+)"', arg)
+            if not m:
+                raise CompileError(loc, f"#include expects <file> or \"file\", got {arg!r}")
+            target = self._find(m.group(1) or m.group(2), m.group(1) is not None, path, loc)
+            real = target.resolve()
+            if real in self._once:
+                return
+            if m.group(1) and target.parent == BUILTIN_INCLUDE:
+                self._once.add(real)
+            shown = m.group(1) or m.group(2)
+            if not m.group(1):
+                shown = str(target)
+            self._file(target, shown, depth + 1)
+        elif name == "define":
+            m = re.match(r"([A-Za-z_][A-Za-z_0-9]*)(\(?)\s*(.*)$", arg)
+            if not m:
+                raise CompileError(loc, f"#define expects a macro name, got {arg!r}")
+            if m.group(2):
+                raise CompileError(loc, f"function-like macro {m.group(1)!r} is not supported")
+            self.macros[m.group(1)] = m.group(3).strip()
+        elif name == "undef":
+            self.macros.pop(arg, None)
+        elif name == "error":
+            raise CompileError(loc, f"#error {arg}")
+        elif name in ("warning", "pragma", "line"):
+            log.debug("%s: ignoring #%s %s", loc, name, arg)
+        else:
+            raise CompileError(loc, f"unknown preprocessor directive #{name}")
+
+    def _expand(self, text: str, loc: Loc, depth: int = 0) -> str:
+        if not self.macros or depth > 30:
+            return text
+
+        def sub(m: re.Match[str]) -> str:
+            name = m.group(0)
+            if name in self.macros:
+                return self._expand(self.macros[name], loc, depth + 1)
+            return name
+
+        # Do not expand inside string literals.
+        parts = re.split(r'("(?:[^"\\]|\\.)*")', text)
+        return "".join(p if i % 2 else _IDENT.sub(sub, p) for i, p in enumerate(parts))
+
+    def _eval(self, expr: str, loc: Loc) -> bool:
+        expr = re.sub(r"defined\s*\(\s*([A-Za-z_]\w*)\s*\)|defined\s+([A-Za-z_]\w*)",
+                      lambda m: "1" if (m.group(1) or m.group(2)) in self.macros else "0", expr)
+        expr = self._expand(expr, loc)
+        expr = _IDENT.sub("0", expr)  # undefined identifiers are 0, as in C
+        expr = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]*", r"\1", expr)
+        if not re.fullmatch(r"[\sA-Fa-fxX0-9()+\-*/%<>=!&|^~?:]*", expr):
+            raise CompileError(loc, f"bad #if expression {expr!r}")
+        py = expr.replace("&&", " and ").replace("||", " or ")
+        py = re.sub(r"!(?!=)", " not ", py).replace("/", "//")
+        try:
+            return bool(eval(py, {"__builtins__": {}}, {}))  # noqa: S307 - digits and operators only
+        except Exception:
+            raise CompileError(loc, f"bad #if expression {expr!r}") from None
+
+
+def _strip_comments(text: str, shown: str) -> str:
+    """Replace comments by spaces, keeping newlines so line numbers stay right."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            if j < 0:
+                line = text.count("\n", 0, i) + 1
+                raise CompileError(Loc(shown, line, 1), "unterminated comment")
+            out.append("\n" * text.count("\n", i, j) + " ")
+            i = j + 2
+        else:
+            j = i
+            while j < n and text[j] not in '"/':
+                j += 1
+            if j == i:
+                j += 1
+            out.append(text[i:j])
+            i = j
+    return "".join(out)
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """Split into (line number, text), joining backslash-continued lines."""
+    res: list[tuple[int, str]] = []
+    buf, start = "", 0
+    for i, line in enumerate(text.split("\n"), 1):
+        if not buf:
+            start = i
+        if line.endswith("\\"):
+            buf += line[:-1] + " "
+            continue
+        res.append((start, buf + line))
+        buf = ""
+    if buf:
+        res.append((start, buf))
+    return res
