@@ -192,7 +192,7 @@ class StmtLowerer(ExprLowerer):
         if isinstance(f, A.Name):
             ent = self.scope.get(f.name, f.loc)
             if isinstance(ent, DeclE) and ent.kind == "action":
-                return self.inline_action(ent.decl, c)
+                return self.inline_action(ent.decl, c, ent.extra)
             if isinstance(ent, DeclE) and ent.kind == "function":
                 return extern_function(self, f.name, c)
             raise CompileError(c.loc, f"{f.name} cannot be called")
@@ -222,11 +222,11 @@ class StmtLowerer(ExprLowerer):
             raise CompileError(c.loc, f"{describe(f)}: no such method")
         raise CompileError(c.loc, "unsupported call")
 
-    def inline_action(self, d: A.ActionDecl, c: A.Call) -> list[dict]:
+    def inline_action(self, d: A.ActionDecl, c: A.Call, home: Scope | None = None) -> list[dict]:
         """Primitives of an action called directly, with its parameters bound to the arguments."""
         if len(c.args) != len(d.params):
             raise CompileError(c.loc, f"action {d.name} takes {len(d.params)} arguments, found {len(c.args)}")
-        scope = self.ctx.scope.child()
+        scope = (home if home is not None else self.types.scope).child()
         out: list[dict] = []
         for p, a in zip(d.params, c.args, strict=False):
             pt = self.types.resolve(p.typ, self.scope)

@@ -14,7 +14,7 @@ from p4.config.v1 import p4info_pb2
 from p4sim.compiler import ast as A
 from p4sim.compiler.builder import Bmv2Json
 from p4sim.compiler.controls import ControlLowerer, shared_storage
-from p4sim.compiler.env import DeclE
+from p4sim.compiler.env import DeclE, TypeE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.lexer import tokenize
 from p4sim.compiler.p4info import build_p4info, controller_headers, to_text
@@ -22,7 +22,7 @@ from p4sim.compiler.parser import parse
 from p4sim.compiler.parsers import ChecksumLowerer, DeparserLowerer, ParserLowerer
 from p4sim.compiler.preprocess import Preprocessor
 from p4sim.compiler.program import Program, qualified
-from p4sim.compiler.types import EnumT
+from p4sim.compiler.types import EnumT, StructT
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +74,9 @@ def lower(prog: Program, program_file: str) -> Result:
     shared = Shared()
     hdr, meta = shared_storage(bm, hdr_t, meta_t, shared.field_lists)
     std = bm.std
+    std_ent = prog.scope.lookup("standard_metadata_t")
+    if isinstance(std_ent, TypeE) and isinstance(std_ent.type, StructT):
+        std.type = std_ent.type  # same fields as builder.STD_META, the v1model declaration's type
     controller_headers(bm, prog.structs)
     ParserLowerer(prog, bm, parser, shared).run([hdr, meta, std])
     ChecksumLowerer(prog, bm, blocks["VerifyChecksum"], shared).run([hdr, meta], verify=True)

@@ -46,23 +46,33 @@ class BlockContext:
             if ent is not None:
                 self.scope.add(p.name, ent, p.loc)
 
-    def declare_local(self, d: object, sl: StmtLowerer, init: list[A.Stmt]) -> None:
-        """A control or parser local declaration."""
+    def declare_local(self, d: object, sl: StmtLowerer, init: list[A.Stmt], scope: Scope | None = None,
+                      prefix: str | None = None) -> None:
+        """A control or parser local declaration (in scope, with names qualified by prefix)."""
+        scope = scope if scope is not None else self.scope
+        prefix = prefix if prefix is not None else self.prefix
         if isinstance(d, A.ConstDecl):
-            self.scope.add(d.name, const_value(self.prog, self.scope, d, self.prog.resolve(d.typ, self.scope)),
-                           d.loc)
+            scope.add(d.name, const_value(self.prog, scope, d, self.prog.resolve(d.typ, scope)), d.loc)
         elif isinstance(d, A.Instance):
-            info = make_instance(sl, self.bm, d, qualified(d, self.prefix))
-            self.scope.add(d.name, DeclE("instance", d, info.name, info), d.loc)
+            tent = scope.lookup(d.typ.name) if isinstance(d.typ, A.NamedT) else None
+            if isinstance(tent, DeclE) and tent.kind in ("control", "parser"):
+                if tent.kind == "parser":
+                    raise CompileError(d.loc, f"{d.name}: sub-parsers are not supported")
+                if d.args or tent.decl.ctor_params:
+                    raise CompileError(d.loc, f"{d.name}: constructor parameters of controls are not supported")
+                scope.add(d.name, DeclE("subcontrol", tent.decl, qualified(d, prefix)), d.loc)
+                return
+            info = make_instance(sl, self.bm, d, qualified(d, prefix))
+            scope.add(d.name, DeclE("instance", d, info.name, info), d.loc)
         elif isinstance(d, A.VarDecl):
-            ent = self.new_local(d.name, self.prog.resolve(d.typ, self.scope), d.loc)
-            self.scope.add(d.name, ent, d.loc)
+            ent = self.new_local(d.name, self.prog.resolve(d.typ, scope), d.loc)
+            scope.add(d.name, ent, d.loc)
             if d.init is not None:
                 init.append(A.Assign(d.loc, A.Name(d.loc, d.name), d.init))
         elif isinstance(d, A.ActionDecl):
-            self.scope.add(d.name, DeclE("action", d, qualified(d, self.prefix)), d.loc)
+            scope.add(d.name, DeclE("action", d, qualified(d, prefix), scope), d.loc)
         elif isinstance(d, A.TableDecl):
-            self.scope.add(d.name, DeclE("table", d, qualified(d, self.prefix)), d.loc)
+            scope.add(d.name, DeclE("table", d, qualified(d, prefix), scope), d.loc)
         else:
             raise CompileError(getattr(d, "loc", None), f"unsupported local declaration {type(d).__name__}")
 
@@ -91,6 +101,8 @@ class ControlLowerer(BlockContext):
         self.pipeline = {"name": pipeline, "id": len(bm.pipelines), "source_info": source_info(decl.loc, decl.name),
                          "init_table": None, "tables": [], "action_profiles": [], "conditionals": []}
         self.applied: set[str] = set()
+        self.inlined: set[str] = set()
+        self.ret_target: str | None = None
         self.actions_done: dict[str, int] = {}
         self.stem = Path(decl.loc.file).stem.replace("-", "_").replace(".", "_")
         self.tables = TableLowerer(self)
@@ -115,13 +127,14 @@ class ControlLowerer(BlockContext):
         d: A.ActionDecl = ent.decl
         if ent.qname in self.bm.action_ids:
             return self.bm.action_ids[ent.qname]
-        scope = self.scope.child()
+        home = ent.extra if ent.extra is not None else self.prog.scope
+        scope = home.child()
         params = []
         for i, p in enumerate(d.params):
             if p.direction:
                 raise CompileError(p.loc, f"action {d.name}: directional parameter {p.name} cannot be bound by "
                                    "the control plane (p4sim supports only directionless parameters in tables)")
-            t = self.prog.resolve(p.typ, self.scope)
+            t = self.prog.resolve(p.typ, home)
             scope.add(p.name, RuntimeE(i, t), p.loc)
             params.append((p.name, bit_width(t)))
         prims = StmtLowerer(scope, self.prog, self).stmts(d.body.stmts)
@@ -132,7 +145,8 @@ class ControlLowerer(BlockContext):
         """Record the action for P4Info (once)."""
         if any(o.kind == "action" and o.name == ent.qname for o in self.bm.p4_objs):
             return
-        widths = [bit_width(self.prog.resolve(p.typ, self.scope)) for p in ent.decl.params]
+        home = ent.extra if ent.extra is not None else self.prog.scope
+        widths = [bit_width(self.prog.resolve(p.typ, home)) for p in ent.decl.params]
         annos = [a.name for a in ent.decl.annos]
         self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, w) for p, w in
                                                                        zip(ent.decl.params, widths, strict=False)],
@@ -166,8 +180,49 @@ class ControlLowerer(BlockContext):
         if isinstance(s, (A.Assign, A.VarDecl, A.ConstDecl, A.Empty, A.Exit)):
             return True
         if isinstance(s, A.CallStmt):
-            return self.table_of_apply(s.call, scope) is None
+            return self.table_of_apply(s.call, scope) is None and self.subcontrol_of_apply(s.call, scope) is None
         return False
+
+    def subcontrol_of_apply(self, c: A.Call, scope: Scope) -> DeclE | None:
+        """The control instance if c is `inst.apply(...)`."""
+        if isinstance(c.func, A.Member) and c.func.name == "apply" and isinstance(c.func.expr, A.Name):
+            ent = scope.lookup(c.func.expr.name)
+            if isinstance(ent, DeclE) and ent.kind == "subcontrol":
+                return ent
+        return None
+
+    def inline_control(self, ent: DeclE, c: A.Call, nxt: str | None, scope: Scope) -> str | None:
+        """Inline a control instance's apply (as p4c's Inline pass), names prefixed by the instance."""
+        cd: A.ControlDecl = ent.decl
+        if ent.qname in self.inlined:
+            raise CompileError(c.loc, f"{ent.qname}: a control instance can be applied only once")
+        self.inlined.add(ent.qname)
+        if len(c.args) != len(cd.params):
+            raise CompileError(c.loc, f"{cd.name}.apply takes {len(cd.params)} arguments, found {len(c.args)}")
+        sc = self.prog.scope.child()
+        ev = StmtLowerer(scope, self.prog, self)
+        for p, a in zip(cd.params, c.args):
+            pt = self.prog.resolve(p.typ, sc)
+            v = ev.expr(a.expr, strip(pt))
+            if isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)):
+                ev.coerce(v, pt, a.expr.loc, f"argument {p.name}")
+                sc.add(p.name, v.ent)
+            elif v.const is not None and not p.direction.endswith("out"):
+                v = ev.coerce(v, pt, a.expr.loc, f"argument {p.name}")
+                sc.add(p.name, ConstE(v.const, pt))
+            else:
+                raise CompileError(a.expr.loc, f"argument {p.name} of {cd.name}.apply must be a variable or a "
+                                   "constant")
+        init: list[A.Stmt] = []
+        sl = StmtLowerer(sc, self.prog, self)
+        for d in cd.locals:
+            self.declare_local(d, sl, init, sc, ent.qname)
+        saved = self.ret_target
+        self.ret_target = nxt
+        try:
+            return self.block(init + cd.body.stmts, nxt, sc)
+        finally:
+            self.ret_target = saved
 
     def table_of_apply(self, c: A.Expr, scope: Scope) -> DeclE | None:
         """The table if c is `t.apply()`."""
@@ -208,8 +263,11 @@ class ControlLowerer(BlockContext):
         if isinstance(s, A.Return):
             if s.expr is not None:
                 raise CompileError(s.loc, "return with a value in a control")
-            return None
+            return self.ret_target
         if isinstance(s, A.CallStmt):
+            sub = self.subcontrol_of_apply(s.call, scope)
+            if sub is not None:
+                return self.inline_control(sub, s.call, nxt, scope)
             t = self.table_of_apply(s.call, scope)
             assert t is not None
             return self.tables.apply(t, {}, nxt, s.loc)

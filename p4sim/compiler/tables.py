@@ -23,6 +23,7 @@ class TableLowerer:
     def __init__(self, ctrl: Any) -> None:
         self.c = ctrl
         self.profiles: dict[str, dict] = {}
+        self.sc = ctrl.scope
 
     def hidden(self, name: str, action: str, aid: int, nxt: str | None, loc: Loc) -> str:
         """A keyless table that always runs one action (p4c's tbl_* tables)."""
@@ -43,10 +44,11 @@ class TableLowerer:
         """Lower the table `ent` applied once, with its successors."""
         t: A.TableDecl = ent.decl
         c = self.c
+        self.sc = ent.extra if ent.extra is not None else c.scope
         if ent.qname in c.applied:
             raise CompileError(loc, f"table {ent.qname} is applied more than once (bmv2 allows one application)")
         c.applied.add(ent.qname)
-        ev = ExprLowerer(c.scope, c.prog)
+        ev = ExprLowerer(self.sc, c.prog)
         keys, p4keys, selector_in = [], [], []
         kinds = []
         for k in t.keys:
@@ -72,7 +74,7 @@ class TableLowerer:
         # actions
         names, ids, refs = [], [], []
         for ar in t.actions:
-            aent = c.scope.lookup(ar.name)
+            aent = self.sc.lookup(ar.name)
             if not isinstance(aent, DeclE) or aent.kind != "action":
                 raise CompileError(ar.loc, f"{ar.name}: not an action")
             if ar.args:
@@ -175,7 +177,7 @@ class TableLowerer:
         ar = t.default_action
         if ar is None:
             ar = A.ActionRef("NoAction", [], [], t.loc)
-        aent = c.scope.lookup(ar.name)
+        aent = self.sc.lookup(ar.name)
         if not isinstance(aent, DeclE) or aent.kind != "action":
             raise CompileError(ar.loc, f"{ar.name}: default action is not an action")
         if t.default_action is not None and aent.qname not in names:
@@ -191,7 +193,7 @@ class TableLowerer:
             raise CompileError(ar.loc, f"action {ar.name} takes {len(d.params)} arguments, found {len(ar.args)}")
         out = []
         for p, a in zip(d.params, ar.args, strict=False):
-            pt = self.c.prog.resolve(p.typ, self.c.scope)
+            pt = self.c.prog.resolve(p.typ, self.sc)
             v = ev.coerce(ev.expr(a.expr, strip(pt)), pt, a.expr.loc, f"argument {p.name}")
             if v.const is None:
                 raise CompileError(a.expr.loc, f"argument {p.name} of {ar.name} must be a constant")
@@ -201,7 +203,7 @@ class TableLowerer:
     def _instance(self, ev: ExprLowerer, e: A.Expr, kind: str) -> InstInfo:
         if not isinstance(e, A.Name):
             raise CompileError(e.loc, f"expected the name of a {kind} instance")
-        ent = self.c.scope.get(e.name, e.loc)
+        ent = self.sc.get(e.name, e.loc)
         if not is_instance(ent) or ent.extra.kind != kind:
             raise CompileError(e.loc, f"{e.name} is not a {kind}")
         return ent.extra
@@ -210,7 +212,7 @@ class TableLowerer:
         if not isinstance(e, A.Name):
             raise CompileError(e.loc, "implementation must name an action_profile or action_selector instance "
                                "(p4c wants a named instance)")
-        ent = self.c.scope.get(e.name, e.loc)
+        ent = self.sc.get(e.name, e.loc)
         if not is_instance(ent) or ent.extra.kind not in ("action_profile", "action_selector"):
             raise CompileError(e.loc, f"{e.name} is not an action_profile or action_selector")
         info: InstInfo = ent.extra
@@ -239,7 +241,7 @@ class TableLowerer:
             for kj, ke in zip(keys, en.keys, strict=False):
                 width = bit_width(strip(self._key_type(kj)))
                 mks.append(self._entry_key(ev, kj["match_type"], ke, width))
-            aent = self.c.scope.lookup(en.action.name)
+            aent = self.sc.lookup(en.action.name)
             if not isinstance(aent, DeclE) or aent.qname not in names:
                 raise CompileError(en.action.loc, f"{en.action.name} is not an action of table {t.name}")
             data = self._action_data(ev, aent, en.action)
