@@ -1,16 +1,101 @@
-"""python -m tablegen: command line."""
+"""python -m tablegen: write entry files for a topology, or check a directory of them.
+
+  python -m tablegen topo.json --mode ecmp -o DIR [--circuits initial|none|FILE] [--spray random|rr]
+  python -m tablegen check DIR topo.json [--pairs N] [--mode ecmp]
+"""
+
+from __future__ import annotations
 
 import argparse
+import logging
 import sys
+import time
+from pathlib import Path
+
+from tablegen.check import check
+from tablegen.fabric import Fabric, resolve_circuits
+from tablegen.files import read, write
+from tablegen.schema import MODES, SPRAY_KINDS
+from topo.model import load
+from topo.validate import validate
+
+
+def gen_parser() -> argparse.ArgumentParser:
+    """The parser of the generate form."""
+    p = argparse.ArgumentParser(prog="python -m tablegen",
+                                description="Write one entry file per switch (and OCS) for a topology. "
+                                            "`python -m tablegen check --help` for the checker.")
+    p.add_argument("topology", metavar="<topo.json>")
+    p.add_argument("--mode", choices=MODES, default="ecmp", help="forwarding mode (default ecmp)")
+    p.add_argument("--spray", choices=SPRAY_KINDS, default="random", help="spray member choice (default random)")
+    p.add_argument("--circuits", metavar="<map|none|file.json>",
+                   help="circuit map: a map name of the topology's OCS, 'none', or a JSON file "
+                        "{\"<ocs>\": [[a, b], ...]} (default: each OCS's default map)")
+    p.add_argument("-o", "--output", required=True, metavar="<dir>", help="output directory")
+    p.add_argument("--check", action="store_true", help="check the written entries afterwards")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    return p
+
+
+def check_parser() -> argparse.ArgumentParser:
+    """The parser of the check form."""
+    p = argparse.ArgumentParser(prog="python -m tablegen check",
+                                description="Walk the entries of DIR for host pairs: reachability, loops, "
+                                            "least-cost groups, MACs, liveness.")
+    p.add_argument("directory", metavar="<dir>")
+    p.add_argument("topology", metavar="<topo.json>")
+    p.add_argument("--pairs", type=int, default=4096, metavar="<n>",
+                   help="check all host pairs up to n, else a seeded sample of n (default 4096)")
+    p.add_argument("--seed", type=int, default=1, metavar="<n>", help="sample seed (default 1)")
+    p.add_argument("--mode", choices=MODES, help="also require multipath groups wherever next hops are equal-cost")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    return p
+
+
+def run_check(directory: str, topo_path: str, pairs: int, seed: int, mode: str | None) -> int:
+    """Check a directory; print the report; 0 when it passes."""
+    topo = validate(load(topo_path))
+    d = Path(directory)
+    if not d.is_dir():
+        raise ValueError(f"entry directory {directory!r}: not a directory")
+
+    def loader(name: str) -> dict | None:
+        f = d / f"{name}.json"
+        return read(f) if f.exists() else None
+
+    t0 = time.perf_counter()
+    report = check(topo, loader, pairs, seed, mode)
+    print(f"checked {report.pairs} host pairs x 2 versions ({report.walks} walks, {report.groups_checked} "
+          f"groups, {report.switches_loaded} switches, max {report.max_hops} switch hops) "
+          f"in {time.perf_counter() - t0:.1f} s: {'OK' if report.ok else 'FAILED'}")
+    for e in report.errors:
+        print(f"  {e}")
+    return 0 if report.ok else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    parser = argparse.ArgumentParser(prog="python -m tablegen")
-    parser.add_subparsers(dest="command")
-    args = parser.parse_args(argv)
-    print(f"tablegen: command {args.command!r} is not implemented yet", file=sys.stderr)
-    return 1
+    argv = list(sys.argv[1:] if argv is None else argv)
+    checking = bool(argv) and argv[0] == "check"
+    args = (check_parser().parse_args(argv[1:]) if checking else gen_parser().parse_args(argv))
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if checking:
+            return run_check(args.directory, args.topology, args.pairs, args.seed, args.mode)
+        topo = validate(load(args.topology))
+        fabric = Fabric(topo, resolve_circuits(topo, args.circuits))
+        t0 = time.perf_counter()
+        s = write(fabric, args.mode, args.output, args.spray)
+        tables = ", ".join(f"{t} {n}" for t, n in sorted(s.by_table.items()))
+        print(f"{args.output}: {s.files} files, {s.entries} table entries ({tables}), {s.members} members, "
+              f"{s.groups} groups in {time.perf_counter() - t0:.1f} s")
+        if args.check:
+            return run_check(args.output, args.topology, 4096, 1, args.mode)
+    except ValueError as exc:
+        print(f"tablegen: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,16 +1,87 @@
-"""python -m topo: command line."""
+"""python -m topo: generate, show and draw topologies."""
+
+from __future__ import annotations
 
 import argparse
+import logging
 import sys
+
+from topo import generators
+from topo.model import DEFAULT_GRPC_BASE, Topology, dumps, load, save
+from topo.summary import summary
+from topo.validate import validate
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser."""
+    p = argparse.ArgumentParser(prog="python -m topo", description="Topologies: generate, show, draw.")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    sub = p.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("generate", help="generate a topology JSON file")
+    g.add_argument("kind", choices=("fattree", "leafspine", "ucd4"))
+    g.add_argument("--k", type=int, default=4, metavar="<even>", help="fat-tree arity (default 4)")
+    g.add_argument("--leaves", type=int, default=6, metavar="<n>", help="leaf-spine leaves (default 6)")
+    g.add_argument("--spines", type=int, default=2, metavar="<n>", help="leaf-spine spines (default 2)")
+    g.add_argument("--hosts-per-leaf", type=int, default=24, metavar="<n>", help="default 24")
+    g.add_argument("--rate", type=float, metavar="<mbit>",
+                   help="link rate in Mbit/s (default: fattree 20, leafspine and ucd4 1000)")
+    g.add_argument("--delay", default="0.1ms", metavar="<delay>", help="link delay (default 0.1ms)")
+    g.add_argument("--grpc-base", type=int, default=DEFAULT_GRPC_BASE, metavar="<port>",
+                   help=f"device N gets gRPC port base+N (default {DEFAULT_GRPC_BASE})")
+    g.add_argument("--hybrid", action="store_true", help="attach ToR ports to an OCS (fattree, leafspine)")
+    g.add_argument("--hybrid-tors", metavar="<a,b,...>", help="the ToRs to attach (default: all)")
+    g.add_argument("--optical-uplinks", type=int, default=1, metavar="<n>", help="OCS ports per ToR (default 1)")
+    g.add_argument("-o", "--output", metavar="<file>", help="output file (default: stdout)")
+    s = sub.add_parser("show", help="summarise a topology file")
+    s.add_argument("topology", metavar="<topo.json>")
+    d = sub.add_parser("draw", help="draw a topology file")
+    d.add_argument("topology", metavar="<topo.json>")
+    d.add_argument("-o", "--output", required=True, metavar="<file.png>")
+    return p
+
+
+def generate(args: argparse.Namespace) -> Topology:
+    """The topology the generate arguments describe."""
+    if args.kind == "fattree":
+        topo = generators.fattree(args.k, args.rate if args.rate is not None else 20.0, args.delay, args.grpc_base)
+    elif args.kind == "leafspine":
+        topo = generators.leafspine(args.leaves, args.spines, args.hosts_per_leaf,
+                                    args.rate if args.rate is not None else 1000.0, args.delay, args.grpc_base)
+    else:
+        if args.hybrid:
+            raise ValueError("--hybrid: ucd4 already has its OCS")
+        topo = generators.ucd4(args.rate if args.rate is not None else 1000.0, args.delay, args.grpc_base)
+    if args.hybrid:
+        tors = args.hybrid_tors.split(",") if args.hybrid_tors else None
+        generators.hybrid(topo, tors, args.optical_uplinks)
+    return validate(topo)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    parser = argparse.ArgumentParser(prog="python -m topo")
-    parser.add_subparsers(dest="command")
-    args = parser.parse_args(argv)
-    print(f"topo: command {args.command!r} is not implemented yet", file=sys.stderr)
-    return 1
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "generate":
+            topo = generate(args)
+            if args.output:
+                save(topo, args.output)
+                print(f"{args.output}: {len(topo.switches)} switches, {len(topo.hosts)} hosts, "
+                      f"{len(topo.links)} links, {len(topo.ocs)} OCS")
+            else:
+                sys.stdout.write(dumps(topo))
+        elif args.command == "show":
+            print("\n".join(summary(validate(load(args.topology)))))
+        elif args.command == "draw":
+            from topo.draw import draw
+
+            draw(validate(load(args.topology)), args.output)
+            print(args.output)
+    except ValueError as exc:
+        print(f"topo: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,112 @@
+"""Table entries by P4 names (p4src/README.md) in the file format of tablegen/FORMAT.md.
+
+Pure functions: a switch's route plan and a forwarding mode in, one switch document out.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from tablegen.fabric import CircuitMap, Fabric
+from tablegen.routing import SwitchPlan
+from tablegen.schema import MODES, SPRAY_KINDS
+from topo.model import Ocs
+
+Doc = dict[str, Any]
+
+
+def pick(ports: tuple[int, ...], key: str) -> tuple[int, ...]:
+    """Static mode: one port of an equal-cost set, chosen by a stable hash of the destination."""
+    if len(ports) <= 1:
+        return ports
+    return (ports[zlib.crc32(key.encode()) % len(ports)],)
+
+
+def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random") -> Doc:
+    """The entry document of one fabric switch for a forwarding mode (static, ecmp or spray)."""
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r}: expected one of {', '.join(MODES)}")
+    if spray not in SPRAY_KINDS:
+        raise ValueError(f"spray={spray!r}: expected one of {', '.join(SPRAY_KINDS)}")
+    name = plan.switch
+    sw = fabric.switches[name]
+    peers = fabric.peers[name]
+    profile, group_table = ("ecmp_selector", "ecmp_group") if mode != "spray" else ("spray_selector", "spray_group")
+    multipath_action = "path_ecmp" if mode != "spray" else f"path_spray_{spray}"
+
+    members: list[Doc] = []
+    groups: list[Doc] = []
+    entries: list[Doc] = []
+    for port, mac in sorted(sw.ports.items()):
+        entries.append({"table": "port_mac", "match": {"egress_port": port}, "action": "set_smac",
+                        "params": {"smac": mac}})
+    for port in sorted(sw.ports):
+        members.append({"profile": "liveness_selector", "member_id": port, "action": "port_up", "params": {}})
+        groups.append({"profile": "liveness_selector", "group_id": port,
+                       "members": [{"member_id": port, "weight": 1, "watch_port": port}]})
+        entries.append({"table": "port_liveness", "match": {"port": port}, "group_id": port})
+
+    path_ids: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+    route_entries: list[Doc] = []
+    for route in plan.routes:
+        hops = route.hops
+        if mode == "static":
+            hops = (pick(hops[0], route.prefix), pick(hops[1], route.prefix))
+        pid = path_ids.setdefault(hops, len(path_ids) + 1)
+        route_entries.append({"table": "route", "match": {"ipv4_dst": route.prefix}, "action": "set_path",
+                              "params": {"path_id": pid}})
+
+    group_ids: dict[tuple[int, ...], int] = {}
+    member_ports: set[int] = set()
+    path_entries: list[Doc] = []
+    for hops, pid in path_ids.items():
+        for version, ports in enumerate(hops):
+            match = {"path_id": pid, "version": version}
+            if len(ports) == 1:
+                port = ports[0]
+                path_entries.append({"table": "path", "match": match, "action": "path_static",
+                                     "params": {"port": port, "dmac": peers[port].mac}})
+                continue
+            path_entries.append({"table": "path", "match": match, "action": multipath_action, "params": {}})
+            gid = group_ids.get(ports)
+            if gid is None:
+                gid = group_ids[ports] = len(group_ids) + 1
+                member_ports.update(ports)
+                groups.append({"profile": profile, "group_id": gid,
+                               "members": [{"member_id": p, "weight": 1, "watch_port": p} for p in ports]})
+            path_entries.append({"table": group_table, "match": match, "group_id": gid})
+    for port in sorted(member_ports):
+        members.append({"profile": profile, "member_id": port, "action": "set_next_hop",
+                        "params": {"port": port, "dmac": peers[port].mac}})
+
+    entries.extend(path_entries)
+    for pid in path_ids.values():
+        entries.append({"table": "path_version", "match": {"path_id": pid}, "action": "set_version",
+                        "params": {"version": 0}})
+    entries.append({"table": "path_version", "default": True, "action": "set_version", "params": {"version": 0}})
+    for prefix, port, mac in plan.to_host:
+        entries.append({"table": "route", "match": {"ipv4_dst": prefix}, "action": "to_host",
+                        "params": {"port": port, "dmac": mac}})
+    for prefix in plan.drop:
+        entries.append({"table": "route", "match": {"ipv4_dst": prefix}, "action": "route_drop", "params": {}})
+    entries.extend(route_entries)
+    return {"switch": name, "device_id": sw.device_id, "program": "fabric",
+            "action_profile_members": members, "action_profile_groups": groups, "table_entries": entries}
+
+
+def ocs_doc(ocs: Ocs, circuits: list[tuple[int, int]]) -> Doc:
+    """The entry document of an OCS: a circuit a<->b is two `circuit` entries, a->b and b->a."""
+    entries = []
+    for a, b in circuits:
+        for x, y in ((a, b), (b, a)):
+            entries.append({"table": "circuit", "match": {"ingress_port": x}, "action": "cross_connect",
+                            "params": {"port": y}})
+    return {"switch": ocs.name, "device_id": ocs.device_id, "program": "ocs",
+            "action_profile_members": [], "action_profile_groups": [], "table_entries": entries}
+
+
+def ocs_docs(fabric: Fabric, circuits: CircuitMap | None = None) -> list[Doc]:
+    """The entry documents of every OCS of a fabric under its (or the given) circuit map."""
+    cmap = fabric.circuits if circuits is None else circuits
+    return [ocs_doc(o, cmap.get(o.name, [])) for o in fabric.topo.ocs]

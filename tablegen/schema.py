@@ -1,0 +1,37 @@
+"""The control-plane names of p4src/README.md that tablegen writes and its checker accepts."""
+
+from __future__ import annotations
+
+MODES = ("static", "ecmp", "spray")
+SPRAY_KINDS = ("random", "rr")
+
+# table -> (match fields, actions allowed, action profile or None)
+FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
+    "acl": (("ipv4_src", "ipv4_dst", "ingress_port"), ("acl_forward", "acl_drop", "acl_to_cpu"), None),
+    "route": (("ipv4_dst",), ("set_path", "to_host", "route_drop"), None),
+    "path_version": (("path_id",), ("set_version",), None),
+    "path": (("path_id", "version"),
+             ("path_static", "path_ecmp", "path_spray_random", "path_spray_rr", "path_drop"), None),
+    "ecmp_group": (("path_id", "version"), ("set_next_hop",), "ecmp_selector"),
+    "spray_group": (("path_id", "version"), ("set_next_hop",), "spray_selector"),
+    "port_liveness": (("port",), ("port_up",), "liveness_selector"),
+    "port_mac": (("egress_port",), ("set_smac",), None),
+}
+OCS_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
+    "circuit": (("ingress_port",), ("cross_connect",), None),
+}
+
+ACTION_PARAMS: dict[str, tuple[str, ...]] = {
+    "acl_forward": ("port",), "acl_drop": (), "acl_to_cpu": (),
+    "set_path": ("path_id",), "to_host": ("port", "dmac"), "route_drop": (),
+    "set_version": ("version",),
+    "path_static": ("port", "dmac"), "path_ecmp": (), "path_spray_random": (), "path_spray_rr": (),
+    "path_drop": (),
+    "set_next_hop": ("port", "dmac"), "port_up": (), "set_smac": ("smac",),
+    "cross_connect": ("port",), "dark": (),
+}
+
+PROFILE_TABLE = {"ecmp_selector": "ecmp_group", "spray_selector": "spray_group",
+                 "liveness_selector": "port_liveness"}
+MULTIPATH_ACTIONS = {"path_ecmp": "ecmp_group", "path_spray_random": "spray_group",
+                     "path_spray_rr": "spray_group"}

@@ -1,0 +1,141 @@
+"""Topology validation: every error is one ValueError line naming the bad value."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from topo.model import CPU_PORT, HOST_PORT, SWITCH_ROLES, Topology
+
+_MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
+_DELAY = re.compile(r"^\d+(\.\d+)?(us|ms|s)$")
+
+
+def validate(topo: Topology) -> Topology:
+    """Check names, ids, ports, addresses, links and OCS wiring; return topo or raise ValueError."""
+    names: set[str] = set()
+    for kind, node_names in (("switch", [s.name for s in topo.switches]), ("host", [h.name for h in topo.hosts]),
+                             ("OCS", [o.name for o in topo.ocs])):
+        for n in node_names:
+            if not n or not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", n):
+                raise ValueError(f"{kind} name {n!r}: expected a letter then letters, digits or '_'")
+            if n in names:
+                raise ValueError(f"{kind} name {n!r}: used twice")
+            names.add(n)
+    devices: dict[int, str] = {}
+    grpc: dict[int, str] = {}
+    macs: dict[str, str] = {}
+    for node in [*topo.switches, *topo.ocs]:
+        if isinstance(node.device_id, bool) or node.device_id < 1:
+            raise ValueError(f"{node.name}: device_id={node.device_id}: expected an integer >= 1")
+        if node.device_id in devices:
+            raise ValueError(f"device_id {node.device_id}: used by {devices[node.device_id]} and {node.name}")
+        devices[node.device_id] = node.name
+        if not 0 < node.grpc_port < 65536:
+            raise ValueError(f"{node.name}: grpc_port={node.grpc_port}: expected 1..65535")
+        if node.grpc_port in grpc:
+            raise ValueError(f"grpc_port {node.grpc_port}: used by {grpc[node.grpc_port]} and {node.name}")
+        grpc[node.grpc_port] = node.name
+    for s in topo.switches:
+        if s.role not in SWITCH_ROLES:
+            raise ValueError(f"{s.name}: role={s.role!r}: expected one of {', '.join(SWITCH_ROLES)}")
+        for port, mac in s.ports.items():
+            if not 1 <= port < CPU_PORT:
+                raise ValueError(f"{s.name}: port {port}: expected 1..{CPU_PORT - 1} ({CPU_PORT} is the CPU port)")
+            _mac(mac, f"{s.name} port {port}", macs)
+    ips: dict[str, str] = {}
+    for h in topo.hosts:
+        _mac(h.mac, h.name, macs)
+        try:
+            iface = ipaddress.IPv4Interface(h.ip)
+            gw = ipaddress.IPv4Address(h.gateway)
+        except ValueError:
+            raise ValueError(f"{h.name}: ip={h.ip!r} gateway={h.gateway!r}: expected a.b.c.d/len and a.b.c.d") from None
+        if "/" not in h.ip:
+            raise ValueError(f"{h.name}: ip={h.ip!r}: expected a prefix length (a.b.c.d/len)")
+        if gw not in iface.network or gw == iface.ip:
+            raise ValueError(f"{h.name}: gateway={h.gateway}: expected another address in {iface.network}")
+        addr = str(iface.ip)
+        if addr in ips:
+            raise ValueError(f"IPv4 address {addr}: used by {ips[addr]} and {h.name}")
+        ips[addr] = h.name
+    _links(topo)
+    return topo
+
+
+def _mac(mac: str, where: str, seen: dict[str, str]) -> None:
+    if not _MAC.match(mac):
+        raise ValueError(f"{where}: mac={mac!r}: expected six lower-case hex bytes aa:bb:cc:dd:ee:ff")
+    if mac in seen:
+        raise ValueError(f"MAC {mac}: used by {seen[mac]} and {where}")
+    seen[mac] = where
+
+
+def _links(topo: Topology) -> None:
+    smap = topo.switch_map()
+    hosts = topo.host_map()
+    used: dict[tuple[str, int], str] = {}
+    host_links: dict[str, int] = {}
+
+    def use(node: str, port: int, what: str) -> None:
+        if node in smap:
+            if port not in smap[node].ports:
+                raise ValueError(f"{what}: port {node}:{port}: {node} has ports {min(smap[node].ports)}.."
+                                 f"{max(smap[node].ports)}")
+        elif node in hosts:
+            if port != HOST_PORT:
+                raise ValueError(f"{what}: port {node}:{port}: a host has only port {HOST_PORT}")
+            host_links[node] = host_links.get(node, 0) + 1
+        else:
+            raise ValueError(f"{what}: unknown node {node!r}")
+        if (node, port) in used:
+            raise ValueError(f"port {node}:{port}: used twice ({used[(node, port)]} and {what})")
+        used[(node, port)] = what
+
+    for lk in topo.links:
+        what = f"link {lk.a}:{lk.a_port}-{lk.b}:{lk.b_port}"
+        if lk.a == lk.b:
+            raise ValueError(f"{what}: links {lk.a} to itself")
+        if lk.a in hosts and lk.b in hosts:
+            raise ValueError(f"{what}: joins two hosts; expected a switch on at least one side")
+        use(lk.a, lk.a_port, what)
+        use(lk.b, lk.b_port, what)
+        if not lk.rate_mbit > 0:
+            raise ValueError(f"{what}: rate_mbit={lk.rate_mbit}: expected a positive number")
+        if not _DELAY.match(lk.delay):
+            raise ValueError(f"{what}: delay={lk.delay!r}: expected a number with us, ms or s (e.g. '0.1ms')")
+    for h in topo.hosts:
+        if host_links.get(h.name, 0) != 1:
+            raise ValueError(f"host {h.name}: has {host_links.get(h.name, 0)} links; expected exactly 1")
+    for o in topo.ocs:
+        oports: set[int] = set()
+        for p in o.ports:
+            if p.port in oports:
+                raise ValueError(f"OCS {o.name} port {p.port}: wired twice")
+            if p.port < 1:
+                raise ValueError(f"OCS {o.name} port {p.port}: expected a port number >= 1")
+            oports.add(p.port)
+            if p.switch not in smap:
+                raise ValueError(f"OCS {o.name} port {p.port}: unknown switch {p.switch!r}")
+            use(p.switch, p.switch_port, f"OCS {o.name} port {p.port}")
+        if not _DELAY.match(o.delay) or not o.rate_mbit > 0:
+            raise ValueError(f"OCS {o.name}: rate_mbit={o.rate_mbit} delay={o.delay!r}: expected > 0 and e.g. '0.1ms'")
+        for map_name, circuits in {**o.circuit_maps, "static_circuits": o.static_circuits}.items():
+            check_circuits(o.name, oports, circuits, map_name)
+        if o.default_map is not None and o.default_map not in o.circuit_maps:
+            raise ValueError(f"OCS {o.name}: default_map={o.default_map!r}: expected one of "
+                             f"{sorted(o.circuit_maps)}")
+
+
+def check_circuits(ocs: str, ports: set[int], circuits: list[tuple[int, int]], map_name: str) -> None:
+    """Check a circuit map: known OCS ports, each used at most once, no port connected to itself."""
+    seen: set[int] = set()
+    for a, b in circuits:
+        for p in (a, b):
+            if p not in ports:
+                raise ValueError(f"OCS {ocs} map {map_name!r}: circuit {a}-{b}: port {p} is not wired")
+            if p in seen:
+                raise ValueError(f"OCS {ocs} map {map_name!r}: circuit {a}-{b}: port {p} is in two circuits")
+            seen.add(p)
+        if a == b:
+            raise ValueError(f"OCS {ocs} map {map_name!r}: circuit {a}-{b}: a port cannot connect to itself")
