@@ -1,0 +1,144 @@
+"""The emulator driving a real `ocs` switch: circuits over P4Runtime, frames through veths, links down
+while dark. Needs root (veth pairs) and the p4sim (or $P4C/$SWITCH) toolchain."""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from control.client import P4RuntimeClient, wildcard
+from control.ocs.driver import duplex_pairs
+from control.ocs.polatis import PolatisDriver
+from control.tests.switch_proc import SwitchProcess
+
+ROOT = Path(__file__).resolve().parents[3]
+pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="needs root for veth pairs")]
+
+
+def compile_ocs(out: Path) -> tuple[Path, Path]:
+    p4src = Path(os.environ.get("P4SRC_DIR", ROOT / "p4src"))
+    p4c = os.environ.get("P4C") or str(Path(sys.executable).parent / "p4sim-compile")
+    js, info = out / "ocs.json", out / "ocs.p4info.txtpb"
+    res = subprocess.run([p4c, str(p4src / "ocs.p4"), "-o", str(js), "--p4runtime-files", str(info)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return js, info
+
+
+@pytest.fixture
+def veths():
+    tag = uuid.uuid4().hex[:5]
+    pairs = [(f"ocA{i}{tag}", f"ocB{i}{tag}") for i in (1, 2, 3)]
+    for a, b in pairs:
+        subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b], check=True)
+        for ifname in (a, b):
+            subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{ifname}.disable_ipv6=1"], check=False)
+            subprocess.run(["ip", "link", "set", ifname, "up"], check=True)
+    yield pairs
+    for a, _ in pairs:
+        subprocess.run(["ip", "link", "del", a], check=False)
+
+
+def carrier(ifname: str) -> int:
+    try:
+        return int(Path(f"/sys/class/net/{ifname}/carrier").read_text())
+    except OSError:  # reading carrier of a down interface fails with EINVAL
+        return 0
+
+
+class Tap:
+    def __init__(self, ifname):
+        self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+        self.s.bind((ifname, 0))
+        self.s.settimeout(0.05)
+
+    def send(self, frame):
+        try:
+            self.s.send(frame)
+        except OSError:  # interface down: nothing can be sent, as on a dark fibre
+            pass
+
+    def received(self, marker: bytes, window: float) -> bool:
+        deadline = time.monotonic() + window
+        while time.monotonic() < deadline:
+            try:
+                if marker in self.s.recv(4096):
+                    return True
+            except (TimeoutError, OSError):
+                continue
+        return False
+
+    def close(self):
+        self.s.close()
+
+
+def frame(marker: bytes) -> bytes:
+    return bytes.fromhex("020000000002" "020000000001" "88b5") + marker + bytes(46)
+
+
+def test_emulator_drives_the_ocs_switch(tmp_path, veths):
+    js, info = compile_ocs(tmp_path)
+    (a1, b1), (a2, b2), (a3, b3) = veths
+    sw = SwitchProcess(device_id=1, ports={1: a1, 2: a2, 3: a3}).start()
+    events = tmp_path / "ev.jsonl"
+    emu = subprocess.Popen(
+        [sys.executable, "-m", "control", "ocs-emulator", "--listen", "127.0.0.1:0", "--ports", "3",
+         "--dataplane", sw.address, "--device-id", "1", "--p4info", str(info), "--config", str(js),
+         "--mirror-ms", "20", "--lock-ms", "30", "--lock-jitter-ms", "0", "--poll-ms", "50",
+         "--missed-poll-prob", "0", "--events", str(events),
+         "--link", f"1={a1}", "--link", f"2={a2}", "--link", f"3={a3}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    taps = {name: Tap(name) for name in (b1, b2, b3)}
+    try:
+        line = emu.stdout.readline()
+        m = re.search(r"listening on 127.0.0.1:(\d+)", line)
+        assert m, line + emu.stderr.read()
+        time.sleep(0.3)
+        assert carrier(b1) == 0 and carrier(b2) == 0  # no circuit: the ToR ends see no light
+        with PolatisDriver("127.0.0.1", int(m.group(1)), timeout=5) as drv:
+            t0 = time.monotonic()
+            drv.connect(duplex_pairs([(1, 2)], 3))
+            drv.wait_complete()
+            deadline = time.monotonic() + 5
+            while not (carrier(b1) and carrier(b2)) and time.monotonic() < deadline:
+                time.sleep(0.005)
+            up_after = time.monotonic() - t0
+            assert carrier(b1) and carrier(b2) and up_after >= 0.095  # 20 + 30 + 50 ms
+            taps[b1].send(frame(b"M1"))
+            assert taps[b2].received(b"M1", 1.0)
+            with P4RuntimeClient(sw.address, device_id=1, election_id=(0, 0)) as reader:
+                reader.get_pipeline()
+                got = sorted(str(e) for e in reader.read_entities([wildcard(reader.schema, "table_entry")]))
+            assert got == ["circuit ingress_port=1 -> cross_connect(port=2)",
+                           "circuit ingress_port=2 -> cross_connect(port=1)"]
+            # re-point slot 1 to slot 3: 1 and 2 go dark at once, 1 <-> 3 lights later
+            drv.set_map(duplex_pairs([(1, 3)], 3))
+            time.sleep(0.03)
+            assert carrier(b2) == 0 and carrier(b1) == 0
+            deadline = time.monotonic() + 5
+            while not (carrier(b1) and carrier(b3)) and time.monotonic() < deadline:
+                time.sleep(0.005)
+            taps[b3].send(frame(b"M3"))
+            assert taps[b1].received(b"M3", 1.0)
+            assert drv.port_status(4).light and drv.port_status(5).light is False
+    finally:
+        for t in taps.values():
+            t.close()
+        emu.send_signal(signal.SIGTERM)
+        try:
+            emu.wait(timeout=10)
+        finally:
+            if emu.poll() is None:
+                emu.kill()
+                emu.wait()
+        sw.stop()
+    kinds = [json.loads(x)["event"] for x in events.read_text().splitlines()]
+    assert kinds.count("command") == 2 and "port-down" in kinds and kinds.count("port-up") >= 4
