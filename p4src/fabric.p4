@@ -1,17 +1,19 @@
 // fabric.p4: the forwarding program of every electrical switch of hitless (v1model).
 // Control-plane contract: p4src/README.md. Static, ECMP and spray forwarding, chosen per route
 // at run time; MBB path versions carried in a path tag; fast failover; probes; counters.
+// The tables and actions live in include/fabric/, included into the two controls below, so the
+// P4 names are flat (FabricIngress.route) on every compiler; this file is the apply order.
 //
 //  ingress                                                               egress
 //  -------                                                               ------
-//  port_rx -> packet-out? --yes--> egress_spec = packet_out.egress_port   packet_in header (CPU)
-//               | no                                                      or, if routed:
-//             probe? --yes--> CPU (packet-in with ingress port)             port_mac (smac)
-//               | no                                                        tag push / strip
-//             acl (priority table) --hit--> forward / drop / CPU          port_tx
+//  port_rx -> packet-out? --yes--> egress_spec = packet_out.egress_port   CPU port: packet_in header
+//               | no                                                      routed:   port_mac (smac)
+//             probe? --yes--> CPU (packet-in with ingress port)                     tag push/strip
+//               | no                                                      port_tx
+//             acl (priority table) --hit--> forward / drop / CPU
 //               | miss
 //             route (LPM) --to_host--> port, dmac (tag stripped in egress)
-//               | set_path(path_id)
+//               | set_path(path_id)                      TTL: drop at 0/1, else decrement
 //             version: failover copy | path tag | path_version
 //               |
 //             path (path_id, version) --static--> port, dmac
@@ -20,7 +22,7 @@
 //               |
 //             port_liveness: port down -> resubmit once with the other version
 //
-// Compile: p4c-bm2-ss fabric.p4 -I p4src -o fabric.json --p4runtime-files fabric.p4info.txtpb
+// Compile: p4c-bm2-ss p4src/fabric.p4 -o fabric.json --p4runtime-files fabric.p4info.txtpb
 
 #include <core.p4>
 #include <v1model.p4>
@@ -31,42 +33,71 @@
 #include "include/metadata.p4"
 #include "include/parser.p4"
 #include "include/checksum.p4"
-#include "include/port_counters.p4"
-#include "include/packet_io.p4"
-#include "include/acl.p4"
-#include "include/routing.p4"
-#include "include/path.p4"
-#include "include/failover.p4"
-#include "include/egress_rewrite.p4"
 #include "include/deparser.p4"
 
 control FabricIngress(inout fabric_headers_t hdr,
                       inout fabric_metadata_t meta,
                       inout standard_metadata_t standard_metadata) {
-    PortRxCounter() rx_counter;
-    PacketIoIngress() packet_io;
-    Acl() acl;
-    Routing() routing;
-    PathSelect() path_select;
-    Failover() fast_failover;
+
+    counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_rx;
+
+#include "include/fabric/acl.p4"
+#include "include/fabric/routing.p4"
+#include "include/fabric/path.p4"
+#include "include/fabric/failover.p4"
 
     apply {
         if (meta.failover == 0) {
-            rx_counter.apply(standard_metadata);  // a resubmitted copy was counted already
+            port_rx.count((bit<32>) standard_metadata.ingress_port);  // a resubmitted copy was counted
         }
-        packet_io.apply(hdr, meta, standard_metadata);
-        if (meta.bypass == 0) {
-            if (hdr.ipv4.isValid()) {
-                acl.apply(hdr, meta, standard_metadata);
-                if (meta.acl_hit == 0) {
-                    routing.apply(hdr, meta, standard_metadata);
-                    if (meta.has_path == 1) {
-                        path_select.apply(hdr, meta, standard_metadata);
-                        fast_failover.apply(hdr, meta, standard_metadata);
+        if (hdr.packet_out.isValid()) {
+            standard_metadata.egress_spec = hdr.packet_out.egress_port;
+            hdr.packet_out.setInvalid();
+            meta.bypass = 1;
+        } else if (hdr.ethernet.isValid() && hdr.ethernet.ether_type == ETHERTYPE_PROBE) {
+            standard_metadata.egress_spec = CPU_PORT;
+            meta.bypass = 1;
+        } else if (!hdr.ipv4.isValid()) {
+            mark_to_drop(standard_metadata);
+        } else {
+            acl.apply();
+            if (meta.acl_hit == 0) {
+                route.apply();
+                if (meta.routed == 1) {
+                    if (hdr.ipv4.ttl <= 1) {
+                        ttl_expired();
+                    } else {
+                        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
                     }
                 }
-            } else {
-                mark_to_drop(standard_metadata);
+                if (meta.has_path == 1) {
+                    // One version per packet: failover copy, else the upstream tag, else local.
+                    if (meta.failover == 1) {
+                        meta.version = meta.failover_version;
+                    } else if (hdr.path_tag.isValid()) {
+                        meta.version = hdr.path_tag.version;
+                    } else {
+                        path_version.apply();
+                    }
+                    path.apply();
+                    if (meta.multipath == MULTIPATH_ECMP) {
+                        ecmp_group.apply();
+                    } else if (meta.multipath == MULTIPATH_SPRAY) {
+                        spray_group.apply();
+                    }
+                    if (meta.next_hop_set == 1) {
+                        port_liveness.apply();
+                    }
+                    // A forwarding path action ran but no live port came out of it (dead static
+                    // port, or a group whose members are all dead): take the other version.
+                    if ((meta.next_hop_set == 1 || meta.multipath != MULTIPATH_NONE) && meta.port_up == 0) {
+                        if (meta.failover == 0) {
+                            fail_over();
+                        } else {
+                            mark_to_drop(standard_metadata);  // both versions are down
+                        }
+                    }
+                }
             }
         }
     }
@@ -75,17 +106,27 @@ control FabricIngress(inout fabric_headers_t hdr,
 control FabricEgress(inout fabric_headers_t hdr,
                      inout fabric_metadata_t meta,
                      inout standard_metadata_t standard_metadata) {
-    PacketIoEgress() packet_io;
-    EgressRewrite() rewrite;
-    PortTxCounter() tx_counter;
+
+    counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_tx;
+
+#include "include/fabric/egress_rewrite.p4"
 
     apply {
         if (standard_metadata.egress_port == CPU_PORT) {
-            packet_io.apply(hdr, meta, standard_metadata);
+            set_packet_in();
         } else if (meta.routed == 1) {
-            rewrite.apply(hdr, meta, standard_metadata);
+            port_mac.apply();
+            if (meta.to_host == 1) {
+                if (hdr.path_tag.isValid()) {
+                    strip_tag();
+                }
+            } else if (hdr.path_tag.isValid()) {
+                update_tag();
+            } else {
+                push_tag();
+            }
         }
-        tx_counter.apply(standard_metadata);
+        port_tx.count((bit<32>) standard_metadata.egress_port);
     }
 }
 

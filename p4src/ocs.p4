@@ -1,10 +1,13 @@
 // ocs.p4: an emulated optical circuit switch (v1model). A one-to-one cross-connect on ingress
-// port alone; frames pass unchanged; dark ports drop and count. Contract: p4src/README.md.
+// port alone; frames pass unchanged (they are never parsed); dark ports drop and count.
+// Control-plane contract: p4src/README.md.
 //
 //  ingress: port_rx -> packet-out? --yes--> packet_out.egress_port
 //                        | no
 //                      circuit (ingress_port) --> cross_connect(port) | dark(): drop, dark_drops
 //  egress:  port_tx
+//
+// Compile: p4c-bm2-ss p4src/ocs.p4 -o ocs.json --p4runtime-files ocs.p4info.txtpb
 
 #include <core.p4>
 #include <v1model.p4>
@@ -13,23 +16,23 @@
 #include "include/defines.p4"
 #include "include/headers.p4"
 #include "include/metadata.p4"
-#include "include/ocs_parser.p4"
-#include "include/port_counters.p4"
-#include "include/circuit.p4"
+#include "include/ocs/parser.p4"
 
 control OcsIngress(inout ocs_headers_t hdr,
                    inout ocs_metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
-    PortRxCounter() rx_counter;
-    Circuit() optical;
+
+    counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_rx;
+
+#include "include/ocs/circuit.p4"
 
     apply {
-        rx_counter.apply(standard_metadata);
+        port_rx.count((bit<32>) standard_metadata.ingress_port);
         if (hdr.packet_out.isValid()) {
             standard_metadata.egress_spec = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
         } else {
-            optical.apply(standard_metadata);
+            circuit.apply();
         }
     }
 }
@@ -37,7 +40,8 @@ control OcsIngress(inout ocs_headers_t hdr,
 control OcsEgress(inout ocs_headers_t hdr,
                   inout ocs_metadata_t meta,
                   inout standard_metadata_t standard_metadata) {
-    PortTxCounter() tx_counter;
+
+    counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_tx;
 
     apply {
         if (standard_metadata.egress_port == CPU_PORT) {
@@ -45,7 +49,7 @@ control OcsEgress(inout ocs_headers_t hdr,
             hdr.packet_in.ingress_port = meta.ingress_port;
             hdr.packet_in._pad = 0;
         }
-        tx_counter.apply(standard_metadata);
+        port_tx.count((bit<32>) standard_metadata.egress_port);
     }
 }
 

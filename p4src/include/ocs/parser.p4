@@ -4,9 +4,9 @@
 
 #include <core.p4>
 #include <v1model.p4>
-#include "defines.p4"
-#include "headers.p4"
-#include "metadata.p4"
+#include "../defines.p4"
+#include "../headers.p4"
+#include "../metadata.p4"
 
 parser OcsParser(packet_in packet,
                  out ocs_headers_t hdr,

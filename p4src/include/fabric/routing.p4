@@ -1,17 +1,7 @@
 // Routing: destination prefix to a path id or a local host, TTL, and the path version.
-#ifndef P4SRC_INCLUDE_ROUTING_P4_
-#define P4SRC_INCLUDE_ROUTING_P4_
-
-#include <core.p4>
-#include <v1model.p4>
-#include "defines.p4"
-#include "headers.p4"
-#include "metadata.p4"
-#include "sizes.p4"
-
-control Routing(inout fabric_headers_t hdr,
-                inout fabric_metadata_t meta,
-                inout standard_metadata_t standard_metadata) {
+// Declarations for the body of FabricIngress: hdr, meta and standard_metadata are in scope.
+#ifndef P4SRC_INCLUDE_FABRIC_ROUTING_P4_
+#define P4SRC_INCLUDE_FABRIC_ROUTING_P4_
 
     action set_path(path_id_t path_id) {
         meta.path_id = path_id;
@@ -45,6 +35,13 @@ control Routing(inout fabric_headers_t hdr,
         size = ROUTE_TABLE_SIZE;
     }
 
+    // TTL 0 or 1 on arrival: the packet dies here and takes no path.
+    action ttl_expired() {
+        mark_to_drop(standard_metadata);
+        meta.routed = 0;
+        meta.has_path = 0;
+    }
+
     action set_version(version_t version) {
         meta.version = version;
     }
@@ -62,28 +59,4 @@ control Routing(inout fabric_headers_t hdr,
         size = PATH_TABLE_SIZE;
     }
 
-    apply {
-        route.apply();
-        if (meta.routed == 1) {
-            if (hdr.ipv4.ttl <= 1) {
-                mark_to_drop(standard_metadata);
-                meta.routed = 0;
-                meta.has_path = 0;
-            } else {
-                hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
-            }
-        }
-        if (meta.has_path == 1) {
-            // One version per packet: failover copy > tag from upstream > local active version.
-            if (meta.failover == 1) {
-                meta.version = meta.failover_version;
-            } else if (hdr.path_tag.isValid()) {
-                meta.version = hdr.path_tag.version;
-            } else {
-                path_version.apply();
-            }
-        }
-    }
-}
-
-#endif  // P4SRC_INCLUDE_ROUTING_P4_
+#endif  // P4SRC_INCLUDE_FABRIC_ROUTING_P4_

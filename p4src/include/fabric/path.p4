@@ -1,18 +1,8 @@
 // Path selection: each version of each path is one port (static) or a multipath group
 // (ECMP by 5-tuple hash, or per-packet spray, uniform random or round robin).
-#ifndef P4SRC_INCLUDE_PATH_P4_
-#define P4SRC_INCLUDE_PATH_P4_
-
-#include <core.p4>
-#include <v1model.p4>
-#include "defines.p4"
-#include "headers.p4"
-#include "metadata.p4"
-#include "sizes.p4"
-
-control PathSelect(inout fabric_headers_t hdr,
-                   inout fabric_metadata_t meta,
-                   inout standard_metadata_t standard_metadata) {
+// Declarations for the body of FabricIngress: hdr, meta and standard_metadata are in scope.
+#ifndef P4SRC_INCLUDE_FABRIC_PATH_P4_
+#define P4SRC_INCLUDE_FABRIC_PATH_P4_
 
     direct_counter(CounterType.packets_and_bytes) path_counter;
     // Round-robin position of each path; data-plane state only (PI cannot write registers).
@@ -104,14 +94,4 @@ control PathSelect(inout fabric_headers_t hdr,
         size = SPRAY_GROUP_TABLE_SIZE;
     }
 
-    apply {
-        path.apply();
-        if (meta.multipath == MULTIPATH_ECMP) {
-            ecmp_group.apply();
-        } else if (meta.multipath == MULTIPATH_SPRAY) {
-            spray_group.apply();
-        }
-    }
-}
-
-#endif  // P4SRC_INCLUDE_PATH_P4_
+#endif  // P4SRC_INCLUDE_FABRIC_PATH_P4_

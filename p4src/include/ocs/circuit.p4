@@ -1,13 +1,8 @@
 // The emulated optical cross-connect: ingress port to egress port, dark ports drop and count.
-#ifndef P4SRC_INCLUDE_CIRCUIT_P4_
-#define P4SRC_INCLUDE_CIRCUIT_P4_
+// Declarations for the body of OcsIngress: standard_metadata is in scope.
+#ifndef P4SRC_INCLUDE_OCS_CIRCUIT_P4_
+#define P4SRC_INCLUDE_OCS_CIRCUIT_P4_
 
-#include <core.p4>
-#include <v1model.p4>
-#include "defines.p4"
-#include "sizes.p4"
-
-control Circuit(inout standard_metadata_t standard_metadata) {
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) dark_drops;
 
     action cross_connect(port_t port) {
@@ -33,9 +28,4 @@ control Circuit(inout standard_metadata_t standard_metadata) {
         size = CIRCUIT_TABLE_SIZE;
     }
 
-    apply {
-        circuit.apply();
-    }
-}
-
-#endif  // P4SRC_INCLUDE_CIRCUIT_P4_
+#endif  // P4SRC_INCLUDE_OCS_CIRCUIT_P4_

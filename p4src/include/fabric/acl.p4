@@ -1,17 +1,7 @@
 // The thesis's priority table (its OpenFlow flows: nw_src, nw_dst, in_port, priority).
-#ifndef P4SRC_INCLUDE_ACL_P4_
-#define P4SRC_INCLUDE_ACL_P4_
-
-#include <core.p4>
-#include <v1model.p4>
-#include "defines.p4"
-#include "headers.p4"
-#include "metadata.p4"
-#include "sizes.p4"
-
-control Acl(inout fabric_headers_t hdr,
-            inout fabric_metadata_t meta,
-            inout standard_metadata_t standard_metadata) {
+// Declarations for the body of FabricIngress: hdr, meta and standard_metadata are in scope.
+#ifndef P4SRC_INCLUDE_FABRIC_ACL_P4_
+#define P4SRC_INCLUDE_FABRIC_ACL_P4_
 
     // Frames leave unchanged (no TTL decrement, no MAC rewrite), like an OpenFlow output action.
     action acl_forward(port_t port) {
@@ -48,9 +38,4 @@ control Acl(inout fabric_headers_t hdr,
         size = ACL_TABLE_SIZE;
     }
 
-    apply {
-        acl.apply();
-    }
-}
-
-#endif  // P4SRC_INCLUDE_ACL_P4_
+#endif  // P4SRC_INCLUDE_FABRIC_ACL_P4_
