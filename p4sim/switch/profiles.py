@@ -200,6 +200,12 @@ class ActionProfile:
             self._one_shots.append(g)
             return g
 
+    def drop_one_shot(self, g: Group) -> None:
+        """Forget a one-shot group whose table entry was deleted or modified."""
+        with self._lock:
+            if g in self._one_shots:
+                self._one_shots.remove(g)
+
     def ref_member(self, member_id: int, delta: int) -> None:
         """Count a table entry's reference to a member (used by tables)."""
         self.members[member_id].refs += delta

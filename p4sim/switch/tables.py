@@ -285,6 +285,8 @@ class Table:
             self.profile.ref_member(e.member.id, delta)
         elif e.group is not None and not e.group.one_shot:
             self.profile.ref_group(e.group.id, delta)
+        elif e.group is not None and delta < 0:
+            self.profile.drop_one_shot(e.group)
 
     def _index_add(self, e: Entry) -> None:
         if self.mode == "exact":
