@@ -47,22 +47,31 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
                        "members": [{"member_id": port, "weight": 1, "watch_port": port}]})
         entries.append({"table": "port_liveness", "match": {"port": port}, "group_id": port})
 
-    path_ids: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+    paths: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # path id -> ports per version
+    shared: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+    first_shared = max((r.path_id for r in plan.routes if r.path_id is not None), default=0) + 1
     route_entries: list[Doc] = []
     for route in plan.routes:
         hops = route.hops
         if mode == "static":
             hops = (pick(hops[0], route.prefix), pick(hops[1], route.prefix))
-        pid = path_ids.setdefault(hops, len(path_ids) + 1)
+        if route.path_id is not None:
+            pid = route.path_id
+        else:
+            pid = shared.setdefault(hops, first_shared + len(shared))
+        paths[pid] = hops
         route_entries.append({"table": "route", "match": {"ipv4_dst": route.prefix}, "action": "set_path",
                               "params": {"path_id": pid}})
 
     group_ids: dict[tuple[int, ...], int] = {}
     member_ports: set[int] = set()
     path_entries: list[Doc] = []
-    for hops, pid in path_ids.items():
+    for pid, hops in sorted(paths.items()):
         for version, ports in enumerate(hops):
             match = {"path_id": pid, "version": version}
+            if not ports:
+                path_entries.append({"table": "path", "match": match, "action": "path_drop", "params": {}})
+                continue
             if len(ports) == 1:
                 port = ports[0]
                 path_entries.append({"table": "path", "match": match, "action": "path_static",
@@ -81,7 +90,7 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
                         "params": {"port": port, "dmac": peers[port].mac}})
 
     entries.extend(path_entries)
-    for pid in path_ids.values():
+    for pid in sorted(paths):
         entries.append({"table": "path_version", "match": {"path_id": pid}, "action": "set_version",
                         "params": {"version": 0}})
     entries.append({"table": "path_version", "default": True, "action": "set_version", "params": {"version": 0}})

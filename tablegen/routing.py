@@ -5,7 +5,10 @@ Two planners produce the same per-switch plan:
   aggregation: per-edge /24 down, everything else up; core: per-pod /16 down). O(ports) per switch,
   which is what makes k=48 fast.
 - `GenericPlanner`: least-cost routing (fabric.Fabric costs) from every ToR, any topology, circuits
-  included. It aggregates the commonest next-hop set at a switch into one covering prefix.
+  included. Without an OCS it aggregates the commonest next-hop set at a switch into one covering
+  prefix. With an OCS the plan is stable: one route and one path id per destination ToR, the same
+  under every circuit map, so a reconfiguration changes only `path` and group entries (what MBB
+  rewrites in the inactive version before flipping).
 Both are lazy: a plan is computed when a switch's entries are written.
 """
 
@@ -26,10 +29,14 @@ NextHops = tuple[tuple[int, ...], tuple[int, ...]]  # ports in version 0, ports 
 
 @dataclass(slots=True)
 class Route:
-    """A destination prefix and its next-hop ports per path version."""
+    """A destination prefix and its next-hop ports per path version (empty: unreachable, dropped).
+
+    path_id pins the route's path id (stable plans); None lets routes with equal hops share one.
+    """
 
     prefix: str
     hops: NextHops
+    path_id: int | None = None
 
 
 @dataclass(slots=True)
@@ -161,6 +168,8 @@ class GenericPlanner:
                 self.dest[sw] = [str(net)]
             else:
                 self.dest[sw] = sorted(fabric.hosts[h].address + "/32" for h in hs)
+        self.stable = bool(fabric.topo.ocs)
+        self.path_id = {t: i + 1 for i, t in enumerate(self.dest)}
         self.dist = {(t, v): fabric.distances(t, v) for t in self.dest for v in (0, 1)}
         self.warned: set[str] = set()
 
@@ -184,11 +193,14 @@ class GenericPlanner:
                                 target)
                     self.warned.add(target)
                 h1 = h0
+            if self.stable:
+                routes.extend(Route(p, (h0, h1), self.path_id[target]) for p in prefixes)
+                continue
             if not h0:
                 plan.drop.extend(prefixes)
                 continue
             routes.extend(Route(p, (h0, h1)) for p in prefixes)
-        if routes and not self.spread:
+        if routes and not self.spread and not self.stable:
             common, _n = Counter(r.hops for r in routes).most_common(1)[0]
             routes = [r for r in routes if r.hops != common] + [Route(self.default, common)]
         plan.routes = routes
