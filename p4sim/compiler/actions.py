@@ -189,6 +189,9 @@ class StmtLowerer(ExprLowerer):
     def call(self, c: A.Call) -> list[dict]:
         """Primitives of a call statement."""
         f = c.func
+        hook = self.ctx.special_call(self, c)
+        if hook is not None:
+            return hook
         if isinstance(f, A.Name):
             ent = self.scope.get(f.name, f.loc)
             if isinstance(ent, DeclE) and ent.kind == "action":
@@ -197,9 +200,6 @@ class StmtLowerer(ExprLowerer):
                 return extern_function(self, f.name, c)
             raise CompileError(c.loc, f"{f.name} cannot be called")
         if isinstance(f, A.Member):
-            hook = self.ctx.special_call(self, c)
-            if hook is not None:
-                return hook
             base = self.expr(f.expr)
             ent = base.ent
             frag = describe(c)

@@ -214,6 +214,13 @@ class ExprLowerer:
         if isinstance(e.expr, A.Name) and e.expr.name == "error":
             code = self.types.error_code(e.name, e.loc)
             return V(hexstr(code, 32), ErrorT(), None, code)
+        if isinstance(e.expr, A.Member) and e.expr.name == "last":
+            st = self.expr(e.expr.expr)
+            if isinstance(st.ent, StackE):
+                ft = st.ent.type.elem.field_type(e.name)
+                if ft is None:
+                    raise CompileError(e.loc, f"{describe(e)}: {st.ent.type.elem} has no field {e.name!r}")
+                return V({"type": "stack_field", "value": [st.ent.name, e.name]}, ft)
         base = self.expr(e.expr)
         ent = base.ent
         if isinstance(ent, TypeE):

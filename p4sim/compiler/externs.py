@@ -219,7 +219,7 @@ def extern_function(sl: StmtLowerer, name: str, c: A.Call) -> list[dict]:
         need(1)
         base = name.split("_")[0]
         fl = _preserving_list(sl, args[0]) if "preserving" in name else sl.bm.add_field_list(field_refs(sl, args[0]))
-        return [prim(f"{base}_preserving_field_list", [hexstr(fl)], loc, frag)]
+        return [prim(base, [hexstr(fl)], loc, frag)]  # simple_switch primitive taking a field list id
     if name == "log_msg":
         need(1, 2)
         if not isinstance(args[0], A.StrLit):

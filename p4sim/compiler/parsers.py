@@ -130,7 +130,7 @@ class ParserLowerer(BlockContext):
                 v = V(sl.data(v, e.loc), BitsT(1), v.ent)
             if v.j is None or not isinstance(strip(v.t), (BitsT,)) and bit_width(strip(v.t)) is None:
                 raise CompileError(e.loc, f"cannot select on {v.t}")
-            keys.append(v.j if v.j["type"] in ("field", "lookahead") else {"type": "expression", "value": v.j})
+            keys.append(v.j if v.j["type"] in ("field", "lookahead", "stack_field") else {"type": "expression", "value": v.j})
             if v.j["type"] == "expression":
                 keys[-1] = v.j
             widths.append(bit_width(strip(v.t)))
