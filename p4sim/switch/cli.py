@@ -134,7 +134,8 @@ def _run(args: argparse.Namespace) -> int:
             raise ValueError(f"gRPC address {args.grpc_server_addr}: cannot listen ({e})") from None
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())
-        where = (f"P4Runtime server listening on {args.grpc_server_addr}" if server is not None
+        bound = getattr(server, "address", args.grpc_server_addr)
+        where = (f"P4Runtime server listening on {bound}" if server is not None
                  else "no P4Runtime server (data plane only)")
         sys.stderr.write(f"p4sim-switch: device {args.device_id}, {len(ports)} port(s), {where}\n")
         sys.stderr.flush()

@@ -1,0 +1,156 @@
+"""The p4sim switch on real veth pairs (root): forwarding, drops, link state, CPU port, the CLI."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from p4sim.switch.device import Device
+from p4sim.switch.testdata import programs
+from p4sim.switch.testdata.veth import RawPort, is_root, veth_pairs
+from p4sim.switch.values import ActionCall, Lpm
+
+pytestmark = [pytest.mark.root, pytest.mark.skipif(not is_root(), reason="needs root for veth pairs")]
+
+MARK = b"p4sim-veth-test"
+
+
+def _udp(dst: str, ttl: int = 64, sport: int = 1000) -> bytes:
+    return bytes(Ether(src="00:00:00:00:00:01", dst="00:00:00:00:00:02") / IP(src="10.0.0.1", dst=dst, ttl=ttl)
+                 / UDP(sport=sport, dport=9) / MARK)
+
+
+def _ours(frame: bytes) -> bool:
+    return MARK in frame
+
+
+@pytest.fixture
+def net() -> Iterator[tuple[Device, list[RawPort], list[tuple[str, str]]]]:
+    with veth_pairs(3, "sw2") as pairs:
+        dev = Device(ports={i + 1: a for i, (a, _) in enumerate(pairs)}, cpu_port=255)
+        dev.commit_pipeline(dev.load_pipeline(programs.basic_router()))
+        route = dev.pipeline.table("ipv4_lpm")
+        route.insert((Lpm(0x0A000200, 24),), ActionCall("MyIngress.ipv4_forward", (0x020000000002, 2)))
+        route.insert((Lpm(0x0A000300, 24),), ActionCall("MyIngress.ipv4_forward", (0x020000000003, 3)))
+        route.insert((Lpm(0x0A00FF00, 24),), ActionCall("MyIngress.ipv4_forward", (0x0200000000FF, 255)))
+        hosts = [RawPort(b) for _, b in pairs]
+        dev.start()
+        try:
+            yield dev, hosts, pairs
+        finally:
+            dev.stop()
+            for h in hosts:
+                h.close()
+
+
+def test_forwarding_ttl_checksum_and_drop(net) -> None:  # noqa: ANN001
+    dev, hosts, _ = net
+    hosts[0].send(_udp("10.0.2.7"))
+    got = hosts[1].recv(2.0, _ours)
+    assert got is not None, "no frame forwarded to port 2"
+    ip = Ether(got)[IP]
+    assert ip.ttl == 63 and Ether(got).dst == "02:00:00:00:00:02"
+    ref = IP(bytes(ip))
+    del ref.chksum
+    assert IP(bytes(ref)).chksum == ip.chksum
+    hosts[0].send(_udp("10.0.3.7"))
+    assert hosts[2].recv(2.0, _ours) is not None
+    hosts[0].send(_udp("192.168.1.1"))  # no route: the default action drops
+    assert hosts[1].recv(0.3, _ours) is None and hosts[2].recv(0.1, _ours) is None
+    assert hosts[0].recv(0.1, _ours) is None  # the switch never reflects a frame to its sender
+
+
+def test_cpu_port_packet_in_and_out(net) -> None:  # noqa: ANN001
+    dev, hosts, _ = net
+    cpu: list[bytes] = []
+    dev.on_cpu_frame = cpu.append
+    hosts[0].send(_udp("10.0.255.1"))
+    deadline = time.monotonic() + 2
+    while not cpu and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert cpu and MARK in cpu[0]
+    dev.inject(255, _udp("10.0.3.9"))  # a packet-out enters the pipeline on the CPU port
+    assert hosts[2].recv(2.0, _ours) is not None
+
+
+def test_link_down_is_a_port_down(net) -> None:  # noqa: ANN001
+    dev, hosts, pairs = net
+    events: list[tuple[int, bool]] = []
+    dev.on_port_status = lambda port, up: events.append((port, up))
+    assert dev.port_up(2)
+    subprocess.run(["ip", "link", "set", pairs[1][1], "down"], check=True)
+    deadline = time.monotonic() + 3
+    while dev.port_up(2) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not dev.port_up(2) and (2, False) in events
+    subprocess.run(["ip", "link", "set", pairs[1][1], "up"], check=True)
+    deadline = time.monotonic() + 3
+    while not dev.port_up(2) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert dev.port_up(2) and (2, True) in events
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _switch(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "p4sim", "switch", *args], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True)
+
+
+def test_cli_runs_forwards_and_stops_on_sigterm(tmp_path: Path) -> None:
+    prog = tmp_path / "router.json"
+    prog.write_bytes(programs.basic_router())
+    port = _free_port()
+    with veth_pairs(2, "sw2c") as pairs:
+        proc = _switch(["-i", f"1@{pairs[0][0]}", "-i", f"2@{pairs[1][0]}", "--device-id", "3",
+                        "--pcap", str(tmp_path), str(prog), "--", "--grpc-server-addr", f"127.0.0.1:{port}",
+                        "--cpu-port", "255"])
+        try:
+            line = proc.stderr.readline()
+            assert f"127.0.0.1:{port}" in line or "data plane only" in line, line
+            h = RawPort(pairs[0][1])
+            h.send(_udp("10.0.2.1"))  # no entries: dropped, but the switch reads it (pcap)
+            time.sleep(0.3)
+            h.close()
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(10) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert (tmp_path / f"{pairs[0][0]}_in.pcap").stat().st_size > 24
+
+
+def test_cli_errors_exit_nonzero(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    cases = [
+        (["-i", "1@sw2nosuchif0", "--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{_free_port()}"], "does not exist"),
+        ([str(bad), "--grpc-server-addr", f"127.0.0.1:{_free_port()}"], "not valid JSON"),
+        ([str(tmp_path / "missing.json")], "cannot read"),
+        (["-i", "x@y", "--no-p4"], "PORT@IFACE"),
+    ]
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        cases.append((["--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{busy.getsockname()[1]}"], "not available"))
+        for args, msg in cases:
+            proc = _switch(args)
+            _, err = proc.communicate(timeout=30)
+            assert proc.returncode == 1, (args, err)
+            assert msg in err, (args, err)
+    assert os.path.exists(bad)
