@@ -12,10 +12,12 @@ from control.entities import TableEntry
 class OcsTest(P4RuntimeTest):
     """P4RuntimeTest with ocs.p4's circuit table."""
 
-    def connect(self, a: int, b: int) -> None:
-        """An emulated circuit a <-> b: two entries."""
-        self.insert(TableEntry("circuit", {"ingress_port": a}, "cross_connect", {"port": b}),
-                    TableEntry("circuit", {"ingress_port": b}, "cross_connect", {"port": a}))
+    def connect(self, a: int, b: int) -> list[TableEntry]:
+        """An emulated circuit a <-> b: two entries (returned, to disconnect them)."""
+        entries = [TableEntry("circuit", {"ingress_port": a}, "cross_connect", {"port": b}),
+                   TableEntry("circuit", {"ingress_port": b}, "cross_connect", {"port": a})]
+        self.insert(*entries)
+        return entries
 
 
 def frames() -> list[bytes]:
@@ -67,11 +69,11 @@ class ReconfigureTest(OcsTest):
     """Moving a circuit (delete, insert) makes the old peer dark and the new peer lit."""
 
     def runTest(self) -> None:
-        self.connect(1, 2)
+        old = self.connect(1, 2)
         frame = frames()[0]
         self.send(1, frame)
         testutils.verify_packet(self, frame, 2)
-        self.delete(TableEntry("circuit", {"ingress_port": 1}), TableEntry("circuit", {"ingress_port": 2}))
+        self.delete(*old)
         self.connect(1, 3)
         self.send(2, frame)
         testutils.verify_no_other_packets(self)
