@@ -86,6 +86,7 @@ class Bmv2Json:
         self.p4_tables: list[P4InfoTable] = []
         self.p4_objs: list[P4InfoObj] = []
         self.node_count = 0
+        self.instances: list[Any] = []  # externs.InstInfo of every extern instance
         self.header_type({"name": "scalars_0", "fields": []})
         self.headers.append({"name": "scalars", "id": 0, "header_type": "scalars_0", "metadata": True,
                              "pi_omit": True})

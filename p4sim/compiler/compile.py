@@ -84,22 +84,19 @@ def lower(prog: Program, program_file: str) -> Result:
     ControlLowerer(prog, bm, blocks["Egress"], shared, "egress").run([hdr, meta, std])
     ChecksumLowerer(prog, bm, blocks["ComputeChecksum"], shared).run([hdr, meta], verify=False)
     DeparserLowerer(prog, bm, blocks["Deparser"], shared).run([hdr])
-    for m in bm.meter_arrays:
-        if m.get("is_direct"):
-            _set_result_target(prog, m)
+    _set_result_target(bm)
     info = build_p4info(bm, annotated_ids(prog))
     return Result(bm.document(), info)
 
 
-def _set_result_target(prog: Program, mj: dict) -> None:
-    # the direct meter's read() target was recorded on its InstInfo while lowering actions
-    for d in prog.ast.decls:
-        if isinstance(d, A.ControlDecl):
-            for loc_decl in d.locals:
-                if isinstance(loc_decl, A.Instance) and qualified(loc_decl, d.name) == mj["name"]:
-                    pass
-    if mj.get("result_target") is None:
-        mj.pop("result_target")
+def _set_result_target(bm: Bmv2Json) -> None:
+    """Direct meters write their color where the actions' `m.read(x)` said (bmv2 result_target)."""
+    for info in bm.instances:
+        if info.kind == "direct_meter" and info.json is not None:
+            if info.result_target is None:
+                raise CompileError(info.decl.loc, f"direct meter {info.name} is never read: "
+                                   "call read(result) in an action of its table")
+            info.json["result_target"] = list(info.result_target)
 
 
 def annotated_ids(prog: Program) -> dict[tuple[str, str], int]:

@@ -201,7 +201,7 @@ class ControlLowerer(BlockContext):
             raise CompileError(c.loc, f"{cd.name}.apply takes {len(cd.params)} arguments, found {len(c.args)}")
         sc = self.prog.scope.child()
         ev = StmtLowerer(scope, self.prog, self)
-        for p, a in zip(cd.params, c.args):
+        for p, a in zip(cd.params, c.args, strict=False):
             pt = self.prog.resolve(p.typ, sc)
             v = ev.expr(a.expr, strip(pt))
             if isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)):

@@ -39,8 +39,8 @@ def hexstr(value: int, width: int | None = None) -> dict:
     """A bmv2 hexstr operand."""
     if value < 0:
         return {"type": "hexstr", "value": "-0x%x" % -value}
-    w = max(1, ((width or value.bit_length() or 1) + 3) // 4)
-    return {"type": "hexstr", "value": "0x%0*x" % (w, value)}
+    w = 2 * max(1, ((width or value.bit_length() or 1) + 7) // 8)  # whole bytes, as p4c writes them
+    return {"type": "hexstr", "value": f"0x{value:0{w}x}"}
 
 
 def jexpr(op: str, left: dict | None, right: dict | None) -> dict:

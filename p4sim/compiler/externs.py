@@ -107,6 +107,7 @@ def make_instance(ev: Any, bm: Bmv2Json, d: A.Instance, qname: str) -> InstInfo:
         info.p4 = P4InfoObj("action_profile", qname, size=info.size, extra={"with_selector": True})
     if info.p4 is not None:
         bm.p4_objs.append(info.p4)
+    bm.instances.append(info)
     return info
 
 

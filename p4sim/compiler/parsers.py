@@ -148,10 +148,10 @@ class ParserLowerer(BlockContext):
                 opts = self._keyset(sl, k, w)
                 alts = [a + [o] for a in alts for o in opts]
             for alt in alts:
-                value = "".join("%0*x" % ((w + 7) // 8 * 2, v) for (v, _), w in zip(alt, widths, strict=False))
+                value = "".join(_hex_bytes(v, w) for (v, _), w in zip(alt, widths, strict=False))
                 masks = [m for _, m in alt]
                 full = all(m == mask_of(w) for m, w in zip(masks, widths, strict=False))
-                mask = None if full else "0x" + "".join("%0*x" % ((w + 7) // 8 * 2, m) for m, w in zip(masks, widths, strict=False))
+                mask = None if full else "0x" + "".join(_hex_bytes(m, w) for m, w in zip(masks, widths, strict=False))
                 trans.append({"type": "hexstr", "value": "0x" + value, "mask": mask,
                               "next_state": target(case.state, case.loc)})
         return keys, trans
@@ -177,6 +177,11 @@ class ParserLowerer(BlockContext):
         if isinstance(k, A.Range):
             return _range_to_masks(c(k.lo), c(k.hi), w)
         return [(c(k), mask_of(w))]
+
+
+def _hex_bytes(value: int, width: int) -> str:
+    """Hex digits of value in whole bytes (bmv2 builds parser keys from byte-padded fields)."""
+    return f"{value:0{(width + 7) // 8 * 2}x}"
 
 
 def _range_to_masks(lo: int, hi: int, w: int) -> list[tuple[int, int]]:

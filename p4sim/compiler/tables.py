@@ -62,7 +62,7 @@ class TableLowerer:
                 continue
             name = _key_name(k)
             kinds.append(k.match_kind)
-            keys.append({"match_type": k.match_kind, "name": name, "target": target,
+            keys.append({"match_type": "ternary" if k.match_kind == "optional" else k.match_kind, "name": name, "target": target,
                          "mask": hexstr(mask, width) if mask is not None else None})
             p4keys.append((name, width, k.match_kind))
         if kinds.count("lpm") > 1:
@@ -91,7 +91,10 @@ class TableLowerer:
             names.append(default_name)
             ids.append(default["action_id"])
         props = dict(t.props)
-        size = ev.const_int(props.pop("size"), "a constant size") if "size" in props else DEFAULT_SIZE
+        size = ev.const_int(props.pop("size"), "a constant size") if "size" in props else 0
+        if t.entries is not None:
+            size = len(t.entries)  # as p4c: a table with entries is sized to them
+        size = size or DEFAULT_SIZE
         info = P4InfoTable(ent.qname, p4keys, refs, size, const_default_action_name(const_default, default_name))
         info.annos = [a.name for a in t.annos]
         tj: dict = {"name": ent.qname, "id": self._next_id(), "source_info": source_info(t.loc, t.name),
@@ -145,7 +148,8 @@ class TableLowerer:
             tj["next_tables"] = {n: targets.get(n.split(".")[-1], targets.get(n, dflt)) for n in names}
         else:
             tj["next_tables"] = {n: nxt for n in names}
-        tj["default_entry"] = default
+        if tj["type"] == "simple":
+            tj["default_entry"] = default  # p4c gives indirect tables no default entry
         if t.entries is not None:
             tj["entries"] = self._entries(ev, t, keys, names, ids)
             info.is_const = t.entries_const
@@ -295,6 +299,8 @@ class TableLowerer:
             if mask != (mask_of(plen) << (width - plen)):
                 raise CompileError(e.loc, "lpm entry mask is not a prefix")
             return {"match_type": "lpm", "key": hexstr(value & mask, width)["value"], "prefix_length": plen}
+        if mk == "optional" and mask not in (0, full):
+            raise CompileError(e.loc, "optional keys take an exact value or _ in entries")
         if mk in ("ternary", "optional"):
             return {"match_type": "ternary", "key": hexstr(value & mask, width)["value"],
                     "mask": hexstr(mask, width)["value"]}
