@@ -1,0 +1,10 @@
+"""Shared helpers: generate the documents of a topology in memory."""
+
+from tablegen.fabric import Fabric, resolve_circuits
+from tablegen.files import documents
+
+
+def docs_of(topo, mode="ecmp", circuits=None, spray="random"):
+    """All documents of a topology by switch name."""
+    fabric = Fabric(topo, resolve_circuits(topo, circuits))
+    return {d["switch"]: d for d in documents(fabric, mode, spray)}

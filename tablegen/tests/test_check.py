@@ -1,0 +1,128 @@
+"""Checker: every topology and mode passes; broken entries are caught."""
+
+import copy
+
+import pytest
+
+from tablegen.check import check, compile_doc, sample_pairs
+from topo.generators import fattree, hybrid, leafspine, ucd4
+
+from .conftest import docs_of
+
+MODES = ["static", "ecmp", "spray"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name,make,circuits", [
+    ("fattree4", lambda: fattree(4), None),
+    ("fattree8", lambda: fattree(8), None),
+    ("leafspine", lambda: leafspine(6, 2, 24), None),
+    ("ucd4-initial", ucd4, "initial"),
+    ("ucd4-reconfigured", ucd4, "reconfigured"),
+    ("hybrid-leafspine", lambda: hybrid(leafspine(6, 2, 4)), None),
+    ("hybrid-fattree-dark", lambda: hybrid(fattree(4)), "none"),
+    ("hybrid-fattree", lambda: hybrid(fattree(4)), None),
+])
+def test_generated_entries_pass(name, make, circuits, mode):
+    topo = make()
+    docs = docs_of(topo, mode, circuits)
+    report = check(topo, docs.get, max_pairs=2000, mode=mode)
+    assert report.ok, report.errors
+    assert report.walks == 2 * report.pairs
+    if mode != "static" and name.startswith("fattree"):
+        assert report.groups_checked > 0
+
+
+def test_fattree_groups_have_k_over_2_members():
+    docs = docs_of(fattree(8))
+    for name in ("e3_2", "a5_1"):
+        groups = [g for g in docs[name]["action_profile_groups"] if g["profile"] == "ecmp_selector"]
+        assert [len(g["members"]) for g in groups] == [4]
+
+
+def _report(topo, docs, mode="ecmp"):
+    return check(topo, docs.get, mode=mode)
+
+
+def test_missing_group_member_is_caught():
+    topo = fattree(4)
+    docs = docs_of(topo)
+    g = next(g for g in docs["e0_0"]["action_profile_groups"] if g["profile"] == "ecmp_selector")
+    g["members"].pop()
+    r = _report(topo, docs)
+    assert not r.ok and "least-cost next hops = [3, 4]" in r.errors[0]
+
+
+def test_loop_is_caught():
+    topo = fattree(4)
+    docs = docs_of(topo, "static")
+    for e in docs["a0_0"]["table_entries"]:  # send a0_0's upward traffic back down to e0_1
+        if e["table"] == "path" and e["params"].get("port") in (3, 4):
+            e["params"] = {"port": 2, "dmac": "02:00:00:02:00:03"}
+    for e in docs["e0_1"]["table_entries"]:  # and e0_1's upward traffic to a0_0
+        if e["table"] == "path" and e["params"].get("port") == 4:
+            e["params"] = {"port": 3, "dmac": "02:00:00:09:00:02"}
+    r = _report(topo, docs, "static")
+    assert any("loop" in e for e in r.errors)
+
+
+def test_wrong_delivery_and_dmac_are_caught():
+    topo = fattree(4)
+    docs = docs_of(topo, "static")
+    bad = copy.deepcopy(docs)
+    for e in bad["e3_1"]["table_entries"]:
+        if e.get("action") == "to_host" and e["params"]["port"] == 1:
+            e["params"]["port"] = 2
+    assert any("delivers to port 2" in e for e in _report(topo, bad, "static").errors)
+    bad = copy.deepcopy(docs)
+    for e in bad["c0_0"]["table_entries"]:
+        if e["table"] == "path":
+            e["params"]["dmac"] = "02:00:00:00:00:00"
+    assert any("dmac 02:00:00:00:00:00" in e for e in _report(topo, bad, "static").errors)
+    bad = copy.deepcopy(docs)
+    bad["e1_0"]["table_entries"] = [e for e in bad["e1_0"]["table_entries"] if e["table"] != "route"
+                                    or e.get("action") != "to_host"]
+    assert any("dropped at e1_0" in e for e in _report(topo, bad, "static").errors)
+
+
+def test_static_where_ecmp_expected_and_missing_liveness():
+    topo = fattree(4)
+    docs = docs_of(topo, "static")
+    assert any("is static but" in e for e in _report(topo, docs, "ecmp").errors)
+    docs["c1_1"]["table_entries"] = [e for e in docs["c1_1"]["table_entries"] if e["table"] != "port_liveness"]
+    assert any("lacks a port_liveness" in e for e in _report(topo, docs, "static").errors)
+
+
+def test_missing_version_one_is_caught():
+    topo = ucd4()
+    docs = docs_of(topo, "static")
+    docs["s2"]["table_entries"] = [e for e in docs["s2"]["table_entries"]
+                                   if not (e["table"] == "path" and e["match"]["version"] == 1)]
+    r = _report(topo, docs, "static")
+    assert any("has no path entry" in e and "v1" in e for e in r.errors)
+    assert not any(" v0:" in e for e in r.errors)
+
+
+def test_contract_names_and_ocs_symmetry():
+    topo = ucd4()
+    docs = docs_of(topo)
+    bad = copy.deepcopy(docs["s1"])
+    bad["table_entries"][0]["table"] = "routes"
+    with pytest.raises(ValueError, match="table 'routes'"):
+        compile_doc(bad)
+    bad = copy.deepcopy(docs["s1"])
+    bad["table_entries"][0]["params"] = {"mac": "x"}
+    with pytest.raises(ValueError, match="set_smac params"):
+        compile_doc(bad)
+    docs["ocs"]["table_entries"].pop()
+    with pytest.raises(ValueError, match="no reverse entry"):
+        check(topo, docs.get)
+
+
+def test_sampling():
+    hosts = [f"h{i}" for i in range(100)]
+    assert len(sample_pairs(hosts[:10], 90)) == 90
+    pairs = sample_pairs(hosts, 400, seed=3)
+    assert len(pairs) == 400 and all(a != b for a, b in pairs)
+    assert len({b for _a, b in pairs}) == 20
+    assert pairs == sample_pairs(hosts, 400, seed=3)

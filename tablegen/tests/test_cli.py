@@ -1,0 +1,53 @@
+"""python -m tablegen: generate, check, errors."""
+
+import json
+
+import pytest
+
+from tablegen.__main__ import main
+from topo.generators import fattree, ucd4
+from topo.model import save
+
+
+@pytest.fixture
+def ft4(tmp_path):
+    path = tmp_path / "ft4.json"
+    save(fattree(4), path)
+    return path
+
+
+def test_generate_and_check(ft4, tmp_path, capsys):
+    out = tmp_path / "ecmp"
+    assert main([str(ft4), "--mode", "ecmp", "-o", str(out)]) == 0
+    assert len(list(out.glob("*.json"))) == 20
+    assert "20 files, 428 table entries" in capsys.readouterr().out
+    doc = json.loads((out / "e0_0.json").read_text())
+    assert doc["switch"] == "e0_0" and doc["device_id"] == 1
+    assert main(["check", str(out), str(ft4), "--mode", "ecmp"]) == 0
+    assert "checked 240 host pairs x 2 versions" in capsys.readouterr().out
+    doc["table_entries"] = [e for e in doc["table_entries"] if e["table"] != "route" or e.get("action") != "set_path"]
+    (out / "e0_0.json").write_text(json.dumps(doc))
+    assert main(["check", str(out), str(ft4)]) == 1
+    assert "no route at e0_0" in capsys.readouterr().out
+
+
+def test_ucd4_circuits(tmp_path, capsys):
+    topo = tmp_path / "ucd4.json"
+    save(ucd4(), topo)
+    assert main([str(topo), "--mode", "static", "--circuits", "reconfigured", "-o", str(tmp_path / "r"),
+                 "--check"]) == 0
+    assert "OK" in capsys.readouterr().out
+    ocs = json.loads((tmp_path / "r" / "ocs.json").read_text())
+    assert ocs["program"] == "ocs" and len(ocs["table_entries"]) == 4
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["{topo}", "--circuits", "bogus", "-o", "{tmp}/x"], "tablegen: --circuits 'bogus'"),
+    (["{tmp}/none.json", "-o", "{tmp}/x"], "tablegen: topology file"),
+    (["check", "{tmp}/nodir", "{topo}"], "tablegen: entry directory"),
+])
+def test_errors_are_one_line(argv, msg, ft4, tmp_path, capsys):
+    argv = [a.format(topo=ft4, tmp=tmp_path) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(msg) and err.count("\n") == 1

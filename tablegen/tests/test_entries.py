@@ -1,0 +1,100 @@
+"""Entry documents: names of the p4src contract, path versions, groups, OCS circuits."""
+
+import pytest
+
+from tablegen.entries import ocs_doc, pick, switch_doc
+from tablegen.fabric import Fabric
+from tablegen.files import doc_lines, entry_str
+from tablegen.routing import planner
+from topo.generators import fattree, ucd4
+
+from .conftest import docs_of
+
+
+def test_fattree_edge_ecmp():
+    lines = doc_lines(docs_of(fattree(4))["e0_0"])
+    for want in [
+        "member ecmp_selector 3 -> set_next_hop(dmac=02:00:00:09:00:01, port=3)",
+        "group ecmp_selector 1 = [3@3 4@4]",
+        "group liveness_selector 2 = [2@2]",
+        "port_mac egress_port=4 -> set_smac(smac=02:00:00:01:00:04)",
+        "port_liveness port=1 -> group 1",
+        "path path_id=1 version=0 -> path_ecmp()",
+        "path path_id=1 version=1 -> path_ecmp()",
+        "ecmp_group path_id=1 version=1 -> group 1",
+        "path_version path_id=1 -> set_version(version=0)",
+        "path_version default -> set_version(version=0)",
+        "route ipv4_dst=10.0.0.3/32 -> to_host(dmac=00:00:0a:00:00:03, port=2)",
+        "route ipv4_dst=10.0.0.0/24 -> route_drop()",
+        "route ipv4_dst=10.0.0.0/8 -> set_path(path_id=1)",
+    ]:
+        assert want in lines
+
+
+def test_order_members_groups_entries():
+    d = docs_of(fattree(4))["a0_0"]
+    assert list(d) == ["switch", "device_id", "program", "action_profile_members", "action_profile_groups",
+                       "table_entries"]
+    tables = [e["table"] for e in d["table_entries"]]
+    assert tables.index("path") < tables.index("route")  # a route never points at a missing path
+    assert d["device_id"] == 9 and d["program"] == "fabric"
+
+
+def test_static_has_no_groups_and_spreads():
+    d = docs_of(fattree(4), "static")["e0_0"]
+    assert all(g["profile"] == "liveness_selector" for g in d["action_profile_groups"])
+    ports = {e["params"]["port"] for e in d["table_entries"] if e["table"] == "path"}
+    assert ports == {3, 4}  # destinations hashed over both uplinks
+
+
+def test_spray_modes():
+    d = docs_of(fattree(4), "spray", spray="rr")["a0_0"]
+    lines = doc_lines(d)
+    assert "path path_id=3 version=0 -> path_spray_rr()" in lines
+    assert "spray_group path_id=3 version=0 -> group 1" in lines
+    assert "group spray_selector 1 = [3@3 4@4]" in lines
+    d = docs_of(fattree(4), "spray")["a0_0"]
+    assert "path path_id=3 version=0 -> path_spray_random()" in doc_lines(d)
+
+
+def test_ucd4_initial_vs_reconfigured_only_paths_change():
+    a, b = docs_of(ucd4(), "static"), docs_of(ucd4(), "static", "reconfigured")
+    s2 = doc_lines(a["s2"])
+    assert "path path_id=3 version=0 -> path_static(dmac=02:00:00:01:00:02, port=2)" in s2  # via circuit to s1
+    assert "path path_id=3 version=1 -> path_static(dmac=02:00:00:01:00:04, port=3)" in s2  # bypass link
+    assert "path path_id=3 version=0 -> path_static(dmac=02:00:00:03:00:02, port=2)" in doc_lines(b["s2"])
+    for sw in ("s1", "s2", "s3", "s4"):
+        old, new = set(doc_lines(a[sw])), set(doc_lines(b[sw]))
+        changed = {line.split()[0] for line in old ^ new}
+        assert changed <= {"path"}, (sw, changed)
+        v1 = {x for x in old if "version=1" in x}
+        assert v1 == {x for x in new if "version=1" in x}  # the shadow does not depend on the map
+    assert doc_lines(a["ocs"]) == ["circuit ingress_port=3 -> cross_connect(port=1)",
+                                   "circuit ingress_port=1 -> cross_connect(port=3)",
+                                   "circuit ingress_port=2 -> cross_connect(port=5)",
+                                   "circuit ingress_port=5 -> cross_connect(port=2)",
+                                   "circuit ingress_port=6 -> cross_connect(port=4)",
+                                   "circuit ingress_port=4 -> cross_connect(port=6)"]
+    assert len(b["ocs"]["table_entries"]) == 4 and b["ocs"]["program"] == "ocs"
+
+
+def test_dark_ocs_gives_path_drop():
+    d = docs_of(ucd4(), "ecmp", "none")
+    assert "path path_id=3 version=0 -> path_drop()" in doc_lines(d["s2"])
+    assert d["ocs"]["table_entries"] == []
+
+
+def test_bad_mode_and_helpers():
+    f = Fabric(fattree(4))
+    plan = planner(f)("e0_0")
+    with pytest.raises(ValueError, match="mode='flood'"):
+        switch_doc(f, plan, "flood")
+    with pytest.raises(ValueError, match="spray='fair'"):
+        switch_doc(f, plan, "spray", "fair")
+    assert pick((3, 4), "10.1.0.0/24") == pick((3, 4), "10.1.0.0/24")
+    assert pick((5,), "x") == (5,) and pick((), "x") == ()
+    t = ucd4()
+    assert ocs_doc(t.ocs[0], [(1, 2)])["table_entries"][1]["match"] == {"ingress_port": 2}
+    assert entry_str({"table": "acl", "match": {"ipv4_src": {"value": "10.0.0.2", "mask": "255.255.255.255"}},
+                      "priority": 10, "action": "acl_drop", "params": {}}) == \
+        "acl ipv4_src=10.0.0.2&&&255.255.255.255 priority=10 -> acl_drop()"
