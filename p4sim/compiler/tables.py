@@ -139,6 +139,7 @@ class TableLowerer:
             raise CompileError(e.loc, f"table property {leftover!r} is not supported")
         tj["base_default_next"] = nxt
         if "__HIT__" in nexts:
+            tj["base_default_next"] = None  # as p4c: successors come from next_tables only
             tj["next_tables"] = {"__HIT__": nexts["__HIT__"], "__MISS__": nexts["__MISS__"]}
         elif "__SWITCH__" in nexts:
             targets, dflt = nexts["__SWITCH__"]

@@ -162,8 +162,8 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
         switch (fwd.apply().action_run) {
             forward: {
                 if (hdr.ipv4.isValid()) {
-                    if (!ecmp.apply().hit) {
-                        classify.apply();
+                    if (!classify.apply().hit) {
+                        ecmp.apply();
                     }
                 }
             }
