@@ -142,8 +142,11 @@ def test_features_program_p4info() -> None:
     fwd = next(x for x in ing["tables"] if x["name"] == "Ing.fwd")
     assert fwd["with_counters"] and set(fwd["next_tables"]) == {"Ing.forward", "Ing.drop"}
     ecmp = next(x for x in ing["tables"] if x["name"] == "Ing.ecmp")
-    assert ecmp["type"] == "indirect_ws" and set(ecmp["next_tables"]) == {"__HIT__", "__MISS__"}
-    assert len(next(x for x in ing["tables"] if x["name"] == "Ing.classify")["entries"]) == 2
+    assert ecmp["type"] == "indirect_ws" and "default_entry" not in ecmp  # as p4c for action profiles
+    classify = next(x for x in ing["tables"] if x["name"] == "Ing.classify")
+    assert set(classify["next_tables"]) == {"__HIT__", "__MISS__"} and classify["base_default_next"] is None
+    assert classify["next_tables"]["__MISS__"] == "Ing.ecmp"
+    assert len(classify["entries"]) == 2 and classify["max_size"] == 2  # sized to its const entries
 
 
 def test_widths_inferred_and_arithmetic_masked(tmp_path: Path) -> None:
