@@ -141,15 +141,15 @@ class Arbiter:
                 arb.status.message = "No primary"
             s.send(resp)
 
-    def check_writer(self, role: str, election_id: p4r.Uint128 | None) -> None:
-        """Raise PERMISSION_DENIED unless the election ID is the primary's of the role (PI rule)."""
+    def check_writer(self, role: str, election_id: tuple[int, int] | None) -> None:
+        """Raise PERMISSION_DENIED unless the (high, low) election ID is the primary's of the role (PI rule)."""
         with self._lock:
             primary = self.primary(role)
             if election_id is None:
                 if primary is None:
                     return  # PI: no client arbitrated, no election id: accepted (debugging)
                 raise P4RuntimeError(PERMISSION_DENIED, "write without election id while a primary exists")
-            value = election_value(election_id)
+            value = (election_id[0] << 64) | election_id[1]
             if primary is None or primary.election_id != value:
                 raise P4RuntimeError(PERMISSION_DENIED,
                                      f"election id {value} is not the primary's for role {role!r}")

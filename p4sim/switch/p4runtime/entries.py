@@ -9,6 +9,7 @@ a group or a one-shot action set, and direct resources need the table to have th
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from p4sim.switch.externs import MeterConfig
 from p4sim.switch.p4runtime import codec
@@ -22,43 +23,77 @@ log = logging.getLogger(__name__)
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
 
 
-def action_call(b: Binding, tb: TableBinding | None, msg: p4r.Action, default: bool = False) -> ActionCall:
-    """Return the Device ActionCall of an action message, checked against the table's action refs."""
-    action = b.schema.action(msg.action_id)
+def action_call(b: Binding, tb: TableBinding | None, action_id: int, params: list[codec.Param],
+                default: bool = False) -> ActionCall:
+    """Return the Device ActionCall of an action, checked against the table's action refs."""
+    action = b.schema.actions.get(action_id) or b.schema.action(action_id)
     if tb is not None:
-        ref = tb.info.actions.get(msg.action_id)
+        ref = tb.info.actions.get(action_id)
         if ref is None:
             raise invalid(f"action {action.name!r} is not an action of table {tb.info.name!r}")
         if default and ref.table_only:
             raise invalid(f"action {action.name!r} is @tableonly in table {tb.info.name!r}")
         if not default and ref.default_only:
             raise invalid(f"action {action.name!r} is @defaultonly in table {tb.info.name!r}")
-    return ActionCall(action.name, tuple(codec.action_args(action, msg)))
+    return ActionCall(action.name, tuple(codec.action_args(action, params)))
 
 
-def _entry_action(b: Binding, tb: TableBinding, msg: p4r.TableAction) -> EntryAction:
-    which = msg.WhichOneof("type")
-    if which is None:
+@dataclass(slots=True)
+class EntryMsg:
+    """A TableEntry as the writer needs it; `proto` is the full message when it was parsed as one.
+
+    action: ("action", action_id, params) | ("member", id) | ("group", id) | ("set", None) | None.
+    The wire decoder (wire.py) builds these directly for plain entries, without a protobuf message.
+    """
+
+    table_id: int
+    matches: list[codec.Match]
+    priority: int
+    action: tuple | None
+    is_default: bool = False
+    proto: p4r.TableEntry | None = None
+
+
+def entry_msg(te: p4r.TableEntry) -> EntryMsg:
+    """Return the EntryMsg of a TableEntry message."""
+    which = te.action.WhichOneof("type")
+    action: tuple | None
+    if which == "action":
+        action = ("action", te.action.action.action_id, codec.params_of(te.action.action))
+    elif which == "action_profile_member_id":
+        action = ("member", te.action.action_profile_member_id)
+    elif which == "action_profile_group_id":
+        action = ("group", te.action.action_profile_group_id)
+    elif which == "action_profile_action_set":
+        action = ("set", None)
+    else:
+        action = None
+    return EntryMsg(te.table_id, [codec.match_tuple(m) for m in te.match], te.priority, action,
+                    te.is_default_action, te)
+
+
+def _entry_action(b: Binding, tb: TableBinding, msg: EntryMsg) -> EntryAction:
+    act = msg.action
+    if act is None:
         raise invalid(f"missing action in entry of table {tb.info.name!r}")
+    which = act[0]
     if which == "action":
         if tb.profile is not None:
             raise invalid(f"table {tb.info.name!r} is indirect: give a member, a group or an action set")
-        return action_call(b, tb, msg.action)
+        return action_call(b, tb, act[1], act[2])
     if tb.profile is None:
         raise invalid(f"table {tb.info.name!r} is direct: give an action, not a {which}")
-    if which == "action_profile_member_id":
-        return MemberRef(msg.action_profile_member_id)
-    if which == "action_profile_group_id":
-        return GroupRef(msg.action_profile_group_id)
-    if which == "action_profile_action_set":
-        acts = []
-        for pa in msg.action_profile_action_set.action_profile_actions:
-            watch = watch_port_of(pa)
-            acts.append((action_call(b, tb, pa.action), pa.weight, watch))
-        if not acts:
-            raise invalid(f"empty action set for table {tb.info.name!r}")
-        return ActionSet(tuple(acts))
-    raise invalid(f"unsupported table action {which!r}")
+    if which == "member":
+        return MemberRef(act[1])
+    if which == "group":
+        return GroupRef(act[1])
+    acts = []
+    for pa in msg.proto.action.action_profile_action_set.action_profile_actions:  # type: ignore[union-attr]
+        acts.append((action_call(b, tb, pa.action.action_id, codec.params_of(pa.action)), pa.weight,
+                     watch_port_of(pa)))
+    if not acts:
+        raise invalid(f"empty action set for table {tb.info.name!r}")
+    return ActionSet(tuple(acts))
 
 
 def watch_port_of(msg: p4r.ActionProfileAction | p4r.ActionProfileGroup.Member) -> int | None:
@@ -85,39 +120,44 @@ def meter_to_proto(cfg: MeterConfig, msg: p4r.MeterConfig) -> None:
     msg.cir, msg.cburst, msg.pir, msg.pburst = cfg.cir, cfg.cburst, cfg.pir, cfg.pburst
 
 
-def write_table_entry(b: Binding, utype: int, te: p4r.TableEntry) -> None:
+def write_table_entry(b: Binding, utype: int, msg: EntryMsg) -> None:
     """Apply one INSERT, MODIFY or DELETE of a table entry to the device."""
-    tb = b.tables.get(te.table_id) or b.table(te.table_id)
+    tb = b.tables.get(msg.table_id) or b.table(msg.table_id)
     info = tb.info
-    if te.is_default_action:
-        _write_default(b, tb, utype, te)
+    if msg.is_default:
+        _write_default(b, tb, utype, msg)
         return
     if info.is_const or tb.table.info.is_const:
         raise P4RuntimeError(PERMISSION_DENIED, f"table {info.name!r} is const: its entries cannot change")
-    key = codec.match_key(info, te)
-    prio = codec.check_priority(info, te)
+    key = codec.match_key(info, msg.matches)
+    prio = codec.check_priority(info, msg.priority)
     table = tb.table
     if utype == DELETE:
         if tb.extra:
             tb.extra.pop(table.get(key, prio).handle, None)
         table.delete(key, prio)
         return
-    action = _entry_action(b, tb, te.action)
-    has_counter = te.HasField("counter_data")
+    action = _entry_action(b, tb, msg)
+    te = msg.proto
+    has_counter = te is not None and te.HasField("counter_data")
     if has_counter and not tb.has_direct_counter:
         raise invalid(f"table {info.name!r} has no direct counter")
     meter = None
-    has_meter = te.HasField("meter_config")
+    has_meter = te is not None and te.HasField("meter_config")
     if has_meter:
         if tb.direct_meter is None:
             raise invalid(f"table {info.name!r} has no direct meter")
-        meter = meter_config(te.meter_config)
+        meter = meter_config(te.meter_config)  # type: ignore[union-attr]
     if utype == INSERT:
         e = table.insert(key, action, prio)
     elif utype == MODIFY:
         e = table.modify(key, action, prio)
     else:
         raise invalid(f"update type {utype} is not INSERT, MODIFY or DELETE")
+    if te is None:
+        if utype == MODIFY and tb.extra:
+            tb.extra.pop(e.handle, None)
+        return
     if has_counter:
         e.packets, e.bytes = te.counter_data.packet_count, te.counter_data.byte_count
     if has_meter:
@@ -128,22 +168,21 @@ def write_table_entry(b: Binding, utype: int, te: p4r.TableEntry) -> None:
         tb.extra.pop(e.handle, None)
 
 
-def _write_default(b: Binding, tb: TableBinding, utype: int, te: p4r.TableEntry) -> None:
+def _write_default(b: Binding, tb: TableBinding, utype: int, msg: EntryMsg) -> None:
     info = tb.info
     if utype != MODIFY:
         raise invalid(f"the default entry of table {info.name!r} can only be modified, not "
                       f"{p4r.Update.Type.Name(utype)}")
-    if te.match or te.priority:
+    if msg.matches or msg.priority:
         raise invalid(f"default entry of table {info.name!r} must have no match key and no priority")
     if info.const_default_action_id or tb.table.default_const:
         raise P4RuntimeError(PERMISSION_DENIED, f"the default action of table {info.name!r} is const")
-    which = te.action.WhichOneof("type")
-    if which is None:
+    if msg.action is None:
         tb.table.reset_default()
         return
-    if which != "action":
-        raise invalid(f"the default entry of table {info.name!r} takes an action, not a {which}")
-    tb.table.set_default(action_call(b, tb, te.action.action, default=True))
+    if msg.action[0] != "action":
+        raise invalid(f"the default entry of table {info.name!r} takes an action, not a {msg.action[0]}")
+    tb.table.set_default(action_call(b, tb, msg.action[1], msg.action[2], default=True))
 
 
 def read_table_entries(b: Binding, req: p4r.TableEntry, out: list[p4r.Entity]) -> None:
@@ -156,7 +195,7 @@ def read_table_entries(b: Binding, req: p4r.TableEntry, out: list[p4r.Entity]) -
         if req.is_default_action:
             _read_default(b, tb, out)
             continue
-        key = codec.match_key(tb.info, req) if len(req.match) else None
+        key = codec.match_key(tb.info, [codec.match_tuple(m) for m in req.match]) if len(req.match) else None
         want_prio = req.priority
         for e in tb.table.entries():
             if key is not None and (e.key != key or (want_prio and e.priority != want_prio)):
@@ -231,8 +270,8 @@ def write_direct_counter(b: Binding, utype: int, msg: p4r.DirectCounterEntry) ->
     tb = b.table(msg.table_entry.table_id)
     if not tb.has_direct_counter:
         raise invalid(f"table {tb.info.name!r} has no direct counter")
-    key = codec.match_key(tb.info, msg.table_entry)
-    e = tb.table.get(key, codec.check_priority(tb.info, msg.table_entry))
+    key = codec.match_key(tb.info, [codec.match_tuple(m) for m in msg.table_entry.match])
+    e = tb.table.get(key, codec.check_priority(tb.info, msg.table_entry.priority))
     e.packets, e.bytes = msg.data.packet_count, msg.data.byte_count
 
 
@@ -243,7 +282,8 @@ def read_direct_counters(b: Binding, req: p4r.DirectCounterEntry, out: list[p4r.
     for tb in tbs:
         if not tb.has_direct_counter:
             raise invalid(f"table {tb.info.name!r} has no direct counter")
-        key = codec.match_key(tb.info, req.table_entry) if len(req.table_entry.match) else None
+        key = (codec.match_key(tb.info, [codec.match_tuple(m) for m in req.table_entry.match])
+               if len(req.table_entry.match) else None)
         for e in tb.table.entries():
             if key is not None and e.key != key:
                 continue
@@ -262,8 +302,8 @@ def write_direct_meter(b: Binding, utype: int, msg: p4r.DirectMeterEntry) -> Non
     tb = b.table(msg.table_entry.table_id)
     if tb.direct_meter is None:
         raise invalid(f"table {tb.info.name!r} has no direct meter")
-    key = codec.match_key(tb.info, msg.table_entry)
-    e = tb.table.get(key, codec.check_priority(tb.info, msg.table_entry))
+    key = codec.match_key(tb.info, [codec.match_tuple(m) for m in msg.table_entry.match])
+    e = tb.table.get(key, codec.check_priority(tb.info, msg.table_entry.priority))
     tb.direct_meter.set_config(e, meter_config(msg.config))
 
 
@@ -274,7 +314,8 @@ def read_direct_meters(b: Binding, req: p4r.DirectMeterEntry, out: list[p4r.Enti
     for tb in tbs:
         if tb.direct_meter is None:
             raise invalid(f"table {tb.info.name!r} has no direct meter")
-        key = codec.match_key(tb.info, req.table_entry) if len(req.table_entry.match) else None
+        key = (codec.match_key(tb.info, [codec.match_tuple(m) for m in req.table_entry.match])
+               if len(req.table_entry.match) else None)
         for e in tb.table.entries():
             if key is not None and e.key != key:
                 continue

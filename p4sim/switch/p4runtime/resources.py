@@ -49,7 +49,7 @@ def write_member(b: Binding, utype: int, msg: p4r.ActionProfileMember) -> None:
     if not msg.HasField("action"):
         raise invalid(f"member {msg.member_id} of {info.name!r} has no action")
     tb = b.tables.get(info.table_ids[0]) if info.table_ids else None
-    call = action_call(b, tb, msg.action)
+    call = action_call(b, tb, msg.action.action_id, codec.params_of(msg.action))
     if utype == INSERT:
         profile.insert_member(msg.member_id, call)
     else:

@@ -50,6 +50,7 @@ class ActionInfo:
     name: str
     params: list[ParamInfo]
     params_by_id: dict[int, ParamInfo]
+    order: dict[int, int]  # param id -> position
 
 
 @dataclass(slots=True)
@@ -192,7 +193,8 @@ def build_schema(p4info: p4i.P4Info) -> Schema:
     s = Schema(p4info=p4info)
     for a in p4info.actions:
         params = [ParamInfo(p.id, p.name, p.bitwidth) for p in a.params]
-        s.actions[a.preamble.id] = ActionInfo(a.preamble.id, a.preamble.name, params, {p.id: p for p in params})
+        s.actions[a.preamble.id] = ActionInfo(a.preamble.id, a.preamble.name, params, {p.id: p for p in params},
+                                              {p.id: i for i, p in enumerate(params)})
         s.action_ids_by_name[a.preamble.name] = a.preamble.id
     for c in p4info.counters:
         s.counters[c.preamble.id] = ResourceInfo(c.preamble.id, c.preamble.name, c.size,

@@ -17,9 +17,10 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from p4sim.switch.p4runtime import config as cfg
-from p4sim.switch.p4runtime import entries, packetio, resources
+from p4sim.switch.p4runtime import entries, packetio, resources, wire
 from p4sim.switch.p4runtime.arbitration import Arbiter, Session
 from p4sim.switch.p4runtime.digests import DigestManager
 from p4sim.switch.p4runtime.errors import (
@@ -51,17 +52,18 @@ except metadata.PackageNotFoundError:  # pragma: no cover
     API_VERSION = "1.4.1"
 
 
-def _run_update(svc: P4RuntimeService, update: p4r.Update) -> P4RuntimeError | None:
+def _run_update(svc: P4RuntimeService, utype: int, ent: entries.EntryMsg | p4r.Entity) -> P4RuntimeError | None:
     """Apply one update; return its error (None when it succeeded)."""
     b = svc.committed.binding  # type: ignore[union-attr]
-    utype = update.type
-    ent = update.entity
     try:
         if utype not in (entries.INSERT, entries.MODIFY, entries.DELETE):
             raise invalid(f"update type {utype} is not INSERT, MODIFY or DELETE")
-        which = ent.WhichOneof("entity")
+        if type(ent) is entries.EntryMsg:  # the wire decoder's fast path
+            entries.write_table_entry(b, utype, ent)
+            return None
+        which = ent.WhichOneof("entity")  # type: ignore[union-attr]
         if which == "table_entry":
-            entries.write_table_entry(b, utype, ent.table_entry)
+            entries.write_table_entry(b, utype, entries.entry_msg(ent.table_entry))
         elif which == "action_profile_member":
             resources.write_member(b, utype, ent.action_profile_member)
         elif which == "action_profile_group":
@@ -92,7 +94,7 @@ def _run_update(svc: P4RuntimeService, update: p4r.Update) -> P4RuntimeError | N
     except ValueError as e:
         return invalid(str(e))
     except Exception as e:  # the server never dies on a request
-        log.exception("internal error on update %s", update)
+        log.exception("internal error on update %s", ent)
         return P4RuntimeError(INTERNAL, f"internal error: {type(e).__name__}: {e}")
 
 
@@ -172,8 +174,9 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         """VERIFY, VERIFY_AND_SAVE, VERIFY_AND_COMMIT, COMMIT or RECONCILE_AND_COMMIT a config."""
         try:
             self._check_device(request.device_id)
+            election = request.election_id
             self.arbiter.check_writer(request.role,
-                                      request.election_id if request.HasField("election_id") else None)
+                                      (election.high, election.low) if request.HasField("election_id") else None)
             with self._config_lock:
                 self._set_config(request)
             return p4r.SetForwardingPipelineConfigResponse()
@@ -234,13 +237,19 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
             context.abort_with_status(simple_status(e))
 
     def Write(self, request, context):  # noqa: ANN001, ANN201, N802
-        """Apply a batch of updates; a failed batch is UNKNOWN with one p4.v1.Error per update."""
+        """Apply a batch of updates; a failed batch is UNKNOWN with one p4.v1.Error per update.
+
+        `request` is the serialized WriteRequest (see _handlers) or a WriteRequest message.
+        """
         try:
-            self._check_device(request.device_id)
-            self.arbiter.check_writer(request.role,
-                                      request.election_id if request.HasField("election_id") else None)
+            try:
+                msg = wire.decode_write(request) if isinstance(request, bytes) else wire.from_proto(request)
+            except DecodeError as e:
+                raise invalid(f"malformed WriteRequest: {e}") from None
+            self._check_device(msg.device_id)
+            self.arbiter.check_writer(msg.role, msg.election_id)
             self._check_pipeline()
-            if request.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
+            if msg.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
                 raise P4RuntimeError(UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported")
         except P4RuntimeError as e:
             context.abort_with_status(simple_status(e))
@@ -248,8 +257,8 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         results: list[P4RuntimeError | None] = []
         failed = False
         with self.device.lock:  # the batch is atomic with respect to packets
-            for update in request.updates:
-                err = _run_update(self, update)
+            for utype, ent in msg.updates:
+                err = _run_update(self, utype, ent)
                 results.append(err)
                 failed = failed or err is not None
         if failed:
@@ -387,6 +396,32 @@ def _digest_entries(manager: DigestManager) -> list[p4r.DigestEntry]:
     return [e.digest_entry for e in out]
 
 
+def _handlers(service: P4RuntimeService) -> grpc.GenericRpcHandler:
+    """The P4Runtime method handlers; Write takes the raw request bytes (decoded by wire.py)."""
+    unary = grpc.unary_unary_rpc_method_handler
+    handlers = {
+        "Write": unary(service.Write, request_deserializer=None,
+                       response_serializer=p4r.WriteResponse.SerializeToString),
+        "Read": grpc.unary_stream_rpc_method_handler(
+            service.Read, request_deserializer=p4r.ReadRequest.FromString,
+            response_serializer=p4r.ReadResponse.SerializeToString),
+        "SetForwardingPipelineConfig": unary(
+            service.SetForwardingPipelineConfig,
+            request_deserializer=p4r.SetForwardingPipelineConfigRequest.FromString,
+            response_serializer=p4r.SetForwardingPipelineConfigResponse.SerializeToString),
+        "GetForwardingPipelineConfig": unary(
+            service.GetForwardingPipelineConfig,
+            request_deserializer=p4r.GetForwardingPipelineConfigRequest.FromString,
+            response_serializer=p4r.GetForwardingPipelineConfigResponse.SerializeToString),
+        "StreamChannel": grpc.stream_stream_rpc_method_handler(
+            service.StreamChannel, request_deserializer=p4r.StreamMessageRequest.FromString,
+            response_serializer=p4r.StreamMessageResponse.SerializeToString),
+        "Capabilities": unary(service.Capabilities, request_deserializer=p4r.CapabilitiesRequest.FromString,
+                              response_serializer=p4r.CapabilitiesResponse.SerializeToString),
+    }
+    return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", handlers)
+
+
 class ServerHandle:
     """A running P4Runtime server: its bound address and stop()."""
 
@@ -408,7 +443,7 @@ def start_server(device: Device, address: str, device_id: int, max_workers: int 
                                   ("grpc.max_send_message_length", 256 << 20),
                                   ("grpc.so_reuseport", 0)])
     service = P4RuntimeService(device, device_id)
-    p4r_grpc.add_P4RuntimeServicer_to_server(service, server)
+    server.add_generic_rpc_handlers((_handlers(service),))
     host, sep, port_s = address.rpartition(":")
     if not sep or not port_s.isdigit():
         raise ValueError(f"gRPC address {address!r}: expected <ip>:<port>")
