@@ -195,6 +195,8 @@ class StmtLowerer(ExprLowerer):
         if isinstance(f, A.Name):
             ent = self.scope.get(f.name, f.loc)
             if isinstance(ent, DeclE) and ent.kind == "action":
+                if ent.extra is not None:  # p4c lists every used control-local action in P4Info
+                    self.ctx.p4info_action(ent)
                 return self.inline_action(ent.decl, c, ent.extra)
             if isinstance(ent, DeclE) and ent.kind == "function":
                 return extern_function(self, f.name, c)

@@ -40,6 +40,17 @@ class BlockContext:
         """Context-specific calls (packet methods in parsers); None when not special."""
         return None
 
+    def p4info_action(self, ent: DeclE) -> None:
+        """Record the action for P4Info (once)."""
+        if any(o.kind == "action" and o.name == ent.qname for o in self.bm.p4_objs):
+            return
+        home = ent.extra if ent.extra is not None else self.prog.scope
+        widths = [bit_width(self.prog.resolve(p.typ, home)) for p in ent.decl.params]
+        annos = [a.name for a in ent.decl.annos]
+        self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, w) for p, w in
+                                                                       zip(ent.decl.params, widths, strict=False)],
+                                         extra={"annos": annos, "decl": ent.decl}))
+
     def bind_params(self, params: list[A.Param], roles: list[Ent | None]) -> None:
         """Bind the block's parameters to the shared architecture storage."""
         for p, ent in zip(params, roles, strict=False):
@@ -141,17 +152,6 @@ class ControlLowerer(BlockContext):
         aid = self.bm.add_action(ent.qname, params, prims, d.loc)
         return aid
 
-    def p4info_action(self, ent: DeclE) -> None:
-        """Record the action for P4Info (once)."""
-        if any(o.kind == "action" and o.name == ent.qname for o in self.bm.p4_objs):
-            return
-        home = ent.extra if ent.extra is not None else self.prog.scope
-        widths = [bit_width(self.prog.resolve(p.typ, home)) for p in ent.decl.params]
-        annos = [a.name for a in ent.decl.annos]
-        self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, w) for p, w in
-                                                                       zip(ent.decl.params, widths, strict=False)],
-                                         extra={"annos": annos, "decl": ent.decl}))
-
     # ---- control flow --------------------------------------------------------------
     def block(self, stmts: list[A.Stmt], nxt: str | None, scope: Scope) -> str | None:
         """Entry node of a statement list followed by nxt."""
@@ -245,6 +245,8 @@ class ControlLowerer(BlockContext):
             ent = scope.lookup(first.call.func.name)
             if isinstance(ent, DeclE) and ent.kind == "action":
                 aid = self.action_id(ent, first.loc)
+                if ent.extra is not None:  # p4c lists every used control-local action in P4Info
+                    self.p4info_action(ent)
                 short = ent.qname.split(".")[-1]
                 return self.tables.hidden(f"tbl_{short}", ent.qname, aid, nxt, first.loc)
         sl = StmtLowerer(scope.child(), self.prog, self)
