@@ -2,6 +2,7 @@
 
   python -m tablegen topo.json --mode ecmp -o DIR [--circuits initial|none|FILE] [--spray random|rr]
   python -m tablegen check DIR topo.json [--pairs N] [--mode ecmp]
+  python -m tablegen diff OLD_DIR NEW_DIR
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 
 from tablegen.check import check
+from tablegen.diff import diff_docs
 from tablegen.fabric import Fabric, resolve_circuits
 from tablegen.files import read, write
 from tablegen.schema import MODES, SPRAY_KINDS
@@ -52,6 +54,36 @@ def check_parser() -> argparse.ArgumentParser:
     return p
 
 
+def diff_parser() -> argparse.ArgumentParser:
+    """The parser of the diff form."""
+    p = argparse.ArgumentParser(prog="python -m tablegen diff",
+                                description="Print the changes from the entries of OLD to those of NEW, per "
+                                            "switch, in a safe install order (+ insert, ~ modify, - delete).")
+    p.add_argument("old", metavar="<old dir>")
+    p.add_argument("new", metavar="<new dir>")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    return p
+
+
+def run_diff(old: str, new: str) -> int:
+    """Print the per-switch changes between two entry directories."""
+    dirs = [Path(old), Path(new)]
+    for d in dirs:
+        if not d.is_dir():
+            raise ValueError(f"entry directory {str(d)!r}: not a directory")
+    names = sorted({f.stem for d in dirs for f in d.glob("*.json")})
+    total = 0
+    for name in names:
+        a, b = (d / f"{name}.json" for d in dirs)
+        empty = {"switch": name, "table_entries": []}
+        changes = diff_docs(read(a) if a.exists() else empty, read(b) if b.exists() else empty)
+        total += len(changes)
+        for c in changes:
+            print(f"{name}: {c}")
+    print(f"{total} changes on {len(names)} switches")
+    return 0
+
+
 def run_check(directory: str, topo_path: str, pairs: int, seed: int, mode: str | None) -> int:
     """Check a directory; print the report; 0 when it passes."""
     topo = validate(load(topo_path))
@@ -76,12 +108,19 @@ def run_check(directory: str, topo_path: str, pairs: int, seed: int, mode: str |
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    checking = bool(argv) and argv[0] == "check"
-    args = (check_parser().parse_args(argv[1:]) if checking else gen_parser().parse_args(argv))
+    command = argv[0] if argv and argv[0] in ("check", "diff") else "generate"
+    if command == "check":
+        args = check_parser().parse_args(argv[1:])
+    elif command == "diff":
+        args = diff_parser().parse_args(argv[1:])
+    else:
+        args = gen_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        if checking:
+        if command == "diff":
+            return run_diff(args.old, args.new)
+        if command == "check":
             return run_check(args.directory, args.topology, args.pairs, args.seed, args.mode)
         topo = validate(load(args.topology))
         fabric = Fabric(topo, resolve_circuits(topo, args.circuits))

@@ -39,6 +39,11 @@ def test_ucd4_circuits(tmp_path, capsys):
     assert "OK" in capsys.readouterr().out
     ocs = json.loads((tmp_path / "r" / "ocs.json").read_text())
     assert ocs["program"] == "ocs" and len(ocs["table_entries"]) == 4
+    assert main([str(topo), "--mode", "static", "-o", str(tmp_path / "i")]) == 0
+    capsys.readouterr()
+    assert main(["diff", str(tmp_path / "i"), str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert "s2: ~ path path_id=3 version=0" in out and out.endswith("13 changes on 5 switches\n")
 
 
 @pytest.mark.parametrize("argv,msg", [
