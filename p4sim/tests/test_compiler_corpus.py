@@ -129,3 +129,63 @@ def test_defines_reach_the_program() -> None:
     res = compile_file(CORPUS / "features.p4", defines=["TABLE_SIZE=16"])
     fwd = next(t for t in res.p4info.tables if t.preamble.name == "Ing.fwd")
     assert fwd.size == 16
+
+
+# ---- externs.p4 ----------------------------------------------------------------------------
+
+OP_ETHERTYPE = 0x88B5
+
+
+def op_frame(op: int, s: int = 0, data: bytes = b"\0" * 9, mark: int = 0) -> bytes:
+    body = bytes([op, mark]) + b"\0\0" + bytes([s & 0xFF, 0]) + data
+    return bytes(Ether(src=H1, dst=H2, type=OP_ETHERTYPE)) + body + b"payload-bytes-0123456789"
+
+
+def op_fields(frame: bytes, offset: int = 14) -> dict[str, int]:
+    b = frame[offset:]
+    return {"op": b[0], "mark": b[1], "h16": int.from_bytes(b[2:4], "big"), "s": b[4], "color": b[5]}
+
+
+@pytest.fixture
+def ext() -> Device:
+    from p4sim.switch.pre import CloneSession
+    d = load("externs.p4")
+    d.pre.insert_session(5, CloneSession(((3, 0),)))
+    return d
+
+
+def test_externs_clone_and_preserved_field_list(ext: Device) -> None:
+    out = sorted(ext.process(1, op_frame(1)))
+    assert [p for p, _ in out] == [2, 3]
+    assert op_fields(out[0][1])["mark"] == 0x80 and op_fields(out[1][1])["mark"] == 0xC1
+    out = sorted(ext.process(1, op_frame(2)))
+    assert op_fields(out[1][1])["h16"] == 0x77          # meta.tag preserved into the clone
+
+
+def test_externs_recirculate_keeps_field_list(ext: Device) -> None:
+    out = ext.process(1, op_frame(3))
+    assert [p for p, _ in out] == [2] and op_fields(out[0][1])["mark"] == 0x44
+
+
+def test_externs_hash_signed_meter_truncate(ext: Device) -> None:
+    out = ext.process(1, op_frame(4, data=b"123456789"))
+    assert op_fields(out[0][1])["h16"] == 0xBB3D        # CRC-16/ARC check value, as bmv2's crc16
+    assert op_fields(out[0][1])["mark"] == 0x12
+    out = ext.process(1, op_frame(5, s=5))
+    assert op_fields(out[0][1])["s"] == (5 - 10) & 0xFF and op_fields(out[0][1])["mark"] == 0x12
+    out = ext.process(1, op_frame(6))
+    assert op_fields(out[0][1])["color"] == 0          # unconfigured meter: green
+    out = ext.process(1, op_frame(8))
+    assert len(out[0][1]) == 20
+
+
+def test_externs_return_switch_default_stack_and_struct_copy(ext: Device) -> None:
+    assert op_fields(ext.process(1, op_frame(9))[0][1])["mark"] == 9        # return skips the rest
+    assert op_fields(ext.process(1, op_frame(6))[0][1])["mark"] == 0x80     # do_meter: default case
+    assert op_fields(ext.process(1, op_frame(7))[0][1])["h16"] == 0x0304    # miss runs nop: nop case
+    f = ext.process(1, op_frame(10))[0][1]
+    assert op_fields(f)["h16"] == 0x0304 and op_fields(f)["mark"] == 0      # struct copies, concat
+    f = ext.process(1, op_frame(12))[0][1]
+    assert f[14:16] == b"\xab\xcd" and op_fields(f, 16)["op"] == 12         # pushed tag emitted
+    plain = bytes(Ether(src=H1, dst=H2) / IP() / UDP())
+    assert ext.process(1, plain) == [(2, plain)]

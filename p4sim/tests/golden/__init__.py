@@ -19,6 +19,7 @@ PROGRAMS = {
     "ocs": ("p4src/ocs.p4", ["p4src"]),
     "l3_basic": ("p4sim/tests/corpus/l3_basic.p4", []),
     "features": ("p4sim/tests/corpus/features.p4", []),
+    "externs": ("p4sim/tests/corpus/externs.p4", []),
 }
 
 
