@@ -16,10 +16,6 @@
 #include "include/sizes.p4"
 #include "include/types.p4"
 #include "include/parser.p4"
-#include "include/acl.p4"
-#include "include/routing.p4"
-#include "include/path.p4"
-#include "include/failover.p4"
 #include "include/egress.p4"
 
 control FabricIngress(inout tna_headers_t hdr,
@@ -30,10 +26,11 @@ control FabricIngress(inout tna_headers_t hdr,
                       inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
     Counter<bit<64>, port_t>(PORT_COUNTER_SIZE, CounterType_t.PACKETS_AND_BYTES) port_rx;
-    Acl() acl;
-    Routing() routing;
-    PathSelect() path_select;
-    Failover() fast_failover;
+
+#include "include/acl.p4"
+#include "include/routing.p4"
+#include "include/path.p4"
+#include "include/failover.p4"
 
     apply {
         hdr.bridged.setValid();
@@ -53,17 +50,45 @@ control FabricIngress(inout tna_headers_t hdr,
         } else if (hdr.ethernet.isValid() && hdr.ethernet.ether_type == ETHERTYPE_PROBE) {
             ig_tm_md.ucast_egress_port = CPU_PORT;
             hdr.bridged.bypass = 1;
-        } else if (hdr.ipv4.isValid()) {
-            acl.apply(hdr, meta, ig_intr_md, ig_dprsr_md, ig_tm_md);
+        } else if (!hdr.ipv4.isValid()) {
+            ig_dprsr_md.drop_ctl = 1;
+        } else {
+            acl.apply();
             if (meta.acl_hit == 0) {
-                routing.apply(hdr, meta, ig_dprsr_md, ig_tm_md);
+                route.apply();
+                if (hdr.bridged.routed == 1) {
+                    if (hdr.ipv4.ttl <= 1) {
+                        ttl_expired();
+                    } else {
+                        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+                    }
+                }
                 if (meta.has_path == 1) {
-                    path_select.apply(hdr, meta, ig_dprsr_md, ig_tm_md);
-                    fast_failover.apply(hdr, meta, ig_intr_md, ig_dprsr_md, ig_tm_md);
+                    if (meta.failover == 1) {
+                        hdr.bridged.version = meta.resubmit.version;
+                    } else if (hdr.path_tag.isValid()) {
+                        hdr.bridged.version = hdr.path_tag.version;
+                    } else {
+                        path_version.apply();
+                    }
+                    path.apply();
+                    if (meta.multipath == MULTIPATH_ECMP) {
+                        ecmp_group.apply();
+                    } else if (meta.multipath == MULTIPATH_SPRAY) {
+                        spray_group.apply();
+                    }
+                    if (meta.next_hop_set == 1) {
+                        port_liveness.apply();
+                    }
+                    if ((meta.next_hop_set == 1 || meta.multipath != MULTIPATH_NONE) && meta.port_up == 0) {
+                        if (meta.failover == 0) {
+                            fail_over();
+                        } else {
+                            ig_dprsr_md.drop_ctl = 1;  // both versions are down
+                        }
+                    }
                 }
             }
-        } else {
-            ig_dprsr_md.drop_ctl = 1;
         }
     }
 }

@@ -1,17 +1,7 @@
 // The thesis's priority table on Tofino (same names as v1model).
+// Declarations for the body of FabricIngress (hdr, meta, ig_intr_md, ig_dprsr_md, ig_tm_md in scope).
 #ifndef P4SRC_TNA_INCLUDE_ACL_P4_
 #define P4SRC_TNA_INCLUDE_ACL_P4_
-
-#include <core.p4>
-#include <tna.p4>
-#include "sizes.p4"
-#include "types.p4"
-
-control Acl(inout tna_headers_t hdr,
-            inout tna_ingress_metadata_t meta,
-            in ingress_intrinsic_metadata_t ig_intr_md,
-            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
-            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
     action acl_forward(port_t port) {
         ig_tm_md.ucast_egress_port = port;
@@ -45,10 +35,5 @@ control Acl(inout tna_headers_t hdr,
         const default_action = NoAction();
         size = ACL_TABLE_SIZE;
     }
-
-    apply {
-        acl.apply();
-    }
-}
 
 #endif  // P4SRC_TNA_INCLUDE_ACL_P4_

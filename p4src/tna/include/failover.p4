@@ -1,17 +1,7 @@
 // Fast failover on Tofino: port_liveness as on v1model; the other version by resubmit.
+// Declarations for the body of FabricIngress (hdr, meta, ig_intr_md, ig_dprsr_md, ig_tm_md in scope).
 #ifndef P4SRC_TNA_INCLUDE_FAILOVER_P4_
 #define P4SRC_TNA_INCLUDE_FAILOVER_P4_
-
-#include <core.p4>
-#include <tna.p4>
-#include "sizes.p4"
-#include "types.p4"
-
-control Failover(inout tna_headers_t hdr,
-                 inout tna_ingress_metadata_t meta,
-                 in ingress_intrinsic_metadata_t ig_intr_md,
-                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
-                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
     Hash<bit<16>>(HashAlgorithm_t.CRC16) liveness_hash;
     ActionProfile(LIVENESS_SELECTOR_SIZE) liveness_profile;
@@ -35,22 +25,13 @@ control Failover(inout tna_headers_t hdr,
         size = PORT_TABLE_SIZE;
     }
 
-    apply {
-        if (meta.next_hop_set == 1) {
-            port_liveness.apply();
-        }
-        if ((meta.next_hop_set == 1 || meta.multipath != MULTIPATH_NONE) && meta.port_up == 0) {
-            if (meta.failover == 0) {
-                meta.resubmit.setValid();
-                meta.resubmit.kind = (bit<8>) RESUBMIT_FAILOVER;
-                meta.resubmit.version = ~hdr.bridged.version;
-                meta.resubmit._pad = 0;
-                ig_dprsr_md.resubmit_type = RESUBMIT_FAILOVER;
-            } else {
-                ig_dprsr_md.drop_ctl = 1;
-            }
-        }
+    // The copy comes back through the parser with the other version in the resubmit header.
+    action fail_over() {
+        meta.resubmit.setValid();
+        meta.resubmit.kind = (bit<8>) RESUBMIT_FAILOVER;
+        meta.resubmit.version = ~hdr.bridged.version;
+        meta.resubmit._pad = 0;
+        ig_dprsr_md.resubmit_type = RESUBMIT_FAILOVER;
     }
-}
 
 #endif  // P4SRC_TNA_INCLUDE_FAILOVER_P4_

@@ -1,18 +1,9 @@
 // Path selection on Tofino: static, ECMP (CRC16 selector), spray (identity selector on a random
 // number or a round-robin register). Tofino's FAIR selector spreads by hash but does not take the
 // hash modulo the group size, so round robin is even over time rather than exact per packet.
+// Declarations for the body of FabricIngress (hdr, meta, ig_intr_md, ig_dprsr_md, ig_tm_md in scope).
 #ifndef P4SRC_TNA_INCLUDE_PATH_P4_
 #define P4SRC_TNA_INCLUDE_PATH_P4_
-
-#include <core.p4>
-#include <tna.p4>
-#include "sizes.p4"
-#include "types.p4"
-
-control PathSelect(inout tna_headers_t hdr,
-                   inout tna_ingress_metadata_t meta,
-                   inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
-                   inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
     DirectCounter<bit<64>>(CounterType_t.PACKETS_AND_BYTES) path_counter;
     Random<bit<16>>() spray_random;
@@ -115,15 +106,5 @@ control PathSelect(inout tna_headers_t hdr,
         implementation = spray_selector;
         size = SPRAY_GROUP_TABLE_SIZE;
     }
-
-    apply {
-        path.apply();
-        if (meta.multipath == MULTIPATH_ECMP) {
-            ecmp_group.apply();
-        } else if (meta.multipath == MULTIPATH_SPRAY) {
-            spray_group.apply();
-        }
-    }
-}
 
 #endif  // P4SRC_TNA_INCLUDE_PATH_P4_

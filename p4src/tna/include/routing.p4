@@ -1,16 +1,7 @@
 // Routing on Tofino: prefix to path or host, TTL, and the packet's path version.
+// Declarations for the body of FabricIngress (hdr, meta, ig_intr_md, ig_dprsr_md, ig_tm_md in scope).
 #ifndef P4SRC_TNA_INCLUDE_ROUTING_P4_
 #define P4SRC_TNA_INCLUDE_ROUTING_P4_
-
-#include <core.p4>
-#include <tna.p4>
-#include "sizes.p4"
-#include "types.p4"
-
-control Routing(inout tna_headers_t hdr,
-                inout tna_ingress_metadata_t meta,
-                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
-                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
     action set_path(path_id_t path_id) {
         meta.path_id = path_id;
@@ -42,6 +33,13 @@ control Routing(inout tna_headers_t hdr,
         size = ROUTE_TABLE_SIZE;
     }
 
+    // TTL 0 or 1 on arrival: the packet dies here and takes no path.
+    action ttl_expired() {
+        ig_dprsr_md.drop_ctl = 1;
+        hdr.bridged.routed = 0;
+        meta.has_path = 0;
+    }
+
     action set_version(version_t version) {
         hdr.bridged.version = version;
     }
@@ -57,28 +55,5 @@ control Routing(inout tna_headers_t hdr,
         default_action = set_version(0);
         size = PATH_TABLE_SIZE;
     }
-
-    apply {
-        route.apply();
-        if (hdr.bridged.routed == 1) {
-            if (hdr.ipv4.ttl <= 1) {
-                ig_dprsr_md.drop_ctl = 1;
-                hdr.bridged.routed = 0;
-                meta.has_path = 0;
-            } else {
-                hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
-            }
-        }
-        if (meta.has_path == 1) {
-            if (meta.failover == 1) {
-                hdr.bridged.version = meta.resubmit.version;
-            } else if (hdr.path_tag.isValid()) {
-                hdr.bridged.version = hdr.path_tag.version;
-            } else {
-                path_version.apply();
-            }
-        }
-    }
-}
 
 #endif  // P4SRC_TNA_INCLUDE_ROUTING_P4_
