@@ -439,3 +439,28 @@ def test_reconcile_keeps_state(client, switch) -> None:
     assert got[0].table_entry.action.action.params[0].value == b"\x04"
     client.set_pipeline()  # VERIFY_AND_COMMIT: fresh state
     assert client.read(p4r.Entity(table_entry=p4r.TableEntry())) == []
+
+
+def test_malformed_and_odd_requests_do_not_hurt_the_server(client) -> None:
+    raw = client.channel.unary_unary("/p4.v1.P4Runtime/Write", request_serializer=None,
+                                     response_deserializer=p4r.WriteResponse.FromString)
+    with pytest.raises(grpc.RpcError) as ei:
+        raw(b"\x22\xff\xff\xff\xff\x0f")
+    assert ei.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.RpcError) as ei:  # wrong device id
+        client.stub.Write(p4r.WriteRequest(device_id=9, election_id=p4r.Uint128(low=1)))
+    assert ei.value.code() == grpc.StatusCode.NOT_FOUND
+    empty = p4r.Entity()
+    with pytest.raises(grpc.RpcError) as ei:  # an update without entity, and one with a bad type
+        client.write((INS, empty), (p4r.Update.UNSPECIFIED, route(0x0A000000, 8, DROP)))
+    assert [e.canonical_code for e in details(ei.value)] == [code_pb2.INVALID_ARGUMENT] * 2
+    with pytest.raises(grpc.RpcError) as ei:
+        client.read(p4r.Entity())
+    assert ei.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    # a large failed batch: one Error per update, messages within budget so the trailers stay small
+    with pytest.raises(grpc.RpcError) as ei:
+        client.write(*[(DEL, route(0x0A000000 + (i << 8), 24, DROP)) for i in range(300)])
+    errs = details(ei.value)
+    assert len(errs) == 300 and {e.canonical_code for e in errs} == {code_pb2.NOT_FOUND}
+    assert errs[0].message and not errs[-1].message
+    client.write((INS, route(0x0A000000, 8, DROP)))  # still serving

@@ -57,10 +57,23 @@ class RpcStatus(grpc.Status):
         self.trailing_metadata = (("grpc-status-details-bin", status.SerializeToString()),)
 
 
+# gRPC clients refuse trailing metadata above 16 KiB by default (grpc.max_metadata_size). Each Error
+# costs ~40 bytes without its message; messages are kept while the whole status fits in METADATA_FIT,
+# later failed updates carry their code only. A batch of more than ~350 updates cannot fit at all (one
+# Error per update, as the spec wants): clients writing such batches must raise grpc.max_metadata_size,
+# as they must with PI, and they then get messages within LARGE_MESSAGE_BUDGET.
+METADATA_FIT = 15000
+ERROR_COST = 40
+LARGE_MESSAGE_BUDGET = 65536
+
+
 def batch_status(results: list[P4RuntimeError | None]) -> RpcStatus:
     """Return the UNKNOWN status of a failed batch, with one p4.v1.Error per update in its details."""
     status = status_pb2.Status(code=UNKNOWN)
     failed = 0
+    budget = METADATA_FIT - ERROR_COST * len(results)
+    if budget <= 0:
+        budget = LARGE_MESSAGE_BUDGET
     for err in results:
         error = p4r.Error()
         if err is None:
@@ -68,8 +81,9 @@ def batch_status(results: list[P4RuntimeError | None]) -> RpcStatus:
         else:
             failed += 1
             error.canonical_code = err.code
-            error.message = err.message
-            error.space = "ALL-sswitch-p4org"
+            if budget >= len(err.message) + 4:
+                error.message = err.message
+                budget -= len(err.message) + 4
         status.details.add().Pack(error)
     status.message = f"Write failure ({failed} of {len(results)} updates failed)"
     return RpcStatus(status)
