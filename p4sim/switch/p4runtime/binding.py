@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from p4sim.switch.p4runtime.errors import invalid
 from p4sim.switch.p4runtime.schema import OPTIONAL, Schema, TableInfo
+from p4sim.switch.values import FieldMatch, Ternary
 
 if TYPE_CHECKING:
     from p4sim.switch.externs import CounterArray, DirectMeter, MeterArray, RegisterArray
@@ -22,8 +23,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# p4c-bm2-ss writes an `optional` key field as "ternary" in the bmv2 JSON (backends/bmv2/common/
+# control.h); PI then installs a P4Runtime optional match as a ternary one with a full mask.
 _KIND_OK = {"exact": ("exact", "valid"), "lpm": ("lpm",), "ternary": ("ternary",), "range": ("range",),
-            OPTIONAL: ("optional",)}
+            OPTIONAL: ("optional", "ternary")}
 
 
 @dataclass(slots=True)
@@ -35,6 +38,8 @@ class TableBinding:
     profile: ActionProfile | None
     direct_meter: DirectMeter | None
     has_direct_counter: bool
+    # optional fields the device holds as ternary: (key position, full mask)
+    optional_as_ternary: tuple[tuple[int, int], ...] = ()
     # controller_metadata and metadata of entries, by entry handle (only those that set them)
     extra: dict[int, tuple[int, bytes]] = field(default_factory=dict)
 
@@ -58,6 +63,18 @@ class Binding:
         if tb is None:
             self.schema.table(table_id)  # raises the right error
         return tb  # type: ignore[return-value]
+
+
+def device_key(tb: TableBinding, key: tuple[FieldMatch | None, ...]) -> tuple[FieldMatch | None, ...]:
+    """Return a P4Runtime match key in the device's terms (optional fields held as ternary: full mask)."""
+    if not tb.optional_as_ternary:
+        return key
+    out = list(key)
+    for i, mask in tb.optional_as_ternary:
+        m = out[i]
+        if m is not None:
+            out[i] = Ternary(m.value, mask)  # type: ignore[union-attr]
+    return tuple(out)
 
 
 def bind(schema: Schema, pipeline: Pipeline) -> Binding:
@@ -101,8 +118,10 @@ def bind(schema: Schema, pipeline: Pipeline) -> Binding:
         profile = None
         if t.implementation_id:
             profile = b.profiles[t.implementation_id]
+        opt = tuple((i, (1 << mf.bitwidth) - 1) for i, (mf, kf) in enumerate(zip(t.match_fields, key, strict=True))
+                    if mf.kind == OPTIONAL and kf.match_type == "ternary")
         b.tables[t.id] = TableBinding(t, table, profile, direct_meter_of.get(t.name),
-                                      t.name in direct_counter_tables)
+                                      t.name in direct_counter_tables, opt)
     for c in schema.counters.values():
         if c.name not in pipeline.counters:
             raise invalid(f"P4Info counter {c.name!r} is not in the device config")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from p4sim.switch.externs import MeterConfig
 from p4sim.switch.p4runtime import codec
-from p4sim.switch.p4runtime.binding import Binding, TableBinding
+from p4sim.switch.p4runtime.binding import Binding, TableBinding, device_key
 from p4sim.switch.p4runtime.errors import INTERNAL, PERMISSION_DENIED, P4RuntimeError, invalid
 from p4sim.switch.p4runtime.proto import p4r
 from p4sim.switch.values import ActionCall, ActionSet, EntryAction, GroupRef, MemberRef
@@ -129,7 +129,7 @@ def write_table_entry(b: Binding, utype: int, msg: EntryMsg) -> None:
         return
     if info.is_const or tb.table.info.is_const:
         raise P4RuntimeError(PERMISSION_DENIED, f"table {info.name!r} is const: its entries cannot change")
-    key = codec.match_key(info, msg.matches)
+    key = device_key(tb, codec.match_key(info, msg.matches))
     prio = codec.check_priority(info, msg.priority)
     table = tb.table
     if utype == DELETE:
@@ -195,7 +195,8 @@ def read_table_entries(b: Binding, req: p4r.TableEntry, out: list[p4r.Entity]) -
         if req.is_default_action:
             _read_default(b, tb, out)
             continue
-        key = codec.match_key(tb.info, [codec.match_tuple(m) for m in req.match]) if len(req.match) else None
+        key = (device_key(tb, codec.match_key(tb.info, [codec.match_tuple(m) for m in req.match]))
+               if len(req.match) else None)
         want_prio = req.priority
         for e in tb.table.entries():
             if key is not None and (e.key != key or (want_prio and e.priority != want_prio)):
@@ -270,7 +271,7 @@ def write_direct_counter(b: Binding, utype: int, msg: p4r.DirectCounterEntry) ->
     tb = b.table(msg.table_entry.table_id)
     if not tb.has_direct_counter:
         raise invalid(f"table {tb.info.name!r} has no direct counter")
-    key = codec.match_key(tb.info, [codec.match_tuple(m) for m in msg.table_entry.match])
+    key = device_key(tb, codec.match_key(tb.info, [codec.match_tuple(m) for m in msg.table_entry.match]))
     e = tb.table.get(key, codec.check_priority(tb.info, msg.table_entry.priority))
     e.packets, e.bytes = msg.data.packet_count, msg.data.byte_count
 
@@ -282,7 +283,7 @@ def read_direct_counters(b: Binding, req: p4r.DirectCounterEntry, out: list[p4r.
     for tb in tbs:
         if not tb.has_direct_counter:
             raise invalid(f"table {tb.info.name!r} has no direct counter")
-        key = (codec.match_key(tb.info, [codec.match_tuple(m) for m in req.table_entry.match])
+        key = (device_key(tb, codec.match_key(tb.info, [codec.match_tuple(m) for m in req.table_entry.match]))
                if len(req.table_entry.match) else None)
         for e in tb.table.entries():
             if key is not None and e.key != key:
@@ -302,7 +303,7 @@ def write_direct_meter(b: Binding, utype: int, msg: p4r.DirectMeterEntry) -> Non
     tb = b.table(msg.table_entry.table_id)
     if tb.direct_meter is None:
         raise invalid(f"table {tb.info.name!r} has no direct meter")
-    key = codec.match_key(tb.info, [codec.match_tuple(m) for m in msg.table_entry.match])
+    key = device_key(tb, codec.match_key(tb.info, [codec.match_tuple(m) for m in msg.table_entry.match]))
     e = tb.table.get(key, codec.check_priority(tb.info, msg.table_entry.priority))
     tb.direct_meter.set_config(e, meter_config(msg.config))
 
@@ -314,7 +315,7 @@ def read_direct_meters(b: Binding, req: p4r.DirectMeterEntry, out: list[p4r.Enti
     for tb in tbs:
         if tb.direct_meter is None:
             raise invalid(f"table {tb.info.name!r} has no direct meter")
-        key = (codec.match_key(tb.info, [codec.match_tuple(m) for m in req.table_entry.match])
+        key = (device_key(tb, codec.match_key(tb.info, [codec.match_tuple(m) for m in req.table_entry.match]))
                if len(req.table_entry.match) else None)
         for e in tb.table.entries():
             if key is not None and e.key != key:
