@@ -112,10 +112,40 @@ class FatTreePlanner:
             if role != "aggregation":
                 continue
             edges = tuple(sorted(p.node for p in fabric.peers[name].values() if self.role.get(p.node) == "edge"))
+            if not edges:
+                raise ValueError(f"aggregation {name}: not linked to any edge switch")
             if edges not in cache:
                 cache[edges] = str(_widest(edges, edge_nets, floor))
             self.pod_prefix[name] = cache[edges]
         self.others: list[tuple[str, str]] = sorted((net, e) for e, net in self.subnet.items())
+        self._check_structure()
+
+    def _check_structure(self) -> None:
+        """Raise ValueError unless every pod is a complete edge-aggregation bipartite graph and every
+        core reaches exactly one aggregation switch of every pod (else least-cost sets differ)."""
+        f = self.fabric
+
+        def nbrs(sw: str, role: str) -> frozenset[str]:
+            return frozenset(p.node for p in f.peers[sw].values() if not p.is_host and self.role[p.node] == role)
+
+        pods: dict[frozenset[str], set[str]] = {}
+        for sw, role in self.role.items():
+            if role == "aggregation":
+                pods.setdefault(nbrs(sw, "edge"), set()).add(sw)
+        pod_of: dict[str, frozenset[str]] = {}
+        for edges, aggs in pods.items():
+            for e in edges:
+                if nbrs(e, "aggregation") != aggs:
+                    raise ValueError(f"edge {e}: not linked to every aggregation switch of its pod")
+            for a in aggs:
+                pod_of[a] = edges
+        if set().union(*pods) != set(self.subnet):
+            raise ValueError("an edge switch is in no pod or in two pods")
+        for sw, role in self.role.items():
+            if role == "core":
+                seen = [pod_of[a] for a in nbrs(sw, "aggregation")]
+                if len(seen) != len(set(seen)) or len(seen) != len(pods):
+                    raise ValueError(f"core {sw}: not linked to exactly one aggregation switch per pod")
 
     def __call__(self, switch: str) -> SwitchPlan:
         """The plan of one switch."""

@@ -31,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--hybrid", action="store_true", help="attach ToR ports to an OCS (fattree, leafspine)")
     g.add_argument("--hybrid-tors", metavar="<a,b,...>", help="the ToRs to attach (default: all)")
     g.add_argument("--optical-uplinks", type=int, default=1, metavar="<n>", help="OCS ports per ToR (default 1)")
+    g.add_argument("--replace", action="store_true",
+                   help="hybrid: turn the ToR's last uplinks into the optical ports instead of adding ports")
     g.add_argument("-o", "--output", metavar="<file>", help="output file (default: stdout)")
     s = sub.add_parser("show", help="summarise a topology file")
     s.add_argument("topology", metavar="<topo.json>")
@@ -53,7 +55,7 @@ def generate(args: argparse.Namespace) -> Topology:
         topo = generators.ucd4(args.rate if args.rate is not None else 1000.0, args.delay, args.grpc_base)
     if args.hybrid:
         tors = args.hybrid_tors.split(",") if args.hybrid_tors else None
-        generators.hybrid(topo, tors, args.optical_uplinks)
+        generators.hybrid(topo, tors, args.optical_uplinks, replace=args.replace)
     return validate(topo)
 
 

@@ -135,8 +135,12 @@ def ucd4(rate_mbit: float = 1000.0, delay: str = "0.1ms", grpc_base: int = DEFAU
 
 
 def hybrid(topo: Topology, tors: list[str] | None = None, uplinks: int = 1, name: str = "ocs",
-           rate_mbit: float | None = None, delay: str | None = None) -> Topology:
-    """Attach `uplinks` new optical ports of each chosen ToR (default: every ToR) to a new OCS.
+           rate_mbit: float | None = None, delay: str | None = None, replace: bool = False) -> Topology:
+    """Attach `uplinks` optical ports of each chosen ToR (default: every ToR) to a new OCS.
+
+    By default the optical ports are new ports. With replace=True they are the ToR's last `uplinks`
+    switch-facing ports, whose electrical links are removed (seed 003 R2: the optical port connects to
+    the OCS instead of a spine, so per-ToR capacity and the number of fabric ports stay the same).
 
     The OCS gets the next device id. Its circuit map `pairs` joins the first half of the ToRs to the
     second half (ToR i <-> ToR i + n/2 on their first optical port, seed 003's A_i <-> B_i) and is
@@ -162,11 +166,28 @@ def hybrid(topo: Topology, tors: list[str] | None = None, uplinks: int = 1, name
     first_port: dict[str, int] = {}
     for t in tors:
         sw = smap[t]
-        for u in range(uplinks):
-            port = max(sw.ports) + 1
-            if port >= 255:
-                raise ValueError(f"ToR {t!r}: no free port below the CPU port 255")
-            sw.ports[port] = switch_mac(sw.device_id, port)
+        if replace:
+            ups = sorted((lk.a_port if lk.a == t else lk.b_port, i) for i, lk in enumerate(topo.links)
+                         if t in (lk.a, lk.b) and lk.a in smap and lk.b in smap)
+            if len(ups) <= uplinks:
+                raise ValueError(f"ToR {t!r}: has {len(ups)} switch links; --replace needs more than {uplinks}")
+            chosen = ups[-uplinks:]
+            for _port, i in chosen:
+                lk = topo.links[i]
+                peer, peer_port = (lk.b, lk.b_port) if lk.a == t else (lk.a, lk.a_port)
+                del smap[peer].ports[peer_port]
+            drop = {i for _p, i in chosen}
+            topo.links[:] = [lk for i, lk in enumerate(topo.links) if i not in drop]
+            ports = [p for p, _i in chosen]
+        else:
+            ports = []
+            for _u in range(uplinks):
+                port = max(sw.ports) + 1
+                if port >= 255:
+                    raise ValueError(f"ToR {t!r}: no free port below the CPU port 255")
+                sw.ports[port] = switch_mac(sw.device_id, port)
+                ports.append(port)
+        for u, port in enumerate(ports):
             ocs.ports.append(OcsPort(len(ocs.ports) + 1, t, port))
             if u == 0:
                 first_port[t] = len(ocs.ports)
@@ -174,7 +195,7 @@ def hybrid(topo: Topology, tors: list[str] | None = None, uplinks: int = 1, name
     ocs.circuit_maps["pairs"] = [(first_port[tors[i]], first_port[tors[i + half]]) for i in range(half)]
     ocs.default_map = "pairs"
     topo.ocs.append(ocs)
-    topo.params["hybrid"] = {"ocs": name, "tors": tors, "uplinks": uplinks}
+    topo.params["hybrid"] = {"ocs": name, "tors": tors, "uplinks": uplinks, "replace": replace}
     topo.name += "-hybrid"
     log.info("attached %d ToR ports to OCS %s", len(ocs.ports), name)
     return topo

@@ -126,3 +126,11 @@ def test_sampling():
     assert len(pairs) == 400 and all(a != b for a, b in pairs)
     assert len({b for _a, b in pairs}) == 20
     assert pairs == sample_pairs(hosts, 400, seed=3)
+
+
+@pytest.mark.parametrize("circuits", [None, "none"])
+def test_hybrid_replace_uplinks(circuits):
+    topo = hybrid(fattree(4), replace=True)
+    for mode in MODES:
+        r = check(topo, docs_of(topo, mode, circuits).get, mode=mode)
+        assert r.ok, r.errors

@@ -76,3 +76,13 @@ def test_ucd4_stable_plan_versions():
     s1 = plan("s1")
     r4 = {r.prefix: r for r in s1.routes}["10.0.4.0/24"]
     assert r4.hops == ((3,), (3,))  # the static s1-s4 circuit serves both versions
+
+
+def test_broken_fattree_falls_back_to_generic():
+    from topo.generators import hybrid
+
+    t = hybrid(fattree(4), replace=True)  # each edge's last uplink now goes to the OCS
+    dark = Fabric(t, {"ocs": []})
+    with pytest.raises(ValueError, match="not linked to"):
+        FatTreePlanner(dark, False)
+    assert isinstance(planner(dark), GenericPlanner)

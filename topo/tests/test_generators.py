@@ -109,3 +109,15 @@ def test_host_subnets_per_tor():
     t = fattree(6)
     nets = {ipaddress.IPv4Interface(h.ip).network for h in t.hosts}
     assert len(nets) == 6 * 3
+
+
+def test_hybrid_replace_keeps_port_count():
+    base = leafspine(6, 2, 4)
+    t = validate(hybrid(leafspine(6, 2, 4), replace=True))
+    assert len(t.links) == len(base.links) - 6
+    leaf = t.switch_map()["leaf1"]
+    assert sorted(leaf.ports) == sorted(base.switch_map()["leaf1"].ports)  # same ports, last one optical
+    assert [(p.switch, p.switch_port) for p in t.ocs[0].ports][:2] == [("leaf1", 6), ("leaf2", 6)]
+    assert sorted(t.switch_map()["spine2"].ports) == []  # every leaf's spine2 uplink became optical
+    with pytest.raises(ValueError, match="needs more than 2"):
+        hybrid(leafspine(2, 2, 1), uplinks=2, replace=True)
