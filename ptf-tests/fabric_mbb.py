@@ -35,6 +35,9 @@ class MbbFlipTest(MbbTest):
         testutils.verify_packet(self, routed(pkt, OLD, next_hop_mac(OLD), 0), OLD)
         testutils.verify_no_other_packets(self)
         self.flip_version(1, 1)
+        # The flip is one entry; the switch holds exactly the new version.
+        self.assertEqual([str(e) for e in self.read_table("path_version")],
+                         ["path_version path_id=1 -> set_version(version=1)"])
         self.send(1, pkt)
         testutils.verify_packet(self, routed(pkt, NEW, next_hop_mac(NEW), 1), NEW)
         testutils.verify_no_other_packets(self)
