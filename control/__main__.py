@@ -6,9 +6,11 @@ import argparse
 import logging
 import sys
 
+from control import cli as net_cli
 from control.errors import P4RuntimeError
 from control.ocs import cli as ocs_cli
 from control.ocs.driver import OcsError
+from control.procedures import ProcedureError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m control", description=__doc__)
     parser.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    net_cli.add_parsers(sub)
     ocs_cli.add_parsers(sub)
     return parser
 
@@ -31,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         return args.func(args)
-    except (ValueError, OSError, OcsError, P4RuntimeError) as exc:
+    except (ValueError, OSError, OcsError, P4RuntimeError, ProcedureError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -76,6 +76,7 @@ class P4RuntimeClient:
         self._on_packet: Callable[[Packet], None] | None = None
         self._on_disconnect: Callable[[P4RuntimeError], None] | None = None
         self.stream_failure: P4RuntimeError | None = None
+        self.pipeline_cookie: int | None = None
 
     # -- session ----------------------------------------------------------------------------------
 
@@ -301,6 +302,7 @@ class P4RuntimeClient:
         except grpc.RpcError as exc:
             raise P4RuntimeError.from_rpc_error(exc, "set pipeline") from None
         self.schema = p4info if isinstance(p4info, P4Schema) else P4Schema(info)
+        self.pipeline_cookie = cookie
         log.info("%s: pipeline set (%d tables)", self.address, len(self.schema.tables))
 
     def set_pipeline_files(self, p4info_path: str | Path, config_path: str | Path, cookie: int = 0) -> None:
@@ -320,6 +322,7 @@ class P4RuntimeClient:
         if not resp.config.HasField("p4info") or not resp.config.p4info.tables and not resp.config.p4info.actions:
             return None
         self.schema = P4Schema(resp.config.p4info)
+        self.pipeline_cookie = resp.config.cookie.cookie
         return self.schema
 
     def _entity(self, e: EntityLike) -> p4r.Entity:

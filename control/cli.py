@@ -1,0 +1,267 @@
+"""`python -m control install | set-mode | reconfigure | counters | status`: the controller's command lines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from control.events import EventLog
+from control.state import SwitchState
+
+log = logging.getLogger(__name__)
+
+MODES = ("static", "ecmp", "spray")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--topo", required=True, metavar="<topo.json>", help="topology file (python -m topo)")
+    p.add_argument("--build", default="build", metavar="<dir>", help="fabric.json + fabric.p4info.txtpb (make p4-build)")
+    p.add_argument("--host", default="127.0.0.1", metavar="<ip>", help="address of the switches' gRPC servers")
+    p.add_argument("--election-id", type=int, default=1, metavar="N")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="S")
+    p.add_argument("--events", metavar="<file.jsonl>", help="append the event log here")
+
+
+def _circuits_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--circuits", metavar="<map|none|file.json>",
+                   help="circuit map: a map name of the topology's OCS, 'none', or a JSON file (default: the default map)")
+
+
+def add_parsers(sub: Any) -> None:
+    """Register the controller subcommands."""
+    p = sub.add_parser("install", help="push pipelines and install every switch's entries (reconciling)")
+    _common(p)
+    p.add_argument("--entries", metavar="<dir>", help="tablegen output directory (default: generate with --mode)")
+    p.add_argument("--mode", choices=MODES, default="ecmp")
+    p.add_argument("--spray", choices=("random", "rr"), default="random")
+    _circuits_arg(p)
+    p.add_argument("--watch", type=float, default=0, metavar="S",
+                   help="then keep reconciling switches that restart, for S seconds (0: exit; -1: forever)")
+    p.set_defaults(func=run_install)
+
+    p = sub.add_parser("set-mode", help="switch the forwarding mode of every route (reconcile to that mode)")
+    _common(p)
+    p.add_argument("mode", choices=MODES)
+    p.add_argument("--spray", choices=("random", "rr"), default="random")
+    _circuits_arg(p)
+    p.set_defaults(func=run_set_mode)
+
+    p = sub.add_parser("reconfigure", help="reconfigure the OCS with a procedure")
+    _common(p)
+    p.add_argument("--procedure", choices=("bbm", "mbb-timed", "mbb"), required=True)
+    p.add_argument("--circuits", required=True, metavar="<map|file.json|a-b,c-d>",
+                   help="the new circuits: a map name of the topology's OCS, a JSON file, or pairs a-b,c-d")
+    p.add_argument("--ocs", default="127.0.0.1:5025", metavar="<ip>:<port>", help="the OCS's SCPI address")
+    p.add_argument("--ocs-name", metavar="<name>", help="which OCS of the topology (default: the first)")
+    p.add_argument("--mode", choices=MODES, default="ecmp")
+    p.add_argument("--spray", choices=("random", "rr"), default="random")
+    p.add_argument("--hold", type=float, default=1.0, metavar="S", help="mbb-timed hold (default 1 s)")
+    p.add_argument("--probe-timeout", type=float, default=5.0, metavar="S")
+    p.set_defaults(func=run_reconfigure)
+
+    p = sub.add_parser("counters", help="print the non-zero port counters of every switch")
+    _common(p)
+    p.add_argument("--switch", action="append", metavar="<name>", help="only these switches")
+    p.set_defaults(func=run_counters)
+
+    p = sub.add_parser("status", help="reachability, pipeline and entry counts of every switch")
+    _common(p)
+    p.set_defaults(func=run_status)
+
+
+def _topo(args: argparse.Namespace):
+    from topo.model import load
+
+    return load(args.topo)
+
+
+def _pipeline(args: argparse.Namespace):
+    from control.switch import Pipeline
+
+    return Pipeline.from_build("fabric", args.build)
+
+
+def _network(args: argparse.Namespace, topo, events: EventLog, names=None):
+    from control.network import Network
+
+    return Network(topo, _pipeline(args), host=args.host, election_id=(0, args.election_id), events=events,
+                   timeout=args.timeout, names=names)
+
+
+def _events(args: argparse.Namespace) -> EventLog:
+    return EventLog(args.events)
+
+
+def _circuit_map(topo, spec: str | None) -> dict[str, list[tuple[int, int]]] | None:
+    if spec is None:
+        return None
+    from tablegen.fabric import resolve_circuits
+
+    return resolve_circuits(topo, spec)
+
+
+def load_states(directory: str) -> dict[str, SwitchState]:
+    """Every fabric document of a tablegen output directory."""
+    d = Path(directory)
+    if not d.is_dir():
+        raise ValueError(f"entries {directory!r}: not a directory")
+    out = {}
+    for f in sorted(d.glob("*.json")):
+        doc = json.loads(f.read_text())
+        if doc.get("program") == "fabric":
+            out[doc["switch"]] = SwitchState.from_doc(doc)
+    return out
+
+
+def run_install(args: argparse.Namespace) -> int:
+    """install."""
+    from control.network import generate_states
+
+    topo = _topo(args)
+    events = _events(args)
+    states = (load_states(args.entries) if args.entries
+              else generate_states(topo, args.mode, _circuit_map(topo, args.circuits), args.spray))
+    net = _network(args, topo, events)
+    try:
+        t0 = time.monotonic()
+        plans = net.install(states)
+        dt = time.monotonic() - t0
+        total = sum(p.inserts + p.modifies + p.deletes for p in plans.values())
+        for name, p in sorted(plans.items()):
+            print(f"{name}: {p}")
+        print(f"installed {len(plans)} switches, {total} writes in {dt * 1000:.0f} ms")
+        if args.watch:
+            net.start_watch()
+            end = float("inf") if args.watch < 0 else time.monotonic() + args.watch
+            while time.monotonic() < end:
+                time.sleep(0.2)
+    finally:
+        net.close()
+        events.close()
+    return 0
+
+
+def run_set_mode(args: argparse.Namespace) -> int:
+    """set-mode."""
+    from control.network import generate_states
+
+    topo = _topo(args)
+    events = _events(args)
+    states = generate_states(topo, args.mode, _circuit_map(topo, args.circuits), args.spray)
+    net = _network(args, topo, events)
+    try:
+        plans = net.install(states)
+        print(f"mode {args.mode}: " + ", ".join(f"{n} {p}" for n, p in sorted(plans.items())))
+    finally:
+        net.close()
+        events.close()
+    return 0
+
+
+def parse_circuits(topo, ocs_name: str | None, spec: str) -> list[tuple[int, int]]:
+    """A map name, a JSON file or "a-b,c-d" -> circuits of one OCS."""
+    ocs = topo.ocs_map()
+    name = ocs_name or (next(iter(ocs)) if ocs else None)
+    if name is None or name not in ocs:
+        raise ValueError(f"OCS {ocs_name!r}: expected one of {sorted(ocs)}")
+    if spec in ocs[name].circuit_maps:
+        return [tuple(c) for c in ocs[name].circuit_maps[spec]]
+    if Path(spec).is_file():
+        data = json.loads(Path(spec).read_text())
+        return [tuple(c) for c in (data[name] if isinstance(data, dict) else data)]
+    out = []
+    for item in spec.split(","):
+        a, sep, b = item.partition("-")
+        if not sep or not a.strip().isdigit() or not b.strip().isdigit():
+            raise ValueError(f"circuits {spec!r}: expected a map name of {sorted(ocs[name].circuit_maps)}, "
+                             "a JSON file or pairs a-b,c-d")
+        out.append((int(a), int(b)))
+    return out
+
+
+def run_reconfigure(args: argparse.Namespace) -> int:
+    """reconfigure."""
+    from control.ocs.polatis import PolatisDriver
+    from control.ocs.server import parse_listen
+    from control.procedures import Reconfigurer
+
+    topo = _topo(args)
+    events = _events(args)
+    new = parse_circuits(topo, args.ocs_name, args.circuits)
+    host, port = parse_listen(args.ocs)
+    net = _network(args, topo, events)
+    try:
+        with PolatisDriver(host, port, timeout=args.timeout) as ocs:
+            rec = Reconfigurer(net, ocs, args.ocs_name, args.mode, args.spray, events, args.probe_timeout)
+            old = None
+            net.connect()
+            res = rec.run(args.procedure, new, old, hold_s=args.hold)
+        steps = ", ".join(f"{k} {v:.1f}" for k, v in res.steps.items())
+        print(f"{res.procedure}: total {res.total_ms:.1f} ms, control {res.control_ms:.1f} ms ({steps})")
+    finally:
+        net.close()
+        events.close()
+    return 0
+
+
+def run_counters(args: argparse.Namespace) -> int:
+    """counters."""
+    from control.resources import CounterEntry
+
+    topo = _topo(args)
+    events = EventLog()
+    net = _network(args, topo, events, names=args.switch)
+    try:
+        def read(sess):
+            sess.client.connect()
+            sess.client.schema = sess.pipeline.schema
+            rows = []
+            for name in ("port_rx", "port_tx"):
+                for c in sess.client.read_entities([CounterEntry(name)]):
+                    if c.packets or c.bytes:
+                        rows.append(str(c))
+            return rows
+
+        for name, rows in sorted(net.each(read).items()):
+            for row in rows:
+                print(f"{name} {row}")
+    finally:
+        net.close()
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    """status."""
+    from control.client import wildcard
+
+    topo = _topo(args)
+    events = EventLog()
+    net = _network(args, topo, events)
+    bad = 0
+    try:
+        def status(sess):
+            try:
+                # a backup session (election id 0) reads without taking over from the running controller
+                sess.client.election_id = (0, 0)
+                sess.client.connect(timeout=2)
+                have = sess.client.get_pipeline()
+            except Exception as exc:
+                return f"unreachable ({exc})"
+            if have is None:
+                return "no pipeline"
+            ok = "ours" if sess.client.pipeline_cookie == sess.pipeline.cookie else "other pipeline"
+            n = len(sess.client.read([wildcard(have, "table_entry")]))
+            return f"{ok}, {n} entries"
+
+        for name, text in sorted(net.each(status).items()):
+            bad += not text.startswith("ours")
+            print(f"{name} ({net.sessions[name].address}): {text}")
+    finally:
+        net.close()
+    return 1 if bad else 0
+
+

@@ -1,0 +1,200 @@
+"""The network controller: every switch of a topology, its pipeline, its entries, and recovery.
+
+It connects to every switch (in parallel), pushes pipelines where missing, installs tablegen's
+entries through reconcile (so a second install writes nothing), and a watcher reconnects and
+reconciles a switch whose connection dropped or which restarted. It also sends and receives the
+data-plane probes (packet-out on one switch port, packet-in on the far end) of the MBB procedure.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from control.errors import P4RuntimeError
+from control.events import EventLog
+from control.reconcile import Plan
+from control.resources import Packet
+from control.state import SwitchState
+from control.switch import Pipeline, SwitchSession
+
+log = logging.getLogger(__name__)
+
+PROBE_ETHERTYPE = 0x88B6
+PROBE_MAGIC = b"HITLESS-PROBE"
+
+
+@dataclass(slots=True)
+class ProbeResult:
+    """One proven direction of a circuit."""
+
+    src: tuple[str, int]
+    dst: tuple[str, int]
+    sent: int
+    rtt_ms: float  # packet-out to packet-in, controller side
+
+
+def generate_states(topo: Any, mode: str, circuits: dict[str, list[tuple[int, int]]] | None = None,
+                    spray: str = "random") -> dict[str, SwitchState]:
+    """tablegen's documents for a topology, mode and circuit map, as states (fabric switches only)."""
+    from tablegen.fabric import Fabric
+    from tablegen.files import documents
+
+    states = {}
+    for doc in documents(Fabric(topo, circuits), mode, spray):
+        if doc.get("program") == "fabric":
+            states[doc["switch"]] = SwitchState.from_doc(doc)
+    return states
+
+
+class Network:
+    """Sessions to every fabric switch of a topology."""
+
+    def __init__(self, topo: Any, pipeline: Pipeline, host: str = "127.0.0.1",
+                 election_id: tuple[int, int] = (0, 1), events: EventLog | None = None,
+                 timeout: float = 10.0, batch_size: int = 1000, names: Iterable[str] | None = None) -> None:
+        self.topo = topo
+        self.events = events or EventLog()
+        only = set(names) if names is not None else None
+        self.sessions: dict[str, SwitchSession] = {}
+        for sw in topo.switches:
+            if only is not None and sw.name not in only:
+                continue
+            sess = SwitchSession(sw.name, f"{host}:{sw.grpc_port}", sw.device_id, pipeline, election_id,
+                                 timeout, batch_size)
+            sess.client.on_packet_in(lambda pkt, n=sw.name: self._on_packet(n, pkt))
+            self.sessions[sw.name] = sess
+        self._pool = ThreadPoolExecutor(max_workers=min(16, (os.cpu_count() or 2) * 4))
+        self._probe_lock = threading.Lock()
+        self._probes: dict[bytes, tuple[str, int, threading.Event]] = {}
+        self._seq = 0
+        self._watch_stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+        self.packet_ins: list[tuple[str, Packet]] = []
+
+    # -- parallel helpers ---------------------------------------------------------------------------
+
+    def each(self, fn: Callable[[SwitchSession], Any], names: Iterable[str] | None = None) -> dict[str, Any]:
+        """Run fn on the sessions in parallel; raise the first error after all finished."""
+        chosen = [self.sessions[n] for n in (names if names is not None else self.sessions)]
+        futures = {s.name: self._pool.submit(fn, s) for s in chosen}
+        results, first = {}, None
+        for name, fut in futures.items():
+            try:
+                results[name] = fut.result()
+            except Exception as exc:  # collect, then raise the first: the others must finish first
+                log.error("%s: %s", name, exc)
+                first = first or exc
+        if first is not None:
+            raise first
+        return results
+
+    def connect(self) -> dict[str, bool]:
+        """Connect to every switch; returns which ones got their pipeline pushed."""
+        pushed = self.each(lambda s: s.connect())
+        self.events.log("connected", switches=len(pushed), pipelines_pushed=sum(pushed.values()))
+        return pushed
+
+    def sync(self, states: dict[str, SwitchState], delete: bool = True, step: str = "sync") -> dict[str, Plan]:
+        """Reconcile the named switches to these states, in parallel."""
+        t0 = time.monotonic()
+        plans = self.each(lambda s: s.sync(states[s.name], delete=delete), list(states))
+        self.events.log(step, switches=len(plans), inserts=sum(p.inserts for p in plans.values()),
+                        modifies=sum(p.modifies for p in plans.values()),
+                        deletes=sum(p.deletes for p in plans.values()), ms=(time.monotonic() - t0) * 1000)
+        return plans
+
+    def install(self, states: dict[str, SwitchState]) -> dict[str, Plan]:
+        """Connect (pushing pipelines where missing) and reconcile every switch to its state."""
+        missing = sorted(set(self.sessions) - set(states))
+        if missing:
+            raise ValueError(f"entries for switches {missing}: missing; expected one state per switch")
+        self.connect()
+        return self.sync({n: states[n] for n in self.sessions}, step="install")
+
+    def desired(self) -> dict[str, SwitchState]:
+        """The last state synced to each switch."""
+        return {n: s.desired for n, s in self.sessions.items() if s.desired is not None}
+
+    # -- recovery -------------------------------------------------------------------------------------
+
+    def start_watch(self, period: float = 0.2) -> None:
+        """Watch the sessions; reconnect and reconcile any that dropped (switch restart, lost stream)."""
+        self._watch_stop.clear()
+        self._watcher = threading.Thread(target=self._watch, args=(period,), name="net-watch", daemon=True)
+        self._watcher.start()
+
+    def stop_watch(self) -> None:
+        """Stop the watcher."""
+        self._watch_stop.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=5)
+
+    def _watch(self, period: float) -> None:
+        while not self._watch_stop.wait(period):
+            for sess in self.sessions.values():
+                if sess.client.connected or self._watch_stop.is_set():
+                    continue
+                try:
+                    t0 = time.monotonic()
+                    p = sess.recover(timeout=min(2.0, period * 5))
+                    self.events.log("reconciled", switch=sess.name, ms=(time.monotonic() - t0) * 1000,
+                                    plan=str(p) if p else "no desired state")
+                except (P4RuntimeError, OSError) as exc:
+                    log.debug("%s: still unreachable: %s", sess.name, exc)
+
+    # -- probes ---------------------------------------------------------------------------------------
+
+    def _on_packet(self, switch: str, pkt: Packet) -> None:
+        data = pkt.payload
+        if len(data) >= 14 + len(PROBE_MAGIC) + 8 and int.from_bytes(data[12:14], "big") == PROBE_ETHERTYPE \
+                and data[14:14 + len(PROBE_MAGIC)] == PROBE_MAGIC:
+            nonce = data[14 + len(PROBE_MAGIC):14 + len(PROBE_MAGIC) + 8]
+            with self._probe_lock:
+                want = self._probes.get(nonce)
+            if want is not None and want[0] == switch and want[1] == pkt.metadata.get("ingress_port"):
+                want[2].set()
+            return
+        self.packet_ins.append((switch, pkt))
+        del self.packet_ins[:-1000]
+
+    def probe(self, src: tuple[str, int], dst: tuple[str, int], timeout: float = 5.0,
+              interval: float = 0.005) -> ProbeResult:
+        """Send probes out of src (switch, port) until one comes in at dst (switch, port); raise on timeout."""
+        with self._probe_lock:
+            self._seq += 1
+            nonce = (self._seq ^ (os.getpid() << 32)).to_bytes(8, "big")
+            got = threading.Event()
+            self._probes[nonce] = (dst[0], dst[1], got)
+        sess = self.sessions[src[0]]
+        smac = bytes.fromhex(self.topo.switch_map()[src[0]].ports[src[1]].replace(":", ""))
+        frame = b"\xff" * 6 + smac + PROBE_ETHERTYPE.to_bytes(2, "big") + PROBE_MAGIC + nonce
+        frame += bytes(max(0, 60 - len(frame)))
+        t0 = time.monotonic()
+        sent = 0
+        try:
+            while True:
+                t_send = time.monotonic()
+                sess.client.packet_out(Packet(frame, {"egress_port": src[1]}))
+                sent += 1
+                if got.wait(interval):
+                    return ProbeResult(src, dst, sent, (time.monotonic() - t_send) * 1000)
+                if time.monotonic() - t0 > timeout:
+                    raise TimeoutError(f"probe {src[0]}:{src[1]} -> {dst[0]}:{dst[1]}: no packet-in after "
+                                       f"{sent} probes in {timeout:.1f} s")
+        finally:
+            with self._probe_lock:
+                self._probes.pop(nonce, None)
+
+    def close(self) -> None:
+        """Stop watching and close every session."""
+        self.stop_watch()
+        for s in self.sessions.values():
+            s.close()
+        self._pool.shutdown(wait=True)

@@ -1,0 +1,175 @@
+"""Reconfiguration procedures: bbm (thesis OST), mbb-timed (thesis MBB) and mbb (hitless).
+
+Each step is an event in the EventLog (JSON lines, monotonic and wall clock). Every switch write is
+a reconcile to a whole state, so each switch's desired state is always one that forwards: after a
+fault the procedure stops, reports the step, and leaves traffic where the last completed step put it
+(for mbb, on the electrical shadow paths), and the network watcher restores that state on a switch
+that restarts.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from control.events import EventLog
+from control.network import Network, generate_states
+from control.ocs.driver import OcsDriver, duplex_pairs
+from control.state import SwitchState, affected_paths, forwarding_signature
+
+log = logging.getLogger(__name__)
+
+PROCEDURES = ("bbm", "mbb-timed", "mbb")
+
+Circuits = list[tuple[int, int]]
+
+
+class ProcedureError(Exception):
+    """A procedure stopped at `step`; traffic stays on the path the last completed step set."""
+
+    def __init__(self, step: str, cause: BaseException) -> None:
+        super().__init__(f"step {step!r} failed: {cause}")
+        self.step = step
+        self.cause = cause
+
+
+@dataclass(slots=True)
+class Result:
+    """Timings of one run (ms): control time excludes waiting for the OCS and the timed hold."""
+
+    procedure: str
+    steps: dict[str, float] = field(default_factory=dict)
+    control_ms: float = 0.0
+    total_ms: float = 0.0
+    affected: dict[str, list[int]] = field(default_factory=dict)
+    probes: int = 0
+
+
+def circuits_from_ocs(ocs: OcsDriver) -> Circuits:
+    """The duplex circuits (a, b), a < b, an OCS holds (connections both ways)."""
+    n = ocs.size
+    conns = ocs.query()
+    out = []
+    for i, o in conns.items():
+        a, b = i, o - n
+        if a < b and conns.get(b) == n + a:
+            out.append((a, b))
+    return sorted(out)
+
+
+class Reconfigurer:
+    """Runs the procedures on a Network and one OCS of its topology."""
+
+    def __init__(self, net: Network, ocs: OcsDriver, ocs_name: str | None = None, mode: str = "ecmp",
+                 spray: str = "random", events: EventLog | None = None, probe_timeout: float = 5.0) -> None:
+        self.net = net
+        self.ocs = ocs
+        topo_ocs = net.topo.ocs_map()
+        if not topo_ocs:
+            raise ValueError(f"topology {net.topo.name!r}: has no OCS; expected one to reconfigure")
+        self.ocs_name = ocs_name or next(iter(topo_ocs))
+        if self.ocs_name not in topo_ocs:
+            raise ValueError(f"OCS {self.ocs_name!r}: expected one of {sorted(topo_ocs)}")
+        self.attach = {p.port: (p.switch, p.switch_port) for p in topo_ocs[self.ocs_name].ports}
+        self.mode, self.spray = mode, spray
+        self.events = events or net.events
+        self.probe_timeout = probe_timeout
+        hosts = net.topo.hosts
+        self.addresses = [int(ipaddress.IPv4Address(h.address)) for h in hosts]
+        self.ingress = sorted({lk.a for lk in net.topo.links if lk.b in net.topo.host_map()} |
+                              {lk.b for lk in net.topo.links if lk.a in net.topo.host_map()})
+
+    def states(self, circuits: Circuits) -> dict[str, SwitchState]:
+        """tablegen's states for this OCS's circuits (other OCSes keep their default maps)."""
+        return generate_states(self.net.topo, self.mode, self._map(circuits), self.spray)
+
+    def _map(self, circuits: Circuits) -> dict[str, Circuits]:
+        out = {o.name: list(o.circuit_maps.get(o.default_map, [])) if o.default_map else []
+               for o in self.net.topo.ocs}
+        out[self.ocs_name] = [tuple(c) for c in circuits]
+        return out
+
+    def run(self, procedure: str, new: Circuits, old: Circuits | None = None, hold_s: float = 1.0) -> Result:
+        """Reconfigure the OCS from `old` (default: what it holds) to `new` with one procedure."""
+        if procedure not in PROCEDURES:
+            raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
+        old = circuits_from_ocs(self.ocs) if old is None else old
+        res = Result(procedure)
+        t_start = time.monotonic()
+        self.events.log("procedure-start", procedure=procedure, old=old, new=new, hold_s=hold_s)
+        st_old, st_new = self.states(old), self.states(new)
+        pairs = duplex_pairs(new, self.ocs.size)
+        step = "plan"
+        try:
+            if procedure == "bbm":
+                step = "ocs"
+                self._timed(res, step, lambda: self.ocs.set_map(pairs), control=False)
+                step = "routes"
+                self._timed(res, step, lambda: self.net.sync(st_new, step="routes"))
+            else:
+                affected_old = affected_paths(st_old, st_new, self.addresses, self.ingress)
+                affected_new = affected_paths(st_new, st_old, self.addresses, self.ingress)
+                res.affected = {s: sorted(p) for s, p in affected_new.items() if p}
+                self._check_shadow(st_old, st_new)
+                shadow = {s: st.with_versions(dict.fromkeys(affected_old.get(s, ()), 1))
+                          for s, st in self._current(st_old).items()}
+                step = "to-shadow"
+                self._timed(res, step, lambda: self.net.sync(shadow, delete=False, step=step))
+                step = "ocs"
+                self._timed(res, step, lambda: self.ocs.set_map(pairs), control=False)
+                step = "ocs-mirrors"
+                self._timed(res, step, lambda: self.ocs.wait_complete(), control=False)
+                mid = {s: st.with_versions(dict.fromkeys(affected_new.get(s, ()), 1)) for s, st in st_new.items()}
+                if procedure == "mbb-timed":
+                    step = "hold"
+                    self._timed(res, step, lambda: time.sleep(hold_s), control=False)
+                    step = "new-paths"
+                    self._timed(res, step, lambda: self.net.sync(mid, delete=False, step=step))
+                else:
+                    step = "new-paths"
+                    self._timed(res, step, lambda: self.net.sync(mid, delete=False, step=step))
+                    step = "probe"
+                    self._timed(res, step, lambda: self._probe_new(old, new, res), control=False)
+                step = "flip"
+                self._timed(res, step, lambda: self.net.sync(st_new, step=step))
+        except Exception as exc:
+            self.events.log("procedure-error", procedure=procedure, step=step, error=str(exc))
+            raise ProcedureError(step, exc) from exc
+        res.total_ms = (time.monotonic() - t_start) * 1000
+        self.events.log("procedure-done", procedure=procedure, total_ms=res.total_ms, control_ms=res.control_ms,
+                        steps=res.steps, affected=res.affected)
+        return res
+
+    def _current(self, fallback: dict[str, SwitchState]) -> dict[str, SwitchState]:
+        """What each switch was last synced to (the install), else the generated old state."""
+        have = self.net.desired()
+        return {n: have.get(n, st) for n, st in fallback.items()}
+
+    def _check_shadow(self, old: dict[str, SwitchState], new: dict[str, SwitchState]) -> None:
+        for s in old:
+            for a in self.addresses:
+                if s in new and forwarding_signature(old[s], a, 1) != forwarding_signature(new[s], a, 1):
+                    raise ValueError(f"switch {s}: the shadow (version 1) path to {ipaddress.IPv4Address(a)} "
+                                     "changes with the circuits; expected a shadow on electrical/static links")
+
+    def _timed(self, res: Result, step: str, fn, control: bool = True) -> Any:
+        t0 = time.monotonic()
+        self.events.log("step-start", procedure=res.procedure, step=step)
+        out = fn()
+        ms = (time.monotonic() - t0) * 1000
+        res.steps[step] = res.steps.get(step, 0.0) + ms
+        if control:
+            res.control_ms += ms
+        self.events.log("step-done", procedure=res.procedure, step=step, ms=ms)
+        return out
+
+    def _probe_new(self, old: Circuits, new: Circuits, res: Result) -> None:
+        added = [c for c in new if c not in old and tuple(reversed(c)) not in old]
+        for a, b in added:
+            for src, dst in ((self.attach[a], self.attach[b]), (self.attach[b], self.attach[a])):
+                pr = self.net.probe(src, dst, timeout=self.probe_timeout)
+                res.probes += pr.sent
+                self.events.log("probe-ok", src=list(src), dst=list(dst), sent=pr.sent, rtt_ms=pr.rtt_ms)

@@ -1,0 +1,138 @@
+"""One switch under control: a P4Runtime session, its pipeline and the state it should hold."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from control.client import P4RuntimeClient, wildcard
+from control.entities import TableEntry
+from control.errors import P4RuntimeError
+from control.reconcile import Held, Plan, plan, tables_with_defaults
+from control.schema import P4Schema
+from control.state import SwitchState
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Pipeline:
+    """A compiled program: P4Info, device config (bmv2 JSON) and a cookie identifying the pair."""
+
+    name: str
+    schema: P4Schema
+    config: bytes
+    cookie: int
+
+    @classmethod
+    def load(cls, name: str, p4info: str | Path, config: str | Path) -> Pipeline:
+        """Load `<name>.p4info.txtpb` and `<name>.json`-like files."""
+        schema = P4Schema.load(p4info)
+        data = Path(config).read_bytes()
+        digest = hashlib.sha256(schema.p4info.SerializeToString(deterministic=True) + data).digest()
+        return cls(name, schema, data, int.from_bytes(digest[:8], "big") >> 1)
+
+    @classmethod
+    def from_build(cls, name: str, build_dir: str | Path) -> Pipeline:
+        """The `make p4-build` outputs: build/<name>.json and build/<name>.p4info.txtpb."""
+        d = Path(build_dir)
+        info, js = d / f"{name}.p4info.txtpb", d / f"{name}.json"
+        for f in (info, js):
+            if not f.exists():
+                raise ValueError(f"pipeline file {str(f)!r}: missing; expected `make p4-build` outputs")
+        return cls.load(name, info, js)
+
+
+class SwitchSession:
+    """Connects to one switch, pushes its pipeline when it lacks it, and syncs desired states."""
+
+    def __init__(self, name: str, address: str, device_id: int, pipeline: Pipeline,
+                 election_id: tuple[int, int] = (0, 1), timeout: float = 10.0, batch_size: int = 1000) -> None:
+        self.name = name
+        self.pipeline = pipeline
+        self.client = P4RuntimeClient(address, device_id, election_id, timeout=timeout)
+        self.batch_size = batch_size
+        self.desired: SwitchState | None = None
+        self.lock = threading.RLock()
+        self.reconnects = 0
+
+    @property
+    def address(self) -> str:
+        """The switch's P4Runtime address."""
+        return self.client.address
+
+    @property
+    def schema(self) -> P4Schema:
+        """The pipeline's schema."""
+        return self.pipeline.schema
+
+    def connect(self, timeout: float | None = None) -> bool:
+        """Connect as primary and make sure the switch runs our pipeline; True when it was (re)pushed."""
+        with self.lock:
+            if not self.client.connect(timeout):
+                raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED, f"{self.name}: another controller is primary",
+                                     operation="connect")
+            have = self.client.get_pipeline()
+            if have is not None and self.client.pipeline_cookie == self.pipeline.cookie:
+                self.client.schema = self.pipeline.schema
+                return False
+            self.client.set_pipeline(self.pipeline.schema, self.pipeline.config, self.pipeline.cookie)
+            log.info("%s: pipeline %s pushed", self.name, self.pipeline.name)
+            return True
+
+    def read_held(self, want: SwitchState | None = None) -> Held:
+        """Read entries, defaults (of the tables `want` sets), members, groups and multicast groups."""
+        s = self.schema
+        c = self.client
+        held = Held()
+        held.entries = [e for e in c.read([wildcard(s, "table_entry")]) if not e.table_entry.is_default_action]
+        if want is not None:
+            defaults = [TableEntry(t, default=True) for t in tables_with_defaults(s, want)]
+            if defaults:
+                held.defaults = c.read(defaults)
+        if len(s.action_profiles):
+            held.members = c.read([wildcard(s, "action_profile_member")])
+            held.groups = c.read([wildcard(s, "action_profile_group")])
+        if want is not None and want.multicast:
+            held.multicast = c.read([wildcard(s, "multicast_group_entry")])
+        return held
+
+    def sync(self, want: SwitchState, delete: bool = True) -> Plan:
+        """Write only the difference between the switch and `want`; `want` becomes the desired state."""
+        with self.lock:
+            p = plan(self.schema, want, self.read_held(want), delete=delete)
+            for phase in p.phases:
+                self.client.write(phase, batch_size=self.batch_size)
+            self.desired = want
+            if not p.empty:
+                log.info("%s: synced (%s)", self.name, p)
+            return p
+
+    def recover(self, timeout: float = 2.0) -> Plan | None:
+        """After a lost connection or a restart: reconnect, re-push the pipeline if gone, reconcile."""
+        with self.lock:
+            self.connect(timeout)
+            self.reconnects += 1
+            if self.desired is None:
+                return None
+            return self.sync(self.desired)
+
+    def close(self) -> None:
+        """Close the session."""
+        self.client.close()
+
+
+def wait_until(pred, timeout: float, step: float = 0.01) -> bool:
+    """Poll `pred()` until true or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(step)
+    return bool(pred())

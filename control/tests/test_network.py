@@ -1,0 +1,168 @@
+"""The network controller on p4sim switch processes: install, idempotence, restart recovery, modes,
+and the bbm / mbb-timed procedures against the OCS emulator (no data plane needed for these)."""
+
+import pytest
+
+from control.client import wildcard
+from control.events import EventLog
+from control.network import Network, generate_states
+from control.ocs.delay import DelayModel
+from control.ocs.driver import duplex_pairs
+from control.ocs.emulator import EmulatedOcs
+from control.procedures import ProcedureError, Reconfigurer, circuits_from_ocs
+from control.switch import wait_until
+from control.tests.netbed import SwitchFarm, compile_program
+
+
+@pytest.fixture(scope="module")
+def fabric(tmp_path_factory):
+    return compile_program("fabric", tmp_path_factory.mktemp("build"))
+
+
+@pytest.fixture(scope="module")
+def farm(fabric):
+    from topo.generators import ucd4
+
+    farm = SwitchFarm(ucd4()).start()
+    yield farm
+    farm.stop()
+
+
+@pytest.fixture
+def bed(fabric, farm):
+    """A fresh controller on the shared switches (every test installs, so reconcile resets them)."""
+    events = EventLog()
+    net = Network(farm.topo, fabric, events=events, timeout=5)
+    yield farm.topo, farm, net, events
+    net.close()
+
+
+def entries_of(net, name):
+    s = net.sessions[name]
+    return sorted(str(e) for e in s.client.read_entities([wildcard(s.schema, "table_entry")]))
+
+
+def test_install_is_idempotent_and_complete(bed):
+    topo, farm, net, events = bed
+    states = generate_states(topo, "ecmp")
+    plans = net.install(states)
+    assert all(p.inserts > 0 and p.deletes == 0 for p in plans.values())
+    want = sorted(e.canonical(net.sessions["s2"].schema) for e in states["s2"].entries)
+    assert entries_of(net, "s2") == want
+    again = net.install(states)
+    assert all(p.empty for p in again.values()), {n: p.lines for n, p in again.items()}
+
+
+def test_reconcile_removes_stale_and_fixes_changed(bed):
+    topo, farm, net, events = bed
+    states = generate_states(topo, "ecmp")
+    net.install(states)
+    s1 = net.sessions["s1"]
+    from control.entities import TableEntry
+
+    stale = TableEntry("route", {"ipv4_dst": "10.99.0.0/16"}, "route_drop", {})
+    s1.client.insert([stale])
+    changed = states["s1"].copy()
+    for e in changed.entries:
+        if e.table == "port_mac":
+            e.params = {"smac": "02:00:00:00:00:99"}
+            break
+    s1.client.modify([changed.entries[[e.table for e in changed.entries].index("port_mac")]])
+    plan = s1.sync(states["s1"])
+    assert plan.deletes == 1 and plan.modifies == 1 and plan.inserts == 0, plan.lines
+    assert any(line.startswith("- route ipv4_dst=10.99.0.0/16") for line in plan.lines)
+    assert s1.sync(states["s1"]).empty
+
+
+def test_switch_restart_is_reconciled(bed):
+    topo, farm, net, events = bed
+    states = generate_states(topo, "ecmp")
+    net.install(states)
+    before = entries_of(net, "s3")
+    net.start_watch(period=0.1)
+    farm.procs["s3"].stop()
+    farm.procs["s3"].start()
+    assert wait_until(lambda: any(r["event"] == "reconciled" and r["switch"] == "s3" for r in events.records), 15)
+    assert entries_of(net, "s3") == before
+    assert net.sessions["s3"].reconnects == 1
+
+
+def test_set_mode_rewrites_only_the_difference(fabric):
+    from topo.generators import leafspine
+
+    topo = leafspine(leaves=2, spines=2, hosts_per_leaf=1)
+    farm = SwitchFarm(topo).start()
+    net = Network(topo, fabric, timeout=5)
+    try:
+        net.install(generate_states(topo, "ecmp"))
+        for mode in ("static", "spray", "ecmp"):
+            want = generate_states(topo, mode)
+            plans = net.install(want)
+            assert sum(p.inserts + p.modifies + p.deletes for p in plans.values()) > 0, mode
+            assert all(net.sessions[n].sync(want[n]).empty for n in want)
+            leaf = next(n for n in want if n.startswith("l"))
+            paths = [e for e in want[leaf].entries if e.table == "path" and e.match.get("version") == 0]
+            kinds = {e.action for e in paths}
+            assert kinds == {"static": {"path_static"}, "spray": {"path_spray_random"},
+                             "ecmp": {"path_ecmp"}}[mode], kinds
+    finally:
+        net.close()
+        farm.stop()
+
+
+def instant_ocs(topo):
+    n = max(p.port for p in topo.ocs[0].ports)
+    ocs = EmulatedOcs(n, DelayModel(mirror_ms=25, lock_ms=50, lock_jitter_ms=0, poll_period_ms=0))
+    ocs.set_map(duplex_pairs(topo.ocs[0].circuit_maps["initial"], n), delay=DelayModel.instant())
+    return ocs
+
+
+@pytest.mark.parametrize("procedure", ["bbm", "mbb-timed"])
+def test_procedures_end_in_the_new_state(bed, procedure):
+    topo, farm, net, events = bed
+    net.install(generate_states(topo, "ecmp"))
+    ocs = instant_ocs(topo)
+    try:
+        rec = Reconfigurer(net, ocs, mode="ecmp")
+        new = topo.ocs[0].circuit_maps["reconfigured"]
+        res = rec.run(procedure, new, hold_s=0.2)
+        assert circuits_from_ocs(ocs) == sorted(tuple(sorted(c)) for c in new)
+        want = rec.states(new)
+        assert all(net.sessions[n].sync(want[n]).empty for n in want)  # nothing left to fix
+        kinds = [r["event"] for r in events.records]
+        assert kinds[-1] == "procedure-done"
+        if procedure == "mbb-timed":
+            assert res.steps["hold"] >= 200
+            assert res.affected  # some ToR paths went to the shadow and back
+            assert list(res.steps) == ["to-shadow", "ocs", "ocs-mirrors", "hold", "new-paths", "flip"]
+        else:
+            assert list(res.steps) == ["ocs", "routes"]
+    finally:
+        ocs.close()
+
+
+def test_mbb_timed_ocs_failure_leaves_traffic_on_the_shadow(bed):
+    topo, farm, net, events = bed
+    net.install(generate_states(topo, "ecmp"))
+    ocs = instant_ocs(topo)
+
+    def broken(pairs, delay=None):
+        raise TimeoutError("OCS did not answer")
+
+    try:
+        rec = Reconfigurer(net, ocs, mode="ecmp")
+        old = rec.states(circuits_from_ocs(ocs))
+        ocs.set_map = broken
+        with pytest.raises(ProcedureError) as exc:
+            rec.run("mbb-timed", topo.ocs[0].circuit_maps["reconfigured"], hold_s=0)
+        assert exc.value.step == "ocs"
+        # every ingress ToR now forwards the affected paths on version 1 (the electrical shadow)
+        shadowed = {n: st.path_versions() for n, st in net.desired().items()}
+        assert any(1 in v.values() for v in shadowed.values())
+        for n, st in net.desired().items():
+            assert net.sessions[n].sync(st).empty  # switches hold exactly that state
+            assert {e.canonical(net.sessions[n].schema) for e in st.entries if e.table != "path_version"} == \
+                {e.canonical(net.sessions[n].schema) for e in old[n].entries if e.table != "path_version"}
+        assert events.records[-1]["event"] == "procedure-error"
+    finally:
+        ocs.close()
