@@ -220,7 +220,7 @@ class Gen:
         """Statements assigning rvalue source src to lvalue dst, truncated to the field width."""
         target, width = self.lvalue(dst)
         mask = (1 << width) - 1
-        val = f"({src}) & {mask}"
+        val = str(int(src) & mask) if src.lstrip("-").isdigit() else f"({src}) & {mask}"
         if target.startswith("SETATTR:"):
             return [f"{ind}setattr(p, {target[8:]}, {val})"]
         return [f"{ind}{target} = {val}"]
@@ -328,7 +328,30 @@ def _packet_class(g: Gen) -> list[str]:
     g.consts["META_ATTRS"] = tuple(g.attr[(h, f)] for h in g.meta for f, _w in g.hfields[h])
     g.consts["FIELD_LISTS"] = {i: tuple(g.fattr(r) for r in refs) for i, refs in g.prog.field_lists.items()}
     g.consts["LEARN_ATTRS"] = {i: tuple(g.fattr(r) for r in ll.fields) for i, ll in g.prog.learn_lists.items()}
-    return ["class P:", "    pass", ""]
+    return ["class P:", "    pass", "", "for _k, _v in TEMPLATE.items():", "    setattr(P, _k, _v)", ""] + _fast_path(g)
+
+
+def _fast_path(g: Gen) -> list[str]:
+    """FAST_IN(b, port, now) -> p (parsed, through ingress) and FAST_EG(p, port, now) -> p (through
+    egress): the common case with no setattr by name. The engine checks the flags they leave."""
+    need = ("ingress_port", "packet_length", "egress_spec", "egress_port")
+    if any((STD, f) not in g.attr for f in need):
+        return ["FAST_IN = FAST_EG = None", ""]
+
+    def sm(f: str) -> str:
+        return f"p.{g.attr[(STD, f)]}"
+
+    out = ["def FAST_IN(b, port, now):", "    p = P()", "    p._b = b", f"    {sm('ingress_port')} = port",
+           f"    {sm('packet_length')} = len(b)"]
+    if (STD, "ingress_global_timestamp") in g.attr:
+        out.append(f"    {sm('ingress_global_timestamp')} = now")
+    out += ["    parse(p, b)", "    verify_checksums(p)", "    ingress(p)", "    p._exit = False", "    return p", ""]
+    out += ["def FAST_EG(p, port, now):", f"    {sm('egress_port')} = port", f"    {sm('egress_spec')} = 0"]
+    for f in ("enq_timestamp", "egress_global_timestamp"):
+        if (STD, f) in g.attr:
+            out.append(f"    {sm(f)} = now")
+    out += ["    egress(p)", "    p._exit = False", "    return p", ""]
+    return out
 
 
 def load(src: str, prog: Program, pipeline: Any) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from p4sim.switch.codegen_flow import FlowGen, Unstructured
 from p4sim.switch.codegen_parser import STD, ParserGen
 from p4sim.switch.program import parse_hexstr
 
@@ -45,7 +46,8 @@ class ControlGen:
         """Source of one function per action and the ACTIONS table."""
         out = []
         names = {}
-        for aid, a in ((a["id"], a) for a in self.g.prog.doc.get("actions", [])):
+        self.action_json = {a["id"]: a for a in self.g.prog.doc.get("actions", [])}
+        for aid, a in self.action_json.items():
             fn = f"a{aid}_{_short(a['name'])}"
             names[aid] = fn
             body: list[str] = []
@@ -193,8 +195,13 @@ class ControlGen:
                         f"    return {self.node_fn(pl['name'], c.get('false_next'))}", ""]
         for name in ("ingress", "egress"):
             pl = g.prog.pipelines[name]
-            out += [f"def {name}(p):", f"    n = {self.node_fn(name, pl.get('init_table'))}",
-                    "    while n is not None:", "        n = n(p)", ""]
+            try:
+                flow = FlowGen(pl, self.inline_table, g.ex)
+                out += flow.function(name, pl.get("init_table"))
+            except Unstructured:
+                log.info("pipeline %s is not structured: one function per node", name)
+                out += [f"def {name}(p):", f"    n = {self.node_fn(name, pl.get('init_table'))}",
+                        "    while n is not None:", "        n = n(p)", ""]
         out += tail
         out += g.lines
         out.append("def _bind_state(pl):")
@@ -204,6 +211,70 @@ class ControlGen:
         out.append("    return None")
         out.append("")
         return out
+
+    def _may_exit(self, aids: tuple[int, ...]) -> bool:
+        return any(pr["op"] == "exit" for a in aids for pr in self.action_json[a].get("primitives", []))
+
+    def inline_table(self, t: dict[str, Any], ind: str, need: str = "aid") -> tuple[list[str], bool]:
+        """Lines applying table t inside a pipeline function; they set `hit` or `aid` if `need` says."""
+        g = self.g
+        info = g.prog.tables[t["name"]]
+        de = info.default_entry
+        if not info.key and de is not None and de.action_const and not info.const_entries:
+            # p4c's stand-in for plain statements: the action body, with its constant arguments
+            a = self.action_json[de.action_id]
+            out = [f"{ind}hit = False"] if need == "hit" else [f"{ind}aid = {de.action_id}"] if need else []
+            if de.action_data:
+                out.append(f"{ind}d = {tuple(de.action_data)!r}")
+            for pr in a.get("primitives", []):
+                out += self.primitive(pr, ind)
+            return out, False
+        tbl = self.bind("T", t["name"], f"pl.tables[{t['name']!r}]")
+        out: list[str] = []
+        if info.key:
+            look = self.bind("TL", t["name"], f"pl.tables[{t['name']!r}].lookup")
+            out += [f"{ind}e = {look}({self.key_expr(info)})", f"{ind}if e is None:",
+                    f"{ind}    e = {tbl}.default", f"{ind}    hit = False", f"{ind}else:", f"{ind}    hit = True"]
+            i2 = ind + "    "
+            if info.with_counters:
+                out += [f"{i2}e.packets += 1", f"{i2}e.bytes += {self.std('packet_length')}"]
+            if info.direct_meters:
+                dm = g.prog.meters[info.direct_meters]
+                m = self.bind("DM", dm.name, f"pl.direct_meters[{dm.name!r}]")
+                if dm.result_target:
+                    out += g.assign({"type": "field", "value": list(dm.result_target)},
+                                    f"{m}.execute(e, {self.std('packet_length')}, {self.now()})", i2)
+            if info.type != "simple":
+                sel = getattr(self, "sel_fns", {}).get(info.action_profile or "")
+                out += [f"{i2}m = e.member", f"{i2}if m is None:"]
+                out += [f"{i2}    m = e.group.pick({sel}(p)) if e.group.active else None"] if sel else [f"{i2}    pass"]
+                out += [f"{i2}if m is None:", f"{i2}    e = {tbl}.default", f"{i2}    hit = False",
+                        f"{i2}else:", f"{i2}    e = m"]
+        else:
+            out += [f"{ind}e = {tbl}.default", f"{ind}hit = False"]
+        if need == "aid":
+            out += [f"{ind}if e is not None:", f"{ind}    aid = e.aid", f"{ind}    e.fn(p, e.args)",
+                    f"{ind}else:", f"{ind}    aid = -1"]
+        elif info.default_entry is not None:
+            out += [f"{ind}e.fn(p, e.args)"]
+        else:
+            out += [f"{ind}if e is not None:", f"{ind}    e.fn(p, e.args)"]
+        if self._may_exit(info.action_ids):
+            out += [f"{ind}if p._exit:", f"{ind}    return None"]
+        return out, True
+
+    def key_expr(self, info: Any) -> str:
+        """Source of the concatenated key value of a table."""
+        g = self.g
+        terms = []
+        sh = sum(k.bitwidth for k in info.key)
+        for k in info.key:
+            sh -= k.bitwidth
+            src = f"p.{g.valid[k.target]}" if k.match_type == "valid" else f"p.{g.fattr(k.target)}"
+            if k.mask is not None:
+                src = f"({src} & {k.mask})"
+            terms.append(f"({src} << {sh})" if sh else src)
+        return " | ".join(terms)
 
     def selector(self, ap: dict[str, Any]) -> list[str]:
         """Source of the selector hash function of an action selector."""

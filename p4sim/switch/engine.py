@@ -40,7 +40,6 @@ class _Flow:
 
     def new(self, frame: bytes, port: int, itype: int) -> Any:
         p = self.P()
-        p.__dict__ = self.T.copy()
         sm = self.sm
         p._b = frame
         setattr(p, sm["ingress_port"], port)
@@ -59,9 +58,12 @@ class _Flow:
             setattr(dst, attr, getattr(src, attr))
 
     def ingress(self, p: Any, depth: int = 0) -> None:
-        ns, sm = self.ns, self.sm
-        ns["ingress"](p)
+        self.ns["ingress"](p)
         p._exit = False
+        self.after_ingress(p, depth)
+
+    def after_ingress(self, p: Any, depth: int) -> None:
+        sm = self.sm
         if p._clone_i2e is not None:
             sid, fl = p._clone_i2e
             self.clone(p, sid, fl, I2E, p._b)
@@ -138,6 +140,10 @@ class _Flow:
                 setattr(p, sm[f], self.now)
         ns["egress"](p)
         p._exit = False
+        self.after_egress(p, port, depth)
+
+    def after_egress(self, p: Any, port: int, depth: int) -> None:
+        ns, sm = self.ns, self.sm
         if p._clone_e2e is not None and depth < MAX_LOOPS:
             sid, fl = p._clone_e2e
             p._clone_e2e = None
@@ -166,6 +172,15 @@ def _std_attrs(pl: Pipeline) -> dict[str, str]:
 
 def run(dev: Device, pl: Pipeline, port: int, frame: bytes) -> list[tuple[int, bytes]]:
     """Process one frame arriving on `port`; return the (port, frame) pairs transmitted."""
+    ns = pl.namespace
+    fast_in = ns["FAST_IN"]
+    if fast_in is not None:
+        try:
+            return _run_fast(dev, pl, ns, fast_in, port, frame)
+        except Exception:
+            dev.stats["errors"] += 1
+            log.exception("packet processing failed; frame dropped (%d bytes on port %d)", len(frame), port)
+            return []
     f = _Flow(dev, pl)
     try:
         p = f.new(frame, port, NORMAL)
@@ -175,3 +190,33 @@ def run(dev: Device, pl: Pipeline, port: int, frame: bytes) -> list[tuple[int, b
         log.exception("packet processing failed; frame dropped (%d bytes on port %d)", len(frame), port)
         return f.out
     return f.out
+
+
+def _run_fast(dev: Device, pl: Pipeline, ns: dict[str, Any], fast_in: Any, port: int,
+              frame: bytes) -> list[tuple[int, bytes]]:
+    """The common case (unicast, no clone/resubmit/recirculate/digest) without the general flow."""
+    now = dev.now_us()
+    p = fast_in(frame, port, now)
+    sm = ns["STD_ATTRS"]
+    if (p._clone_i2e is not None or p._digest is not None or p._resubmit is not None
+            or ("mcast_grp" in sm and getattr(p, sm["mcast_grp"]))):
+        f = _Flow(dev, pl)
+        f.now = now
+        f.after_ingress(p, 0)
+        return f.out
+    spec = getattr(p, sm["egress_spec"])
+    if spec == DROP:
+        return []
+    ns["FAST_EG"](p, spec, now)
+    if p._clone_e2e is not None or p._recirc is not None:
+        f = _Flow(dev, pl)
+        f.now = now
+        f.after_egress(p, spec, 0)
+        return f.out
+    if getattr(p, sm["egress_spec"]) == DROP:
+        return []
+    ns["update_checksums"](p)
+    out = ns["deparse"](p)
+    if p._trunc and len(out) > p._trunc:
+        out = out[:p._trunc]
+    return [(spec, out)]

@@ -1,0 +1,220 @@
+"""Benchmark the p4sim switch: frames per second through the fabric program over veth pairs.
+
+One switch process (a child running p4sim's Device on two veth pairs, tables installed through the
+runtime-state API), a sender and a counting receiver in this process. The sender offers frames as fast
+as it can for --seconds; the figure is what the receiver gets from the switch per second. Needs root.
+Also reports the in-process rate (no I/O) and the runtime-state API write rate, for profiling.
+
+    sudo .venv/bin/python scripts/bench_switch.py [--seconds 3] [--json build/fabric.json] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import multiprocessing as mp
+import os
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from p4sim.switch.device import Device  # noqa: E402
+from p4sim.switch.testdata.veth import ETH_P_ALL, is_root, veth_pairs  # noqa: E402
+from p4sim.switch.values import ActionCall, Exact, GroupRef, Lpm  # noqa: E402
+
+log = logging.getLogger("bench_switch")
+SIZES = (64, 1500)
+
+
+def fabric_json(path: str | None) -> bytes:
+    """The fabric program: the given JSON, or p4src/fabric.p4 compiled with p4sim-compile."""
+    if path:
+        return Path(path).read_bytes()
+    from p4sim.compiler import cli as compile_cli
+
+    out = Path(tempfile.mkdtemp(prefix="bench_switch_"))
+    rc = compile_cli.main([str(ROOT / "p4src/fabric.p4"), "-I", str(ROOT / "p4src"), "-o", str(out / "f.json"),
+                           "--p4runtime-files", str(out / "f.p4info.txtpb")])
+    if rc != 0:
+        raise SystemExit("bench_switch: p4sim-compile failed on p4src/fabric.p4")
+    return (out / "f.json").read_bytes()
+
+
+def install(dev: Device) -> None:
+    """Route 10.0.2.0/24 over static path 5 (port 2), the fabric's common case on a ToR."""
+    pl = dev.pipeline
+    pl.table("route").insert((Lpm(0x0A000200, 24),), ActionCall("FabricIngress.set_path", (5,)))
+    pl.table("path").insert((Exact(5), Exact(0)), ActionCall("FabricIngress.path_static", (2, 0x020000000002)))
+    live = pl.profile("liveness_selector")
+    for port in (1, 2):
+        live.insert_member(port, ActionCall("FabricIngress.port_up"))
+        live.insert_group(port, [(port, 1, port)])
+        pl.table("port_liveness").insert((Exact(port),), GroupRef(port))
+        pl.table("port_mac").insert((Exact(port),), ActionCall("FabricEgress.set_smac", (0x0A0000000000 + port,)))
+
+
+def frame(size: int, seq: int = 0) -> bytes:
+    """An Ethernet/IPv4/UDP frame of `size` bytes (without FCS) to 10.0.2.9."""
+    payload = max(0, size - 42)
+    ip_len = 28 + payload
+    ip = bytearray(b"\x45\x00" + ip_len.to_bytes(2, "big") + b"\x00\x01\x00\x00\x40\x11\x00\x00"
+                   + bytes([10, 0, 1, 1, 10, 0, 2, 9]))
+    s = sum(int.from_bytes(ip[i:i + 2], "big") for i in range(0, 20, 2))
+    s = (s & 0xFFFF) + (s >> 16)
+    ip[10:12] = (~s & 0xFFFF).to_bytes(2, "big")
+    udp = (1000 + seq % 1000).to_bytes(2, "big") + b"\x00\x50" + (8 + payload).to_bytes(2, "big") + b"\x00\x00"
+    return bytes.fromhex("0a0000000001" "000000000001" "0800") + bytes(ip) + udp + b"\xab" * payload
+
+
+def switch_child(json_bytes: bytes, ports: dict[int, str], ready, stop, profile: bool) -> None:  # noqa: ANN001
+    """The switch process: load, install, run until told to stop (--profile: cProfile the I/O loop)."""
+    dev = Device(ports=ports, cpu_port=255)
+    dev.commit_pipeline(dev.load_pipeline(json_bytes))
+    install(dev)
+    if not profile:
+        dev.start()
+        ready.set()
+        stop.wait()
+        dev.stop()
+        return
+    import cProfile
+    import pstats
+    import threading
+
+    from p4sim.switch.ports import PortIO
+
+    io = dev._io = PortIO(dev)
+
+    def stopper() -> None:
+        stop.wait()
+        io._stop = True
+        os.write(io._wake_w, b"x")
+
+    threading.Thread(target=stopper, daemon=True).start()
+    ready.set()
+    prof = cProfile.Profile()
+    prof.runcall(io._loop)
+    io.close()
+    pstats.Stats(prof).sort_stats("tottime").print_stats(18)
+
+
+def run_veth(json_bytes: bytes, seconds: float, profile: bool) -> dict[int, float]:
+    """fps received through the switch for each frame size."""
+    results = {}
+    with veth_pairs(2, "swb") as pairs:
+        ports = {1: pairs[0][0], 2: pairs[1][0]}
+        ctx = mp.get_context("fork")
+        ready, stop = ctx.Event(), ctx.Event()
+        child = ctx.Process(target=switch_child, args=(json_bytes, ports, ready, stop, profile))
+        child.start()
+        try:
+            if not ready.wait(60):
+                raise SystemExit("bench_switch: the switch did not start")
+            tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            tx.bind((pairs[0][1], 0))
+            rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            rx.bind((pairs[1][1], 0))
+            rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
+            rx.setblocking(False)
+            for size in SIZES:
+                frames = [frame(size, i) for i in range(64)]
+                results[size] = _offer(tx, rx, frames, seconds)
+            tx.close()
+            rx.close()
+        finally:
+            stop.set()
+            child.join(30)
+            if child.is_alive():
+                child.terminate()
+                child.join()
+    return results
+
+
+def _offer(tx: socket.socket, rx: socket.socket, frames: list[bytes], seconds: float) -> float:
+    def drain() -> int:
+        n = 0
+        try:
+            while True:
+                rx.recv(2048)
+                n += 1
+        except BlockingIOError:
+            return n
+
+    for f in frames[:8]:  # warm-up
+        tx.send(f)
+    time.sleep(0.3)
+    drain()
+    got = 0
+    sent = 0
+    t0 = time.perf_counter()
+    end = t0 + seconds
+    while time.perf_counter() < end:
+        for f in frames:
+            try:
+                tx.send(f)
+                sent += 1
+            except BlockingIOError:
+                break
+        got += drain()
+    t1 = time.perf_counter()
+    time.sleep(0.2)
+    got += drain()
+    log.info("offered %d frames (%.0f/s), received %d", sent, sent / (t1 - t0), got)
+    return got / (t1 - t0)
+
+
+def run_in_process(json_bytes: bytes, n: int = 30000) -> dict[int, float]:
+    """Frames per second through Device.process (no sockets), for each frame size."""
+    dev = Device(ports={1: "x1", 2: "x2"}, cpu_port=255)
+    dev.commit_pipeline(dev.load_pipeline(json_bytes))
+    install(dev)
+    out = {}
+    for size in SIZES:
+        f = frame(size)
+        assert dev.process(1, f), "the benchmark frame is not forwarded"
+        t0 = time.perf_counter()
+        for _ in range(n):
+            dev.process(1, f)
+        out[size] = n / (time.perf_counter() - t0)
+    return out
+
+
+def run_writes(json_bytes: bytes, n: int = 4000) -> float:
+    """Runtime-state API inserts per second (exact-match `path` entries), no P4Runtime."""
+    dev = Device()
+    dev.commit_pipeline(dev.load_pipeline(json_bytes))
+    path = dev.pipeline.table("path")
+    t0 = time.perf_counter()
+    for i in range(n):
+        path.insert((Exact(i), Exact(0)), ActionCall("FabricIngress.path_static", (2, i)))
+    return n / (time.perf_counter() - t0)
+
+
+def main() -> int:
+    """Entry point."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", metavar="PROG.json", help="bmv2 JSON of the fabric (default: compile p4src/fabric.p4)")
+    ap.add_argument("--seconds", type=float, default=3.0, metavar="S", help="offered-load time per size")
+    ap.add_argument("--profile", action="store_true", help="cProfile the switch process")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    data = fabric_json(args.json)
+    for size, fps in run_in_process(data).items():
+        print(f"switch in-process (no I/O)  fabric  {size:5d} B: {fps:10,.0f} frames/s")
+    print(f"switch state API inserts (exact table): {run_writes(data):10,.0f} writes/s")
+    if not is_root():
+        print("switch over veth: skipped (needs root)")
+        return 0
+    for size, fps in run_veth(data, args.seconds, args.profile).items():
+        print(f"switch over veth, one process  fabric  {size:5d} B: {fps:10,.0f} frames/s")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main())
