@@ -86,7 +86,9 @@ demo: $(VENV)/.pip-stamp
 
 bench: $(VENV)/.pip-stamp
 	@echo "== bench"
-	@echo "bench: no benchmarks exist yet"; exit 1
+	@set -e; for s in scripts/bench_*.py; do \
+	  echo "   $$s"; $(PY) $$s; \
+	done
 
 clean:
 	@echo "== clean"
