@@ -109,3 +109,26 @@ def test_shell_groups_counters_multicast(shell) -> None:
     mc.insert()
     assert shell.device.pre.groups[7] == ((1, 0), (2, 0))
     assert len(list(sh.MulticastGroupEntry(7).read())) == 1
+
+
+def test_shell_packet_out_and_packet_in(shell) -> None:
+    frame = bytes.fromhex("0000000000aa0000000000bb0800" "4500001400000000400600000a0000010a000002")
+    sent: list[tuple[int, bytes]] = []
+    cpu, emit = shell.device.cpu_port, shell.device.emit
+
+    def capture(out: list[tuple[int, bytes]]) -> None:
+        sent.extend(p for p in out if p[0] != cpu)
+        emit([p for p in out if p[0] == cpu])
+
+    shell.device.emit = capture
+    sh.PacketOut(frame, egress_port="2").send()
+    te = sh.TableEntry("RtIngress.acl")(action="RtIngress.to_cpu")
+    te.match["ipv4_src"] = "10.0.0.1&&&255.255.255.255"
+    te.priority = 1
+    te.insert()
+    sniffer = sh.PacketIn()
+    shell.device.inject(5, frame)
+    got = list(sniffer.sniff(timeout=1))
+    assert sent == [(2, frame)]
+    assert len(got) == 1 and got[0].packet.payload == frame
+    assert got[0].packet.metadata[0].value == b"\x05"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from p4sim.switch.externs import MeterConfig
 from p4sim.switch.p4runtime import codec
 from p4sim.switch.p4runtime.binding import Binding, TableBinding, device_key
-from p4sim.switch.p4runtime.errors import INTERNAL, PERMISSION_DENIED, P4RuntimeError, invalid
+from p4sim.switch.p4runtime.errors import INTERNAL, PERMISSION_DENIED, UNIMPLEMENTED, P4RuntimeError, invalid
 from p4sim.switch.p4runtime.proto import p4r
 from p4sim.switch.values import ActionCall, ActionSet, EntryAction, GroupRef, MemberRef
 
@@ -139,6 +139,10 @@ def write_table_entry(b: Binding, utype: int, msg: EntryMsg) -> None:
         return
     action = _entry_action(b, tb, msg)
     te = msg.proto
+    if te is not None and te.idle_timeout_ns:
+        if not info.idle_timeout:
+            raise invalid(f"table {info.name!r} does not support idle timeout (idle_timeout_ns given)")
+        raise P4RuntimeError(UNIMPLEMENTED, "idle timeout notifications are not implemented by p4sim")
     has_counter = te is not None and te.HasField("counter_data")
     if has_counter and not tb.has_direct_counter:
         raise invalid(f"table {info.name!r} has no direct counter")

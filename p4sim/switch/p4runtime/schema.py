@@ -78,6 +78,7 @@ class TableInfo:
     is_const: bool
     size: int
     needs_priority: bool
+    idle_timeout: bool = False
 
 
 @dataclass(slots=True)
@@ -246,7 +247,8 @@ def build_schema(p4info: p4i.P4Info) -> Schema:
             const_default_action_id=t.const_default_action_id,
             implementation_id=t.implementation_id, direct_counter_id=direct_counter,
             direct_meter_id=direct_meter, is_const=t.is_const_table, size=t.size,
-            needs_priority=any(f.kind in (TERNARY, RANGE, OPTIONAL) for f in fields))
+            needs_priority=any(f.kind in (TERNARY, RANGE, OPTIONAL) for f in fields),
+            idle_timeout=t.idle_timeout_behavior == p4i.Table.NOTIFY_CONTROL)
     structs = p4info.type_info.structs
     for d in p4info.digests:
         widths: list[int] = []
