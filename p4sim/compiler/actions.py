@@ -153,6 +153,8 @@ class StmtLowerer(ExprLowerer):
             raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
         if isinstance(lv.ent, StackE):
             raise CompileError(s.loc, "assigning whole header stacks is not supported")
+        if isinstance(lv.ent, RuntimeE) or lv.const is not None:
+            raise CompileError(lhs.loc, f"{describe(lhs)} is read-only (a constant or an action parameter)")
         raise CompileError(lhs.loc, f"{describe(lhs)} cannot be assigned")
 
     def _assign_members(self, st: StructT, lhs: A.Expr, rhs: A.Expr, rv: V, s: A.Assign) -> list[dict]:

@@ -14,7 +14,7 @@ from p4.config.v1 import p4info_pb2
 from p4sim.compiler import ast as A
 from p4sim.compiler.builder import Bmv2Json
 from p4sim.compiler.controls import ControlLowerer, shared_storage
-from p4sim.compiler.env import DeclE, TypeE
+from p4sim.compiler.env import TypeE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.lexer import tokenize
 from p4sim.compiler.p4info import build_p4info, controller_headers, to_text
@@ -142,5 +142,3 @@ def write_outputs(res: Result, json_path: str, p4info_path: str | None) -> None:
         for tmp, _ in pending:
             os.unlink(tmp)
 
-
-__all__ = ["compile_file", "write_outputs", "Result", "DeclE"]

@@ -12,10 +12,10 @@ from p4sim.compiler.builder import Bmv2Json, P4InfoObj, source_info
 from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Scope, StackE, StructE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import describe
-from p4sim.compiler.externs import InstInfo, make_instance
+from p4sim.compiler.externs import make_instance
 from p4sim.compiler.program import Program, const_value, qualified
 from p4sim.compiler.tables import TableLowerer
-from p4sim.compiler.types import BitsT, StackT, StructT, Type, bit_width, is_scalar, strip
+from p4sim.compiler.types import StackT, StructT, Type, bit_width, is_scalar, strip
 
 
 class BlockContext:
@@ -65,6 +65,8 @@ class BlockContext:
         if isinstance(d, A.ConstDecl):
             scope.add(d.name, const_value(self.prog, scope, d, self.prog.resolve(d.typ, scope)), d.loc)
         elif isinstance(d, A.Instance):
+            if isinstance(d.typ, A.NamedT) and d.typ.name == "value_set":
+                raise CompileError(d.loc, f"{d.name}: parser value sets (value_set) are not supported")
             tent = scope.lookup(d.typ.name) if isinstance(d.typ, A.NamedT) else None
             if isinstance(tent, DeclE) and tent.kind in ("control", "parser"):
                 if tent.kind == "parser":
@@ -243,7 +245,7 @@ class ControlLowerer(BlockContext):
         if len(stmts) == 1 and isinstance(first, A.CallStmt) and isinstance(first.call.func, A.Name) \
                 and not first.call.args:
             ent = scope.lookup(first.call.func.name)
-            if isinstance(ent, DeclE) and ent.kind == "action":
+            if isinstance(ent, DeclE) and ent.kind == "action" and not ent.decl.params:
                 aid = self.action_id(ent, first.loc)
                 if ent.extra is not None:  # p4c lists every used control-local action in P4Info
                     self.p4info_action(ent)
@@ -400,6 +402,3 @@ def _meta_struct(bm: Bmv2Json, st: StructT, prefix: str, field_lists: dict[int, 
                             field_lists.setdefault(idx, []).append({"type": "field", "value": list(f.ref)})
     return StructE(members, st)
 
-
-__all__ = ["BlockContext", "ControlLowerer", "ConstE", "FieldE", "HeaderE", "StackE", "InstInfo",
-           "make_storage", "shared_storage", "BitsT"]

@@ -77,6 +77,8 @@ class ExprLowerer:
     # ---- hooks ---------------------------------------------------------------------
     def call_value(self, e: A.Call) -> V:
         """Value of a call in an expression (contexts add lookahead, ...)."""
+        if isinstance(e.func, A.Name):
+            self.scope.get(e.func.name, e.func.loc)  # undefined names first
         if isinstance(e.func, A.Member) and e.func.name == "isValid" and not e.args:
             v = self.expr(e.func.expr)
             if isinstance(v.ent, HeaderE):

@@ -38,9 +38,11 @@ class Token:
 
 def parse_int(digits: str) -> int:
     """Value of a P4 integer literal's digits (0x, 0b, 0o, 0d prefixes, underscores)."""
-    d = digits.replace("_", "")
-    base = {"x": 16, "b": 2, "o": 8, "d": 10}.get(d[1:2].lower(), 10) if d[:1] == "0" and len(d) > 1 else 10
-    return int(d[2:] if base != 10 or d[1:2] in "dD" and len(d) > 1 and not d[1].isdigit() else d, base)
+    d = digits.replace("_", "").lower()
+    bases = {"0x": 16, "0b": 2, "0o": 8, "0d": 10}
+    if d[:2] in bases:
+        return int(d[2:], bases[d[:2]])
+    return int(d, 10)
 
 
 def tokenize(lines: list[SourceLine]) -> list[Token]:
@@ -53,7 +55,6 @@ def tokenize(lines: list[SourceLine]) -> list[Token]:
             loc = Loc(sl.file, sl.line, pos + 1)
             if not m:
                 raise CompileError(loc, f"unexpected character {text[pos]!r}")
-            kind = m.lastgroup
             if m.group("ws"):
                 pos = m.end()
                 continue
@@ -70,7 +71,6 @@ def tokenize(lines: list[SourceLine]) -> list[Token]:
                 tok = Token("string", s[1:-1], loc, adjacent=adjacent)
             else:
                 tok = Token("op", s, loc, adjacent=adjacent)
-            del kind
             toks.append(tok)
             pos = prev_end = m.end()
     last = lines[-1] if lines else SourceLine("", "<empty>", 1)

@@ -11,8 +11,8 @@ from p4sim.compiler.controls import BlockContext
 from p4sim.compiler.env import DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import V, describe, hexstr, mask_of
-from p4sim.compiler.externs import HASH_ALGOS, field_refs, prim
-from p4sim.compiler.types import BitsT, BoolT, ErrorT, bit_width, strip
+from p4sim.compiler.externs import HASH_ALGOS, field_refs
+from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, bit_width, strip
 
 
 class ParserLowerer(BlockContext):
@@ -128,11 +128,9 @@ class ParserLowerer(BlockContext):
             v = self.lookahead(sl, e) or sl.expr(e)
             if isinstance(strip(v.t), BoolT):
                 v = V(sl.data(v, e.loc), BitsT(1), v.ent)
-            if v.j is None or not isinstance(strip(v.t), (BitsT,)) and bit_width(strip(v.t)) is None:
-                raise CompileError(e.loc, f"cannot select on {v.t}")
-            keys.append(v.j if v.j["type"] in ("field", "lookahead", "stack_field") else {"type": "expression", "value": v.j})
-            if v.j["type"] == "expression":
-                keys[-1] = v.j
+            if v.j is None or not isinstance(strip(v.t), (BitsT, EnumT, ErrorT)):
+                raise CompileError(e.loc, f"cannot select on a value of type {v.t}")
+            keys.append(v.j)  # a field, lookahead, stack_field or expression operand
             widths.append(bit_width(strip(v.t)))
         trans = []
         for case in s.cases:
@@ -291,5 +289,3 @@ class ChecksumLowerer(BlockContext):
                 out.append(s)
         return out
 
-
-__all__ = ["ParserLowerer", "DeparserLowerer", "ChecksumLowerer", "prim"]

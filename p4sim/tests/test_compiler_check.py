@@ -1,0 +1,116 @@
+"""p4sim compiler: name resolution, types, width inference and the errors they raise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from p4sim.tests.compiler_util import BODY_LINE, build, error_of
+
+
+def prims(res, action: str | None = None) -> list[dict]:
+    acts = [a for a in res.json["actions"] if action is None or a["name"] == action]
+    return [p for a in acts for p in a["primitives"]]
+
+
+def test_widths_inferred_and_arithmetic_masked(tmp_path: Path) -> None:
+    res = build(tmp_path, "m.x = hdr.h.a + 1; m.y = hdr.h.a ++ hdr.h.c; m.f = hdr.h.b[3:0] == 4w2;")
+    ps = prims(res)
+    add = ps[0]["parameters"][1]["value"]
+    assert add["op"] == "&" and add["right"]["value"] == "0xff" and add["left"]["value"]["op"] == "+"
+    assert ps[0]["parameters"][1]["value"]["left"]["value"]["right"] == {"type": "hexstr", "value": "0x01"}
+    assert ps[2]["parameters"][1]["value"]["op"] == "b2d"
+
+
+def test_constant_folding_and_casts(tmp_path: Path) -> None:
+    res = build(tmp_path, "m.x = (bit<8>)(W * 2 + 1); m.y = (bit<16>)hdr.h.a; m.x = (bit<8>)hdr.h.b;"
+                "m.f = (bool)(bit<1>)1; m.y = 16w0xffff + 2;", top="const bit<8> W = 0x21;")
+    ps = prims(res)
+    assert ps[0]["parameters"][1] == {"type": "hexstr", "value": "0x43"}
+    assert ps[1]["parameters"][1] == {"type": "field", "value": ["h", "a"]}  # widening: no mask
+    assert ps[2]["parameters"][1]["value"]["op"] == "&"                     # narrowing: masked
+    assert ps[4]["parameters"][1] == {"type": "hexstr", "value": "0x0001"}  # wraps modulo 2^16
+
+
+def test_enums_errors_and_serializable_enums(tmp_path: Path) -> None:
+    top = "enum bit<8> Ek { A = 1, B = 7 }\nenum Col { RED, GREEN }\nerror { Oops }"
+    res = build(tmp_path, "m.x = (bit<8>)Ek.B; if (sm.parser_error == error.Oops) { m.x = 1; }"
+                " if (Col.GREEN == Col.GREEN) { m.y = 2; }", top=top)
+    assert {"type": "hexstr", "value": "0x07"} in [p["parameters"][1] for p in prims(res)]
+    conds = res.json["pipelines"][0]["conditionals"]
+    assert len(conds) == 1  # Col.GREEN == Col.GREEN folds to true: no conditional
+    errors = dict(res.json["errors"])
+    assert errors["NoError"] == 0 and errors["Oops"] == len(errors) - 1
+    assert res.json["enums"] == [{"name": "Ek", "entries": [["A", 1], ["B", 7]]}]
+
+
+@pytest.mark.parametrize(("body", "locals_", "message"), [
+    ("m.x = nope;", "", "nope: undefined name"),
+    ("m.x = hdr.h.b;", "", "width mismatch: right side of m.x = has type bit<16>, expected bit<8>"),
+    ("m.x = hdr.h.a + hdr.h.b;", "", "width mismatch: operator + applied to bit<8> and bit<16>"),
+    ("m.y = hdr.h.a ++ 1;", "", "operator ++ expects bit<W> operands"),
+    ("m.x = 300;", "", "300 does not fit in bit<8>"),
+    ("m.x = 8w256;", "", "literal 256 does not fit in bit<8>"),
+    ("if (m.x) { }", "", "expected a bool condition, found bit<8>"),
+    ("m.f = m.x == true;", "", "type mismatch: operator == applied to bit<8> and bool"),
+    ("m.x = hdr.h.b[20:3];", "", "slice [20:3] out of range for bit<16>"),
+    ("hdr.h.zz = 1;", "", "has no field 'zz'"),
+    ("m.x = m.x / m.x;", "", "operator / on non-constant values is not supported"),
+    ("m.x = 1 / 0;", "", "division by zero"),
+    ("a(1);", "action a(bit<8> v) { v = 2; }", "v is read-only"),
+    ("a();", "action a(bit<8> v) { }", "action a takes 1 arguments, found 0"),
+    ("t.apply(); t.apply();", "table t { key = { m.x: exact; } actions = { NoAction; } }", "applied more than once"),
+    ("t.apply();", "table t { key = { m.x: fuzzy; } actions = { NoAction; } }", "match kind 'fuzzy'"),
+    ("t.apply();", "table t { key = { m.x: exact; } actions = { a; } default_action = NoAction(); }"
+     " action a() { }", "default action NoAction is not in the actions of table t"),
+    ("t.apply();", "table t { key = { m.x: lpm; m.y: lpm; } actions = { NoAction; } }", "at most one lpm key"),
+    ("t.apply();", "table t { key = { m.x: exact; } actions = { NoAction; } idle = true; }",
+     "table property 'idle' is not supported"),
+    ("a();", "action a() { if (m.f) { mark_to_drop(sm); } }", "conditional execution of calls inside actions"),
+    ("switch (m.x) { 1: { } }", "", "switch is only supported on `table.apply().action_run`"),
+    ("r.read(m.x, 0);", "register<bit<16>>(4) r;", "register I.r holds bit<16>"),
+    ("m.x = hash_me();", "", "hash_me: undefined name"),
+])
+def test_type_and_name_errors(tmp_path: Path, body: str, locals_: str, message: str) -> None:
+    assert message in error_of(tmp_path, body, locals_)
+
+
+@pytest.mark.parametrize(("top", "locals_", "parser", "message"), [
+    ("header_union u_t { }", "", "", "header unions are not supported"),
+    ("header v_t { varbit<8> v; }", "", "", "varbit fields are not supported"),
+    ("", "", "value_set<bit<8>>(4) vs; state start { transition accept; }",
+     "parser value sets (value_set) are not supported"),
+    ("", "", "state start { transition nowhere; }", "transition to undefined state 'nowhere'"),
+    ("", "", "state begin { transition accept; }", "parser P has no start state"),
+    ("", "", "state start { p.extract(hdr); transition accept; }", "extract expects a header"),
+    ("", "", "state start { transition select(hdr.h.a) { m.x: accept; } }",
+     "select cases must be compile-time constants"),
+    ("bit<8> f(in bit<8> x) { return x; }", "", "", "functions with bodies are not supported"),
+    ("", "C2(1) c;", "", "constructor parameters of controls are not supported"),
+    ("extern Foo { Foo(); }", "Foo() f;", "", "extern Foo is not supported by p4sim"),
+])
+def test_unsupported_constructs_and_bad_programs(tmp_path: Path, top: str, locals_: str, parser: str,
+                                                 message: str) -> None:
+    if "C2" in locals_:
+        top = "control C2(inout m_t m)(bit<8> k) { apply { } }"
+    assert message in error_of(tmp_path, "", locals_, top, parser)
+
+
+def test_error_positions(tmp_path: Path) -> None:
+    msg = error_of(tmp_path, "m.x = nope;")
+    assert msg.startswith(f"{tmp_path / 'prog.p4'}:{BODY_LINE}:7: error: ")
+
+
+def test_sub_controls_are_inlined_with_qualified_names(tmp_path: Path) -> None:
+    top = """control Sub(inout m_t mm, in bit<8> k) {
+        counter(8, CounterType.packets) hits;
+        action set(bit<8> v) { mm.x = v + k; }
+        table t { key = { mm.x: exact; } actions = { set; } }
+        apply { hits.count(0); if (k == 3) { return; } t.apply(); }
+    }"""
+    res = build(tmp_path, "sub.apply(m, 3);", "Sub() sub;", top=top)
+    names = {t.preamble.name for t in res.p4info.tables}
+    assert names == {"I.sub.t"}
+    assert {c.preamble.name for c in res.p4info.counters} == {"I.sub.hits"}
+    assert {a.preamble.name for a in res.p4info.actions} == {"I.sub.set"}

@@ -1,0 +1,86 @@
+"""p4sim compiler: bmv2 JSON and P4Info of whole programs (names and IDs as p4c gives them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from p4sim.compiler.compile import compile_file
+from p4sim.compiler.p4info import _aliases, jenkins_one_at_a_time
+from p4sim.tests.compiler_util import CORPUS, build
+
+
+def test_p4c_id_hash() -> None:
+    # NoAction is 21257015 (0x01445637) in every p4c-generated P4Info
+    assert (0x01 << 24) | (jenkins_one_at_a_time("NoAction") & 0xFFFFFF) == 21257015
+
+
+def test_aliases_are_shortest_unique_suffixes() -> None:
+    names = ["I.a.t", "I.b.t", "E.u", "NoAction", "I.x"]
+    assert _aliases(names) == {"I.a.t": "a.t", "I.b.t": "b.t", "E.u": "u", "NoAction": "NoAction", "I.x": "x"}
+
+
+def test_l3_program_names_match_p4c() -> None:
+    res = compile_file(CORPUS / "l3_basic.p4")
+    info = res.p4info
+    tables = {t.preamble.name: t for t in info.tables}
+    # IDs of p4lang/tutorials basic.p4, as produced by p4c
+    assert tables["MyIngress.ipv4_lpm"].preamble.id == 37375156
+    actions = {a.preamble.name: a.preamble.id for a in info.actions}
+    assert actions["MyIngress.drop"] == 25652968 and actions["MyIngress.ipv4_forward"] == 28792405
+    lpm = tables["MyIngress.ipv4_lpm"].match_fields[0]
+    assert (lpm.name, lpm.bitwidth, lpm.match_type) == ("hdr.ipv4.dstAddr", 32, 3)  # LPM
+    acl = tables["MyIngress.acl"]
+    assert [f.name for f in acl.match_fields] == ["ipv4_src", "standard_metadata.ingress_port"]
+    assert acl.const_default_action_id == actions["NoAction"]
+    assert [c.preamble.name for c in info.counters] == ["MyIngress.port_rx"]
+    j = res.json
+    assert [p["name"] for p in j["pipelines"]] == ["ingress", "egress"]
+    assert j["parsers"][0]["name"] == "parser" and j["deparsers"][0]["order"] == ["ethernet", "ipv4"]
+    assert j["headers"][0]["name"] == "scalars" and j["header_types"][0]["name"] == "scalars_0"
+    assert [c["verify"] for c in j["checksums"]] == [True, False]
+    assert j["calculations"][0]["algo"] == "csum16" and len(j["calculations"][0]["input"]) == 11
+
+
+def test_features_program_p4info() -> None:
+    res = compile_file(CORPUS / "features.p4")
+    info = res.p4info
+    t = {x.preamble.name: x for x in info.tables}
+    assert t["Ing.ecmp"].implementation_id == info.action_profiles[0].preamble.id
+    assert info.action_profiles[0].with_selector and info.action_profiles[0].size == 128
+    assert [f.name for f in t["Ing.ecmp"].match_fields] == ["hdr.ipv4.dst"]
+    assert t["Ing.fwd"].direct_resource_ids[0] == info.direct_counters[0].preamble.id
+    assert t["Ing.fwd"].size == 64 and t["Ing.classify"].is_const_table
+    assert [f.match_type for f in t["Ing.classify"].match_fields] == [4, 5, 2]  # TERNARY, RANGE, EXACT
+    assert t["Ing.classify"].match_fields[2].name == "hdr.vlan[0].isValid()"
+    drop_ref = [r for r in t["Ing.fwd"].action_refs if r.scope == 2]
+    assert len(drop_ref) == 1  # @defaultonly
+    a = {x.preamble.name: x.preamble.id for x in info.actions}
+    assert a["Ing.rewrite_tos"] == 0x01000123  # @id honoured
+    assert {c.preamble.name for c in info.controller_packet_metadata} == {"packet_in", "packet_out"}
+    assert info.registers[0].type_spec.bitstring.bit.bitwidth == 32
+    assert info.digests[0].preamble.name == "learn_t"
+    assert info.meters[0].size == 16
+    j = res.json
+    assert j["header_stacks"][0]["size"] == 2 and j["field_lists"][0]["name"] == "field_list1"
+    states = {s["name"]: s for s in j["parsers"][0]["parse_states"]}
+    eth = states["parse_ethernet"]["transitions"]
+    # the range 0x0000..0x05ff became value/mask pairs
+    assert {"type": "hexstr", "value": "0x0000", "mask": "0xfc00", "next_state": None} in eth
+    assert states["parse_ipv4"]["transition_key"] == [{"type": "lookahead", "value": [0, 4]}]
+    ing = j["pipelines"][0]
+    fwd = next(x for x in ing["tables"] if x["name"] == "Ing.fwd")
+    assert fwd["with_counters"] and set(fwd["next_tables"]) == {"Ing.forward", "Ing.drop"}
+    ecmp = next(x for x in ing["tables"] if x["name"] == "Ing.ecmp")
+    assert ecmp["type"] == "indirect_ws" and "default_entry" not in ecmp  # as p4c for action profiles
+    classify = next(x for x in ing["tables"] if x["name"] == "Ing.classify")
+    assert set(classify["next_tables"]) == {"__HIT__", "__MISS__"} and classify["base_default_next"] is None
+    assert classify["next_tables"]["__MISS__"] == "Ing.ecmp"
+    assert len(classify["entries"]) == 2 and classify["max_size"] == 2  # sized to its const entries
+
+
+def test_if_in_action_is_predicated(tmp_path: Path) -> None:
+    res = build(tmp_path, "a();", "action a() { if (hdr.h.a == 1) { m.x = 2; } else { m.x = 3; } }")
+    act = next(a for a in res.json["actions"] if a["name"] == "I.a")
+    ops = [p["op"] for p in act["primitives"]]
+    assert ops == ["assign", "assign", "assign"]
+    assert act["primitives"][1]["parameters"][1]["value"]["op"] == "?"
