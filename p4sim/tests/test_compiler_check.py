@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from p4sim.tests.compiler_util import BODY_LINE, build, error_of
+from p4sim.tests.corpus import BODY_LINE, build, error_of
 
 
 def prims(res, action: str | None = None) -> list[dict]:

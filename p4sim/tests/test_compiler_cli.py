@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from p4sim.compiler import cli
-from p4sim.tests.compiler_util import BODY_LINE, CORPUS, source
+from p4sim.tests.corpus import BODY_LINE, CORPUS, source
 
 
 def test_cli_writes_both_files_or_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

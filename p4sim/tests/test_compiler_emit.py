@@ -6,7 +6,7 @@ from pathlib import Path
 
 from p4sim.compiler.compile import compile_file
 from p4sim.compiler.p4info import _aliases, jenkins_one_at_a_time
-from p4sim.tests.compiler_util import CORPUS, build
+from p4sim.tests.corpus import CORPUS, build
 
 
 def test_p4c_id_hash() -> None:

@@ -1,4 +1,4 @@
-"""Helpers shared by the compiler tests: a v1model skeleton to splice statements into."""
+"""The compiler test corpus (small P4 programs) and a v1model skeleton to splice statements into."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from p4sim.compiler.compile import Result, compile_file
 from p4sim.compiler.errors import CompileError
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
+CORPUS = Path(__file__).resolve().parent
 
 # A minimal v1model program; LOCALS and BODY are spliced into the ingress control.
 SKELETON = """
