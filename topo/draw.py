@@ -13,7 +13,7 @@ log = logging.getLogger(__name__)
 LAYER = {"core": 3, "spine": 3, "aggregation": 2, "edge": 1, "leaf": 1, "tor": 1}
 COLOR = {"core": "#c0504d", "spine": "#c0504d", "aggregation": "#f79646", "edge": "#4f81bd",
          "leaf": "#4f81bd", "tor": "#4f81bd", "host": "#9bbb59", "ocs": "#8064a2"}
-MAX_HOSTS_DRAWN = 256
+MAX_HOSTS_DRAWN = 64
 
 
 def layout(topo: Topology, with_hosts: bool) -> dict[str, tuple[float, float]]:
@@ -49,12 +49,12 @@ def draw(topo: Topology, path: str | Path, title: str | None = None) -> None:
     with_hosts = len(topo.hosts) <= MAX_HOSTS_DRAWN
     pos = layout(topo, with_hosts)
     width = max(x for x, _y in pos.values()) + 1
-    fig, ax = plt.subplots(figsize=(min(max(8.0, width * 0.45), 40.0), 6.5))
+    fig, ax = plt.subplots(figsize=(min(max(8.0, width * 0.5), 24.0), 6.5))
     small = len(pos) <= 60
-    for lk in topo.links:
-        if lk.a in pos and lk.b in pos:
-            (x1, y1), (x2, y2) = pos[lk.a], pos[lk.b]
-            ax.plot([x1, x2], [y1, y2], color="#7f7f7f", lw=0.8 if small else 0.3, zorder=1)
+    from matplotlib.collections import LineCollection
+
+    segments = [(pos[lk.a], pos[lk.b]) for lk in topo.links if lk.a in pos and lk.b in pos]
+    ax.add_collection(LineCollection(segments, colors="#7f7f7f", linewidths=0.8 if small else 0.2, zorder=1))
     for o in topo.ocs:
         attach = {p.port: p.switch for p in o.ports}
         ox, oy = pos[o.name]
@@ -65,14 +65,19 @@ def draw(topo: Topology, path: str | Path, title: str | None = None) -> None:
             (x1, y1), (x2, y2) = pos[attach[a]], pos[attach[b]]
             ax.annotate("", xy=(x2, y2), xytext=(x1, y1), zorder=1,
                         arrowprops={"arrowstyle": "-", "color": COLOR["ocs"], "lw": 1.5, "ls": ":",
-                                    "connectionstyle": "arc3,rad=0.3"})
+                                    "connectionstyle": "arc3,rad=0.15"})
     roles = {s.name: s.role for s in topo.switches}
     roles.update({h.name: "host" for h in topo.hosts})
     roles.update({o.name: "ocs" for o in topo.ocs})
+    by_role: dict[str, list[tuple[float, float]]] = {}
+    for name, xy in pos.items():
+        by_role.setdefault(roles[name], []).append(xy)
+    for role, xys in by_role.items():
+        ax.scatter([x for x, _ in xys], [y for _, y in xys], s=260 if small else max(4.0, 4000 / len(pos)),
+                   color=COLOR[role], zorder=2, marker="s" if role != "host" else "o",
+                   edgecolors="black", linewidths=0.5 if small else 0.1)
     for name, (x, y) in pos.items():
         role = roles[name]
-        ax.scatter([x], [y], s=260 if small else 40, color=COLOR[role], zorder=2,
-                   marker="s" if role != "host" else "o", edgecolors="black", linewidths=0.5)
         if small or role == "ocs":
             ax.annotate(name, (x, y), xytext=(0, -14 if role == "host" else 11), textcoords="offset points",
                         ha="center", fontsize=7)
@@ -86,6 +91,8 @@ def draw(topo: Topology, path: str | Path, title: str | None = None) -> None:
     note = "" if with_hosts else f" (hosts not drawn: {len(topo.hosts)})"
     ax.set_title((title or f"{topo.name}: {len(topo.switches)} switches, {len(topo.hosts)} hosts, "
                   f"{len(topo.links)} links, {len(topo.ocs)} OCS") + note, fontsize=10)
+    ys = [y for _x, y in pos.values()]
+    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.4)  # room below the ToRs for the circuit arcs
     ax.set_axis_off()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
