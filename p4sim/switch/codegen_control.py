@@ -93,7 +93,8 @@ class ControlGen:
             return [f"{ind}p._exit = True", f"{ind}return"]
         if op == "count":
             c = self.bind("CTR", ps[0]["value"], f"pl.counters[{ps[0]['value']!r}]")
-            return [f"{ind}{c}.count({ex(ps[1])}, {self.std('packet_length')})"]
+            return [f"{ind}i = {ex(ps[1])}", f"{ind}if 0 <= i < {c}.size:",
+                    f"{ind}    {c}.packets[i] += 1", f"{ind}    {c}.bytes[i] += {self.std('packet_length')}"]
         if op == "execute_meter":
             m = self.bind("MTR", ps[0]["value"], f"pl.meters[{ps[0]['value']!r}]")
             return g.assign(ps[2], f"{m}.execute({ex(ps[1])}, {self.std('packet_length')}, {self.now()})", ind)

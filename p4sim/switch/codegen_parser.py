@@ -50,6 +50,13 @@ class ParserGen:
         states = {s["name"]: i for i, s in enumerate(pr["parse_states"])}
         if pr["init_state"] not in states:
             raise ValueError(f"parser {pr['name']}: init_state {pr['init_state']!r} is not a state")
+        inline = self._inline_parser(pr)
+        if inline is not None:
+            out = ["def parse(p, b):", "    n = len(b)", "    off = 0", "    err = 0", "    while True:"]
+            out += inline + ["        break", "    p._off = off"]
+            if self.has_std("parser_error"):
+                out.append(f"    p.{g.attr[(STD, 'parser_error')]} = err")
+            return out + [""]
         out = ["def parse(p, b):", "    n = len(b)", "    off = 0", "    err = 0",
                f"    st = {states[pr['init_state']]}", "    while True:"]
         for i, s in enumerate(pr["parse_states"]):
@@ -65,6 +72,79 @@ class ParserGen:
             out.append(f"    p.{g.attr[(STD, 'parser_error')]} = err")
         out.append("")
         return out
+
+    def _inline_parser(self, pr: dict[str, Any]) -> list[str] | None:
+        """The parser as nested code (one pass, no state dispatch) if its states form a small DAG."""
+        by_name = {s["name"]: s for s in pr["parse_states"]}
+        budget = [8 * len(by_name) + 16]
+
+        def emit(name: str | None, ind: str, path: tuple[str, ...]) -> list[str] | None:
+            if name is None:
+                return [f"{ind}break"]
+            if name in path or name not in by_name:
+                return None  # a loop (header stacks) or a bad name: use the state machine
+            budget[0] -= 1
+            if budget[0] < 0:
+                return None
+            s = by_name[name]
+            out: list[str] = []
+            for op in s.get("parser_ops", []):
+                out += self.parser_op(op, ind)
+            trans = s.get("transitions", [])
+            keyed = [t for t in trans if t.get("type", "default") != "default"]
+            default = next((t for t in trans if t.get("type", "default") == "default"), None)
+            if keyed:
+                out += self.select_key(s, ind)
+            for i, t in enumerate(keyed):
+                if t.get("type") == "parse_vset":
+                    raise ValueError(f"parser state {name}: parse value sets are not supported")
+                value = parse_hexstr(t["value"])
+                mask = t.get("mask")
+                cond = f"k == {value}" if mask is None else f"k & {parse_hexstr(mask)} == {value & parse_hexstr(mask)}"
+                out.append(f"{ind}{'if' if i == 0 else 'elif'} {cond}:")
+                body = emit(t.get("next_state"), ind + "    ", path + (name,))
+                if body is None:
+                    return None
+                out += body
+            tail_ind = ind + "    " if keyed else ind
+            if keyed:
+                out.append(f"{ind}else:")
+            if default is not None:
+                body = emit(default.get("next_state"), tail_ind, path + (name,))
+                if body is None:
+                    return None
+                out += body
+            elif keyed:
+                out += [f"{tail_ind}err = {self.err('NoMatch')}", f"{tail_ind}break"]
+            else:
+                out.append(f"{tail_ind}break")
+            return out
+
+        return emit(pr["init_state"], "        ", ())
+
+    def select_key(self, s: dict[str, Any], ind: str) -> list[str]:
+        """Lines computing the select key `k` of a state (byte-padded fields, concatenated)."""
+        out: list[str] = []
+        parts = []
+        for k in s.get("transition_key", []):
+            if k["type"] == "lookahead":
+                w = int(k["value"][1])
+                pre, src = self.rvalue(k, ind)
+                out += pre
+            elif k["type"] == "field":
+                w = self.g.fwidth(k["value"])
+                src = self.g.ex(k)
+            elif k["type"] == "stack_field":
+                stack, f = k["value"]
+                w = self.g.fwidth((self.g.stacks[stack][0], f))
+                src = self.g.ex(k)
+            else:
+                raise ValueError(f"parser transition key of type {k['type']!r} is not supported")
+            parts.append((src, ((w + 7) // 8) * 8))
+        expr = ""
+        for src, bits in parts:
+            expr = f"(({expr}) << {bits}) | {src}" if expr else src
+        return out + [f"{ind}k = {expr or 0}"]
 
     def too_short(self, cond: str, ind: str, error: str = "PacketTooShort") -> list[str]:
         """Lines that stop the parser with `error` when cond holds."""

@@ -57,6 +57,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from p4sim.switch.engine import run
 from p4sim.switch.pipeline import Pipeline
 from p4sim.switch.pre import Pre
 
@@ -147,8 +148,6 @@ class Device:
 
     def process(self, port: int, frame: bytes) -> list[tuple[int, bytes]]:
         """Run one frame arriving on `port` through the pipeline; return the (port, frame)s it emits."""
-        from p4sim.switch.engine import run
-
         with self.lock:
             pl = self.pipeline
             if pl is None:

@@ -38,8 +38,12 @@ class _Flow:
         self.sm = pl.namespace.get("STD_ATTRS") or _std_attrs(pl)
         self.now = dev.now_us()
 
-    def new(self, frame: bytes, port: int, itype: int) -> Any:
+    def new(self, frame: bytes, port: int, itype: int, src: Any = None, field_list: int | None = None) -> Any:
+        """A packet parsed from frame; fields of `field_list` are copied from src before parsing
+        (as simple_switch does: a parser that assigns them overwrites the preserved values)."""
         p = self.P()
+        if field_list is not None:
+            self.preserve(src, p, field_list)
         sm = self.sm
         p._b = frame
         setattr(p, sm["ingress_port"], port)
@@ -73,8 +77,7 @@ class _Flow:
             if depth >= MAX_LOOPS:
                 log.warning("resubmit loop cut after %d rounds", depth)
                 return
-            q = self.new(p._b, getattr(p, sm["ingress_port"]), RESUBMIT)
-            self.preserve(p, q, p._resubmit)
+            q = self.new(p._b, getattr(p, sm["ingress_port"]), RESUBMIT, p, p._resubmit)
             self.ingress(q, depth + 1)
             return
         mgid = getattr(p, sm["mcast_grp"]) if "mcast_grp" in sm else 0
@@ -103,7 +106,7 @@ class _Flow:
         sm = self.sm
         for port, rid in session.replicas:
             if frame is not None:  # I2E: the original frame, parsed again, metadata reset
-                q = self.new(frame, getattr(p, sm["ingress_port"]), itype)
+                q = self.new(frame, getattr(p, sm["ingress_port"]), itype, p, fl)
             else:  # E2E: the headers as egress left them, metadata reset
                 q = self.P()
                 q.__dict__ = p.__dict__.copy()
@@ -114,7 +117,7 @@ class _Flow:
                 if "instance_type" in sm:
                     setattr(q, sm["instance_type"], itype)
                 q._clone_e2e = q._recirc = None
-            self.preserve(p, q, fl)
+                self.preserve(p, q, fl)
             setattr(q, sm["egress_port"], port)
             if "egress_rid" in sm:
                 setattr(q, sm["egress_rid"], rid)
@@ -156,8 +159,7 @@ class _Flow:
             if depth >= MAX_LOOPS:
                 log.warning("recirculate loop cut after %d rounds", depth)
                 return
-            q = self.new(frame, getattr(p, sm["ingress_port"]), RECIRC)
-            self.preserve(p, q, p._recirc)
+            q = self.new(frame, getattr(p, sm["ingress_port"]), RECIRC, p, p._recirc)
             self.ingress(q, depth + 1)
             return
         if p._trunc and len(frame) > p._trunc:

@@ -110,6 +110,8 @@ class PortIO:
         self._nl.bind((0, RTMGRP_LINK))
         self._nl.setblocking(False)
         self._wake_r, self._wake_w = os.pipe()
+        self._buf = bytearray(65536)
+        self._view = memoryview(self._buf)
         self._stop = False
         self._thread: threading.Thread | None = None
         for port, ifname in dev.ports.items():
@@ -197,6 +199,7 @@ class PortIO:
         filt = port in self._filter_outgoing
         pcap = self._pcap_in.get(port)
         process, emit, stats = dev.process, dev.emit, dev.stats
+        buf, view = self._buf, self._view
         for _ in range(BATCH):
             try:
                 if filt:
@@ -204,7 +207,9 @@ class PortIO:
                     if addr[2] == PACKET_OUTGOING:
                         continue
                 else:
-                    frame = s.recv(65536)
+                    # recv(65536) would allocate 64 KiB per frame; copy out only what arrived
+                    n = s.recv_into(buf)
+                    frame = bytes(view[:n])
             except BlockingIOError:
                 return
             except OSError as e:

@@ -154,6 +154,7 @@ class Table:
         self._lpm: dict[int, dict[int, Entry]] = {}
         self._lpm_order: list[tuple[int, dict[int, Entry]]] = []
         self._scan: list[Entry] = []
+        self.lookup = self._lookup_fn()  # type: ignore[method-assign]
         self.default: Entry | None = None
         self.default_const = False
         self._init_default: ActionCall | None = None
@@ -331,8 +332,32 @@ class Table:
 
     # --- data plane ----------------------------------------------------------------------------
 
+    def _lookup_fn(self) -> Callable[[int], Entry | None]:
+        """The lookup specialised to the table's match mode (bound once: the generated code calls it)."""
+        if self.mode == "exact":
+            return self._exact.get
+        if self.mode == "lpm":
+            def lpm(k: int) -> Entry | None:
+                for mask, d in self._lpm_order:
+                    e = d.get(k & mask)
+                    if e is not None:
+                        return e
+                return None
+            return lpm
+        if self.mode == "ternary":
+            def ternary(k: int) -> Entry | None:
+                for e in self._scan:
+                    if k & e._mask == e._value:
+                        return e
+                return None
+            return ternary
+        return self._lookup_generic
+
     def lookup(self, k: int) -> Entry | None:
         """The entry matching the concatenated key value k, or None (a miss)."""
+        return self._lookup_generic(k)
+
+    def _lookup_generic(self, k: int) -> Entry | None:
         mode = self.mode
         if mode == "exact":
             return self._exact.get(k)
