@@ -39,6 +39,7 @@ class P4InfoTable:
     implementation: str | None = None
     direct: list[str] = field(default_factory=list)
     is_const: bool = False
+    idle_timeout: bool = False
     annos: list[str] = field(default_factory=list)
     id: int | None = None
 

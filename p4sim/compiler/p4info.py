@@ -125,6 +125,8 @@ def build_p4info(bm: Bmv2Json, annotated_ids: dict[tuple[str, str], int]) -> p4i
         tm.size = t.size
         if t.is_const:
             tm.is_const_table = True
+        if t.idle_timeout:
+            tm.idle_timeout_behavior = p4info_pb2.Table.NOTIFY_CONTROL
     bykind: dict[str, list[P4InfoObj]] = {}
     for o in objs:
         bykind.setdefault(o.kind, []).append(o)

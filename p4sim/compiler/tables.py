@@ -49,7 +49,7 @@ class TableLowerer:
             raise CompileError(loc, f"table {ent.qname} is applied more than once (bmv2 allows one application)")
         c.applied.add(ent.qname)
         ev = ExprLowerer(self.sc, c.prog)
-        keys, p4keys, selector_in = [], [], []
+        keys, p4keys, selector_in, widths = [], [], [], []
         kinds = []
         for k in t.keys:
             if k.match_kind not in _KINDS:
@@ -65,6 +65,7 @@ class TableLowerer:
             keys.append({"match_type": "ternary" if k.match_kind == "optional" else k.match_kind, "name": name, "target": target,
                          "mask": hexstr(mask, width) if mask is not None else None})
             p4keys.append((name, width, k.match_kind))
+            widths.append(width)
         if kinds.count("lpm") > 1:
             raise CompileError(t.loc, f"table {t.name}: at most one lpm key is allowed")
         match_type = "exact"
@@ -134,7 +135,9 @@ class TableLowerer:
         st = props.pop("support_timeout", None)
         if st is not None:
             sv = ev.expr(st)
-            tj["support_timeout"] = bool(sv.const)
+            if not isinstance(sv.const, bool):
+                raise CompileError(st.loc, "support_timeout must be true or false")
+            tj["support_timeout"] = info.idle_timeout = sv.const
         for leftover, e in props.items():
             raise CompileError(e.loc, f"table property {leftover!r} is not supported")
         tj["base_default_next"] = nxt
@@ -152,7 +155,7 @@ class TableLowerer:
         if tj["type"] == "simple":
             tj["default_entry"] = default  # p4c gives indirect tables no default entry
         if t.entries is not None:
-            tj["entries"] = self._entries(ev, t, keys, names, ids)
+            tj["entries"] = self._entries(ev, t, widths, names, ids)
             info.is_const = t.entries_const
         c.pipeline["tables"].append(tj)
         if not A.anno(t.annos, "hidden"):
@@ -236,16 +239,14 @@ class TableLowerer:
             self.c.pipeline["action_profiles"].append(pj)
         return info
 
-    def _entries(self, ev: ExprLowerer, t: A.TableDecl, keys: list[dict], names: list[str],
+    def _entries(self, ev: ExprLowerer, t: A.TableDecl, widths: list[int], names: list[str],
                  ids: list[int]) -> list[dict]:
         out = []
         for prio, en in enumerate(t.entries or [], 1):
-            if len(en.keys) != len(keys):
-                raise CompileError(en.loc, f"entry has {len(en.keys)} keys, table {t.name} has {len(keys)}")
-            mks = []
-            for kj, ke in zip(keys, en.keys, strict=False):
-                width = bit_width(strip(self._key_type(kj)))
-                mks.append(self._entry_key(ev, kj["match_type"], ke, width))
+            if len(en.keys) != len(widths):
+                raise CompileError(en.loc, f"entry has {len(en.keys)} keys, table {t.name} has {len(widths)}")
+            kinds = [k.match_kind for k in t.keys if k.match_kind != "selector"]
+            mks = [self._entry_key(ev, mk, ke, w) for mk, ke, w in zip(kinds, en.keys, widths, strict=True)]
             aent = self.sc.lookup(en.action.name)
             if not isinstance(aent, DeclE) or aent.qname not in names:
                 raise CompileError(en.action.loc, f"{en.action.name} is not an action of table {t.name}")
@@ -257,18 +258,6 @@ class TableLowerer:
                 ej["priority"] = ev.const_int(en.priority, "a constant priority")
             out.append(ej)
         return out
-
-    def _key_type(self, kj: dict) -> BitsT:
-        for h in self.c.bm.headers:
-            if h["name"] == kj["target"][0]:
-                if kj["target"][1] == "$valid$":
-                    return BitsT(1)
-                for ht in self.c.bm.header_types:
-                    if ht["name"] == h["header_type"]:
-                        for f in ht["fields"]:
-                            if f[0] == kj["target"][1]:
-                                return BitsT(f[1])
-        raise CompileError(None, f"unknown key target {kj['target']}")
 
     def _entry_key(self, ev: ExprLowerer, mk: str, e: A.Expr, width: int) -> dict:
         t = BitsT(width)

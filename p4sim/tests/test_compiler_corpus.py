@@ -131,6 +131,22 @@ def test_defines_reach_the_program() -> None:
     assert fwd.size == 16
 
 
+# ---- the project's fabric.p4 ----------------------------------------------------------------
+
+def test_fabric_delivers_to_host_with_egress_smac() -> None:
+    root = CORPUS.parents[2]
+    res = compile_file(root / "p4src" / "fabric.p4", [str(root / "p4src")])
+    d = Device(ports={1: "f1", 2: "f2"}, cpu_port=255)
+    d.commit_pipeline(d.load_pipeline(json.dumps(res.json)))
+    d.pipeline.table("FabricIngress.route").insert((Lpm(0x0A000100, 24),),
+                                                   ActionCall("FabricIngress.to_host", (2, 0xAA)))
+    d.pipeline.table("FabricEgress.port_mac").insert((Exact(2),), ActionCall("FabricEgress.set_smac", (0x0200000000BB,)))
+    out = d.process(1, udp())
+    assert [p for p, _ in out] == [2]
+    eth = Ether(out[0][1])
+    assert (eth.src, eth.dst, eth[IP].ttl) == ("02:00:00:00:00:bb", "00:00:00:00:00:aa", 63) and csum_ok(out[0][1])
+
+
 # ---- externs.p4 ----------------------------------------------------------------------------
 
 OP_ETHERTYPE = 0x88B5

@@ -84,3 +84,14 @@ def test_if_in_action_is_predicated(tmp_path: Path) -> None:
     ops = [p["op"] for p in act["primitives"]]
     assert ops == ["assign", "assign", "assign"]
     assert act["primitives"][1]["parameters"][1]["value"]["op"] == "?"
+
+
+def test_idle_timeout_and_optional_keys(tmp_path: Path) -> None:
+    res = build(tmp_path, "t.apply();", "table t { key = { m.x: optional; m.y: exact; } actions = { NoAction; }"
+                " support_timeout = true; const entries = { (_, 1): NoAction(); (3, 2): NoAction(); } }")
+    t = res.p4info.tables[0]
+    assert t.idle_timeout_behavior == t.NOTIFY_CONTROL and [f.match_type for f in t.match_fields] == [6, 2]
+    tj = res.json["pipelines"][0]["tables"][0]
+    assert tj["support_timeout"] and tj["match_type"] == "ternary" and tj["key"][0]["match_type"] == "ternary"
+    assert tj["entries"][0]["match_key"][0] == {"match_type": "ternary", "key": "0x00", "mask": "0x00"}
+    assert [e["priority"] for e in tj["entries"]] == [1, 2]
