@@ -86,3 +86,47 @@ def test_malformed_bytes_raise_decode_error() -> None:
         wire.decode_write(data[:-1])
     with pytest.raises(DecodeError):
         wire.decode_write(b"\x22\xff\xff\xff\xff\x0f")
+
+
+def test_read_encoder_gives_protobuf_bytes() -> None:
+    from p4sim.switch.p4runtime.entries import entry_entity_bytes, entry_to_proto
+    from p4sim.switch.p4runtime.testing import running_switch
+    from p4sim.tests.test_p4runtime_server import (
+        ECMP,
+        INS,
+        SELECTOR,
+        SET_NHOP,
+        SET_PATH,
+        TO_CPU,
+        Client,
+        acl,
+        b,
+        route,
+    )
+
+    with running_switch() as sw:
+        c = Client(sw.address)
+        c.arbitrate()
+        c.set_pipeline()
+        m = p4r.Entity()
+        m.action_profile_member.action_profile_id, m.action_profile_member.member_id = SELECTOR, 300
+        m.action_profile_member.action.action_id = SET_NHOP
+        m.action_profile_member.action.params.add(param_id=1, value=b"\x01")
+        m.action_profile_member.action.params.add(param_id=2, value=b"\x02")
+        ecmp = p4r.Entity()
+        ecmp.table_entry.table_id = ECMP
+        ecmp.table_entry.match.add(field_id=1).exact.value = b"\x01\x00"
+        ecmp.table_entry.action.action_profile_member_id = 300
+        c.write((INS, route(0x0A000000, 8, SET_NHOP, b(300 % 256), b(0xAABBCCDDEEFF, 6))),
+                (INS, route(0, 0, SET_PATH, b(0))), (INS, acl(0x0A000001, 0xFFFFFF00 | 1, 1 << 20, TO_CPU, port=300,
+                                                              proto=(0, 17))), (INS, m), (INS, ecmp))
+        binding = sw.service.committed.binding
+        n = 0
+        for tb in binding.tables.values():
+            for e in tb.table.entries():
+                ent = p4r.Entity()
+                entry_to_proto(binding, tb, e, ent.table_entry)
+                assert entry_entity_bytes(binding, tb, e) == ent.SerializeToString()
+                n += 1
+        assert n == 4
+        c.close()

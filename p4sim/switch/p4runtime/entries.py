@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 
 from p4sim.switch.externs import MeterConfig
-from p4sim.switch.p4runtime import codec
+from p4sim.switch.p4runtime import codec, encode
 from p4sim.switch.p4runtime.binding import Binding, TableBinding, device_key
 from p4sim.switch.p4runtime.errors import INTERNAL, PERMISSION_DENIED, UNIMPLEMENTED, P4RuntimeError, invalid
 from p4sim.switch.p4runtime.proto import p4r
@@ -189,8 +189,8 @@ def _write_default(b: Binding, tb: TableBinding, utype: int, msg: EntryMsg) -> N
     tb.table.set_default(action_call(b, tb, msg.action[1], msg.action[2], default=True))
 
 
-def read_table_entries(b: Binding, req: p4r.TableEntry, out: list[p4r.Entity]) -> None:
-    """Append the table entries a (wildcard) read request selects."""
+def read_table_entries(b: Binding, req: p4r.TableEntry, out: list[p4r.Entity | bytes]) -> None:
+    """Append the table entries a (wildcard) read request selects (as Entity messages or their bytes)."""
     if req.table_id == 0:
         tbs = list(b.tables.values())
     else:
@@ -202,14 +202,39 @@ def read_table_entries(b: Binding, req: p4r.TableEntry, out: list[p4r.Entity]) -
         key = (device_key(tb, codec.match_key(tb.info, [codec.match_tuple(m) for m in req.match]))
                if len(req.match) else None)
         want_prio = req.priority
+        extras = req.HasField("counter_data") or req.HasField("meter_config")
         for e in tb.table.entries():
             if key is not None and (e.key != key or (want_prio and e.priority != want_prio)):
                 continue
             if key is None and want_prio and e.priority != want_prio:
                 continue
+            fast = None if extras or e.handle in tb.extra else entry_entity_bytes(b, tb, e)
+            if fast is not None:
+                out.append(fast)
+                continue
             ent = p4r.Entity()
             entry_to_proto(b, tb, e, ent.table_entry, req)
             out.append(ent)
+
+
+def entry_entity_bytes(b: Binding, tb: TableBinding, e) -> bytes | None:  # noqa: ANN001
+    """Return a device entry as serialized Entity bytes (encode.py), or None if it needs protobuf."""
+    act = e.action
+    kind = type(act)
+    if kind is ActionCall:
+        aid = b.schema.action_ids_by_name.get(act.name)
+        if aid is None:
+            return None
+        info = b.schema.actions[aid]
+        table_action = encode.ld(0x0A, encode.action_bytes(aid, [p.id for p in info.params], act.args))
+    elif kind is MemberRef:
+        table_action = b"\x10" + encode.varint(act.member_id)
+    elif kind is GroupRef:
+        table_action = b"\x18" + encode.varint(act.group_id)
+    else:
+        return None
+    return encode.table_entry_entity(tb.info.id, encode.match_bytes(tb.info, e.key), table_action,
+                                     e.priority, e.is_const)
 
 
 def entry_to_proto(b: Binding, tb: TableBinding, e, te: p4r.TableEntry,  # noqa: ANN001

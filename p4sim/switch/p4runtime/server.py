@@ -20,7 +20,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from p4sim.switch.p4runtime import config as cfg
-from p4sim.switch.p4runtime import entries, packetio, resources, wire
+from p4sim.switch.p4runtime import encode, entries, packetio, resources, wire
 from p4sim.switch.p4runtime.arbitration import Arbiter, Session
 from p4sim.switch.p4runtime.digests import DigestManager
 from p4sim.switch.p4runtime.errors import (
@@ -98,7 +98,7 @@ def _run_update(svc: P4RuntimeService, utype: int, ent: entries.EntryMsg | p4r.E
         return P4RuntimeError(INTERNAL, f"internal error: {type(e).__name__}: {e}")
 
 
-def _read_entity(svc: P4RuntimeService, ent: p4r.Entity, out: list[p4r.Entity]) -> None:
+def _read_entity(svc: P4RuntimeService, ent: p4r.Entity, out: list[p4r.Entity | bytes]) -> None:
     b = svc.committed.binding  # type: ignore[union-attr]
     which = ent.WhichOneof("entity")
     if which == "table_entry":
@@ -269,8 +269,8 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         return p4r.WriteResponse()
 
     def Read(self, request, context):  # noqa: ANN001, ANN201, N802
-        """Stream the entities the (wildcard) entities of the request select."""
-        out: list[p4r.Entity] = []
+        """Stream the entities the (wildcard) entities of the request select, as ReadResponse bytes."""
+        out: list[p4r.Entity | bytes] = []
         try:
             self._check_device(request.device_id)
             self._check_pipeline()
@@ -287,9 +287,8 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
             context.abort_with_status(simple_status(P4RuntimeError(INTERNAL, f"internal error: {e}")))
             return
         for i in range(0, max(len(out), 1), READ_CHUNK):
-            resp = p4r.ReadResponse()
-            resp.entities.extend(out[i:i + READ_CHUNK])
-            yield resp
+            chunk = out[i:i + READ_CHUNK]
+            yield encode.read_response([e if type(e) is bytes else e.SerializeToString() for e in chunk])
 
     def StreamChannel(self, request_iterator, context):  # noqa: ANN001, ANN201, N802
         """Arbitration, packet-out in, packet-in, digests and errors out."""
@@ -403,7 +402,7 @@ def _handlers(service: P4RuntimeService) -> grpc.GenericRpcHandler:
                        response_serializer=p4r.WriteResponse.SerializeToString),
         "Read": grpc.unary_stream_rpc_method_handler(
             service.Read, request_deserializer=p4r.ReadRequest.FromString,
-            response_serializer=p4r.ReadResponse.SerializeToString),
+            response_serializer=None),  # Read yields serialized ReadResponses (encode.py)
         "SetForwardingPipelineConfig": unary(
             service.SetForwardingPipelineConfig,
             request_deserializer=p4r.SetForwardingPipelineConfigRequest.FromString,
