@@ -62,7 +62,7 @@ pytest: $(VENV)/.pip-stamp
 	@echo "== pytest"
 	@$(VENV)/bin/pytest
 
-test: setup lint pytest
+test: setup lint pytest ptf
 
 p4-build: $(VENV)/.pip-stamp
 	@echo "== p4-build with $(P4C)"
