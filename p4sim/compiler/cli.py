@@ -33,6 +33,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         sys.stderr.write(f"p4sim-compile: error: {exc}\n")
         return 1
+    except Exception as exc:  # a compiler bug: no output files, one line, details with -v
+        logging.getLogger(__name__).debug("internal error", exc_info=True)
+        sys.stderr.write(f"{args.program}: internal compiler error: {exc!r} (run with -v for details)\n")
+        return 1
     return 0
 
 

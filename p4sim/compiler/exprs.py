@@ -327,12 +327,18 @@ class ExprLowerer:
                 val = (a.const and b.const) if op == "&&" else (a.const or b.const)
                 return V({"type": "bool", "value": bool(val)}, BoolT(), None, bool(val))
             return V(jexpr("and" if op == "&&" else "or", ja, jb), BoolT())
+        if op in ("==", "!=") and isinstance(e.left, A.ListExpr) and isinstance(e.right, A.ListExpr):
+            return self._list_eq(e)
         a = self.expr(e.left, expected if op not in _CMP else None)
         b = self.expr(e.right, expected if op not in _CMP and op not in ("<<", ">>") else None)
         if op in ("<<", ">>"):
             return self.shift(e, a, b)
         if op == "++":
             return self.concat(e, a, b)
+        if op in _ARITH:
+            for side in (a, b):
+                if not isinstance(strip(side.t), (BitsT, InfIntT)):
+                    raise CompileError(e.loc, f"operator {op} expects integers, found {side.t}")
         if op in _CMP and isinstance(strip(a.t), InfIntT) and isinstance(strip(b.t), InfIntT) and a.const is None:
             raise CompileError(e.loc, "cannot infer widths of the operands")
         a, b, t = self._unify(a, b, e)
@@ -367,11 +373,24 @@ class ExprLowerer:
             j = jexpr("&", j, hexstr(mask_of(t.width), t.width))
         return V(j, t)
 
+    def _list_eq(self, e: A.Binary) -> V:
+        # {a, b} == {c, d} is a == c && b == d (spec section 8.11)
+        left, right = e.left, e.right
+        assert isinstance(left, A.ListExpr) and isinstance(right, A.ListExpr)
+        if len(left.items) != len(right.items):
+            raise CompileError(e.loc, f"cannot compare lists of {len(left.items)} and {len(right.items)} items")
+        join = "&&" if e.op == "==" else "||"
+        terms = [A.Binary(e.loc, e.op, x, y) for x, y in zip(left.items, right.items, strict=True)]
+        acc: A.Expr = terms[0] if terms else A.BoolLit(e.loc, e.op == "==")
+        for t in terms[1:]:
+            acc = A.Binary(e.loc, join, acc, t)
+        return self.expr(acc)
+
     def shift(self, e: A.Binary, a: V, b: V) -> V:
         ta, tb = strip(a.t), strip(b.t)
         if not isinstance(ta, (BitsT, InfIntT)) or not isinstance(tb, (BitsT, InfIntT)):
             raise CompileError(e.loc, f"operator {e.op} expects integers, found {a.t} and {b.t}")
-        if isinstance(tb, BitsT) and tb.signed:
+        if isinstance(tb, BitsT) and tb.signed or isinstance(b.const, int) and b.const < 0:
             raise CompileError(e.right.loc, "shift amount must be unsigned")
         if a.const is not None and b.const is not None:
             val = a.const << b.const if e.op == "<<" else a.const >> b.const

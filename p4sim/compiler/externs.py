@@ -199,7 +199,12 @@ def extern_function(sl: StmtLowerer, name: str, c: A.Call) -> list[dict]:
         need(2)
         recv = sl.expr(args[0], BitsT(32))
         v = sl.expr(args[1])
-        tname = v.t.name if isinstance(strip(v.t), StructT) else "digest_" + str(len(sl.bm.learn_lists))
+        if isinstance(strip(v.t), StructT):
+            tname = strip(v.t).name
+        elif isinstance(strip(v.t), ListT):
+            tname = sl.bm.unique("digest")  # p4c names anonymous digests after a generated struct
+        else:
+            raise CompileError(args[1].loc, f"digest data must be a struct or a list, found {v.t}")
         fields = field_refs(sl, args[1])
         lid = sl.bm.add_learn_list(tname, fields)
         sl.ctx.digest(tname, v.t, loc)

@@ -13,7 +13,7 @@ from p4.config.v1 import p4info_pb2
 from p4sim.compiler import ast as A
 from p4sim.compiler.builder import Bmv2Json, P4InfoObj, P4InfoTable
 from p4sim.compiler.errors import CompileError
-from p4sim.compiler.types import StructT, bit_width, strip
+from p4sim.compiler.types import ListT, StructT, bit_width, strip
 
 PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header": 0x04,
           "action_profile": 0x11, "counter": 0x12, "direct_counter": 0x13, "meter": 0x14,
@@ -184,7 +184,10 @@ def build_p4info(bm: Bmv2Json, annotated_ids: dict[tuple[str, str], int]) -> p4i
         dm = info.digests.add()
         pre(dm, o)
         st = strip(o.extra["type"])
-        if isinstance(st, StructT):
+        if isinstance(st, ListT):
+            for it in st.items:
+                dm.type_spec.tuple.members.add().bitstring.bit.bitwidth = bit_width(strip(it))
+        elif isinstance(st, StructT):
             dm.type_spec.struct.name = st.name
             sm = info.type_info.structs[st.name]
             for fname, ft in st.fields:

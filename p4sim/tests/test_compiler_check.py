@@ -71,6 +71,10 @@ def test_enums_errors_and_serializable_enums(tmp_path: Path) -> None:
     ("switch (m.x) { 1: { } }", "", "switch is only supported on `table.apply().action_run`"),
     ("r.read(m.x, 0);", "register<bit<16>>(4) r;", "register I.r holds bit<16>"),
     ("m.x = hash_me();", "", "hash_me: undefined name"),
+    ("m.f = m.f + 1;", "", "operator + expects integers, found bool"),
+    ("m.x = m.x << -1;", "", "shift amount must be unsigned"),
+    ("digest(1, m.x);", "", "digest data must be a struct or a list"),
+    ("if ({m.x, m.y} == {1}) { }", "", "cannot compare lists of 2 and 1 items"),
 ])
 def test_type_and_name_errors(tmp_path: Path, body: str, locals_: str, message: str) -> None:
     assert message in error_of(tmp_path, body, locals_)
@@ -114,3 +118,12 @@ def test_sub_controls_are_inlined_with_qualified_names(tmp_path: Path) -> None:
     assert names == {"I.sub.t"}
     assert {c.preamble.name for c in res.p4info.counters} == {"I.sub.hits"}
     assert {a.preamble.name for a in res.p4info.actions} == {"I.sub.set"}
+
+
+def test_list_equality_and_tuple_digests(tmp_path: Path) -> None:
+    res = build(tmp_path, "if ({m.x, m.y} == {1, 2}) { digest(1, {m.x, m.y}); }")
+    cond = res.json["pipelines"][0]["conditionals"][0]["expression"]["value"]
+    assert cond["op"] == "and" and cond["left"]["value"]["op"] == "=="
+    d = res.p4info.digests[0]
+    assert [m.bitstring.bit.bitwidth for m in d.type_spec.tuple.members] == [8, 16]
+    assert res.json["learn_lists"][0]["name"] == d.preamble.name
