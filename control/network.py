@@ -101,10 +101,11 @@ class Network:
         self.events.log("connected", switches=len(pushed), pipelines_pushed=sum(pushed.values()))
         return pushed
 
-    def sync(self, states: dict[str, SwitchState], delete: bool = True, step: str = "sync") -> dict[str, Plan]:
+    def sync(self, states: dict[str, SwitchState], delete: bool = True, step: str = "sync",
+             trust_cache: bool = False) -> dict[str, Plan]:
         """Reconcile the named switches to these states, in parallel."""
         t0 = time.monotonic()
-        plans = self.each(lambda s: s.sync(states[s.name], delete=delete), list(states))
+        plans = self.each(lambda s: s.sync(states[s.name], delete=delete, trust_cache=trust_cache), list(states))
         self.events.log(step, switches=len(plans), inserts=sum(p.inserts for p in plans.values()),
                         modifies=sum(p.modifies for p in plans.values()),
                         deletes=sum(p.deletes for p in plans.values()), ms=(time.monotonic() - t0) * 1000)

@@ -18,6 +18,7 @@ from typing import Any
 from control.events import EventLog
 from control.network import Network, generate_states
 from control.ocs.driver import OcsDriver, duplex_pairs
+from control.reconcile import Index
 from control.state import SwitchState, affected_paths, forwarding_signature
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,8 @@ class Reconfigurer:
     """Runs the procedures on a Network and one OCS of its topology."""
 
     def __init__(self, net: Network, ocs: OcsDriver, ocs_name: str | None = None, mode: str = "ecmp",
-                 spray: str = "random", events: EventLog | None = None, probe_timeout: float = 5.0) -> None:
+                 spray: str = "random", events: EventLog | None = None, probe_timeout: float = 5.0,
+                 drain_ms: float = 5.0) -> None:
         self.net = net
         self.ocs = ocs
         topo_ocs = net.topo.ocs_map()
@@ -77,6 +79,9 @@ class Reconfigurer:
         self.mode, self.spray = mode, spray
         self.events = events or net.events
         self.probe_timeout = probe_timeout
+        # after the flip to the shadow, packets already tagged version 0 are still on their way over
+        # the old circuit; wait that long (>= the longest one-way path delay) before darkening it
+        self.drain_ms = drain_ms
         hosts = net.topo.hosts
         self.addresses = [int(ipaddress.IPv4Address(h.address)) for h in hosts]
         self.ingress = sorted({lk.a for lk in net.topo.links if lk.b in net.topo.host_map()} |
@@ -105,10 +110,12 @@ class Reconfigurer:
         step = "plan"
         try:
             if procedure == "bbm":
+                step = "prepare"
+                self._timed(res, step, lambda: self._prepare(st_new), control=False)
                 step = "ocs"
                 self._timed(res, step, lambda: self.ocs.set_map(pairs), control=False)
                 step = "routes"
-                self._timed(res, step, lambda: self.net.sync(st_new, step="routes"))
+                self._timed(res, step, lambda: self.net.sync(st_new, step="routes", trust_cache=True))
             else:
                 affected_old = affected_paths(st_old, st_new, self.addresses, self.ingress)
                 affected_new = affected_paths(st_new, st_old, self.addresses, self.ingress)
@@ -116,25 +123,29 @@ class Reconfigurer:
                 self._check_shadow(st_old, st_new)
                 shadow = {s: st.with_versions(dict.fromkeys(affected_old.get(s, ()), 1))
                           for s, st in self._current(st_old).items()}
+                mid = {s: st.with_versions(dict.fromkeys(affected_new.get(s, ()), 1)) for s, st in st_new.items()}
+                step = "prepare"
+                self._timed(res, step, lambda: self._prepare(shadow, mid, st_new), control=False)
                 step = "to-shadow"
-                self._timed(res, step, lambda: self.net.sync(shadow, delete=False, step=step))
+                self._timed(res, step, lambda: self.net.sync(shadow, delete=False, step=step, trust_cache=True))
+                step = "drain"
+                self._timed(res, step, lambda: time.sleep(self.drain_ms / 1000), control=False)
                 step = "ocs"
                 self._timed(res, step, lambda: self.ocs.set_map(pairs), control=False)
                 step = "ocs-mirrors"
                 self._timed(res, step, lambda: self.ocs.wait_complete(), control=False)
-                mid = {s: st.with_versions(dict.fromkeys(affected_new.get(s, ()), 1)) for s, st in st_new.items()}
                 if procedure == "mbb-timed":
                     step = "hold"
                     self._timed(res, step, lambda: time.sleep(hold_s), control=False)
                     step = "new-paths"
-                    self._timed(res, step, lambda: self.net.sync(mid, delete=False, step=step))
+                    self._timed(res, step, lambda: self.net.sync(mid, delete=False, step=step, trust_cache=True))
                 else:
                     step = "new-paths"
-                    self._timed(res, step, lambda: self.net.sync(mid, delete=False, step=step))
+                    self._timed(res, step, lambda: self.net.sync(mid, delete=False, step=step, trust_cache=True))
                     step = "probe"
                     self._timed(res, step, lambda: self._probe_new(old, new, res), control=False)
                 step = "flip"
-                self._timed(res, step, lambda: self.net.sync(st_new, step=step))
+                self._timed(res, step, lambda: self.net.sync(st_new, step=step, trust_cache=True))
         except Exception as exc:
             self.events.log("procedure-error", procedure=procedure, step=step, error=str(exc))
             raise ProcedureError(step, exc) from exc
@@ -142,6 +153,13 @@ class Reconfigurer:
         self.events.log("procedure-done", procedure=procedure, total_ms=res.total_ms, control_ms=res.control_ms,
                         steps=res.steps, affected=res.affected)
         return res
+
+    def _prepare(self, *states: dict[str, SwitchState]) -> None:
+        """Encode every state the run will write (memoised), so the timed steps only diff and write."""
+        for batch in states:
+            for name, st in batch.items():
+                if name in self.net.sessions:
+                    Index.of_state(self.net.sessions[name].schema, st)
 
     def _current(self, fallback: dict[str, SwitchState]) -> dict[str, SwitchState]:
         """What each switch was last synced to (the install), else the generated old state."""

@@ -5,12 +5,19 @@ Pure functions over protobufs and entity objects (no I/O), so the rules are unit
 - order keeps references valid: members, groups, then entries (the `late_tables`, e.g. `route`,
   after the others, so a route never points at a path not yet written), then deletions in reverse;
 - stale entries (held, not desired) are deleted, unless `delete=False` (make-before-break steps).
+
+Both sides are first turned into an `Index` (identity key -> canonical text and protobuf). Encoding a
+desired entity is memoised, because the pure-Python protobuf runtime makes it the dominant cost of a
+reconfiguration step.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from control.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from control.proto import p4r
@@ -21,6 +28,102 @@ from control.state import SwitchState
 log = logging.getLogger(__name__)
 
 _INS, _MOD, _DEL = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
+Key = tuple[Any, ...]
+Item = tuple[str, p4r.Entity]  # canonical text, entity
+
+
+def _strip(b: bytes) -> bytes:
+    return b.lstrip(b"\x00") or b"\x00"
+
+
+def entry_key(t: p4r.TableEntry) -> Key:
+    """Identity of a table entry on the switch: table, priority and match (padding ignored)."""
+    fields = []
+    for m in t.match:
+        w = m.WhichOneof("field_match_type")
+        if w == "exact":
+            fields.append((m.field_id, w, _strip(m.exact.value)))
+        elif w == "lpm":
+            fields.append((m.field_id, w, _strip(m.lpm.value), m.lpm.prefix_len))
+        elif w == "ternary":
+            fields.append((m.field_id, w, _strip(m.ternary.value), _strip(m.ternary.mask)))
+        elif w == "range":
+            fields.append((m.field_id, w, _strip(m.range.low), _strip(m.range.high)))
+        elif w == "optional":
+            fields.append((m.field_id, w, _strip(m.optional.value)))
+    return ("entry", t.table_id, t.priority, tuple(sorted(fields)))
+
+
+_CACHE: OrderedDict[tuple[int, str, str], Item] = OrderedDict()
+_CACHE_MAX = 200_000
+
+
+def encode(schema: P4Schema, entity: Any) -> Item:
+    """(canonical text, p4r.Entity) of a desired entity, memoised on its content."""
+    ck = (id(schema), type(entity).__name__, json.dumps(entity.to_dict(), sort_keys=True, default=str))
+    hit = _CACHE.get(ck)
+    if hit is not None:
+        return hit
+    proto = entity.to_proto(schema)
+    item = (str(type(entity).from_proto(schema, proto)), proto)
+    _CACHE[ck] = item
+    if len(_CACHE) > _CACHE_MAX:
+        _CACHE.popitem(last=False)
+    return item
+
+
+@dataclass(slots=True)
+class Index:
+    """Entities by identity: table entries, defaults (by table id), members, groups, multicast groups."""
+
+    entries: dict[Key, Item] = field(default_factory=dict)
+    defaults: dict[int, Item] = field(default_factory=dict)
+    members: dict[Key, Item] = field(default_factory=dict)
+    groups: dict[Key, Item] = field(default_factory=dict)
+    multicast: dict[int, Item] = field(default_factory=dict)
+
+    @classmethod
+    def of_state(cls, schema: P4Schema, st: SwitchState) -> Index:
+        """Index a desired state (encoding memoised)."""
+        ix = cls()
+        for m in st.members:
+            text, proto = encode(schema, m)
+            ix.members[("member", proto.action_profile_member.action_profile_id, m.member_id)] = (text, proto)
+        for g in st.groups:
+            text, proto = encode(schema, g)
+            ix.groups[("group", proto.action_profile_group.action_profile_id, g.group_id)] = (text, proto)
+        for e in st.entries:
+            text, proto = encode(schema, e)
+            key = entry_key(proto.table_entry)
+            if key in ix.entries:
+                raise ValueError(f"entry {text!r}: desired twice for switch {st.name!r}")
+            ix.entries[key] = (text, proto)
+        for d in st.defaults:
+            text, proto = encode(schema, d)
+            ix.defaults[proto.table_entry.table_id] = (text, proto)
+        for mg in st.multicast:
+            ix.multicast[mg.group_id] = (str(mg), mg.to_proto())
+        return ix
+
+    @classmethod
+    def of_held(cls, schema: P4Schema, held: Held) -> Index:
+        """Index what was read from a switch."""
+        ix = cls()
+        for e in held.members:
+            m = e.action_profile_member
+            ix.members[("member", m.action_profile_id, m.member_id)] = (
+                str(ActionProfileMember.from_proto(schema, e)), e)
+        for e in held.groups:
+            g = e.action_profile_group
+            ix.groups[("group", g.action_profile_id, g.group_id)] = (str(ActionProfileGroup.from_proto(schema, e)), e)
+        for e in held.entries:
+            ix.entries[entry_key(e.table_entry)] = (str(TableEntry.from_proto(schema, e)), e)
+        for e in held.defaults:
+            ix.defaults[e.table_entry.table_id] = (str(TableEntry.from_proto(schema, e)), e)
+        for e in held.multicast:
+            mg = MulticastGroup.from_proto(schema, e)
+            ix.multicast[mg.group_id] = (str(mg), e)
+        return ix
 
 
 @dataclass(slots=True)
@@ -70,84 +173,55 @@ class Held:
     multicast: list[p4r.Entity] = field(default_factory=list)
 
 
-def plan(schema: P4Schema, want: SwitchState, held: Held, delete: bool = True,
+def plan(schema: P4Schema, want: SwitchState | Index, held: Held | Index, delete: bool = True,
          late_tables: tuple[str, ...] = ("route",)) -> Plan:
     """The ordered writes that turn `held` into `want`."""
+    w = want if isinstance(want, Index) else Index.of_state(schema, want)
+    h = held if isinstance(held, Index) else Index.of_held(schema, held)
     out = Plan()
-    # members and groups: keyed by (profile id, id), compared by canonical string
-    have_m = {ActionProfileMember.from_proto(schema, e).key(schema): e for e in held.members}
-    have_g = {ActionProfileGroup.from_proto(schema, e).key(schema): e for e in held.groups}
-    want_m = {m.key(schema): m for m in want.members}
-    want_g = {g.key(schema): g for g in want.groups}
-    out.phase()
-    for key, m in want_m.items():
-        text = m.canonical(schema)
-        if key not in have_m:
-            out.add(_INS, m.to_proto(schema), text)
-        elif str(ActionProfileMember.from_proto(schema, have_m[key])) != text:
-            out.add(_MOD, m.to_proto(schema), text)
-    out.phase()
-    for key, g in want_g.items():
-        text = g.canonical(schema)
-        if key not in have_g:
-            out.add(_INS, g.to_proto(schema), text)
-        elif str(ActionProfileGroup.from_proto(schema, have_g[key])) != text:
-            out.add(_MOD, g.to_proto(schema), text)
-    # table entries keyed by (table, match, priority)
-    have_e: dict[bytes, tuple[TableEntry, p4r.Entity]] = {}
-    for e in held.entries:
-        te = TableEntry.from_proto(schema, e)
-        have_e[te.key(schema)] = (te, e)
-    want_e: dict[bytes, TableEntry] = {}
-    for te in want.entries:
-        key = te.key(schema)
-        if key in want_e:
-            raise ValueError(f"entry {te.canonical(schema)!r}: desired twice for switch {want.name!r}")
-        want_e[key] = te
+    for kind in ("members", "groups"):
+        out.phase()
+        have = getattr(h, kind)
+        for key, (text, proto) in getattr(w, kind).items():
+            if key not in have:
+                out.add(_INS, proto, text)
+            elif have[key][0] != text:
+                out.add(_MOD, proto, text)
     late = {schema.tables[t].preamble.id for t in late_tables if _has_table(schema, t)}
     for is_late in (False, True):
         out.phase()
-        for key, te in want_e.items():
-            if (schema.tables[te.table].preamble.id in late) != is_late:
+        for key, (text, proto) in w.entries.items():
+            if (key[1] in late) != is_late:
                 continue
-            text = te.canonical(schema)
-            if key not in have_e:
-                out.add(_INS, te.to_proto(schema), text)
-            elif str(have_e[key][0]) != text:
-                out.add(_MOD, te.to_proto(schema), text)
+            if key not in h.entries:
+                out.add(_INS, proto, text)
+            elif h.entries[key][0] != text:
+                out.add(_MOD, proto, text)
         if not is_late:
-            have_d = {e.table_entry.table_id: str(TableEntry.from_proto(schema, e)) for e in held.defaults}
-            for d in want.defaults:
-                text = d.canonical(schema)
-                if have_d.get(schema.tables[d.table].preamble.id) != text:
-                    out.add(_MOD, d.to_proto(schema), text)
-    # multicast groups (PRE) by id
-    have_mc = {e.packet_replication_engine_entry.multicast_group_entry.multicast_group_id: e
-               for e in held.multicast}
-    for mg in want.multicast:
-        if mg.group_id not in have_mc:
-            out.add(_INS, mg.to_proto(), str(mg))
-        elif str(MulticastGroup.from_proto(schema, have_mc[mg.group_id])) != str(mg):
-            out.add(_MOD, mg.to_proto(), str(mg))
+            for tid, (text, proto) in w.defaults.items():
+                if h.defaults.get(tid, ("",))[0] != text:
+                    out.add(_MOD, proto, text)
+            for gid, (text, proto) in w.multicast.items():
+                if gid not in h.multicast:
+                    out.add(_INS, proto, text)
+                elif h.multicast[gid][0] != text:
+                    out.add(_MOD, proto, text)
     if delete:
-        # deletions: late tables first (stop using a path before it goes), then the rest, groups, members
+        # late tables first (stop using a path before it goes), then the rest, then groups, members
         for is_late in (True, False):
             out.phase()
-            for key, (te, e) in have_e.items():
-                if key not in want_e and (e.table_entry.table_id in late) == is_late:
-                    out.add(_DEL, _entry_key_only(e), str(te))
-        out.phase()
-        for key, e in have_g.items():
-            if key not in want_g:
-                out.add(_DEL, e, str(ActionProfileGroup.from_proto(schema, e)))
-        out.phase()
-        for key, e in have_m.items():
-            if key not in want_m:
-                out.add(_DEL, e, str(ActionProfileMember.from_proto(schema, e)))
-        want_mc = {mg.group_id for mg in want.multicast}
-        for gid, e in have_mc.items():
-            if gid not in want_mc:
-                out.add(_DEL, e, f"multicast {gid}")
+            for key, (text, proto) in h.entries.items():
+                if key not in w.entries and (key[1] in late) == is_late:
+                    out.add(_DEL, _entry_key_only(proto), text)
+        for kind in ("groups", "members"):
+            out.phase()
+            want_kind = getattr(w, kind)
+            for key, (text, proto) in getattr(h, kind).items():
+                if key not in want_kind:
+                    out.add(_DEL, proto, text)
+        for gid, (text, proto) in h.multicast.items():
+            if gid not in w.multicast:
+                out.add(_DEL, proto, text)
     out.phases = [p for p in out.phases if p]
     return out
 

@@ -14,7 +14,7 @@ import grpc
 from control.client import P4RuntimeClient, wildcard
 from control.entities import TableEntry
 from control.errors import P4RuntimeError
-from control.reconcile import Held, Plan, plan, tables_with_defaults
+from control.reconcile import Held, Index, Plan, plan, tables_with_defaults
 from control.schema import P4Schema
 from control.state import SwitchState
 
@@ -59,6 +59,7 @@ class SwitchSession:
         self.client = P4RuntimeClient(address, device_id, election_id, timeout=timeout)
         self.batch_size = batch_size
         self.desired: SwitchState | None = None
+        self._cache: Index | None = None  # what the switch holds after our last successful sync
         self.lock = threading.RLock()
         self.reconnects = 0
 
@@ -103,12 +104,29 @@ class SwitchSession:
             held.multicast = c.read([wildcard(s, "multicast_group_entry")])
         return held
 
-    def sync(self, want: SwitchState, delete: bool = True) -> Plan:
-        """Write only the difference between the switch and `want`; `want` becomes the desired state."""
+    def sync(self, want: SwitchState, delete: bool = True, trust_cache: bool = False) -> Plan:
+        """Write only the difference between the switch and `want`; `want` becomes the desired state.
+
+        With trust_cache, diff against what our last sync left instead of reading the switch (a
+        procedure step on a switch nobody else writes); a failed or lost session drops the cache.
+        """
         with self.lock:
-            p = plan(self.schema, want, self.read_held(want), delete=delete)
+            w = Index.of_state(self.schema, want)
+            if trust_cache and self._cache is not None and self.client.connected:
+                h = self._cache
+            else:
+                h = Index.of_held(self.schema, self.read_held(want))
+            p = plan(self.schema, w, h, delete=delete)
+            self._cache = None
             for phase in p.phases:
                 self.client.write(phase, batch_size=self.batch_size)
+            if delete:
+                self._cache = w
+            else:
+                kept = Index(dict(h.entries), dict(h.defaults), dict(h.members), dict(h.groups), dict(h.multicast))
+                for name in ("entries", "defaults", "members", "groups", "multicast"):
+                    getattr(kept, name).update(getattr(w, name))
+                self._cache = kept
             self.desired = want
             if not p.empty:
                 log.info("%s: synced (%s)", self.name, p)
@@ -117,6 +135,7 @@ class SwitchSession:
     def recover(self, timeout: float = 2.0) -> Plan | None:
         """After a lost connection or a restart: reconnect, re-push the pipeline if gone, reconcile."""
         with self.lock:
+            self._cache = None
             self.connect(timeout)
             self.reconnects += 1
             if self.desired is None:

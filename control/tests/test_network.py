@@ -134,9 +134,10 @@ def test_procedures_end_in_the_new_state(bed, procedure):
         if procedure == "mbb-timed":
             assert res.steps["hold"] >= 200
             assert res.affected  # some ToR paths went to the shadow and back
-            assert list(res.steps) == ["to-shadow", "ocs", "ocs-mirrors", "hold", "new-paths", "flip"]
+            assert list(res.steps) == ["prepare", "to-shadow", "drain", "ocs", "ocs-mirrors", "hold", "new-paths",
+                                  "flip"]
         else:
-            assert list(res.steps) == ["ocs", "routes"]
+            assert list(res.steps) == ["prepare", "ocs", "routes"]
     finally:
         ocs.close()
 

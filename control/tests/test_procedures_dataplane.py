@@ -1,0 +1,75 @@
+"""The procedures on a real emulated network (ucd4: 4 ToRs, the OCS emulator on the `ocs` switch),
+with a UDP stream h2 -> h3 running through the reconfiguration. mbb must lose nothing.
+Needs root for the veth pairs."""
+
+import logging
+import os
+
+import pytest
+
+from control.events import EventLog
+from control.network import Network, generate_states
+from control.ocs.delay import DelayModel
+from control.procedures import Reconfigurer
+from control.tests.netbed import compile_program
+from control.tests.testbed import NetTestbed, Stream, udp_frame
+
+log = logging.getLogger(__name__)
+
+pytestmark = [pytest.mark.root, pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root for veth pairs")]
+
+
+@pytest.fixture(scope="module")
+def pipelines(tmp_path_factory):
+    out = tmp_path_factory.mktemp("build")
+    return compile_program("fabric", out), compile_program("ocs", out)
+
+
+@pytest.fixture
+def bed(pipelines):
+    from topo.generators import ucd4
+
+    topo = ucd4()
+    # a quicker OCS than the thesis's (port up 175 ms after the command) keeps the test short
+    delay = DelayModel(mirror_ms=25, lock_ms=100, lock_jitter_ms=0, poll_period_ms=50, missed_poll_prob=0)
+    tb = NetTestbed(topo, pipelines[0], pipelines[1], delay).start()
+    events = EventLog()
+    net = Network(topo, pipelines[0], events=events, timeout=5)
+    try:
+        net.install(generate_states(topo, "ecmp"))
+        yield tb, net, events
+    finally:
+        net.close()
+        tb.close()
+
+
+def stream(tb, src, dst):
+    hosts = tb.topo.host_map()
+    sw_port_mac = tb.topo.switch_map()["s2"].ports[1]
+    h_src, h_dst = hosts[src], hosts[dst]
+    return Stream(tb.host_if[src], tb.host_if[dst],
+                  lambda seq: udp_frame(h_src.mac, sw_port_mac, h_src.address, h_dst.address, seq))
+
+
+@pytest.mark.parametrize("procedure", ["mbb", "bbm"])
+def test_reconfigure_with_traffic(bed, procedure):
+    tb, net, events = bed
+    s = stream(tb, "h2", "h3").start()
+    try:
+        import time
+
+        time.sleep(0.5)
+        assert len(s.got) > 50, "no traffic before the reconfiguration"
+        rec = Reconfigurer(net, tb.ocs, mode="ecmp", probe_timeout=5)
+        res = rec.run(procedure, tb.topo.ocs[0].circuit_maps["reconfigured"])
+        time.sleep(0.5)
+    finally:
+        s.stop()
+    log.warning("%s: sent %d lost %d longest gap %.1f ms, control %.1f ms, steps %s", procedure, s.sent,
+                len(s.lost), s.longest_gap_ms(), res.control_ms, res.steps)
+    if procedure == "mbb":
+        assert s.lost == [], f"mbb lost {len(s.lost)} of {s.sent}"
+        assert res.probes >= 2
+    assert all(net.sessions[n].sync(st).empty for n, st in rec.states(
+        tb.topo.ocs[0].circuit_maps["reconfigured"]).items())

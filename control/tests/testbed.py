@@ -1,0 +1,169 @@
+"""A whole emulated hybrid network on veth pairs, without Mininet: fabric switches and the `ocs`
+switch as processes, the OCS emulator in-process, hosts as raw veth ends (frames sent with AF_PACKET).
+Everything created here has a unique name and is removed by close()."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from control.client import P4RuntimeClient
+from control.ocs.dataplane import IpLinkControl, P4RuntimeCircuits
+from control.ocs.delay import DelayModel
+from control.ocs.driver import duplex_pairs
+from control.ocs.emulator import EmulatedOcs
+from control.switch import Pipeline
+from control.tests.switch_proc import SwitchProcess, free_port
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+@dataclass
+class NetTestbed:
+    topo: object
+    fabric: Pipeline
+    ocs_pipeline: Pipeline
+    delay: DelayModel
+    tag: str = field(default_factory=lambda: uuid.uuid4().hex[:4])
+    veths: list[str] = field(default_factory=list)
+    host_if: dict[str, str] = field(default_factory=dict)
+    procs: list[SwitchProcess] = field(default_factory=list)
+    ocs: EmulatedOcs | None = None
+    ocs_client: P4RuntimeClient | None = None
+
+    def _veth(self, a: str, b: str, mtu: int) -> None:
+        _ip("link", "add", a, "type", "veth", "peer", "name", b)
+        self.veths.append(a)
+        for x in (a, b):
+            subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{x}.disable_ipv6=1"], capture_output=True)
+            _ip("link", "set", x, "mtu", str(mtu), "up")
+
+    def start(self) -> NetTestbed:
+        t = self.tag
+        ports: dict[str, dict[int, str]] = {s.name: {} for s in self.topo.switches}
+        hosts = self.topo.host_map()
+        for i, lk in enumerate(self.topo.links):
+            a, b = f"tb{t}L{i}a", f"tb{t}L{i}b"
+            self._veth(a, b, 1600)
+            for node, port, ifname in ((lk.a, lk.a_port, a), (lk.b, lk.b_port, b)):
+                if node in hosts:
+                    self.host_if[node] = ifname
+                else:
+                    ports[node][port] = ifname
+        ocs = self.topo.ocs[0]
+        ocs_ports: dict[int, str] = {}
+        for p in ocs.ports:
+            a, b = f"tb{t}O{p.port}a", f"tb{t}O{p.port}b"
+            self._veth(a, b, 1600)
+            ocs_ports[p.port] = a
+            ports[p.switch][p.switch_port] = b
+        for sw in self.topo.switches:
+            sw.grpc_port = free_port()
+            self.procs.append(SwitchProcess(sw.device_id, ports[sw.name], sw.grpc_port).start())
+        ocs_proc = SwitchProcess(ocs.device_id, ocs_ports, free_port()).start()
+        self.procs.append(ocs_proc)
+        self.ocs_client = P4RuntimeClient(ocs_proc.address, ocs.device_id)
+        self.ocs_client.connect()
+        self.ocs_client.set_pipeline(self.ocs_pipeline.schema, self.ocs_pipeline.config)
+        circuits = P4RuntimeCircuits(self.ocs_client)
+        n = max(p.port for p in ocs.ports)
+        links = IpLinkControl({p: [ifname] for p, ifname in ocs_ports.items()})
+        self.ocs = EmulatedOcs(n, self.delay, circuits, links)
+        self.ocs.init_links()
+        self.ocs.set_map(duplex_pairs(ocs.circuit_maps[ocs.default_map], n), delay=DelayModel.instant())
+        self.ocs.wait_settled(5)
+        return self
+
+    def close(self) -> None:
+        if self.ocs is not None:
+            self.ocs.close()
+        if self.ocs_client is not None:
+            self.ocs_client.close()
+        for p in self.procs:
+            p.stop()
+        for a in self.veths:
+            subprocess.run(["ip", "link", "del", a], capture_output=True)
+
+
+def udp_frame(src_mac: str, dst_mac: str, src: str, dst: str, seq: int) -> bytes:
+    """An Ethernet/IPv4/UDP frame carrying a sequence number."""
+    payload = b"SEQ" + seq.to_bytes(4, "big") + bytes(25)
+    udp = (40000).to_bytes(2, "big") + (5001).to_bytes(2, "big") + (8 + len(payload)).to_bytes(2, "big") + b"\0\0"
+    total = 20 + len(udp) + len(payload)
+    hdr = bytes([0x45, 0, total >> 8, total & 0xFF, 0, 0, 0x40, 0, 64, 17, 0, 0]) + socket.inet_aton(src) + \
+        socket.inet_aton(dst)
+    csum = sum(int.from_bytes(hdr[i:i + 2], "big") for i in range(0, 20, 2))
+    csum = (csum & 0xFFFF) + (csum >> 16)
+    csum = ~((csum & 0xFFFF) + (csum >> 16)) & 0xFFFF
+    hdr = hdr[:10] + csum.to_bytes(2, "big") + hdr[12:]
+    mac = lambda m: bytes.fromhex(m.replace(":", ""))  # noqa: E731
+    return mac(dst_mac) + mac(src_mac) + b"\x08\x00" + hdr + udp + payload
+
+
+class Stream:
+    """A constant-rate UDP stream between two host interfaces, counting what arrives."""
+
+    def __init__(self, tx_if: str, rx_if: str, frame_for, interval: float = 0.002) -> None:
+        self.tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        self.tx.bind((tx_if, 0))
+        self.rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+        self.rx.bind((rx_if, 0))
+        self.rx.settimeout(0.05)
+        self.frame_for = frame_for
+        self.interval = interval
+        self.sent = 0
+        self.got: set[int] = set()
+        self.arrivals: list[tuple[float, int]] = []
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._send, daemon=True),
+                         threading.Thread(target=self._recv, daemon=True)]
+
+    def start(self) -> Stream:
+        for t in self._threads:
+            t.start()
+        return self
+
+    def _send(self) -> None:
+        t0 = time.monotonic()
+        while not self._stop.is_set():
+            self.tx.send(self.frame_for(self.sent))
+            self.sent += 1
+            wait = t0 + self.sent * self.interval - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+
+    def _recv(self) -> None:
+        while True:
+            try:
+                data = self.rx.recv(2048)
+            except (TimeoutError, OSError):
+                if self._stop.is_set():
+                    return
+                continue
+            i = data.find(b"SEQ")
+            if i >= 0:
+                seq = int.from_bytes(data[i + 3:i + 7], "big")
+                self.got.add(seq)
+                self.arrivals.append((time.monotonic(), seq))
+
+    def stop(self, settle: float = 0.3) -> None:
+        self._stop.set()
+        self._threads[0].join()
+        time.sleep(settle)
+        self._threads[1].join()
+        self.tx.close()
+        self.rx.close()
+
+    @property
+    def lost(self) -> list[int]:
+        return sorted(set(range(self.sent)) - self.got)
+
+    def longest_gap_ms(self) -> float:
+        times = sorted(t for t, _ in self.arrivals)
+        return max((b - a for a, b in zip(times, times[1:], strict=False)), default=0.0) * 1000
