@@ -185,6 +185,13 @@ class ControlGen:
             for ap in pl.get("action_profiles", []):
                 if ap.get("selector"):
                     out += self.selector(ap)
+        for name in ("ingress", "egress"):
+            pl = g.prog.pipelines[name]
+            try:
+                out += FlowGen(pl, self.inline_table, g.ex).function(name, pl.get("init_table"))
+                continue
+            except Unstructured:
+                log.info("pipeline %s is not structured: one function per node", name)
             for t in pl.get("tables", []):
                 body, post = self.table(pl["name"], t)
                 out += body
@@ -194,15 +201,8 @@ class ControlGen:
                         f"    if {g.ex(c['expression'])}:",
                         f"        return {self.node_fn(pl['name'], c.get('true_next'))}",
                         f"    return {self.node_fn(pl['name'], c.get('false_next'))}", ""]
-        for name in ("ingress", "egress"):
-            pl = g.prog.pipelines[name]
-            try:
-                flow = FlowGen(pl, self.inline_table, g.ex)
-                out += flow.function(name, pl.get("init_table"))
-            except Unstructured:
-                log.info("pipeline %s is not structured: one function per node", name)
-                out += [f"def {name}(p):", f"    n = {self.node_fn(name, pl.get('init_table'))}",
-                        "    while n is not None:", "        n = n(p)", ""]
+            out += [f"def {name}(p):", f"    n = {self.node_fn(name, pl.get('init_table'))}",
+                    "    while n is not None:", "        n = n(p)", ""]
         out += tail
         out += g.lines
         out.append("def _bind_state(pl):")

@@ -55,14 +55,16 @@ class PcapWriter:
 
     def __init__(self, path: str) -> None:
         self._f: BinaryIO = open(path, "wb")  # noqa: SIM115 - closed in close()
+        self._lock = threading.Lock()  # the I/O thread and packet-out (gRPC threads) both write
         self._f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
 
     def write(self, frame: bytes) -> None:
         """Append one frame with the current time."""
         t = time.time()
         sec = int(t)
-        self._f.write(struct.pack("<IIII", sec, int((t - sec) * 1e6), len(frame), len(frame)) + frame)
-        self._f.flush()
+        with self._lock:
+            self._f.write(struct.pack("<IIII", sec, int((t - sec) * 1e6), len(frame), len(frame)) + frame)
+            self._f.flush()
 
     def close(self) -> None:
         """Close the file."""

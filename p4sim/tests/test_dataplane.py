@@ -268,3 +268,59 @@ def test_commit_resets_state(rep: Device) -> None:
 def test_no_pipeline_drops() -> None:
     d = Device(ports={1: "x"})
     assert d.process(1, _udp()) == []
+
+
+def test_unstructured_fallback_gives_the_same_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    from p4sim.switch import codegen_control, codegen_flow
+
+    class Never(codegen_flow.FlowGen):
+        def function(self, name: str, init: str | None) -> list[str]:
+            raise codegen_flow.Unstructured(name)
+
+    frames = [_udp(sport=s, ttl=t) for s in range(50) for t in (1, 64)]
+
+    def run() -> list[list[tuple[int, bytes]]]:
+        d = _dev(programs.l3_ecmp())
+        pl = d.pipeline
+        prof = pl.profile("ecmp_selector")
+        prof.insert_member(1, ActionCall("Ing.set_next_hop", (2, 2)))
+        prof.insert_member(2, ActionCall("Ing.set_next_hop", (3, 3)))
+        prof.insert_group(1, [(1, 1, None), (2, 1, None)])
+        pl.table("route").insert((Lpm(0x0A000000, 8),), GroupRef(1))
+        pl.table("acl").insert((Ternary(0x0A000001, 0xFFFFFFFF), None, None), ActionCall("Ing.acl_forward", (4,)),
+                               priority=1)
+        return [d.process(1 + i % 2, f) for i, f in enumerate(frames)]
+
+    structured = run()
+    monkeypatch.setattr(codegen_control, "FlowGen", Never)
+    assert run() == structured
+    assert any(structured) and any(not o for o in structured)
+
+
+def test_direct_meter_colours_per_entry() -> None:
+    b = programs.Builder("dm")
+    b.header_type("scalars_0", [("userMetadata.color", 8)])
+    b.header_type("ethernet_t", programs.ETH)
+    b.header("scalars", "scalars_0", metadata=True)
+    b.header("ethernet", "ethernet_t")
+    b.doc["parsers"] = [{"name": "parser", "id": 0, "init_state": "start", "parse_states": [
+        {"name": "start", "id": 0, "parser_ops": [{"op": "extract", "parameters": [{"type": "regular", "value": "ethernet"}]}],
+         "transition_key": [], "transitions": [{"type": "default", "value": None, "mask": None, "next_state": None}]}]}]
+    b.doc["deparsers"] = [{"name": "deparser", "id": 0, "order": ["ethernet"], "primitives": []}]
+    b.doc["meter_arrays"] = [{"name": "Ing.dm", "id": 0, "is_direct": True, "binding": "Ing.t", "rate_count": 2,
+                              "type": "packets", "size": 64, "result_target": ["scalars", "userMetadata.color"]}]
+    sm = "standard_metadata"
+    b.action("NoAction", [], [])
+    b.action("Ing.out", [], [programs.assign(programs.F(sm, "egress_spec"), programs.X(2)),
+                             programs.assign(programs.F("ethernet", "etherType"), programs.F("scalars", "userMetadata.color"))])
+    ing = b.pipeline("ingress")
+    b.pipeline("egress")
+    ing["init_table"] = "Ing.t"
+    b.table(ing, "Ing.t", [("exact", ["ethernet", "dstAddr"], "dmac")], ["Ing.out", "NoAction"], "NoAction",
+            direct_meters="Ing.dm")
+    d = _dev(b.json())
+    e = d.pipeline.table("t").insert((Exact(0x10),), ActionCall("Ing.out"))
+    d.pipeline.direct_meters["Ing.dm"].set_config(e, MeterConfig(cir=1, cburst=1, pir=1, pburst=2))
+    frame = (0x10).to_bytes(6, "big") + bytes(6) + b"\xff\xff" + b"x" * 20
+    colours = [d.process(1, frame)[0][1][13] for _ in range(3)]
+    assert colours == [0, 1, 2]
