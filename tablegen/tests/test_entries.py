@@ -98,3 +98,13 @@ def test_bad_mode_and_helpers():
     assert entry_str({"table": "acl", "match": {"ipv4_src": {"value": "10.0.0.2", "mask": "255.255.255.255"}},
                       "priority": 10, "action": "acl_drop", "params": {}}) == \
         "acl ipv4_src=10.0.0.2&&&255.255.255.255 priority=10 -> acl_drop()"
+
+
+def test_encode_matches_json_dumps():
+    import json
+
+    from tablegen.files import encode
+
+    for doc in docs_of(ucd4()).values():
+        for x in doc["action_profile_groups"] + doc["table_entries"]:
+            assert encode(x) == json.dumps(x)
