@@ -132,3 +132,23 @@ def test_shell_packet_out_and_packet_in(shell) -> None:
     assert sent == [(2, frame)]
     assert len(got) == 1 and got[0].packet.payload == frame
     assert got[0].packet.metadata[0].value == b"\x05"
+
+
+def test_shell_digest_entry_and_digest_lists(shell) -> None:
+    frame = bytes.fromhex("0000000000aa0000000000bb0800" "4500001400000000400600000a0000010a000002")
+    d = sh.DigestEntry("learn_t")
+    d.max_list_size = 1
+    d.max_timeout_ns = 1
+    d.ack_timeout_ns = 1_000_000_000
+    d.insert()
+    assert [e.max_list_size for e in sh.DigestEntry("learn_t").read()] == [1]
+    te = sh.TableEntry("RtIngress.acl")(action="RtIngress.learn")
+    te.match["ipv4_src"] = "10.0.0.1&&&255.255.255.255"
+    te.priority = 1
+    te.insert()
+    lists = sh.DigestList()  # acknowledges every list it receives
+    shell.device.inject(6, frame)
+    got = list(lists.sniff(timeout=1))
+    assert len(got) == 1
+    members = got[0].digest.data[0].struct.members
+    assert [m.bitstring for m in members] == [b"\xbb", b"\x06"]
