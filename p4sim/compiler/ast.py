@@ -77,6 +77,7 @@ class IntLit(Expr):
     value: int
     width: int | None = None
     signed: bool = False
+    base: int = 10
 
 
 @dataclass(slots=True, eq=False)

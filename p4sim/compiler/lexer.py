@@ -33,6 +33,7 @@ class Token:
     value: int = 0
     width: int | None = None
     signed: bool = False
+    base: int = 10
     adjacent: bool = False  # no whitespace before this token (to tell `>>` from `> >`)
 
 
@@ -61,7 +62,9 @@ def tokenize(lines: list[SourceLine]) -> list[Token]:
             adjacent = prev_end == pos
             s = m.group(0)
             if m.group("int") is not None:
-                tok = Token("int", s, loc, parse_int(m.group("digits")), adjacent=adjacent)
+                digits = m.group("digits").lower()
+                base = {"0x": 16, "0b": 2, "0o": 8}.get(digits[:2], 10)
+                tok = Token("int", s, loc, parse_int(digits), base=base, adjacent=adjacent)
                 if m.group("width"):
                     tok.width = int(m.group("width"))
                     tok.signed = m.group("sign") == "s"

@@ -296,7 +296,7 @@ class ExprParser:
         loc = t.loc
         if t.kind == "int":
             self.i += 1
-            return A.IntLit(loc, t.value, t.width, t.signed)
+            return A.IntLit(loc, t.value, t.width, t.signed, t.base)
         if t.kind == "string":
             self.i += 1
             return A.StrLit(loc, t.text)

@@ -10,8 +10,8 @@ from p4sim.compiler.builder import P4InfoTable, source_info
 from p4sim.compiler.env import DeclE, FieldE
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, mask_of
-from p4sim.compiler.externs import InstInfo, is_instance
-from p4sim.compiler.types import BitsT, BoolT, bit_width, strip
+from p4sim.compiler.externs import InstInfo, is_instance, prim
+from p4sim.compiler.types import BitsT, BoolT, StructT, bit_width, strip
 
 _KINDS = {"exact", "lpm", "ternary", "range", "optional", "selector"}
 DEFAULT_SIZE = 1024
@@ -50,20 +50,21 @@ class TableLowerer:
         c.applied.add(ent.qname)
         ev = ExprLowerer(self.sc, c.prog)
         keys, p4keys, selector_in, widths = [], [], [], []
+        pre: list[dict] = []  # computed keys: assignments into temporaries before the table (p4c's SimplifyKey)
         kinds = []
         for k in t.keys:
             if k.match_kind not in _KINDS:
                 raise CompileError(k.loc, f"match kind {k.match_kind!r} is not supported: expected one of "
                                    f"{', '.join(sorted(_KINDS))}")
             v = ev.expr(k.expr)
-            target, mask, width = self._key_target(ev, k, v)
+            name = _key_name(k)
+            target, mask, width = self._key_target(ev, k, v, ent.qname, pre)
             if k.match_kind == "selector":
                 selector_in.append({"type": "field", "value": target})
                 continue
-            name = _key_name(k)
             kinds.append(k.match_kind)
             keys.append({"match_type": "ternary" if k.match_kind == "optional" else k.match_kind, "name": name, "target": target,
-                         "mask": hexstr(mask, width) if mask is not None else None})
+                         "mask": hexstr(mask, width)["value"] if mask is not None else None})
             p4keys.append((name, width, k.match_kind))
             widths.append(width)
         if kinds.count("lpm") > 1:
@@ -160,9 +161,14 @@ class TableLowerer:
         c.pipeline["tables"].append(tj)
         if not A.anno(t.annos, "hidden"):
             c.bm.p4_tables.append(info)
+        if pre:
+            act = c.bm.unique(f"{c.stem}{t.loc.line}")
+            aid = c.bm.add_action(act, [], pre, t.loc)
+            return self.hidden(f"tbl_{act}", act, aid, ent.qname, t.loc)
         return ent.qname
 
-    def _key_target(self, ev: ExprLowerer, k: A.KeyElem, v: V) -> tuple[list[str], int | None, int]:
+    def _key_target(self, ev: ExprLowerer, k: A.KeyElem, v: V, table: str,
+                    pre: list[dict]) -> tuple[list[str], int | None, int]:
         if isinstance(v.ent, FieldE):
             return list(v.ent.ref), None, bit_width(strip(v.t))
         e = k.expr
@@ -178,7 +184,11 @@ class TableLowerer:
             if isinstance(fv.ent, FieldE):
                 hi, lo = ev.const_int(e.hi), ev.const_int(e.lo)
                 return list(fv.ent.ref), mask_of(hi - lo + 1) << lo, bit_width(strip(fv.t))
-        raise CompileError(k.loc, f"table key {describe(e)}: expected a field, a masked field or isValid()")
+        if v.j is None or not isinstance(strip(v.t), (BitsT, BoolT)) and v.const is None:
+            raise CompileError(k.loc, f"table key {describe(e)}: expected a bit<W> or bool expression, found {v.t}")
+        tmp = self.c.bm.scalar(f"key_{table.split('.')[-1]}_{len(pre)}", v.t)
+        pre.append(prim("assign", [{"type": "field", "value": tmp.ref}, ev.data(v, k.loc)], k.loc, describe(e)))
+        return list(tmp.ref), None, bit_width(strip(v.t))
 
     def _default(self, t: A.TableDecl, names: list[str], ids: list[int], ev: ExprLowerer) -> tuple[dict, str, bool]:
         c = self.c
@@ -300,10 +310,46 @@ class TableLowerer:
 
 
 def _key_name(k: A.KeyElem) -> str:
+    """The control-plane name of a key: its @name, or p4c's name for the expression (TableKeyNames)."""
     a = A.anno(k.annos, "name")
     if a and a.args and isinstance(a.args[0], str):
         return a.args[0]
-    return describe(k.expr)
+    name = key_expr_name(k.expr)
+    if name is None:
+        raise CompileError(k.loc, f"{describe(k.expr)}: complex key expression requires a @name annotation")
+    return name
+
+
+def key_expr_name(e: A.Expr) -> str | None:
+    """p4c's key name of an expression: fields by their (@name) path, `$valid$`, slices, masks."""
+    if isinstance(e, A.Name):
+        return e.name
+    if isinstance(e, A.Member):
+        left = key_expr_name(e.expr)
+        st = strip(e.expr.type) if e.expr.type is not None else None
+        fname = e.name
+        if isinstance(st, StructT):
+            fa = A.anno(st.field_annos.get(e.name, []), "name")
+            if fa and fa.args and isinstance(fa.args[0], str):
+                fname = fa.args[0]
+        if fname.startswith("."):
+            return fname[1:]
+        return None if left is None else f"{left}.{fname}"
+    if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "isValid" and not e.args:
+        left = key_expr_name(e.func.expr)
+        return None if left is None else f"{left}.$valid$"
+    if isinstance(e, A.Index):
+        left, right = key_expr_name(e.expr), key_expr_name(e.index)
+        return None if left is None or right is None else f"{left}[{right}]"
+    if isinstance(e, A.IntLit):
+        return {16: hex, 2: bin, 8: oct}.get(e.base, str)(e.value).replace("0o", "0o")
+    if isinstance(e, A.Slice):
+        parts = [key_expr_name(x) for x in (e.expr, e.hi, e.lo)]
+        return None if None in parts else f"{parts[0]}[{parts[1]}:{parts[2]}]"
+    if isinstance(e, A.Binary) and e.op == "&":
+        left, right = key_expr_name(e.left), key_expr_name(e.right)
+        return None if left is None or right is None else f"{left} & {right}"
+    return None
 
 
 def const_default_action_name(is_const: bool, name: str) -> str | None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from p4sim.compiler.compile import compile_file
 from p4sim.compiler.p4info import _aliases, jenkins_one_at_a_time
-from p4sim.tests.corpus import CORPUS, build
+from p4sim.tests.corpus import CORPUS, build, error_of
 
 
 def test_p4c_id_hash() -> None:
@@ -51,7 +51,7 @@ def test_features_program_p4info() -> None:
     assert t["Ing.fwd"].direct_resource_ids[0] == info.direct_counters[0].preamble.id
     assert t["Ing.fwd"].size == 64 and t["Ing.classify"].is_const_table
     assert [f.match_type for f in t["Ing.classify"].match_fields] == [4, 5, 2]  # TERNARY, RANGE, EXACT
-    assert t["Ing.classify"].match_fields[2].name == "hdr.vlan[0].isValid()"
+    assert t["Ing.classify"].match_fields[2].name == "hdr.vlan[0].$valid$"  # p4c TableKeyNames
     drop_ref = [r for r in t["Ing.fwd"].action_refs if r.scope == 2]
     assert len(drop_ref) == 1  # @defaultonly
     a = {x.preamble.name: x.preamble.id for x in info.actions}
@@ -95,3 +95,20 @@ def test_idle_timeout_and_optional_keys(tmp_path: Path) -> None:
     assert tj["support_timeout"] and tj["match_type"] == "ternary" and tj["key"][0]["match_type"] == "ternary"
     assert tj["entries"][0]["match_key"][0] == {"match_type": "ternary", "key": "0x00", "mask": "0x00"}
     assert [e["priority"] for e in tj["entries"]] == [1, 2]
+
+
+def test_key_names_follow_p4c(tmp_path: Path) -> None:
+    top = "struct s_t { @name(\"renamed\") bit<8> f; }"
+    res = build(tmp_path, "t.apply();", "s_t s; table t { key = { m.y & 0xff00: ternary; hdr.h.b[3:0]: exact;"
+                " hdr.h.isValid(): exact; s.f: exact; } actions = { NoAction; } }", top=top)
+    names = [f.name for f in res.p4info.tables[0].match_fields]
+    assert names == ["m.y & 0xff00", "hdr.h.b[3:0]", "hdr.h.$valid$", "s.renamed"]
+    key = res.json["pipelines"][0]["tables"][0]["key"]
+    assert key[0]["mask"] == "0xff00" and key[1]["mask"] == "0x000f" and key[2]["target"] == ["h", "$valid$"]
+    msg = error_of(tmp_path, "t.apply();", "table t { key = { m.x + 1: exact; } actions = { NoAction; } }")
+    assert "complex key expression requires a @name annotation" in msg
+    res = build(tmp_path, "t.apply();", "table t { key = { m.x + 1: exact @name(\"next\"); } actions = { NoAction; } }")
+    tables = res.json["pipelines"][0]["tables"]
+    assert res.json["pipelines"][0]["init_table"] == tables[0]["name"] != "I.t"  # computes the key first
+    assert tables[0]["next_tables"] == {tables[0]["actions"][0]: "I.t"}
+    assert tables[1]["key"][0]["target"] == ["scalars", "key_t_0"]
