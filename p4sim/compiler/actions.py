@@ -88,6 +88,7 @@ class StmtLowerer(ExprLowerer):
         raise CompileError(s.loc, f"unsupported statement {type(s).__name__}")
 
     def if_(self, s: A.If) -> list[dict]:
+        """Predicated branches: the condition is saved once, then guards each assignment."""
         c = self.expr(s.cond)
         jc = self.cond(c, s.cond.loc)
         if c.const is not None:
@@ -115,6 +116,7 @@ class StmtLowerer(ExprLowerer):
         return g
 
     def assign(self, s: A.Assign) -> list[dict]:
+        """Primitives of an assignment (fields, headers, structs, lists)."""
         lhs = s.lhs
         if isinstance(lhs, A.Slice):
             return self.assign_slice(s)
@@ -167,6 +169,7 @@ class StmtLowerer(ExprLowerer):
         return out
 
     def assign_slice(self, s: A.Assign) -> list[dict]:
+        """Read-modify-write of a bit slice `x[h:l] = v`."""
         sl = s.lhs
         assert isinstance(sl, A.Slice)
         base = self.lvalue(sl.expr)

@@ -179,6 +179,7 @@ class ControlLowerer(BlockContext):
         return self.straight(pending, cur, inner)
 
     def simple(self, s: A.Stmt, scope: Scope) -> bool:
+        """Straight-line statement (goes into a synthesized action)?"""
         if isinstance(s, (A.Assign, A.VarDecl, A.ConstDecl, A.Empty, A.Exit)):
             return True
         if isinstance(s, A.CallStmt):
@@ -262,6 +263,7 @@ class ControlLowerer(BlockContext):
         return self.tables.hidden(f"tbl_{name}", name, aid, nxt, first.loc)
 
     def complex(self, s: A.Stmt, nxt: str | None, scope: Scope) -> str | None:
+        """Entry node of a control-flow statement followed by nxt."""
         if isinstance(s, A.Block):
             return self.block(s.stmts, nxt, scope)
         if isinstance(s, A.Return):
@@ -287,6 +289,7 @@ class ControlLowerer(BlockContext):
         return self.block(st.stmts if isinstance(st, A.Block) else [st], nxt, scope)
 
     def if_(self, s: A.If, nxt: str | None, scope: Scope) -> str | None:
+        """A conditional node, or a table with __HIT__/__MISS__ successors."""
         then = self._branch(s.then, nxt, scope)
         other = self._branch(s.other, nxt, scope)
         cond, negate = s.cond, False
@@ -322,6 +325,7 @@ class ControlLowerer(BlockContext):
                 self._check_pure(child, scope)
 
     def switch(self, s: A.Switch, nxt: str | None, scope: Scope) -> str | None:
+        """A table whose next node depends on the action that ran."""
         e = s.expr
         if not (isinstance(e, A.Member) and e.name == "action_run"):
             raise CompileError(s.loc, "switch is only supported on `table.apply().action_run`")

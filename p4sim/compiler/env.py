@@ -65,6 +65,7 @@ class RuntimeE(Ent):
 
 @dataclass(slots=True, eq=False)
 class TypeE(Ent):
+    """A name that denotes a type."""
     type: Type
 
 

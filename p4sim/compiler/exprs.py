@@ -213,6 +213,7 @@ class ExprLowerer:
         raise CompileError(e.loc, f"{describe(e)} is not a value")
 
     def member(self, e: A.Member) -> V:
+        """`a.b`: fields, enum members, error constants, stack sizes."""
         if isinstance(e.expr, A.Name) and e.expr.name == "error":
             code = self.types.error_code(e.name, e.loc)
             return V(hexstr(code, 32), ErrorT(), None, code)
@@ -252,6 +253,7 @@ class ExprLowerer:
         raise CompileError(e.loc, f"{describe(e)}: {base.t} has no member {e.name!r}")
 
     def index(self, e: A.Index) -> V:
+        """`stack[i]` with a constant index."""
         base = self.expr(e.expr)
         if not isinstance(base.ent, StackE):
             raise CompileError(e.loc, f"{describe(e.expr)} is not a header stack")
@@ -261,6 +263,7 @@ class ExprLowerer:
         return self.entity_value(base.ent.elems[i], e)
 
     def slice(self, e: A.Slice) -> V:
+        """`x[h:l]` as a shift and mask."""
         base = self.expr(e.expr)
         t = strip(base.t)
         if not isinstance(t, BitsT):
@@ -278,6 +281,7 @@ class ExprLowerer:
         return V(jexpr("&", j, hexstr(mask_of(rt.width), rt.width)), rt)
 
     def unary(self, e: A.Unary, expected: Type | None) -> V:
+        """`!`, `~`, `-` and `+`."""
         v = self.expr(e.expr, expected)
         t = strip(v.t)
         if e.op == "!":
@@ -319,6 +323,7 @@ class ExprLowerer:
         return a, b, ta
 
     def binary(self, e: A.Binary, expected: Type | None) -> V:
+        """Binary operators with width unification and constant folding."""
         op = e.op
         if op in ("&&", "||"):
             a, b = self.expr(e.left), self.expr(e.right)
@@ -387,6 +392,7 @@ class ExprLowerer:
         return self.expr(acc)
 
     def shift(self, e: A.Binary, a: V, b: V) -> V:
+        """`<<` and `>>` (the result has the left operand's type)."""
         ta, tb = strip(a.t), strip(b.t)
         if not isinstance(ta, (BitsT, InfIntT)) or not isinstance(tb, (BitsT, InfIntT)):
             raise CompileError(e.loc, f"operator {e.op} expects integers, found {a.t} and {b.t}")
@@ -405,6 +411,7 @@ class ExprLowerer:
         return V(j, ta)
 
     def concat(self, e: A.Binary, a: V, b: V) -> V:
+        """`a ++ b`."""
         ta, tb = strip(a.t), strip(b.t)
         if not isinstance(ta, BitsT) or not isinstance(tb, BitsT):
             raise CompileError(e.loc, f"operator ++ expects bit<W> operands, found {a.t} and {b.t}")
@@ -416,6 +423,7 @@ class ExprLowerer:
         return V(jexpr("&", j, hexstr(mask_of(t.width), t.width)), t)
 
     def ternary(self, e: A.Ternary, expected: Type | None) -> V:
+        """`c ? a : b` (bmv2's `?` operator)."""
         c = self.expr(e.cond)
         jc = self.cond(c, e.cond.loc)
         a, b = self.expr(e.then, expected), self.expr(e.other, expected)
@@ -434,6 +442,7 @@ class ExprLowerer:
         return res
 
     def cast(self, e: A.Cast) -> V:
+        """`(T) e` between bit<W>, int<W>, bool and serializable enums."""
         to = self.types.resolve(e.to, self.scope)
         ts = strip(to)
         v = self.expr(e.expr, ts if isinstance(ts, BitsT) else None)

@@ -22,6 +22,7 @@ class Parser(ExprParser):
         return A.Program(decls)
 
     def annotations(self) -> list[A.Annotation]:
+        """Zero or more `@name(...)` annotations."""
         annos = []
         while self.at("@"):
             loc = self.expect("@").loc
@@ -54,6 +55,7 @@ class Parser(ExprParser):
         return annos
 
     def declaration(self) -> object:
+        """One top-level declaration."""
         annos = self.annotations()
         t = self.tok
         loc = t.loc
@@ -141,6 +143,7 @@ class Parser(ExprParser):
         return self.instance_or_function(annos)
 
     def instance_or_function(self, annos: list[A.Annotation]) -> object:
+        """An instantiation `T(args) name;` or a function declaration."""
         loc = self.tok.loc
         typ = self.type_()
         if self.at("("):
@@ -163,6 +166,7 @@ class Parser(ExprParser):
         raise CompileError(self.tok.loc, f"expected a declaration, found '{self.tok.text}'")
 
     def type_params(self) -> list[str]:
+        """Optional `<A, B>` type parameters."""
         out: list[str] = []
         if self.take("<"):
             while True:
@@ -173,6 +177,7 @@ class Parser(ExprParser):
         return out
 
     def params(self) -> list[A.Param]:
+        """A parenthesized parameter list."""
         self.expect("(")
         out: list[A.Param] = []
         if self.take(")"):
@@ -194,6 +199,7 @@ class Parser(ExprParser):
 
     def extern_decl(self, loc: Loc, annos: list[A.Annotation]) -> object:
         # extern function: `extern T f<...>(...)`; extern object: `extern Name<...> { ... }`
+        """`extern Name<T> { ... }` or an extern function prototype."""
         save = self.i
         name = self.ident() if self.tok.kind == "ident" else None
         if name is not None and (self.at("<") or self.at("{")):
@@ -234,6 +240,7 @@ class Parser(ExprParser):
         return A.FunctionDecl(loc, fname, annos, ret, tps, params)
 
     def parser_decl(self, annos: list[A.Annotation]) -> object:
+        """A parser declaration or prototype."""
         loc = self.expect("parser").loc
         name = self.ident()
         self.type_names.add(name)
@@ -256,6 +263,7 @@ class Parser(ExprParser):
         return A.ParserDecl(loc, name, annos, tps, params, ctor, locals_, states)
 
     def state(self, annos: list[A.Annotation]) -> A.State:
+        """A parser state with its transition."""
         loc = self.expect("state").loc
         name = self.ident("a state name")
         self.expect("{")
@@ -283,6 +291,7 @@ class Parser(ExprParser):
         return st
 
     def keyset(self) -> A.Expr:
+        """A select case or entry keyset (a tuple or one simple keyset)."""
         loc = self.tok.loc
         if self.at("(") and self._tuple_keyset():
             self.expect("(")
@@ -312,6 +321,7 @@ class Parser(ExprParser):
         return False
 
     def simple_keyset(self) -> A.Expr:
+        """`default`, `_`, a value, `v &&& m` or `lo .. hi`."""
         loc = self.tok.loc
         if self.take("default"):
             return A.Default(loc)
@@ -326,6 +336,7 @@ class Parser(ExprParser):
         return e
 
     def control_decl(self, annos: list[A.Annotation]) -> object:
+        """A control declaration or prototype."""
         loc = self.expect("control").loc
         name = self.ident()
         self.type_names.add(name)
@@ -352,6 +363,7 @@ class Parser(ExprParser):
         return A.ControlDecl(loc, name, annos, tps, params, ctor, locals_, body)
 
     def local_decl(self, annos: list[A.Annotation]) -> object:
+        """A control or parser local: action, table, constant, instance or variable."""
         loc = self.tok.loc
         if self.at("action"):
             return self.action_decl(annos)
@@ -378,12 +390,14 @@ class Parser(ExprParser):
         return A.VarDecl(loc, typ, name, init, annos)
 
     def action_decl(self, annos: list[A.Annotation]) -> A.ActionDecl:
+        """An action declaration."""
         loc = self.expect("action").loc
         name = self.ident("an action name")
         params = self.params()
         return A.ActionDecl(loc, name, annos, params, self.block())
 
     def table_decl(self, annos: list[A.Annotation]) -> A.TableDecl:
+        """A table declaration and its properties."""
         loc = self.expect("table").loc
         name = self.ident("a table name")
         t = A.TableDecl(loc, name, annos)
@@ -444,6 +458,7 @@ class Parser(ExprParser):
         return t
 
     def action_ref(self, annos: list[A.Annotation]) -> A.ActionRef:
+        """An action reference in a table (name and optional arguments)."""
         loc = self.tok.loc
         name = self.ident("an action name")
         while self.take("."):

@@ -70,6 +70,7 @@ class ParserLowerer(BlockContext):
                                                    "source_info": p.get("source_info")}]}
 
     def special_call(self, sl: StmtLowerer, c: A.Call) -> list[dict] | None:
+        """Parser calls: extract, advance, verify."""
         f = c.func
         if isinstance(f, A.Name) and f.name == "verify":
             if len(c.args) != 2:

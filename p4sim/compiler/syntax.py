@@ -31,16 +31,20 @@ class ExprParser:
     # ---- token helpers -------------------------------------------------------------
     @property
     def tok(self) -> Token:
+        """The current token."""
         return self.toks[self.i]
 
     def peek(self, k: int = 1) -> Token:
+        """The token k positions ahead."""
         return self.toks[min(self.i + k, len(self.toks) - 1)]
 
     def at(self, *texts: str) -> bool:
+        """Is the current token one of these operators or keywords?"""
         t = self.tok
         return t.kind in ("op", "kw") and t.text in texts
 
     def take(self, *texts: str) -> Token | None:
+        """Consume the current token if it is one of texts."""
         if self.at(*texts):
             t = self.tok
             self.i += 1
@@ -48,12 +52,14 @@ class ExprParser:
         return None
 
     def expect(self, text: str) -> Token:
+        """Consume text or raise a syntax error."""
         t = self.take(text)
         if t is None:
             raise CompileError(self.tok.loc, f"expected '{text}', found '{self.tok.text}'")
         return t
 
     def ident(self, what: str = "a name") -> str:
+        """Consume an identifier (or a keyword allowed as a name)."""
         t = self.tok
         # a few keywords are allowed as names (p4c's nonTypeName): apply, key, actions, state...
         if t.kind == "ident" or (t.kind == "kw" and t.text in ("apply", "key", "state", "entries", "type",
@@ -63,6 +69,7 @@ class ExprParser:
         raise CompileError(t.loc, f"expected {what}, found '{t.text}'")
 
     def is_type_name(self, name: str) -> bool:
+        """Does name denote a type here?"""
         return name in self.type_names or any(name in s for s in self.scoped)
 
     def _shift_gt(self) -> bool:
@@ -72,6 +79,7 @@ class ExprParser:
 
     # ---- types ---------------------------------------------------------------------
     def type_(self) -> A.TypeSyn:
+        """A type: bit<W>, int<W>, varbit<W>, tuple<...>, a named (generic) type, stacks."""
         t = self.tok
         loc = t.loc
         if self.at("bit", "int"):
@@ -124,11 +132,13 @@ class ExprParser:
         return base
 
     def type_arg_expr(self) -> A.Expr:
+        """The width expression inside bit<...>."""
         if self.at("("):
             return self.expr()
         return self.primary()
 
     def close_angle(self) -> None:
+        """The `>` closing type arguments."""
         self.expect(">")
 
     def looks_like_type(self) -> bool:
@@ -145,6 +155,7 @@ class ExprParser:
 
     # ---- statements ----------------------------------------------------------------
     def block(self) -> A.Block:
+        """A `{ ... }` block statement."""
         loc = self.expect("{").loc
         stmts = []
         while not self.take("}"):
@@ -154,6 +165,7 @@ class ExprParser:
         return A.Block(loc, stmts)
 
     def statement(self) -> A.Stmt:
+        """One statement."""
         annos = self.annotations()
         t = self.tok
         loc = t.loc
@@ -219,6 +231,7 @@ class ExprParser:
 
     # ---- expressions ---------------------------------------------------------------
     def expr_list(self, close: str) -> list[A.Expr]:
+        """Comma-separated expressions up to close."""
         out: list[A.Expr] = []
         if self.take(close):
             return out
@@ -229,6 +242,7 @@ class ExprParser:
             self.expect(",")
 
     def args(self) -> list[A.Arg]:
+        """A parenthesized argument list (arguments may be named)."""
         self.expect("(")
         out: list[A.Arg] = []
         if self.take(")"):
@@ -244,6 +258,7 @@ class ExprParser:
             self.expect(",")
 
     def expr(self) -> A.Expr:
+        """An expression, including `?:`."""
         c = self.binary(1)
         if self.at("?"):
             loc = self.expect("?").loc
@@ -254,6 +269,7 @@ class ExprParser:
         return c
 
     def binary(self, min_prec: int) -> A.Expr:
+        """Binary operators by precedence climbing (spec table of precedences)."""
         left = self.unary()
         while True:
             t = self.tok
@@ -271,6 +287,7 @@ class ExprParser:
             left = A.Binary(t.loc, op, left, right)
 
     def unary(self) -> A.Expr:
+        """Prefix operators and casts."""
         t = self.tok
         if self.at("!", "~", "-", "+"):
             self.i += 1
@@ -292,6 +309,7 @@ class ExprParser:
         return False
 
     def primary(self) -> A.Expr:
+        """Literals, names, parenthesized expressions and lists."""
         t = self.tok
         loc = t.loc
         if t.kind == "int":
@@ -321,6 +339,7 @@ class ExprParser:
         raise CompileError(loc, f"expected an expression, found '{t.text}'")
 
     def postfix(self, e: A.Expr) -> A.Expr:
+        """Member access, indexing, slices and calls."""
         while True:
             t = self.tok
             if self.take("."):

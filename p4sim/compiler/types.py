@@ -34,36 +34,42 @@ class InfIntT(Type):
 
 @dataclass(slots=True, frozen=True)
 class BoolT(Type):
+    """bool."""
     def __str__(self) -> str:
         return "bool"
 
 
 @dataclass(slots=True, frozen=True)
 class StringT(Type):
+    """string (only for log_msg)."""
     def __str__(self) -> str:
         return "string"
 
 
 @dataclass(slots=True, frozen=True)
 class VoidT(Type):
+    """void."""
     def __str__(self) -> str:
         return "void"
 
 
 @dataclass(slots=True, frozen=True)
 class ErrorT(Type):
+    """error."""
     def __str__(self) -> str:
         return "error"
 
 
 @dataclass(slots=True, frozen=True)
 class MatchKindT(Type):
+    """match_kind."""
     def __str__(self) -> str:
         return "match_kind"
 
 
 @dataclass(slots=True, frozen=True)
 class DontCareT(Type):
+    """The type of `_`."""
     def __str__(self) -> str:
         return "_"
 
@@ -95,6 +101,7 @@ class StructT(Type):
 
 @dataclass(slots=True, eq=False)
 class StackT(Type):
+    """A header stack: elem[size]."""
     elem: StructT
     size: int
 
@@ -127,6 +134,7 @@ class ListT(Type):
 
 @dataclass(slots=True, eq=False)
 class TypeVarT(Type):
+    """An unbound type parameter of a generic declaration."""
     name: str
 
     def __str__(self) -> str:
