@@ -188,6 +188,8 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
             context.abort_with_status(simple_status(P4RuntimeError(INTERNAL, f"internal error: {e}")))
 
     def _set_config(self, request: p4r.SetForwardingPipelineConfigRequest) -> None:
+        # Loading and binding run outside the device lock (packets keep flowing); commit and install
+        # run inside it, so no Write or packet sees the new pipeline before its binding is in place.
         action = request.action
         A = cfg.Action
         if action in (A.VERIFY, A.VERIFY_AND_SAVE, A.VERIFY_AND_COMMIT):
@@ -195,17 +197,20 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
             if action == A.VERIFY_AND_SAVE:
                 self.saved = (binding, request.config)
             elif action == A.VERIFY_AND_COMMIT:
-                cfg.commit(self.device, binding)
-                self._install(binding, request.config)
+                with self.device.lock:
+                    cfg.commit(self.device, binding)
+                    self._install(binding, request.config)
         elif action == A.COMMIT:
             if self.saved is None:
                 raise P4RuntimeError(FAILED_PRECONDITION, "COMMIT without a config saved by VERIFY_AND_SAVE")
             binding, config = self.saved
-            cfg.commit(self.device, binding)
-            self._install(binding, config)
+            with self.device.lock:
+                cfg.commit(self.device, binding)
+                self._install(binding, config)
         elif action == A.RECONCILE_AND_COMMIT:
-            binding = cfg.reconcile(self.device, self.committed, request.config)
-            self._install(binding, request.config, keep_digests=True)
+            with self.device.lock:
+                binding = cfg.reconcile(self.device, self.committed, request.config)
+                self._install(binding, request.config, keep_digests=True)
         else:
             raise invalid(f"unknown SetForwardingPipelineConfig action {action}")
 
