@@ -13,22 +13,9 @@ from typing import Any
 from tablegen.entries import Doc, ocs_docs, switch_doc
 from tablegen.fabric import Fabric
 from tablegen.routing import planner
+from topo.model import encode
 
 log = logging.getLogger(__name__)
-
-try:  # the C encoder of the json module, called directly: half the cost of json.dumps per entity
-    from json.encoder import JSONEncoder, c_make_encoder, encode_basestring_ascii
-
-    _C_ENCODER = c_make_encoder(None, JSONEncoder().default, encode_basestring_ascii, None, ": ", ", ",
-                                False, False, True) if c_make_encoder else None
-except ImportError:  # pragma: no cover - CPython always has it
-    _C_ENCODER = None
-
-
-def encode(obj: Any) -> str:
-    """One JSON value on one line, exactly as json.dumps(obj) writes it."""
-    return "".join(_C_ENCODER(obj, 0)) if _C_ENCODER is not None else json.dumps(obj)
-
 
 @dataclass(slots=True)
 class Summary:

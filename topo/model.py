@@ -152,6 +152,20 @@ def circuit_list(pairs: Any, where: str) -> list[tuple[int, int]]:
 
 # ---- JSON codec -------------------------------------------------------------------------------------
 
+try:  # the C encoder of the json module, called directly: half the cost of json.dumps per entity
+    from json.encoder import JSONEncoder, c_make_encoder, encode_basestring_ascii
+
+    _C_ENCODER = c_make_encoder(None, JSONEncoder().default, encode_basestring_ascii, None, ": ", ", ",
+                                False, False, True) if c_make_encoder else None
+except ImportError:  # pragma: no cover - CPython always has it
+    _C_ENCODER = None
+
+
+def encode(obj: Any) -> str:
+    """One JSON value on one line, exactly as json.dumps(obj) writes it."""
+    return "".join(_C_ENCODER(obj, 0)) if _C_ENCODER is not None else json.dumps(obj)
+
+
 
 def to_dict(topo: Topology) -> dict[str, Any]:
     """The JSON-ready form of a topology (topo/FORMAT.md)."""
@@ -247,7 +261,7 @@ def dumps(topo: Topology) -> str:
         if not items:
             lines.append(f'  "{key}": []{end}')
             return
-        body = ",\n".join("    " + json.dumps(x) for x in items)
+        body = ",\n".join("    " + encode(x) for x in items)
         lines.append(f'  "{key}": [\n{body}\n  ]{end}')
 
     block("switches", d["switches"])

@@ -103,7 +103,7 @@ def test_bad_mode_and_helpers():
 def test_encode_matches_json_dumps():
     import json
 
-    from tablegen.files import encode
+    from topo.model import encode
 
     for doc in docs_of(ucd4()).values():
         for x in doc["action_profile_groups"] + doc["table_entries"]:
