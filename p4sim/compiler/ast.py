@@ -37,6 +37,7 @@ class TypeSyn:
 @dataclass(slots=True, eq=False)
 class BitT(TypeSyn):
     """bit<W> or int<W>."""
+
     width: Expr | None  # None: `bit` alone, which is bit<1>
     signed: bool = False
 
@@ -44,12 +45,14 @@ class BitT(TypeSyn):
 @dataclass(slots=True, eq=False)
 class VarbitT(TypeSyn):
     """varbit<W>."""
+
     width: Expr
 
 
 @dataclass(slots=True, eq=False)
 class NamedT(TypeSyn):
     """A named type, possibly with type arguments."""
+
     name: str  # also bool, error, string, void, match_kind, packet_in...
     args: list[TypeSyn] = field(default_factory=list)
 
@@ -57,6 +60,7 @@ class NamedT(TypeSyn):
 @dataclass(slots=True, eq=False)
 class StackT(TypeSyn):
     """A header stack type T[n]."""
+
     elem: TypeSyn
     size: Expr
 
@@ -64,6 +68,7 @@ class StackT(TypeSyn):
 @dataclass(slots=True, eq=False)
 class TupleT(TypeSyn):
     """tuple<...>."""
+
     args: list[TypeSyn]
 
 
@@ -80,6 +85,7 @@ class Expr:
 @dataclass(slots=True, eq=False)
 class IntLit(Expr):
     """An integer literal (width set for 8w5)."""
+
     value: int
     width: int | None = None
     signed: bool = False
@@ -89,24 +95,28 @@ class IntLit(Expr):
 @dataclass(slots=True, eq=False)
 class BoolLit(Expr):
     """true or false."""
+
     value: bool
 
 
 @dataclass(slots=True, eq=False)
 class StrLit(Expr):
     """A string literal."""
+
     value: str
 
 
 @dataclass(slots=True, eq=False)
 class Name(Expr):
     """A name."""
+
     name: str
 
 
 @dataclass(slots=True, eq=False)
 class Member(Expr):
     """`expr.name`."""
+
     expr: Expr
     name: str
 
@@ -114,6 +124,7 @@ class Member(Expr):
 @dataclass(slots=True, eq=False)
 class Index(Expr):
     """`expr[index]`."""
+
     expr: Expr
     index: Expr
 
@@ -121,6 +132,7 @@ class Index(Expr):
 @dataclass(slots=True, eq=False)
 class Slice(Expr):
     """`expr[hi:lo]`."""
+
     expr: Expr
     hi: Expr
     lo: Expr
@@ -129,6 +141,7 @@ class Slice(Expr):
 @dataclass(slots=True, eq=False)
 class Unary(Expr):
     """A prefix operator."""
+
     op: str  # '!', '~', '-', '+'
     expr: Expr
 
@@ -136,6 +149,7 @@ class Unary(Expr):
 @dataclass(slots=True, eq=False)
 class Binary(Expr):
     """A binary operator."""
+
     op: str
     left: Expr
     right: Expr
@@ -144,6 +158,7 @@ class Binary(Expr):
 @dataclass(slots=True, eq=False)
 class Ternary(Expr):
     """`cond ? then : other`."""
+
     cond: Expr
     then: Expr
     other: Expr
@@ -152,6 +167,7 @@ class Ternary(Expr):
 @dataclass(slots=True, eq=False)
 class Cast(Expr):
     """`(T) expr`."""
+
     to: TypeSyn
     expr: Expr
 
@@ -167,6 +183,7 @@ class Arg:
 @dataclass(slots=True, eq=False)
 class Call(Expr):
     """A function, method or action call."""
+
     func: Expr
     args: list[Arg]
     type_args: list[TypeSyn] = field(default_factory=list)
@@ -175,12 +192,14 @@ class Call(Expr):
 @dataclass(slots=True, eq=False)
 class ListExpr(Expr):
     """`{a, b, ...}`."""
+
     items: list[Expr]
 
 
 @dataclass(slots=True, eq=False)
 class Mask(Expr):
     """`value &&& mask` in keysets."""
+
     value: Expr
     mask: Expr
 
@@ -188,6 +207,7 @@ class Mask(Expr):
 @dataclass(slots=True, eq=False)
 class Range(Expr):
     """`lo .. hi` in keysets."""
+
     lo: Expr
     hi: Expr
 
@@ -202,12 +222,14 @@ class Default(Expr):
 @dataclass(slots=True, eq=False)
 class Stmt:
     """Base of statements."""
+
     loc: Loc
 
 
 @dataclass(slots=True, eq=False)
 class Assign(Stmt):
     """`lhs = rhs;`."""
+
     lhs: Expr
     rhs: Expr
 
@@ -215,12 +237,14 @@ class Assign(Stmt):
 @dataclass(slots=True, eq=False)
 class CallStmt(Stmt):
     """A call used as a statement."""
+
     call: Call
 
 
 @dataclass(slots=True, eq=False)
 class If(Stmt):
     """`if (cond) then else other`."""
+
     cond: Expr
     then: Stmt
     other: Stmt | None
@@ -229,12 +253,14 @@ class If(Stmt):
 @dataclass(slots=True, eq=False)
 class Block(Stmt):
     """`{ stmts }`."""
+
     stmts: list[Stmt]
 
 
 @dataclass(slots=True, eq=False)
 class SwitchCase:
     """One case of a switch statement."""
+
     labels: list[Expr]  # Name of an action, or Default; empty means fallthrough group member
     body: Block | None
     loc: Loc
@@ -243,6 +269,7 @@ class SwitchCase:
 @dataclass(slots=True, eq=False)
 class Switch(Stmt):
     """`switch (expr) { cases }`."""
+
     expr: Expr
     cases: list[SwitchCase]
 
@@ -255,6 +282,7 @@ class Exit(Stmt):
 @dataclass(slots=True, eq=False)
 class Return(Stmt):
     """`return;`."""
+
     expr: Expr | None
 
 
@@ -266,6 +294,7 @@ class Empty(Stmt):
 @dataclass(slots=True, eq=False)
 class VarDecl(Stmt):
     """A local variable declaration."""
+
     typ: TypeSyn
     name: str
     init: Expr | None
@@ -275,6 +304,7 @@ class VarDecl(Stmt):
 @dataclass(slots=True, eq=False)
 class ConstDecl(Stmt):
     """A constant declaration."""
+
     typ: TypeSyn
     name: str
     init: Expr
@@ -286,6 +316,7 @@ class ConstDecl(Stmt):
 @dataclass(slots=True, eq=False)
 class Param:
     """A parameter."""
+
     direction: str  # '', 'in', 'out', 'inout'
     typ: TypeSyn
     name: str
@@ -297,6 +328,7 @@ class Param:
 @dataclass(slots=True, eq=False)
 class Decl:
     """Base of named declarations."""
+
     loc: Loc
     name: str
     annos: list[Annotation]
@@ -305,6 +337,7 @@ class Decl:
 @dataclass(slots=True, eq=False)
 class Typedef(Decl):
     """`typedef` or `type`."""
+
     typ: TypeSyn
     new_type: bool  # `type` rather than `typedef`
 
@@ -312,6 +345,7 @@ class Typedef(Decl):
 @dataclass(slots=True, eq=False)
 class FieldDecl:
     """A struct or header field."""
+
     typ: TypeSyn
     name: str
     annos: list[Annotation]
@@ -321,6 +355,7 @@ class FieldDecl:
 @dataclass(slots=True, eq=False)
 class StructLike(Decl):
     """A struct, header or header_union declaration."""
+
     kind: str  # 'header', 'struct', 'header_union'
     fields: list[FieldDecl]
     type_params: list[str] = field(default_factory=list)
@@ -329,6 +364,7 @@ class StructLike(Decl):
 @dataclass(slots=True, eq=False)
 class EnumDecl(Decl):
     """An enum (serializable when underlying is set)."""
+
     members: list[str]
     underlying: TypeSyn | None = None
     values: list[Expr] = field(default_factory=list)
@@ -337,18 +373,21 @@ class EnumDecl(Decl):
 @dataclass(slots=True, eq=False)
 class ErrorDecl(Decl):
     """`error { ... }`."""
+
     members: list[str]
 
 
 @dataclass(slots=True, eq=False)
 class MatchKindDecl(Decl):
     """`match_kind { ... }`."""
+
     members: list[str]
 
 
 @dataclass(slots=True, eq=False)
 class MethodDecl(Decl):
     """A method or constructor of an extern."""
+
     ret: TypeSyn | None  # None for constructors
     type_params: list[str]
     params: list[Param]
@@ -358,6 +397,7 @@ class MethodDecl(Decl):
 @dataclass(slots=True, eq=False)
 class ExternDecl(Decl):
     """An extern object type."""
+
     type_params: list[str]
     methods: list[MethodDecl]
 
@@ -384,6 +424,7 @@ class BlockTypeDecl(Decl):
 @dataclass(slots=True, eq=False)
 class Instance(Decl):
     """An instantiation `T(args) name;`."""
+
     typ: TypeSyn
     args: list[Arg]
 
@@ -391,6 +432,7 @@ class Instance(Decl):
 @dataclass(slots=True, eq=False)
 class ActionDecl(Decl):
     """An action."""
+
     params: list[Param]
     body: Block
 
@@ -398,6 +440,7 @@ class ActionDecl(Decl):
 @dataclass(slots=True, eq=False)
 class KeyElem:
     """One table key element."""
+
     expr: Expr
     match_kind: str
     annos: list[Annotation]
@@ -407,6 +450,7 @@ class KeyElem:
 @dataclass(slots=True, eq=False)
 class ActionRef:
     """An action named in a table."""
+
     name: str
     args: list[Arg]
     annos: list[Annotation]
@@ -416,6 +460,7 @@ class ActionRef:
 @dataclass(slots=True, eq=False)
 class Entry:
     """A const table entry."""
+
     keys: list[Expr]
     action: ActionRef
     annos: list[Annotation]
@@ -426,6 +471,7 @@ class Entry:
 @dataclass(slots=True, eq=False)
 class TableDecl(Decl):
     """A table and its properties."""
+
     keys: list[KeyElem] = field(default_factory=list)
     actions: list[ActionRef] = field(default_factory=list)
     default_action: ActionRef | None = None
@@ -438,6 +484,7 @@ class TableDecl(Decl):
 @dataclass(slots=True, eq=False)
 class SelectCase:
     """One case of a parser select."""
+
     keyset: Expr  # ListExpr for several keys
     state: str
     loc: Loc
@@ -446,6 +493,7 @@ class SelectCase:
 @dataclass(slots=True, eq=False)
 class State(Decl):
     """A parser state."""
+
     stmts: list[Stmt]
     next: str | None = None              # direct transition
     select: list[Expr] | None = None
@@ -456,6 +504,7 @@ class State(Decl):
 @dataclass(slots=True, eq=False)
 class ParserDecl(Decl):
     """A parser with its states."""
+
     type_params: list[str]
     params: list[Param]
     ctor_params: list[Param]
@@ -466,6 +515,7 @@ class ParserDecl(Decl):
 @dataclass(slots=True, eq=False)
 class ControlDecl(Decl):
     """A control with its locals and apply block."""
+
     type_params: list[str]
     params: list[Param]
     ctor_params: list[Param]
@@ -476,4 +526,5 @@ class ControlDecl(Decl):
 @dataclass(slots=True, eq=False)
 class Program:
     """A whole program: its top-level declarations."""
+
     decls: list[Any]

@@ -66,6 +66,7 @@ class RuntimeE(Ent):
 @dataclass(slots=True, eq=False)
 class TypeE(Ent):
     """A name that denotes a type."""
+
     type: Type
 
 

@@ -35,6 +35,7 @@ class InfIntT(Type):
 @dataclass(slots=True, frozen=True)
 class BoolT(Type):
     """bool."""
+
     def __str__(self) -> str:
         return "bool"
 
@@ -42,6 +43,7 @@ class BoolT(Type):
 @dataclass(slots=True, frozen=True)
 class StringT(Type):
     """string (only for log_msg)."""
+
     def __str__(self) -> str:
         return "string"
 
@@ -49,6 +51,7 @@ class StringT(Type):
 @dataclass(slots=True, frozen=True)
 class VoidT(Type):
     """void."""
+
     def __str__(self) -> str:
         return "void"
 
@@ -56,6 +59,7 @@ class VoidT(Type):
 @dataclass(slots=True, frozen=True)
 class ErrorT(Type):
     """error."""
+
     def __str__(self) -> str:
         return "error"
 
@@ -63,6 +67,7 @@ class ErrorT(Type):
 @dataclass(slots=True, frozen=True)
 class MatchKindT(Type):
     """match_kind."""
+
     def __str__(self) -> str:
         return "match_kind"
 
@@ -70,6 +75,7 @@ class MatchKindT(Type):
 @dataclass(slots=True, frozen=True)
 class DontCareT(Type):
     """The type of `_`."""
+
     def __str__(self) -> str:
         return "_"
 
@@ -102,6 +108,7 @@ class StructT(Type):
 @dataclass(slots=True, eq=False)
 class StackT(Type):
     """A header stack: elem[size]."""
+
     elem: StructT
     size: int
 
@@ -135,6 +142,7 @@ class ListT(Type):
 @dataclass(slots=True, eq=False)
 class TypeVarT(Type):
     """An unbound type parameter of a generic declaration."""
+
     name: str
 
     def __str__(self) -> str:
