@@ -216,11 +216,44 @@ class Gen:
             return f"SETATTR:{self.const(self._stack_attrs(stack, f))}[p.{self.stack_next(stack)} - 1]", w
         raise ValueError(f"assignment target of type {v['type']!r} is not supported")
 
-    def assign(self, dst: dict[str, Any], src: str, ind: str) -> list[str]:
+    def src_width(self, v: dict[str, Any] | None) -> int | None:
+        """An upper bound on the bits of an rvalue's value when it is known statically (else None)."""
+        if not isinstance(v, dict):
+            return None
+        t = v.get("type")
+        if t == "field":
+            return self.fwidth(v["value"])
+        if t in ("runtime_data", "local"):
+            params = self.cur_params
+            i = int(v["value"])
+            return params[i][1] if params is not None and i < len(params) else None
+        if t == "hexstr":
+            val = parse_hexstr(v["value"])
+            return val.bit_length() if val >= 0 else None
+        if t == "expression":
+            e = v["value"]
+            if "op" not in e:
+                return self.src_width(e)
+            if e["op"] in ("b2d", "==", "!=", "<", "<=", ">", ">=", "and", "or", "not", "d2b", "valid"):
+                return 1
+            if e["op"] == "&":
+                ws = [w for w in (self.src_width(e.get("left")), self.src_width(e.get("right"))) if w is not None]
+                return min(ws) if ws else None
+        return None
+
+    cur_params: tuple[tuple[str, int], ...] | None = None
+
+    def assign(self, dst: dict[str, Any], src: str, ind: str, src_json: dict[str, Any] | None = None) -> list[str]:
         """Statements assigning rvalue source src to lvalue dst, truncated to the field width."""
         target, width = self.lvalue(dst)
         mask = (1 << width) - 1
-        val = str(int(src) & mask) if src.lstrip("-").isdigit() else f"({src}) & {mask}"
+        sw = self.src_width(src_json)
+        if src.lstrip("-").isdigit():
+            val = str(int(src) & mask)
+        elif sw is not None and sw <= width:
+            val = src  # already fits: no truncation needed
+        else:
+            val = f"({src}) & {mask}"
         if target.startswith("SETATTR:"):
             return [f"{ind}setattr(p, {target[8:]}, {val})"]
         return [f"{ind}{target} = {val}"]
@@ -332,25 +365,34 @@ def _packet_class(g: Gen) -> list[str]:
 
 
 def _fast_path(g: Gen) -> list[str]:
-    """FAST_IN(b, port, now) -> p (parsed, through ingress) and FAST_EG(p, port, now) -> p (through
-    egress): the common case with no setattr by name. The engine checks the flags they leave."""
+    """FAST(b, port, now, slow) -> [(port, frame)]: the unicast case in one function, with direct
+    attribute names. Anything else (clone, digest, resubmit, multicast, recirculate) is handed to
+    slow(p, egress_port or None, now), the general flow of p4sim.switch.engine."""
     need = ("ingress_port", "packet_length", "egress_spec", "egress_port")
     if any((STD, f) not in g.attr for f in need):
-        return ["FAST_IN = FAST_EG = None", ""]
+        return ["FAST = None", ""]
 
     def sm(f: str) -> str:
         return f"p.{g.attr[(STD, f)]}"
 
-    out = ["def FAST_IN(b, port, now):", "    p = P()", "    p._b = b", f"    {sm('ingress_port')} = port",
+    out = ["def FAST(b, port, now, slow):", "    p = P()", "    p._b = b", f"    {sm('ingress_port')} = port",
            f"    {sm('packet_length')} = len(b)"]
     if (STD, "ingress_global_timestamp") in g.attr:
         out.append(f"    {sm('ingress_global_timestamp')} = now")
-    out += ["    parse(p, b)", "    verify_checksums(p)", "    ingress(p)", "    p._exit = False", "    return p", ""]
-    out += ["def FAST_EG(p, port, now):", f"    {sm('egress_port')} = port", f"    {sm('egress_spec')} = 0"]
+    mcast = f" or {sm('mcast_grp')}" if (STD, "mcast_grp") in g.attr else ""
+    out += ["    parse_fresh(p, b)", "    verify_checksums(p)", "    ingress(p)", "    p._exit = False",
+            f"    if p._clone_i2e is not None or p._digest is not None or p._resubmit is not None{mcast}:",
+            "        return slow(p, None, now)",
+            f"    spec = {sm('egress_spec')}", "    if spec == 511:", "        return []",
+            f"    {sm('egress_port')} = spec", f"    {sm('egress_spec')} = 0"]
     for f in ("enq_timestamp", "egress_global_timestamp"):
         if (STD, f) in g.attr:
             out.append(f"    {sm(f)} = now")
-    out += ["    egress(p)", "    p._exit = False", "    return p", ""]
+    out += ["    egress(p)", "    p._exit = False",
+            "    if p._clone_e2e is not None or p._recirc is not None:", "        return slow(p, spec, now)",
+            f"    if {sm('egress_spec')} == 511:", "        return []",
+            "    update_checksums(p)", "    out = deparse(p)", "    if p._trunc and len(out) > p._trunc:",
+            "        out = out[:p._trunc]", "    return [(spec, out)]", ""]
     return out
 
 

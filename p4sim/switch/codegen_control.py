@@ -51,8 +51,10 @@ class ControlGen:
             fn = f"a{aid}_{_short(a['name'])}"
             names[aid] = fn
             body: list[str] = []
+            self.g.cur_params = self.g.prog.actions[aid].params
             for pr in a.get("primitives", []):
                 body += self.primitive(pr, "    ")
+            self.g.cur_params = None
             out.append(f"def {fn}(p, d):")
             out += body or ["    pass"]
             out.append("")
@@ -69,7 +71,7 @@ class ControlGen:
         if op in ("assign", "modify_field"):
             if ps[0]["type"] == "header" or (ps[1]["type"] == "header" and ps[0]["type"] != "field"):
                 return self.copy_header(ps[0], ps[1], ind)
-            return g.assign(ps[0], ex(ps[1]), ind)
+            return g.assign(ps[0], ex(ps[1]), ind, ps[1])
         if op == "assign_header":
             return self.copy_header(ps[0], ps[1], ind)
         if op in ("add_to_field", "subtract_from_field"):
@@ -227,8 +229,10 @@ class ControlGen:
             out = [f"{ind}hit = False"] if need == "hit" else [f"{ind}aid = {de.action_id}"] if need else []
             if de.action_data:
                 out.append(f"{ind}d = {tuple(de.action_data)!r}")
+            g.cur_params = g.prog.actions[de.action_id].params
             for pr in a.get("primitives", []):
                 out += self.primitive(pr, ind)
+            g.cur_params = None
             return out, False
         tbl = self.bind("T", t["name"], f"pl.tables[{t['name']!r}]")
         out: list[str] = []
@@ -248,7 +252,10 @@ class ControlGen:
             if info.type != "simple":
                 sel = getattr(self, "sel_fns", {}).get(info.action_profile or "")
                 out += [f"{i2}m = e.member", f"{i2}if m is None:"]
-                out += [f"{i2}    m = e.group.pick({sel}(p)) if e.group.active else None"] if sel else [f"{i2}    pass"]
+                # one active member (a liveness group, a single path): no hash needed, x % 1 == 0
+                out += ([f"{i2}    a = e.group.active", f"{i2}    na = len(a)",
+                         f"{i2}    m = a[0] if na == 1 else a[{sel}(p) % na] if na else None"]
+                        if sel else [f"{i2}    pass"])
                 out += [f"{i2}if m is None:", f"{i2}    e = {tbl}.default", f"{i2}    hit = False",
                         f"{i2}else:", f"{i2}    e = m"]
         else:

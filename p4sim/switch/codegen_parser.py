@@ -50,14 +50,19 @@ class ParserGen:
         states = {s["name"]: i for i, s in enumerate(pr["parse_states"])}
         if pr["init_state"] not in states:
             raise ValueError(f"parser {pr['name']}: init_state {pr['init_state']!r} is not a state")
-        inline = self._inline_parser(pr)
+        inline = self._inline_parser(pr, fresh=False)
         if inline is not None:
-            out = ["def parse(p, b):", "    n = len(b)", "    off = 0", "    err = 0", "    while True:"]
-            out += inline + ["        break", "    p._off = off"]
-            if self.has_std("parser_error"):
-                out.append(f"    p.{g.attr[(STD, 'parser_error')]} = err")
-            return out + [""]
-        out = ["def parse(p, b):", "    n = len(b)", "    off = 0", "    err = 0",
+            out: list[str] = []
+            # parse_fresh: for a new packet (all metadata 0), zero-initialisations are skipped
+            for name, body in (("parse", inline), ("parse_fresh", self._inline_parser(pr, fresh=True))):
+                out += [f"def {name}(p, b):", "    n = len(b)", "    off = 0", "    err = 0", "    while True:"]
+                out += (body or []) + ["        break", "    p._off = off"]
+                if self.has_std("parser_error"):
+                    out.append(f"    p.{g.attr[(STD, 'parser_error')]} = err")
+                out.append("")
+            return out
+        out = ["def parse_fresh(p, b):", "    return parse(p, b)", "",
+               "def parse(p, b):", "    n = len(b)", "    off = 0", "    err = 0",
                f"    st = {states[pr['init_state']]}", "    while True:"]
         for i, s in enumerate(pr["parse_states"]):
             out.append(f"        {'if' if i == 0 else 'elif'} st == {i}:")
@@ -73,8 +78,9 @@ class ParserGen:
         out.append("")
         return out
 
-    def _inline_parser(self, pr: dict[str, Any]) -> list[str] | None:
-        """The parser as nested code (one pass, no state dispatch) if its states form a small DAG."""
+    def _inline_parser(self, pr: dict[str, Any], fresh: bool) -> list[str] | None:
+        """The parser as nested code (one pass, no state dispatch) if its states form a small DAG.
+        fresh: drop the leading `meta.x = 0` sets of the start state (they are no-ops on a new packet)."""
         by_name = {s["name"]: s for s in pr["parse_states"]}
         budget = [8 * len(by_name) + 16]
 
@@ -88,7 +94,20 @@ class ParserGen:
                 return None
             s = by_name[name]
             out: list[str] = []
+            leading = fresh and not path
+            assigned: set[tuple[str, str]] = set()
             for op in s.get("parser_ops", []):
+                if leading and op.get("op") == "set":
+                    dst = op["parameters"][0]
+                    ref = tuple(dst["value"]) if dst["type"] == "field" else None
+                    if ref is not None and ref not in assigned and self._zero_meta_set(op):
+                        continue
+                    if ref is None:
+                        leading = False
+                    else:
+                        assigned.add(ref)  # type: ignore[arg-type]
+                else:
+                    leading = False
                 out += self.parser_op(op, ind)
             trans = s.get("transitions", [])
             keyed = [t for t in trans if t.get("type", "default") != "default"]
@@ -121,6 +140,14 @@ class ParserGen:
             return out
 
         return emit(pr["init_state"], "        ", ())
+
+    def _zero_meta_set(self, op: dict[str, Any]) -> bool:
+        """True for `set(user_metadata_field, 0)`."""
+        if op.get("op") != "set":
+            return False
+        dst, src = op["parameters"]
+        return (dst["type"] == "field" and dst["value"][0] in self.g.meta and dst["value"][0] != STD
+                and src["type"] == "hexstr" and parse_hexstr(src["value"]) == 0)
 
     def select_key(self, s: dict[str, Any], ind: str) -> list[str]:
         """Lines computing the select key `k` of a state (byte-padded fields, concatenated)."""
@@ -192,7 +219,7 @@ class ParserGen:
             raise ValueError(f"parser extract of type {t!r} is not supported")
         if kind == "set":
             pre, src = self.rvalue(params[1], ind)
-            return pre + g.assign(params[0], src, ind)
+            return pre + g.assign(params[0], src, ind, params[1] if params[1]["type"] != "lookahead" else None)
         if kind == "verify":
             pre, cond = self.rvalue(params[0], ind)
             _, code = self.rvalue(params[1], ind)
@@ -320,28 +347,43 @@ class ParserGen:
         g = self.g
         out = [f"def {fn}(p):", "    x = 0", "    nb = 0"]
         payload_after = None
+        # consecutive inputs under the same validity guard become one expression (bmv2 skips the
+        # fields of invalid headers)
+        segs: list[tuple[str | None, list[tuple[str, int]]]] = []
+
+        def add(guard: str | None, term: str, w: int) -> None:
+            if segs and segs[-1][0] == guard:
+                segs[-1][1].append((term, w))
+            else:
+                segs.append((guard, [(term, w)]))
+
+        def flush() -> None:
+            for guard, terms in segs:
+                expr = "x"
+                for term, w in terms:
+                    expr = f"(({expr}) << {w}) | {term}"
+                total = sum(w for _, w in terms)
+                if guard is None:
+                    out.extend([f"    x = {expr}", f"    nb += {total}"])
+                else:
+                    out.extend([f"    if {guard}:", f"        x = {expr}", f"        nb += {total}"])
+            segs.clear()
+
         for inp in inputs:
             t, v = inp["type"], inp["value"]
             if t == "field":
-                w = g.fwidth(v)
-                line = f"x = (x << {w}) | p.{g.fattr(v)}; nb += {w}"
-                if v[0] in g.meta or v[1] == "$valid$":
-                    out.append(f"    {line}")
-                else:
-                    out += [f"    if p.{g.valid[v[0]]}:", f"        {line}"]
+                guard = None if (v[0] in g.meta or v[1] == "$valid$") else f"p.{g.valid[v[0]]}"
+                add(guard, f"p.{g.fattr(v)}", g.fwidth(v))
                 payload_after = v[0]
             elif t == "hexstr":
                 w = int(inp["bitwidth"])
-                out.append(f"    x = (x << {w}) | {parse_hexstr(v) & ((1 << w) - 1)}; nb += {w}")
+                add(None, str(parse_hexstr(v) & ((1 << w) - 1)), w)
             elif t == "header":
-                fields = g.hfields[v]
-                total = sum(w for _, w in fields)
-                out.append(f"    if p.{g.valid[v]}:")
-                for f, w in fields:
-                    out.append(f"        x = (x << {w}) | p.{g.attr[(v, f)]}")
-                out.append(f"        nb += {total}")
+                for f, w in g.hfields[v]:
+                    add(f"p.{g.valid[v]}", f"p.{g.attr[(v, f)]}", w)
                 payload_after = v
             elif t == "payload":
+                flush()
                 order = self.g.prog.doc.get("deparsers", [{}])[0].get("order", [])
                 idx = order.index(payload_after) if payload_after in order else -1
                 out += ["    pad = -nb % 8", "    x <<= pad", "    nb += pad",
@@ -349,6 +391,7 @@ class ParserGen:
                 return out + [f"    return {self._algo_call(algo, 'data')}", ""]
             else:
                 raise ValueError(f"calculation input of type {t!r} is not supported")
+        flush()
         if algo in ("csum16", "cksum16"):
             out += ["    pad = -nb % 16", "    return csum16_int(x << pad)", ""]
             return out

@@ -174,51 +174,25 @@ def _std_attrs(pl: Pipeline) -> dict[str, str]:
 
 def run(dev: Device, pl: Pipeline, port: int, frame: bytes) -> list[tuple[int, bytes]]:
     """Process one frame arriving on `port`; return the (port, frame) pairs transmitted."""
-    ns = pl.namespace
-    fast_in = ns["FAST_IN"]
-    if fast_in is not None:
-        try:
-            return _run_fast(dev, pl, ns, fast_in, port, frame)
-        except Exception:
-            dev.stats["errors"] += 1
-            log.exception("packet processing failed; frame dropped (%d bytes on port %d)", len(frame), port)
-            return []
-    f = _Flow(dev, pl)
+    fast = pl.namespace["FAST"]
     try:
-        p = f.new(frame, port, NORMAL)
-        f.ingress(p)
-    except Exception:  # a program bug must not kill the switch: drop the frame, log once per frame
+        if fast is not None:
+            return fast(frame, port, dev.now_us(), lambda p, eport, now: _slow(dev, pl, p, eport, now))
+        f = _Flow(dev, pl)
+        f.ingress(f.new(frame, port, NORMAL))
+        return f.out
+    except Exception:  # a program bug must not kill the switch: drop the frame
         dev.stats["errors"] += 1
         log.exception("packet processing failed; frame dropped (%d bytes on port %d)", len(frame), port)
-        return f.out
-    return f.out
+        return []
 
 
-def _run_fast(dev: Device, pl: Pipeline, ns: dict[str, Any], fast_in: Any, port: int,
-              frame: bytes) -> list[tuple[int, bytes]]:
-    """The common case (unicast, no clone/resubmit/recirculate/digest) without the general flow."""
-    now = dev.now_us()
-    p = fast_in(frame, port, now)
-    sm = ns["STD_ATTRS"]
-    if (p._clone_i2e is not None or p._digest is not None or p._resubmit is not None
-            or ("mcast_grp" in sm and getattr(p, sm["mcast_grp"]))):
-        f = _Flow(dev, pl)
-        f.now = now
+def _slow(dev: Device, pl: Pipeline, p: Any, eport: int | None, now: int) -> list[tuple[int, bytes]]:
+    """Continue the general flow after FAST's ingress (eport None) or egress (eport the port)."""
+    f = _Flow(dev, pl)
+    f.now = now
+    if eport is None:
         f.after_ingress(p, 0)
-        return f.out
-    spec = getattr(p, sm["egress_spec"])
-    if spec == DROP:
-        return []
-    ns["FAST_EG"](p, spec, now)
-    if p._clone_e2e is not None or p._recirc is not None:
-        f = _Flow(dev, pl)
-        f.now = now
-        f.after_egress(p, spec, 0)
-        return f.out
-    if getattr(p, sm["egress_spec"]) == DROP:
-        return []
-    ns["update_checksums"](p)
-    out = ns["deparse"](p)
-    if p._trunc and len(out) > p._trunc:
-        out = out[:p._trunc]
-    return [(spec, out)]
+    else:
+        f.after_egress(p, eport, 0)
+    return f.out
