@@ -26,7 +26,7 @@ def gen_parser() -> argparse.ArgumentParser:
     """The parser of the generate form."""
     p = argparse.ArgumentParser(prog="python -m tablegen",
                                 description="Write one entry file per switch (and OCS) for a topology. "
-                                            "`python -m tablegen check --help` for the checker.")
+                                            "`python -m tablegen check --help` for the checker, `python -m tablegen diff --help` to compare two outputs.")
     p.add_argument("topology", metavar="<topo.json>")
     p.add_argument("--mode", choices=MODES, default="ecmp", help="forwarding mode (default ecmp)")
     p.add_argument("--spray", choices=SPRAY_KINDS, default="random", help="spray member choice (default random)")
