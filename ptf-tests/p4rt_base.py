@@ -166,8 +166,13 @@ class P4RuntimeTest(BaseTest):
     # -- controller packet I/O ------------------------------------------------------------------
 
     def packet_out(self, payload: bytes, **metadata: int) -> None:
-        """Send a packet-out with the given packet_out header fields (e.g. egress_port=2)."""
-        self.client.packet_out(Packet(bytes(payload), dict(metadata)))
+        """Send a packet-out with the given packet_out header fields (e.g. egress_port=2).
+
+        Fields not given (padding) are sent as 0: a P4Runtime server may require every field.
+        """
+        fields = {md.name: 0 for md in self.schema.packet_metadata["packet_out"].metadata}
+        fields.update(metadata)
+        self.client.packet_out(Packet(bytes(payload), fields))
 
     def packet_in(self, timeout: float = 2.0) -> Packet | None:
         """The next packet-in, or None after `timeout` seconds."""
