@@ -67,6 +67,8 @@ def covering_prefix(fabric: Fabric) -> ipaddress.IPv4Network:
     """The prefix of the aggregate default route: the smallest holding every host address, widened
     to a multiple of 8 bits (10.0.0.0/8 for the generated topologies)."""
     addrs = [int(ipaddress.IPv4Address(h.address)) for h in fabric.topo.hosts]
+    if not addrs:
+        return ipaddress.IPv4Network("0.0.0.0/0")
     lo, hi = min(addrs), max(addrs)
     plen = (32 - (lo ^ hi).bit_length()) // 8 * 8
     return ipaddress.IPv4Network((lo >> (32 - plen) << (32 - plen) if plen else 0, plen))

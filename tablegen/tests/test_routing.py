@@ -86,3 +86,12 @@ def test_broken_fattree_falls_back_to_generic():
     with pytest.raises(ValueError, match="not linked to"):
         FatTreePlanner(dark, False)
     assert isinstance(planner(dark), GenericPlanner)
+
+
+def test_topology_without_hosts():
+    t = leafspine(2, 1, 1)
+    t.hosts.clear()
+    t.links = [lk for lk in t.links if not lk.a.startswith("h")]
+    f = Fabric(t)
+    assert str(covering_prefix(f)) == "0.0.0.0/0"
+    assert planner(f)("leaf1").routes == []
