@@ -205,3 +205,18 @@ def test_externs_return_switch_default_stack_and_struct_copy(ext: Device) -> Non
     assert f[14:16] == b"\xab\xcd" and op_fields(f, 16)["op"] == 12         # pushed tag emitted
     plain = bytes(Ether(src=H1, dst=H2) / IP() / UDP())
     assert ext.process(1, plain) == [(2, plain)]
+
+
+# ---- parser_errors.p4 ----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("ether_type", "body", "code"), [
+    (0x0800, b"\0" * 30, 0),              # accept: NoError
+    (0x1234, b"\0" * 30, 1),              # transition reject: NoMatch
+    (0x88B5, b"\xff\0\0\0" + b"\0" * 26, 2),  # verify(false, error.BadOp)
+    (0x88B5, b"\x01\x02", 3),             # op header cut short: PacketTooShort
+])
+def test_parser_errors_reach_ingress(ether_type: int, body: bytes, code: int) -> None:
+    d = load("parser_errors.p4")
+    out = d.process(1, bytes(Ether(src=H1, dst=H2, type=ether_type)) + body)
+    assert [p for p, _ in out] == [2]
+    assert Ether(out[0][1]).src == f"00:00:00:00:00:{code:02x}"

@@ -20,6 +20,7 @@ PROGRAMS = {
     "l3_basic": ("p4sim/tests/corpus/l3_basic.p4", []),
     "features": ("p4sim/tests/corpus/features.p4", []),
     "externs": ("p4sim/tests/corpus/externs.p4", []),
+    "parser_errors": ("p4sim/tests/corpus/parser_errors.p4", []),
 }
 
 
