@@ -164,6 +164,10 @@ def run_program(program: str, args: argparse.Namespace, tests: list[str]) -> int
         veths.delete()
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     p = argparse.ArgumentParser(prog="ptf_runner", description="Run the PTF suite against SWITCH.")
@@ -177,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     if os.geteuid() != 0:
         print("ptf_runner: needs root (veth pairs, raw sockets)")
         return 2
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.signal(signal.SIGTERM, _interrupt)  # so `finally` cleans up on kill as on Ctrl-C
     failed = []
     for program in filter(None, args.programs.split(",")):
         try:
@@ -186,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
             detail = getattr(exc, "stderr", "") or exc
             print(f"ptf_runner: {program}: {detail}".rstrip())
             rc = 1
+        except KeyboardInterrupt:
+            print(f"ptf_runner: {program}: interrupted; switch stopped, veths removed")
+            return 130
         if rc:
             failed.append(program)
     if failed:
