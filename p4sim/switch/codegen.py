@@ -365,9 +365,9 @@ def _packet_class(g: Gen) -> list[str]:
 
 
 def _fast_path(g: Gen) -> list[str]:
-    """FAST(b, port, now, slow) -> [(port, frame)]: the unicast case in one function, with direct
+    """FAST(b, port, now, dev, pl) -> [(port, frame)]: the unicast case in one function, with direct
     attribute names. Anything else (clone, digest, resubmit, multicast, recirculate) is handed to
-    slow(p, egress_port or None, now), the general flow of p4sim.switch.engine."""
+    SLOW(dev, pl, p, egress_port or None, now), the general flow of p4sim.switch.engine."""
     need = ("ingress_port", "packet_length", "egress_spec", "egress_port")
     if any((STD, f) not in g.attr for f in need):
         return ["FAST = None", ""]
@@ -375,21 +375,21 @@ def _fast_path(g: Gen) -> list[str]:
     def sm(f: str) -> str:
         return f"p.{g.attr[(STD, f)]}"
 
-    out = ["def FAST(b, port, now, slow):", "    p = P()", "    p._b = b", f"    {sm('ingress_port')} = port",
+    out = ["def FAST(b, port, now, dev, pl):", "    p = P()", "    p._b = b", f"    {sm('ingress_port')} = port",
            f"    {sm('packet_length')} = len(b)"]
     if (STD, "ingress_global_timestamp") in g.attr:
         out.append(f"    {sm('ingress_global_timestamp')} = now")
     mcast = f" or {sm('mcast_grp')}" if (STD, "mcast_grp") in g.attr else ""
     out += ["    parse_fresh(p, b)", "    verify_checksums(p)", "    ingress(p)", "    p._exit = False",
             f"    if p._clone_i2e is not None or p._digest is not None or p._resubmit is not None{mcast}:",
-            "        return slow(p, None, now)",
+            "        return SLOW(dev, pl, p, None, now)",
             f"    spec = {sm('egress_spec')}", "    if spec == 511:", "        return []",
             f"    {sm('egress_port')} = spec", f"    {sm('egress_spec')} = 0"]
     for f in ("enq_timestamp", "egress_global_timestamp"):
         if (STD, f) in g.attr:
             out.append(f"    {sm(f)} = now")
     out += ["    egress(p)", "    p._exit = False",
-            "    if p._clone_e2e is not None or p._recirc is not None:", "        return slow(p, spec, now)",
+            "    if p._clone_e2e is not None or p._recirc is not None:", "        return SLOW(dev, pl, p, spec, now)",
             f"    if {sm('egress_spec')} == 511:", "        return []",
             "    update_checksums(p)", "    out = deparse(p)", "    if p._trunc and len(out) > p._trunc:",
             "        out = out[:p._trunc]", "    return [(spec, out)]", ""]
@@ -404,6 +404,9 @@ def load(src: str, prog: Program, pipeline: Any) -> dict[str, Any]:
         "csum16_int": hashes.csum16_int, "_stack_push": _stack_push, "_stack_pop": _stack_pop,
         "_fmt": _fmt, "_log": logging.getLogger("p4sim.switch.program_log"), "_assert_failed": _assert_failed,
     }
+    from p4sim.switch.engine import continue_slow
+
+    ns["SLOW"] = continue_slow
     ns.update(_GEN_CONSTS.pop(id(prog), {}))
     ns["PIPELINE"] = pipeline
     code = compile(src, f"<p4sim:{prog.doc.get('program', 'program')}>", "exec")

@@ -177,7 +177,7 @@ def run(dev: Device, pl: Pipeline, port: int, frame: bytes) -> list[tuple[int, b
     fast = pl.namespace["FAST"]
     try:
         if fast is not None:
-            return fast(frame, port, dev.now_us(), lambda p, eport, now: _slow(dev, pl, p, eport, now))
+            return fast(frame, port, dev.now_us(), dev, pl)
         f = _Flow(dev, pl)
         f.ingress(f.new(frame, port, NORMAL))
         return f.out
@@ -187,7 +187,7 @@ def run(dev: Device, pl: Pipeline, port: int, frame: bytes) -> list[tuple[int, b
         return []
 
 
-def _slow(dev: Device, pl: Pipeline, p: Any, eport: int | None, now: int) -> list[tuple[int, bytes]]:
+def continue_slow(dev: Device, pl: Pipeline, p: Any, eport: int | None, now: int) -> list[tuple[int, bytes]]:
     """Continue the general flow after FAST's ingress (eport None) or egress (eport the port)."""
     f = _Flow(dev, pl)
     f.now = now

@@ -17,6 +17,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, BinaryIO
 
+from p4sim.switch.engine import run
+
 if TYPE_CHECKING:
     from p4sim.switch.device import Device
 
@@ -200,27 +202,49 @@ class PortIO:
     def _drain(self, port: int, s: socket.socket, dev: Device) -> None:
         filt = port in self._filter_outgoing
         pcap = self._pcap_in.get(port)
-        process, emit, stats = dev.process, dev.emit, dev.stats
-        buf, view = self._buf, self._view
-        for _ in range(BATCH):
-            try:
-                if filt:
-                    frame, addr = s.recvfrom(65536)
-                    if addr[2] == PACKET_OUTGOING:
-                        continue
-                else:
-                    # recv(65536) would allocate 64 KiB per frame; copy out only what arrived
-                    n = s.recv_into(buf)
-                    frame = bytes(view[:n])
-            except BlockingIOError:
-                return
-            except OSError as e:
-                if e.errno == errno.ENETDOWN:
+        buf, view, socks, lock = self._buf, self._view, self.socks, dev.lock
+        cpu = dev.cpu_port
+        rx = tx = drop = 0
+        try:
+            for _ in range(BATCH):
+                try:
+                    if filt:
+                        frame, addr = s.recvfrom(65536)
+                        if addr[2] == PACKET_OUTGOING:
+                            continue
+                    else:
+                        # recv(65536) would allocate 64 KiB per frame; copy out only what arrived
+                        n = s.recv_into(buf)
+                        frame = bytes(view[:n])
+                except BlockingIOError:
                     return
-                raise
-            stats["rx"] += 1
-            if pcap is not None:
-                pcap.write(frame)
-            out = process(port, frame)
-            if out:
-                emit(out)
+                except OSError as e:
+                    if e.errno == errno.ENETDOWN:
+                        return
+                    raise
+                rx += 1
+                if pcap is not None:
+                    pcap.write(frame)
+                with lock:
+                    pl = dev.pipeline
+                    if pl is None:
+                        continue
+                    out = run(dev, pl, port, frame)
+                for eport, data in out:
+                    sk = socks.get(eport)
+                    if sk is None or eport == cpu or eport in self._pcap_out:
+                        dev.emit([(eport, data)])  # CPU port, unknown port, or pcap: the general path
+                        continue
+                    try:
+                        sk.send(data)
+                        tx += 1
+                    except OSError as e:
+                        drop += 1
+                        if e.errno not in (errno.ENETDOWN, errno.ENXIO, errno.EAGAIN, errno.ENOBUFS,
+                                           errno.EMSGSIZE):
+                            log.warning("port %d: send failed: %s", eport, e)
+        finally:
+            st = dev.stats
+            st["rx"] += rx
+            st["tx"] += tx
+            st["drop"] += drop
