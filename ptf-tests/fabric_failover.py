@@ -29,7 +29,7 @@ class FastFailoverTest(FailoverTest):
         self.add_route("10.0.2.0/24", 1)
         self.set_version(1, 0)
         self.add_static_path(1, 0, PRIMARY)
-        self.add_static_path(1, 1, BACKUP)
+        shadow = self.add_static_path(1, 1, BACKUP)
         pkt = tcp_packet()
         self.send(1, pkt)
         testutils.verify_packet(self, routed(pkt, PRIMARY, next_hop_mac(PRIMARY), 0), PRIMARY)
@@ -39,11 +39,15 @@ class FastFailoverTest(FailoverTest):
         took = self.wait_until("failover to the backup path", lambda: self.lands_on(pkt, BACKUP),
                                DETECT_TIMEOUT)
         self.dataplane.flush()
+        rx0, shadow0 = self.read_counter("port_rx", 1), self.read_direct_counter(shadow)
         for _ in range(5):
             self.send(1, pkt)
             # The failed-over copy carries version 1, so downstream switches follow the shadow too.
             testutils.verify_packet(self, routed(pkt, BACKUP, next_hop_mac(BACKUP), 1), BACKUP)
         testutils.verify_no_other_packets(self)
+        # The resubmitted copy is not counted twice; the shadow version's entry counts it.
+        self.assertEqual(self.read_counter("port_rx", 1)[0] - rx0[0], 5)
+        self.assertEqual(self.read_direct_counter(shadow)[0] - shadow0[0], 5)
 
         self.set_port_up(PRIMARY, True)
         self.wait_until("return to the primary path", lambda: self.lands_on(pkt, PRIMARY), DETECT_TIMEOUT)

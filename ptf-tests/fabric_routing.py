@@ -102,3 +102,18 @@ class TagStripAtHostTest(FabricTest):
             self.send(2, tagged(pkt, version, hops))
             testutils.verify_packet(self, routed(pkt, 1, "00:00:0a:00:01:01", None), 1)
             testutils.verify_no_other_packets(self)
+
+
+@group("fabric")
+class FullSizeFrameTest(FabricTest):
+    """A 1514-byte frame leaves a fabric port as 1518 bytes with its tag (fabric MTU >= 1504)."""
+
+    def runTest(self) -> None:
+        self.add_route("10.0.2.0/24", 1)
+        self.add_static_path(1, 0, 2)
+        pkt = tcp_packet(pktlen=1514)
+        expected = routed(pkt, 2, next_hop_mac(2), 0)
+        self.assertEqual(len(bytes(expected)), 1518)
+        self.send(1, pkt)
+        testutils.verify_packet(self, expected, 2)
+        testutils.verify_no_other_packets(self)
