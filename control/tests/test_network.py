@@ -167,3 +167,65 @@ def test_mbb_timed_ocs_failure_leaves_traffic_on_the_shadow(bed):
         assert events.records[-1]["event"] == "procedure-error"
     finally:
         ocs.close()
+
+
+def test_mbb_without_light_stays_on_the_shadow(bed):
+    # these switches have no ports, so the probes over the new circuit can never come back
+    topo, farm, net, events = bed
+    net.install(generate_states(topo, "ecmp"))
+    ocs = instant_ocs(topo)
+    try:
+        rec = Reconfigurer(net, ocs, mode="ecmp", probe_timeout=0.3)
+        new = topo.ocs[0].circuit_maps["reconfigured"]
+        with pytest.raises(ProcedureError) as exc:
+            rec.run("mbb", new)
+        assert exc.value.step == "probe" and "no packet-in" in str(exc.value)
+        # the new paths are written, but every affected path at its ingress ToR is on version 1
+        want_new = rec.states(new)
+        for n, st in net.desired().items():
+            assert net.sessions[n].sync(st).empty
+            on_shadow = {p for p, v in st.path_versions().items() if v == 1}
+            assert on_shadow == rec_affected(rec, n, new)
+            assert [e for e in st.entries if e.table == "route"] == [e for e in want_new[n].entries
+                                                                     if e.table == "route"]
+    finally:
+        ocs.close()
+
+
+def rec_affected(rec, switch, new):
+    from control.state import affected_paths
+
+    old = rec.states(topo_initial(rec))
+    return affected_paths(rec.states(new), old, rec.addresses, rec.ingress).get(switch, set())
+
+
+def topo_initial(rec):
+    return rec.net.topo.ocs[0].circuit_maps["initial"]
+
+
+def test_lost_switch_mid_procedure_then_restored_on_the_shadow(bed):
+    topo, farm, net, events = bed
+    net.install(generate_states(topo, "ecmp"))
+    ocs = instant_ocs(topo)
+    rec = Reconfigurer(net, ocs, mode="ecmp")
+    real_set_map = ocs.set_map
+
+    def set_map_and_lose_s2(pairs, delay=None):
+        real_set_map(pairs, delay)
+        farm.procs["s2"].stop()  # the switch dies while the circuits move
+
+    ocs.set_map = set_map_and_lose_s2
+    try:
+        with pytest.raises(ProcedureError) as exc:
+            rec.run("mbb-timed", topo.ocs[0].circuit_maps["reconfigured"], hold_s=0.05)
+        assert exc.value.step == "new-paths"
+        shadow_s2 = net.sessions["s2"].desired
+        assert 1 in shadow_s2.path_versions().values()
+        farm.procs["s2"].start()
+        net.start_watch(period=0.1)
+        assert wait_until(lambda: any(r["event"] == "reconciled" and r["switch"] == "s2"
+                                      for r in events.records), 15)
+        assert net.sessions["s2"].sync(shadow_s2).empty  # restored to the shadow state, nothing stale
+    finally:
+        net.stop_watch()
+        ocs.close()
