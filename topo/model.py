@@ -118,6 +118,17 @@ class Topology:
         """Optical circuit switches by name."""
         return {o.name: o for o in self.ocs}
 
+    def attachments(self) -> dict[str, tuple[str, int, str]]:
+        """Host -> (switch, switch port, that port's MAC): the gateway MAC for the host's static ARP."""
+        smap = self.switch_map()
+        hosts = self.host_map()
+        out: dict[str, tuple[str, int, str]] = {}
+        for lk in self.links:
+            for h, sw, port in ((lk.a, lk.b, lk.b_port), (lk.b, lk.a, lk.a_port)):
+                if h in hosts and sw in smap:
+                    out[h] = (sw, port, smap[sw].ports[port])
+        return out
+
 
 def switch_mac(device_id: int, port: int) -> str:
     """The MAC of a switch port: locally administered, 02:00:<device id 16 bits>:<port 16 bits>."""

@@ -46,3 +46,10 @@ def test_load_errors(tmp_path):
     d["ocs"][0]["circuit_maps"]["x"] = [[1, 2, 3]]
     with pytest.raises(ValueError, match="circuit_maps.x circuit"):
         from_dict(d)
+
+
+def test_attachments():
+    att = fattree(4).attachments()
+    assert len(att) == 16
+    assert att["h1_0_1"] == ("e1_0", 2, "02:00:00:03:00:02")
+    assert ucd4().attachments()["h3"] == ("s3", 1, "02:00:00:03:00:01")
