@@ -432,11 +432,17 @@ def test_reconcile_keeps_state(client, switch) -> None:
     # a different JSON (same program, reformatted): state replayed into the new pipeline
     import json
 
+    switch.device.pipeline.registers["RtIngress.scratch"].write(3, 99)
+    switch.device.pipeline.counters["RtIngress.port_rx"].write(1, 5, 500)
+    old_pipeline = switch.device.pipeline
     doc = json.loads(program_files()[0].read_bytes())
     client.set_pipeline(p4r.SetForwardingPipelineConfigRequest.RECONCILE_AND_COMMIT,
                         json_bytes=json.dumps(doc).encode())
+    assert switch.device.pipeline is not old_pipeline
     got = client.read(route(0x0A000000, 8))
     assert got[0].table_entry.action.action.params[0].value == b"\x04"
+    assert switch.device.pipeline.registers["RtIngress.scratch"].read(3) == 99
+    assert switch.device.pipeline.counters["RtIngress.port_rx"].read(1) == (5, 500)
     client.set_pipeline()  # VERIFY_AND_COMMIT: fresh state
     assert client.read(p4r.Entity(table_entry=p4r.TableEntry())) == []
 

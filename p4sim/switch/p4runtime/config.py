@@ -2,8 +2,9 @@
 
 The device config is the bmv2 JSON, exactly as simple_switch_grpc takes it. RECONCILE_AND_COMMIT keeps
 the forwarding state: with the same JSON the running pipeline stays as it is; with another, the new
-pipeline is committed and the old state (members, groups, table entries and default entries, PRE
-entries) is replayed into it by name, skipping what the new program cannot hold.
+pipeline is committed and the old state (members, groups, table entries with their direct counters,
+default entries, PRE entries, counter, register and meter arrays of the same size) is replayed into
+it by name, skipping what the new program cannot hold.
 """
 
 from __future__ import annotations
@@ -100,8 +101,29 @@ def _replay(old: Pipeline, new: Pipeline) -> int:
         for e in table.entries():
             if e.is_const:
                 continue
-            skipped += _try(lambda t=target, e=e: t.insert(e.key, e.action, e.priority), target)
+            skipped += _try(lambda t=target, e=e: _copy_entry(t, e), target)
+    for name, arr in old.counters.items():
+        dst = new.counters.get(name)
+        if dst is not None and dst.size == arr.size:
+            dst.packets, dst.bytes = list(arr.packets), list(arr.bytes)
+    for name, reg in old.registers.items():
+        dst_reg = new.registers.get(name)
+        if dst_reg is not None and dst_reg.size == reg.size and dst_reg.bitwidth == reg.bitwidth:
+            dst_reg.cells = list(reg.cells)
+    for name, meter in old.meters.items():
+        dst_m = new.meters.get(name)
+        if dst_m is not None and dst_m.size == meter.size:
+            for i in range(meter.size):
+                cfg = meter.get_config(i)
+                if cfg is not None:
+                    dst_m.set_config(i, cfg)
     return skipped
+
+
+def _copy_entry(target, e) -> None:  # noqa: ANN001
+    """Insert an entry of the old pipeline into a table of the new one, with its direct counter values."""
+    new = target.insert(e.key, e.action, e.priority)
+    new.packets, new.bytes = e.packets, e.bytes
 
 
 def _try(fn, target) -> int:  # noqa: ANN001
