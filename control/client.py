@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 _CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", 256 << 20),
     ("grpc.max_receive_message_length", 256 << 20),
+    # a failed batch carries one p4.v1.Error per update in the trailers; the 16 KiB default cuts it off
+    ("grpc.max_metadata_size", 64 << 20),
 ]
 _STOP = object()
 

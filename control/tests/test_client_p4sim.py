@@ -89,6 +89,17 @@ def test_per_update_errors_from_the_switch(client):
     client.delete([r, te(table="route", match={"ipv4_dst": "10.8.0.0/16"}, action="drop")])
 
 
+def test_a_batch_past_the_table_size_reports_every_failed_update(client):
+    # the route table holds 1024: a batch of 1030 fails 6 updates, all reported (large trailers)
+    entries = [te(table="route", match={"ipv4_dst": f"10.{i // 256}.{i % 256}.0/24"}, action="drop")
+               for i in range(1030)]
+    with pytest.raises(P4RuntimeError) as exc:
+        client.insert(entries)
+    assert len(exc.value.details) == 6
+    assert {d.code_name for d in exc.value.details} == {"RESOURCE_EXHAUSTED"}
+    client.delete(entries[:1024])
+
+
 def test_backup_cannot_write_and_pipeline_is_shared(switch, client):
     with P4RuntimeClient(switch.address, device_id=1, election_id=(0, 2)) as backup:
         assert not backup.is_primary
