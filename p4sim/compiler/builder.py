@@ -77,6 +77,7 @@ class Bmv2Json:
         self.register_arrays: list[dict] = []
         self.actions: list[dict] = []
         self.action_ids: dict[str, int] = {}
+        self.action_memo: dict[str, int] = {}  # action name + bound directional arguments -> id
         self.parsers: list[dict] = []
         self.deparsers: list[dict] = []
         self.pipelines: list[dict] = []

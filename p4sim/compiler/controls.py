@@ -45,10 +45,11 @@ class BlockContext:
         if any(o.kind == "action" and o.name == ent.qname for o in self.bm.p4_objs):
             return
         home = ent.extra if ent.extra is not None else self.prog.scope
-        widths = [bit_width(self.prog.resolve(p.typ, home)) for p in ent.decl.params]
+        runtime = [p for p in ent.decl.params if not p.direction]
+        widths = [bit_width(self.prog.resolve(p.typ, home)) for p in runtime]
         annos = [a.name for a in ent.decl.annos]
         self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, w) for p, w in
-                                                                       zip(ent.decl.params, widths, strict=False)],
+                                                                       zip(runtime, widths, strict=True)],
                                          extra={"annos": annos, "decl": ent.decl}))
 
     def bind_params(self, params: list[A.Param], roles: list[Ent | None]) -> None:
@@ -75,7 +76,11 @@ class BlockContext:
                     raise CompileError(d.loc, f"{d.name}: constructor parameters of controls are not supported")
                 scope.add(d.name, DeclE("subcontrol", tent.decl, qualified(d, prefix)), d.loc)
                 return
-            info = make_instance(sl, self.bm, d, qualified(d, prefix))
+            qname = qualified(d, prefix)
+            # a control instance applied twice declares its locals twice: the externs are shared
+            info = next((i for i in self.bm.instances if i.name == qname and i.decl is d), None)
+            if info is None:
+                info = make_instance(sl, self.bm, d, qname)
             scope.add(d.name, DeclE("instance", d, info.name, info), d.loc)
         elif isinstance(d, A.VarDecl):
             ent = self.new_local(d.name, self.prog.resolve(d.typ, scope), d.loc)
@@ -114,7 +119,6 @@ class ControlLowerer(BlockContext):
         self.pipeline = {"name": pipeline, "id": len(bm.pipelines), "source_info": source_info(decl.loc, decl.name),
                          "init_table": None, "tables": [], "action_profiles": [], "conditionals": []}
         self.applied: set[str] = set()
-        self.inlined: set[str] = set()
         self.ret_target: str | None = None
         self.actions_done: dict[str, int] = {}
         self.stem = Path(decl.loc.file).stem.replace("-", "_").replace(".", "_")
@@ -135,23 +139,41 @@ class ControlLowerer(BlockContext):
         return self.pipeline
 
     # ---- actions -------------------------------------------------------------------
-    def action_id(self, ent: DeclE, loc: Any) -> int:
-        """bmv2 id of an action usable in tables (directionless parameters become runtime data)."""
+    def action_id(self, ent: DeclE, loc: Any, bound: list[A.Arg] | None = None, at: Scope | None = None) -> int:
+        """bmv2 id of an action usable in tables: directional parameters bound to the arguments given
+        in the table (`my_drop(standard_metadata)`), directionless ones become runtime data."""
         d: A.ActionDecl = ent.decl
-        if ent.qname in self.bm.action_ids:
-            return self.bm.action_ids[ent.qname]
+        directional = [p for p in d.params if p.direction]
+        if d.params[:len(directional)] != directional:
+            raise CompileError(d.loc, f"action {d.name}: directional parameters must come first")
+        bound = list(bound or [])[:len(directional)]
+        if len(bound) != len(directional):
+            raise CompileError(loc, f"action {d.name}: its directional parameters "
+                               f"{', '.join(p.name for p in directional)} need arguments in the table")
+        key = ent.qname + "(" + ", ".join(describe(a.expr) for a in bound) + ")"
+        if key in self.bm.action_memo:
+            return self.bm.action_memo[key]
         home = ent.extra if ent.extra is not None else self.prog.scope
         scope = home.child()
+        ev = StmtLowerer(at or self.scope, self.prog, self)
+        for p, a in zip(directional, bound, strict=True):
+            t = self.prog.resolve(p.typ, home)
+            v = ev.expr(a.expr, strip(t))
+            if isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)):
+                ev.coerce(v, t, a.expr.loc, f"argument {p.name}")
+                scope.add(p.name, v.ent, p.loc)
+            elif v.const is not None and p.direction == "in":
+                scope.add(p.name, ConstE(ev.coerce(v, t, a.expr.loc, f"argument {p.name}").const, t), p.loc)
+            else:
+                raise CompileError(a.expr.loc, f"argument {p.name} of {d.name} must be a variable or a constant")
         params = []
-        for i, p in enumerate(d.params):
-            if p.direction:
-                raise CompileError(p.loc, f"action {d.name}: directional parameter {p.name} cannot be bound by "
-                                   "the control plane (p4sim supports only directionless parameters in tables)")
+        for i, p in enumerate(d.params[len(directional):]):
             t = self.prog.resolve(p.typ, home)
             scope.add(p.name, RuntimeE(i, t), p.loc)
             params.append((p.name, bit_width(t)))
         prims = StmtLowerer(scope, self.prog, self).stmts(d.body.stmts)
         aid = self.bm.add_action(ent.qname, params, prims, d.loc)
+        self.bm.action_memo[key] = aid
         return aid
 
     # ---- control flow --------------------------------------------------------------
@@ -197,9 +219,6 @@ class ControlLowerer(BlockContext):
     def inline_control(self, ent: DeclE, c: A.Call, nxt: str | None, scope: Scope) -> str | None:
         """Inline a control instance's apply (as p4c's Inline pass), names prefixed by the instance."""
         cd: A.ControlDecl = ent.decl
-        if ent.qname in self.inlined:
-            raise CompileError(c.loc, f"{ent.qname}: a control instance can be applied only once")
-        self.inlined.add(ent.qname)
         if len(c.args) != len(cd.params):
             raise CompileError(c.loc, f"{cd.name}.apply takes {len(cd.params)} arguments, found {len(c.args)}")
         sc = self.prog.scope.child()

@@ -18,6 +18,8 @@ log = logging.getLogger(__name__)
 BUILTIN_INCLUDE = Path(__file__).resolve().parent.parent / "p4include"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _DIRECTIVE = re.compile(r"\s*#\s*([a-z_]+)\s*(.*)$")
+_IDENT_WORD = re.compile(r"\b[A-Za-z_][A-Za-z_0-9]*")
+_SCAN = re.compile(r'"(?:[^"\\]|\\.)*"|\b[A-Za-z_][A-Za-z_0-9]*')
 _MAX_DEPTH = 50
 
 
@@ -44,6 +46,7 @@ class Preprocessor:
 
     include_dirs: list[Path] = field(default_factory=list)
     macros: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, tuple[list[str], str]] = field(default_factory=dict)  # function-like macros
     out: list[SourceLine] = field(default_factory=list)
     _once: set[Path] = field(default_factory=set)
 
@@ -132,14 +135,21 @@ class Preprocessor:
                 shown = str(target)
             self._file(target, shown, depth + 1)
         elif name == "define":
-            m = re.match(r"([A-Za-z_][A-Za-z_0-9]*)(\(?)\s*(.*)$", arg)
+            m = re.match(r"([A-Za-z_][A-Za-z_0-9]*)(\(([^)]*)\))?\s*(.*)$", arg)
             if not m:
                 raise CompileError(loc, f"#define expects a macro name, got {arg!r}")
-            if m.group(2):
-                raise CompileError(loc, f"function-like macro {m.group(1)!r} is not supported")
-            self.macros[m.group(1)] = m.group(3).strip()
+            self.macros.pop(m.group(1), None)
+            self.functions.pop(m.group(1), None)
+            if m.group(2) is not None:  # `#define F(a, b) body`: the '(' follows the name directly
+                params = [x.strip() for x in m.group(3).split(",") if x.strip()]
+                if any(not _IDENT.fullmatch(x) for x in params):
+                    raise CompileError(loc, f"bad parameters of macro {m.group(1)!r}: {m.group(3)!r}")
+                self.functions[m.group(1)] = (params, m.group(4).strip())
+            else:
+                self.macros[m.group(1)] = m.group(4).strip()
         elif name == "undef":
             self.macros.pop(arg, None)
+            self.functions.pop(arg, None)
         elif name == "error":
             raise CompileError(loc, f"#error {arg}")
         elif name in ("warning", "pragma", "line"):
@@ -147,25 +157,44 @@ class Preprocessor:
         else:
             raise CompileError(loc, f"unknown preprocessor directive #{name}")
 
-    def _expand(self, text: str, loc: Loc, depth: int = 0) -> str:
-        if not self.macros or depth > 30:
+    def _expand(self, text: str, loc: Loc, hidden: frozenset[str] = frozenset()) -> str:
+        """Expand macros in text (not inside strings); a macro is not expanded inside itself."""
+        if not self.macros and not self.functions:
             return text
-
-        def sub(m: re.Match[str]) -> str:
-            name = m.group(0)
-            if name in self.macros:
-                return self._expand(self.macros[name], loc, depth + 1)
-            return name
-
-        # Do not expand inside string literals.
-        parts = re.split(r'("(?:[^"\\]|\\.)*")', text)
-        return "".join(p if i % 2 else _IDENT.sub(sub, p) for i, p in enumerate(parts))
+        out: list[str] = []
+        pos = 0
+        for m in _SCAN.finditer(text):
+            if m.start() < pos:  # inside the arguments of a macro call already expanded
+                continue
+            out.append(text[pos:m.start()])
+            pos = m.end()
+            word = m.group(0)
+            if word.startswith('"') or word in hidden:
+                out.append(word)
+            elif word in self.macros:
+                out.append(self._expand(self.macros[word], loc, hidden | {word}))
+            elif word in self.functions:
+                call = _macro_args(text, m.end())
+                if call is None:  # a function-like macro name without arguments stays as it is
+                    out.append(word)
+                    continue
+                args, pos = call
+                params, body = self.functions[word]
+                if len(args) != len(params) and not (not params and args == [""]):
+                    raise CompileError(loc, f"macro {word!r} takes {len(params)} arguments, found {len(args)}")
+                values = {p: self._expand(a.strip(), loc, hidden) for p, a in zip(params, args, strict=False)}
+                body = _IDENT_WORD.sub(lambda x, v=values: v.get(x.group(0), x.group(0)), body)
+                out.append(self._expand(body, loc, hidden | {word}))
+            else:
+                out.append(word)
+        out.append(text[pos:])
+        return "".join(out)
 
     def _eval(self, expr: str, loc: Loc) -> bool:
         expr = re.sub(r"defined\s*\(\s*([A-Za-z_]\w*)\s*\)|defined\s+([A-Za-z_]\w*)",
                       lambda m: "1" if (m.group(1) or m.group(2)) in self.macros else "0", expr)
         expr = self._expand(expr, loc)
-        expr = _IDENT.sub("0", expr)  # undefined identifiers are 0, as in C
+        expr = _IDENT_WORD.sub("0", expr)  # undefined identifiers are 0, as in C
         expr = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]*", r"\1", expr)
         if not re.fullmatch(r"[\sA-Fa-fxX0-9()+\-*/%<>=!&|^~?:]*", expr):
             raise CompileError(loc, f"bad #if expression {expr!r}")
@@ -175,6 +204,33 @@ class Preprocessor:
             return bool(eval(py, {"__builtins__": {}}, {}))  # noqa: S307 - digits and operators only
         except Exception:
             raise CompileError(loc, f"bad #if expression {expr!r}") from None
+
+
+def _macro_args(text: str, pos: int) -> tuple[list[str], int] | None:
+    """The arguments of a macro call whose '(' is at or after pos (spaces skipped), and the end."""
+    i = pos
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    if i >= len(text) or text[i] != "(":
+        return None
+    depth, args, cur = 0, [], []
+    for j in range(i, len(text)):
+        c = text[j]
+        if c == "(":
+            depth += 1
+            if depth == 1:
+                continue
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                args.append("".join(cur))
+                return args, j + 1
+        elif c == "," and depth == 1:
+            args.append("".join(cur))
+            cur = []
+            continue
+        cur.append(c)
+    return None
 
 
 def _strip_comments(text: str, shown: str) -> str:

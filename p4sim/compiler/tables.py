@@ -79,9 +79,11 @@ class TableLowerer:
             aent = self.sc.lookup(ar.name)
             if not isinstance(aent, DeclE) or aent.kind != "action":
                 raise CompileError(ar.loc, f"{ar.name}: not an action")
-            if ar.args:
-                raise CompileError(ar.loc, f"{ar.name}: binding action arguments in the actions list is not supported")
-            aid = c.action_id(aent, ar.loc)
+            n_dir = sum(1 for p in aent.decl.params if p.direction)
+            if len(ar.args) != n_dir:
+                raise CompileError(ar.loc, f"{ar.name}: the actions list binds only directional parameters "
+                                   f"({n_dir} here), found {len(ar.args)} arguments")
+            aid = c.action_id(aent, ar.loc, ar.args, self.sc)
             c.p4info_action(aent)
             scope = "DEFAULT_ONLY" if A.anno(ar.annos, "defaultonly") else (
                 "TABLE_ONLY" if A.anno(ar.annos, "tableonly") else "")
@@ -200,8 +202,8 @@ class TableLowerer:
             raise CompileError(ar.loc, f"{ar.name}: default action is not an action")
         if t.default_action is not None and aent.qname not in names:
             raise CompileError(ar.loc, f"default action {ar.name} is not in the actions of table {t.name}")
-        aid = c.action_id(aent, ar.loc)
         data = self._action_data(ev, aent, ar)
+        aid = c.action_id(aent, ar.loc, ar.args, self.sc)
         return ({"action_id": aid, "action_const": t.default_const, "action_data": data,
                  "action_entry_const": t.default_const}, aent.qname, t.default_const)
 
@@ -210,7 +212,9 @@ class TableLowerer:
         if len(ar.args) != len(d.params):
             raise CompileError(ar.loc, f"action {ar.name} takes {len(d.params)} arguments, found {len(ar.args)}")
         out = []
-        for p, a in zip(d.params, ar.args, strict=False):
+        for p, a in zip(d.params, ar.args, strict=True):
+            if p.direction:
+                continue  # bound at compile time, not action data
             pt = self.c.prog.resolve(p.typ, self.sc)
             v = ev.coerce(ev.expr(a.expr, strip(pt)), pt, a.expr.loc, f"argument {p.name}")
             if v.const is None:
@@ -262,7 +266,8 @@ class TableLowerer:
                 raise CompileError(en.action.loc, f"{en.action.name} is not an action of table {t.name}")
             data = self._action_data(ev, aent, en.action)
             ej = {"source_info": source_info(en.loc, "entry"), "match_key": mks,
-                  "action_entry": {"action_id": ids[names.index(aent.qname)], "action_data": data},
+                  "action_entry": {"action_id": self.c.action_id(aent, en.action.loc, en.action.args, self.sc),
+                                   "action_data": data},
                   "priority": prio}
             if en.priority is not None:
                 ej["priority"] = ev.const_int(en.priority, "a constant priority")

@@ -220,3 +220,27 @@ def test_parser_errors_reach_ingress(ether_type: int, body: bytes, code: int) ->
     out = d.process(1, bytes(Ether(src=H1, dst=H2, type=ether_type)) + body)
     assert [p for p, _ in out] == [2]
     assert Ether(out[0][1]).src == f"00:00:00:00:00:{code:02x}"
+
+
+# ---- special_ops.p4 ------------------------------------------------------------------------
+
+def test_special_ops_macros_bound_actions_and_reapplied_controls() -> None:
+    from p4sim.switch.pre import CloneSession
+    d = load("special_ops.p4")
+    d.pre.insert_session(5, CloneSession(((1, 0),)))
+    t = d.pipeline.table("ipv4_da")
+    t.insert((Lpm(0x0A000100, 24),), ActionCall("Ing.set_port", (2,)))
+    t.insert((Lpm(0x0A000200, 24),), ActionCall("Ing.do_resubmit", (0x0A000299,)))
+    t.insert((Lpm(0x0A000300, 24),), ActionCall("Ing.do_clone", (2,)))
+    assert [p for p, _ in d.process(1, udp(dst="10.0.1.1"))] == [2]
+    assert d.process(1, udp(dst="10.9.9.9")) == []                      # default my_drop(sm)
+    out = d.process(1, udp(dst="10.0.2.1"))                             # resubmitted once: port 3
+    assert [p for p, _ in out] == [3]
+    # resubmit re-parses the packet as received: the new dst is dropped, the source is refilled
+    assert (Ether(out[0][1])[IP].src, Ether(out[0][1])[IP].dst) == ("10.252.129.2", "10.0.2.1")
+    assert sorted(p for p, _ in d.process(1, udp(dst="10.0.3.1"))) == [1, 2]   # clone3 to session 5
+    frame = bytes(Ether(src=H1, dst=H2) / IP(src="10.0.0.1", dst="10.0.1.1", proto=0xFE) / (b"r" * 20))
+    out = d.process(1, frame)                                           # recirculated: port 4
+    assert [p for p, _ in out] == [4] and Ether(out[0][1])[IP].src == "10.199.86.99"
+    assert Ether(out[0][1])[IP].proto == 0xFD
+    assert d.process(1, bytes(Ether(type=0x9000) / (b"x" * 30))) == []   # direct call my_drop(sm)

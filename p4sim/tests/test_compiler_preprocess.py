@@ -30,6 +30,17 @@ def test_nested_conditionals_elif_and_strings(tmp_path: Path) -> None:
     assert texts(Preprocessor(), tmp_path / "n.p4") == [("two", 8), ('log("A stays A");', 13)]
 
 
+def test_function_like_macros(tmp_path: Path) -> None:
+    (tmp_path / "f.p4").write_text(
+        "#define K 0x10\n#define IS(sm, v) (sm.instance_type == (v))\n#define TWICE(x) ((x) + (x))\n"
+        "#define NOARGS() 7\n#define SPACED (a)\n"
+        "if (IS(standard_metadata, K)) { y = TWICE(IS(s, 2)); }\nz = NOARGS() + TWICE;\nw = SPACED;\n"
+        "#if TWICE(K) == 0x20\nok\n#endif\n")
+    assert [t for t, _ in texts(Preprocessor(), tmp_path / "f.p4")] == [
+        "if ((standard_metadata.instance_type == (0x10))) { y = (((s.instance_type == (2))) + ((s.instance_type == (2)))); }",
+        "z = 7 + TWICE;", "w = (a);", "ok"]
+
+
 def test_define_option_include_dirs_and_guards(tmp_path: Path) -> None:
     inc = tmp_path / "inc"
     inc.mkdir()
@@ -47,7 +58,7 @@ def test_define_option_include_dirs_and_guards(tmp_path: Path) -> None:
     ("#if 1\nx\n", "unterminated #if"),
     ("#endif\n", "#endif without #if"),
     ('#error "stop here"\n', '#error "stop here"'),
-    ("#define F(x) x\n", "function-like macro 'F' is not supported"),
+    ("#define F(x) x\nF(1, 2)\n", "macro 'F' takes 1 arguments, found 2"),
     ("/* open\n", "unterminated comment"),
     ("#frobnicate\n", "unknown preprocessor directive #frobnicate"),
 ])

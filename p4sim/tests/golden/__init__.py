@@ -21,6 +21,7 @@ PROGRAMS = {
     "features": ("p4sim/tests/corpus/features.p4", []),
     "externs": ("p4sim/tests/corpus/externs.p4", []),
     "parser_errors": ("p4sim/tests/corpus/parser_errors.p4", []),
+    "special_ops": ("p4sim/tests/corpus/special_ops.p4", []),
 }
 
 
