@@ -42,6 +42,7 @@ class Gen:
         self.valid: dict[str, str] = {}
         self.hfields: dict[str, list[tuple[str, int]]] = {}
         self.meta: set[str] = set()
+        self.signed: set[tuple[str, str]] = set()
         used: set[str] = set()
         for i, (h, hd) in enumerate(prog.headers.items()):
             base = san(h)
@@ -50,6 +51,7 @@ class Gen:
             used.add(base)
             self.valid[h] = f"{base}__V"
             fields = [(f, w) for f, w, _ in prog.header_types[hd["header_type"]]]
+            self.signed.update((h, f) for f, _w, sgn in prog.header_types[hd["header_type"]] if sgn)
             self.hfields[h] = fields
             if hd.get("metadata"):
                 self.meta.add(h)
@@ -96,6 +98,8 @@ class Gen:
         t = v["type"]
         val = v["value"]
         if t == "field":
+            if (val[0], val[1]) in self.signed:  # bmv2 signed fields read as two's complement values
+                return f"_tcm(p.{self.fattr(val)}, {self.fwidth(val)})"
             return f"p.{self.fattr(val)}"
         if t == "hexstr":
             return str(parse_hexstr(val))
@@ -222,7 +226,7 @@ class Gen:
             return None
         t = v.get("type")
         if t == "field":
-            return self.fwidth(v["value"])
+            return None if tuple(v["value"]) in self.signed else self.fwidth(v["value"])
         if t in ("runtime_data", "local"):
             params = self.cur_params
             i = int(v["value"])

@@ -324,3 +324,27 @@ def test_direct_meter_colours_per_entry() -> None:
     frame = (0x10).to_bytes(6, "big") + bytes(6) + b"\xff\xff" + b"x" * 20
     colours = [d.process(1, frame)[0][1][13] for _ in range(3)]
     assert colours == [0, 1, 2]
+
+
+def test_signed_fields_compare_as_twos_complement() -> None:
+    b = programs.Builder("signed")
+    b.header("h", "h_t")
+    b.doc["header_types"].append({"name": "h_t", "id": 9, "fields": [["s", 8, True], ["out", 8, False]]})
+    b.doc["parsers"] = [{"name": "parser", "id": 0, "init_state": "start", "parse_states": [
+        {"name": "start", "id": 0, "parser_ops": [{"op": "extract", "parameters": [{"type": "regular", "value": "h"}]}],
+         "transition_key": [], "transitions": [{"type": "default", "value": None, "mask": None, "next_state": None}]}]}]
+    b.doc["deparsers"] = [{"name": "deparser", "id": 0, "order": ["h"], "primitives": []}]
+    b.action("neg", [], [programs.assign(programs.F("h", "out"), programs.X(1)),
+                         programs.assign(programs.F("standard_metadata", "egress_spec"), programs.X(2))])
+    b.action("pos", [], [programs.assign(programs.F("h", "out"), programs.X(2)),
+                         programs.assign(programs.F("standard_metadata", "egress_spec"), programs.X(2))])
+    ing = b.pipeline("ingress")
+    b.pipeline("egress")
+    ing["init_table"] = "node_0"
+    ing["conditionals"].append({"name": "node_0", "id": 0, "expression": programs.E("<", programs.F("h", "s"), programs.X(0)),
+                                "true_next": "tbl_neg", "false_next": "tbl_pos"})
+    b.table(ing, "tbl_neg", [], ["neg"], "neg", const_default=True)
+    b.table(ing, "tbl_pos", [], ["pos"], "pos", const_default=True)
+    d = _dev(b.json())
+    assert d.process(1, b"\xfb\x00")[0][1] == b"\xfb\x01"  # -5 < 0
+    assert d.process(1, b"\x05\x00")[0][1] == b"\x05\x02"
