@@ -15,7 +15,7 @@ from p4sim.compiler.exprs import describe
 from p4sim.compiler.externs import make_instance
 from p4sim.compiler.program import Program, const_value, qualified
 from p4sim.compiler.tables import TableLowerer
-from p4sim.compiler.types import StackT, StructT, Type, bit_width, is_scalar, strip
+from p4sim.compiler.types import BitsT, EnumT, ErrorT, StackT, StructT, Type, bit_width, is_scalar, strip
 
 
 class BlockContext:
@@ -344,10 +344,10 @@ class ControlLowerer(BlockContext):
                 self._check_pure(child, scope)
 
     def switch(self, s: A.Switch, nxt: str | None, scope: Scope) -> str | None:
-        """A table whose next node depends on the action that ran."""
+        """A table whose next node depends on the action that ran (or an if-chain on a value)."""
         e = s.expr
         if not (isinstance(e, A.Member) and e.name == "action_run"):
-            raise CompileError(s.loc, "switch is only supported on `table.apply().action_run`")
+            return self.value_switch(s, nxt, scope)
         t = self.table_of_apply(e.expr, scope)
         if t is None:
             raise CompileError(e.loc, "switch is only supported on `table.apply().action_run`")
@@ -371,6 +371,41 @@ class ControlLowerer(BlockContext):
             if isinstance(label, A.Name):
                 targets[label.name] = nxt
         return self.tables.apply(t, {"__SWITCH__": (targets, default)}, nxt, s.loc)
+
+    def value_switch(self, s: A.Switch, nxt: str | None, scope: Scope) -> str | None:
+        """`switch (e) { 1: {..} 2: 3: {..} default: {..} }` on a bit<W>/enum value, as a chain of ifs."""
+        ev = StmtLowerer(scope, self.prog, self)
+        v = ev.expr(s.expr)
+        if not isinstance(strip(v.t), (BitsT, EnumT, ErrorT)):
+            raise CompileError(s.expr.loc, "switch expects `table.apply().action_run` or a bit<W>, enum or error "
+                               f"value, found {v.t}")
+        self._check_pure(s.expr, scope)
+        groups: list[tuple[list[A.Expr], A.Block]] = []
+        default: A.Block | None = None
+        pend: list[A.Expr] = []
+        for case in s.cases:
+            pend += case.labels
+            if case.body is None:
+                continue
+            if any(isinstance(x, A.Default) for x in pend):
+                default = case.body
+            else:
+                groups.append((pend, case.body))
+            pend = []
+        other: A.Stmt | None = default
+        for labels, body in reversed(groups):
+            cond = _or([A.Binary(x.loc, "==", s.expr, x) for x in labels], s.loc)
+            other = A.If(s.loc, cond, body, other)
+        if other is None:
+            return nxt
+        return self.complex(other, nxt, scope) if isinstance(other, A.If) else self.block(other.stmts, nxt, scope)
+
+
+def _or(terms: list[A.Expr], loc: Any) -> A.Expr:
+    acc = terms[0]
+    for t in terms[1:]:
+        acc = A.Binary(loc, "||", acc, t)
+    return acc
 
 
 def shared_storage(bm: Bmv2Json, hdr_t: Type, meta_t: Type, field_lists: dict[int, list[dict]]) -> tuple[Ent, Ent]:

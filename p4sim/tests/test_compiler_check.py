@@ -68,7 +68,7 @@ def test_enums_errors_and_serializable_enums(tmp_path: Path) -> None:
     ("t.apply();", "table t { key = { m.x: exact; } actions = { NoAction; } idle = true; }",
      "table property 'idle' is not supported"),
     ("a();", "action a() { if (m.f) { mark_to_drop(sm); } }", "conditional execution of calls inside actions"),
-    ("switch (m.x) { 1: { } }", "", "switch is only supported on `table.apply().action_run`"),
+    ("switch (m.f) { true: { } }", "", "switch expects `table.apply().action_run` or a bit<W>, enum or error"),
     ("r.read(m.x, 0);", "register<bit<16>>(4) r;", "register I.r holds bit<16>"),
     ("m.x = hash_me();", "", "hash_me: undefined name"),
     ("m.f = m.f + 1;", "", "operator + expects integers, found bool"),
@@ -127,3 +127,10 @@ def test_list_equality_and_tuple_digests(tmp_path: Path) -> None:
     d = res.p4info.digests[0]
     assert [m.bitstring.bit.bitwidth for m in d.type_spec.tuple.members] == [8, 16]
     assert res.json["learn_lists"][0]["name"] == d.preamble.name
+
+
+def test_switch_on_values_becomes_conditionals(tmp_path: Path) -> None:
+    res = build(tmp_path, "switch (hdr.h.a) { 1: 2: { m.x = 1; } 7: { m.x = 2; } default: { m.x = 3; } }")
+    conds = res.json["pipelines"][0]["conditionals"]
+    assert len(conds) == 2 and conds[0]["expression"]["value"]["op"] == "or"
+    assert sorted(p["parameters"][1]["value"] for p in prims(res)) == ["0x01", "0x02", "0x03"]
