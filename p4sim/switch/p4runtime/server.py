@@ -240,6 +240,9 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
             return cfg.get_response(self.committed, request.response_type)
         except P4RuntimeError as e:
             context.abort_with_status(simple_status(e))
+        except Exception as e:
+            log.exception("GetForwardingPipelineConfig failed")
+            context.abort_with_status(simple_status(P4RuntimeError(INTERNAL, f"internal error: {e}")))
 
     def Write(self, request, context):  # noqa: ANN001, ANN201, N802
         """Apply a batch of updates; a failed batch is UNKNOWN with one p4.v1.Error per update.
@@ -259,6 +262,10 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         except P4RuntimeError as e:
             context.abort_with_status(simple_status(e))
             return None
+        except Exception as e:
+            log.exception("Write failed")
+            context.abort_with_status(simple_status(P4RuntimeError(INTERNAL, f"internal error: {e}")))
+            return None
         results: list[P4RuntimeError | None] = []
         failed = False
         with self.device.lock:  # the batch is atomic with respect to packets
@@ -267,9 +274,11 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
                 results.append(err)
                 failed = failed or err is not None
         if failed:
-            for i, err in enumerate(results):
-                if err is not None:
-                    log.info("Write: update %d: %s", i, err)
+            bad = [(i, err) for i, err in enumerate(results) if err is not None]
+            for i, err in bad[:10]:
+                log.info("Write: update %d: %s", i, err)
+            if len(bad) > 10:
+                log.info("Write: %d more updates failed", len(bad) - 10)
             context.abort_with_status(batch_status(results))
         return p4r.WriteResponse()
 
