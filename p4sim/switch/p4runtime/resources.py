@@ -27,7 +27,9 @@ log = logging.getLogger(__name__)
 
 
 def _index(msg: p4r.Index, size: int, what: str) -> int:
-    if msg.index < 0 or msg.index >= size:
+    if msg.index < 0:
+        raise invalid(f"negative index {msg.index} of {what}")
+    if msg.index >= size:
         raise P4RuntimeError(OUT_OF_RANGE, f"index {msg.index} of {what} is not in 0..{size - 1}")
     return msg.index
 
