@@ -192,6 +192,8 @@ def _write_default(b: Binding, tb: TableBinding, utype: int, msg: EntryMsg) -> N
 def read_table_entries(b: Binding, req: p4r.TableEntry, out: list[p4r.Entity | bytes]) -> None:
     """Append the table entries a (wildcard) read request selects (as Entity messages or their bytes)."""
     if req.table_id == 0:
+        if len(req.match) or req.priority:
+            raise invalid("a read of all tables (table_id 0) cannot have a match key or a priority")
         tbs = list(b.tables.values())
     else:
         tbs = [b.table(req.table_id)]
