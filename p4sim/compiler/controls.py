@@ -205,8 +205,46 @@ class ControlLowerer(BlockContext):
         if isinstance(s, (A.Assign, A.VarDecl, A.ConstDecl, A.Empty, A.Exit)):
             return True
         if isinstance(s, A.CallStmt):
-            return self.table_of_apply(s.call, scope) is None and self.subcontrol_of_apply(s.call, scope) is None
+            return self.table_of_apply(s.call, scope) is None and self.subcontrol_of_apply(s.call, scope) is None \
+                and self.branching_action(s.call, scope) is None
         return False
+
+    def branching_action(self, c: A.Call, scope: Scope) -> DeclE | None:
+        """An action called from the apply block whose body makes calls under a condition: it is
+        inlined as control flow (tables and conditionals), since bmv2 actions cannot branch."""
+        if not isinstance(c.func, A.Name):
+            return None
+        ent = scope.lookup(c.func.name)
+        if isinstance(ent, DeclE) and ent.kind == "action" and _calls_under_if(ent.decl.body.stmts, False):
+            return ent
+        return None
+
+    def inline_action_flow(self, ent: DeclE, c: A.Call, nxt: str | None, scope: Scope) -> str | None:
+        """The body of a directly called action as part of the control flow, parameters bound."""
+        d: A.ActionDecl = ent.decl
+        if len(c.args) != len(d.params):
+            raise CompileError(c.loc, f"action {d.name} takes {len(d.params)} arguments, found {len(c.args)}")
+        if ent.extra is not None:
+            self.p4info_action(ent)
+        home = ent.extra if ent.extra is not None else self.prog.scope
+        sc = home.child()
+        ev = StmtLowerer(scope, self.prog, self)
+        for p, a in zip(d.params, c.args, strict=True):
+            t = self.prog.resolve(p.typ, home)
+            v = ev.expr(a.expr, strip(t))
+            if isinstance(v.ent, (FieldE, HeaderE, StructE, StackE, RuntimeE)):
+                ev.coerce(v, t, a.expr.loc, f"argument {p.name}")
+                sc.add(p.name, v.ent)
+            elif v.const is not None and p.direction in ("", "in"):
+                sc.add(p.name, ConstE(ev.coerce(v, t, a.expr.loc, f"argument {p.name}").const, t))
+            else:
+                raise CompileError(a.expr.loc, f"argument {p.name} of {d.name} must be a variable or a constant "
+                                   "(the action branches around calls, so it is inlined into the control)")
+        saved, self.ret_target = self.ret_target, nxt  # `return` leaves the action, not the control
+        try:
+            return self.block(d.body.stmts, nxt, sc)
+        finally:
+            self.ret_target = saved
 
     def subcontrol_of_apply(self, c: A.Call, scope: Scope) -> DeclE | None:
         """The control instance if c is `inst.apply(...)`."""
@@ -290,6 +328,9 @@ class ControlLowerer(BlockContext):
                 raise CompileError(s.loc, "return with a value in a control")
             return self.ret_target
         if isinstance(s, A.CallStmt):
+            act = self.branching_action(s.call, scope)
+            if act is not None:
+                return self.inline_action_flow(act, s.call, nxt, scope)
             sub = self.subcontrol_of_apply(s.call, scope)
             if sub is not None:
                 return self.inline_control(sub, s.call, nxt, scope)
@@ -399,6 +440,20 @@ class ControlLowerer(BlockContext):
         if other is None:
             return nxt
         return self.complex(other, nxt, scope) if isinstance(other, A.If) else self.block(other.stmts, nxt, scope)
+
+
+def _calls_under_if(stmts: list[A.Stmt], conditional: bool) -> bool:
+    """Does a call (other than a direct action call's assignments) run under a condition?"""
+    for st in stmts:
+        if isinstance(st, A.If):
+            if _calls_under_if([st.then] + ([st.other] if st.other else []), True):
+                return True
+        elif isinstance(st, A.Block):
+            if _calls_under_if(st.stmts, conditional):
+                return True
+        elif isinstance(st, (A.CallStmt, A.Exit)) and conditional:
+            return True
+    return False
 
 
 def _or(terms: list[A.Expr], loc: Any) -> A.Expr:

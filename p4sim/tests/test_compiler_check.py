@@ -67,7 +67,8 @@ def test_enums_errors_and_serializable_enums(tmp_path: Path) -> None:
     ("t.apply();", "table t { key = { m.x: lpm; m.y: lpm; } actions = { NoAction; } }", "at most one lpm key"),
     ("t.apply();", "table t { key = { m.x: exact; } actions = { NoAction; } idle = true; }",
      "table property 'idle' is not supported"),
-    ("a();", "action a() { if (m.f) { mark_to_drop(sm); } }", "conditional execution of calls inside actions"),
+    ("t.apply();", "action a() { if (m.f) { mark_to_drop(sm); } } table t { key = { m.x: exact; } actions = { a; } }",
+     "conditional execution of calls inside actions"),
     ("switch (m.f) { true: { } }", "", "switch expects `table.apply().action_run` or a bit<W>, enum or error"),
     ("r.read(m.x, 0);", "register<bit<16>>(4) r;", "register I.r holds bit<16>"),
     ("m.x = hash_me();", "", "hash_me: undefined name"),
@@ -134,3 +135,14 @@ def test_switch_on_values_becomes_conditionals(tmp_path: Path) -> None:
     conds = res.json["pipelines"][0]["conditionals"]
     assert len(conds) == 2 and conds[0]["expression"]["value"]["op"] == "or"
     assert sorted(p["parameters"][1]["value"] for p in prims(res)) == ["0x01", "0x02", "0x03"]
+
+
+def test_branching_actions_called_from_apply_become_control_flow(tmp_path: Path) -> None:
+    res = build(tmp_path, "a(3);", "action a(bit<8> v) { m.x = v; if (m.f) { mark_to_drop(sm); exit; } }")
+    ing = res.json["pipelines"][0]
+    first = next(t for t in ing["tables"] if t["name"] == ing["init_table"])
+    cond = ing["conditionals"][0]
+    assert first["base_default_next"] == cond["name"] and cond["false_next"] is None
+    ops = [p["op"] for a in res.json["actions"] if a["name"] == cond["true_next"][4:] for p in a["primitives"]]
+    assert ops == ["mark_to_drop", "exit"]
+    assert {a.preamble.name for a in res.p4info.actions} == {"I.a"}
