@@ -52,7 +52,7 @@ def stream(tb, src, dst):
                   lambda seq: udp_frame(h_src.mac, sw_port_mac, h_src.address, h_dst.address, seq))
 
 
-@pytest.mark.parametrize("procedure", ["mbb", "bbm"])
+@pytest.mark.parametrize("procedure", ["mbb", "mbb-timed", "bbm"])
 def test_reconfigure_with_traffic(bed, procedure):
     tb, net, events = bed
     s = stream(tb, "h2", "h3").start()
@@ -62,7 +62,7 @@ def test_reconfigure_with_traffic(bed, procedure):
         time.sleep(0.5)
         assert len(s.got) > 50, "no traffic before the reconfiguration"
         rec = Reconfigurer(net, tb.ocs, mode="ecmp", probe_timeout=5)
-        res = rec.run(procedure, tb.topo.ocs[0].circuit_maps["reconfigured"])
+        res = rec.run(procedure, tb.topo.ocs[0].circuit_maps["reconfigured"], hold_s=0.3)
         time.sleep(0.5)
     finally:
         s.stop()

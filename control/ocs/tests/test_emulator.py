@@ -120,3 +120,14 @@ def test_port_map_and_events(rec):
             EmulatedOcs(2, port_map={1: 1})
     finally:
         ocs.close()
+
+
+def test_measured_port_flaps_through_the_timeline_match_table_4_3():
+    # 485 circuits switched at once; each port's command-to-port-up time comes from the event log
+    from control.ocs.cli import measure_port_flaps
+    from control.ocs.delay import THESIS_TABLE_4_3, summarize
+
+    stats = summarize(measure_port_flaps(DelayModel(seed=1), 485))
+    assert stats["n"] == 485
+    for key in ("25%", "50%", "75%", "mean", "min", "max"):
+        assert stats[key] == pytest.approx(THESIS_TABLE_4_3[key], rel=0.05), key
