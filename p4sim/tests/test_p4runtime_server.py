@@ -67,7 +67,7 @@ class Client:
                      cookie: int = 0, json_bytes: bytes | None = None) -> None:
         """Push the rt_basic test program."""
         jpath, ipath = program_files()
-        req = p4r.SetForwardingPipelineConfigRequest(device_id=self.device_id, action=action)
+        req = p4r.SetForwardingPipelineConfigRequest(device_id=self.device_id, action=action, role=self.role)
         if self.election is not None:
             req.election_id.low = self.election
         req.config.p4info.CopyFrom(load_p4info(ipath))
@@ -78,7 +78,7 @@ class Client:
 
     def write(self, *updates: tuple[int, p4r.Entity]) -> None:
         """Write a batch of (update type, entity)."""
-        req = p4r.WriteRequest(device_id=self.device_id)
+        req = p4r.WriteRequest(device_id=self.device_id, role=self.role)
         if self.election is not None:
             req.election_id.low = self.election
         for utype, ent in updates:
@@ -470,3 +470,22 @@ def test_malformed_and_odd_requests_do_not_hurt_the_server(client) -> None:
     assert len(errs) == 300 and {e.canonical_code for e in errs} == {code_pb2.NOT_FOUND}
     assert errs[0].message and not errs[-1].message
     client.write((INS, route(0x0A000000, 8, DROP)))  # still serving
+
+
+def test_roles_have_their_own_primary(switch) -> None:
+    a = Client(switch.address, role="ctl")
+    assert a.arbitrate(1).arbitration.status.code == code_pb2.OK
+    b_ = Client(switch.address, role="ocs")
+    ans = b_.arbitrate(1).arbitration  # same election id, another role: no conflict
+    assert ans.status.code == code_pb2.OK and ans.role.name == "ocs"
+    c = Client(switch.address, role="ocs")
+    assert c.arbitrate(2).arbitration.status.code == code_pb2.OK
+    assert b_.next("arbitration").arbitration.status.code == code_pb2.ALREADY_EXISTS
+    a.set_pipeline()
+    with pytest.raises(grpc.RpcError) as ei:
+        b_.write((INS, route(0x0A000000, 8, DROP)))
+    assert ei.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    c.write((INS, route(0x0A000000, 8, DROP)))
+    assert {s.role for s in switch.service.arbiter.primaries()} == {"ctl", "ocs"}
+    for x in (a, b_, c):
+        x.close()
