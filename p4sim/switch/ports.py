@@ -185,19 +185,36 @@ class PortIO:
         nl_fd = self._nl.fileno()
         try:
             while not self._stop:
-                for fd, _ev in ep.poll(1.0):
+                for fd, ev in ep.poll(1.0):
                     if fd == self._wake_r:
                         return
-                    if fd == nl_fd:
-                        self._link_event()
-                        continue
-                    port = self._fd_port[fd]
-                    self._drain(port, self.socks[port], dev)
-        except Exception:
-            log.exception("port I/O loop failed")
-            raise
+                    try:
+                        if fd == nl_fd:
+                            self._link_event()
+                            continue
+                        port = self._fd_port[fd]
+                        if ev & (select.EPOLLERR | select.EPOLLHUP):
+                            self._detach(ep, fd, port, "socket error")
+                            continue
+                        self._drain(port, self.socks[port], dev)
+                    except OSError as e:
+                        # the interface went away (Mininet teardown): stop polling it, keep the rest
+                        port = self._fd_port.get(fd)
+                        if port is None:
+                            log.warning("netlink socket error: %s", e)
+                            continue
+                        self._detach(ep, fd, port, e.strerror or str(e))
         finally:
             ep.close()
+
+    def _detach(self, ep: select.epoll, fd: int, port: int, why: str) -> None:
+        """Stop reading a port whose interface failed; it counts as down."""
+        log.warning("port %d (%s): %s; no longer read", port, self.dev.ports.get(port), why)
+        try:
+            ep.unregister(fd)
+        except OSError:
+            pass
+        self.dev.set_port_status(port, False)
 
     def _drain(self, port: int, s: socket.socket, dev: Device) -> None:
         filt = port in self._filter_outgoing
@@ -219,9 +236,9 @@ class PortIO:
                 except BlockingIOError:
                     return
                 except OSError as e:
-                    if e.errno == errno.ENETDOWN:
+                    if e.errno in (errno.ENETDOWN, errno.EAGAIN):
                         return
-                    raise
+                    raise  # ENODEV, ENXIO: the interface is gone; the loop detaches the port
                 rx += 1
                 if pcap is not None:
                     pcap.write(frame)

@@ -154,3 +154,15 @@ def test_cli_errors_exit_nonzero(tmp_path: Path) -> None:
             assert proc.returncode == 1, (args, err)
             assert msg in err, (args, err)
     assert os.path.exists(bad)
+
+
+def test_interface_deleted_under_the_switch(net) -> None:  # noqa: ANN001
+    dev, hosts, pairs = net
+    subprocess.run(["ip", "link", "del", pairs[2][0]], check=True)
+    deadline = time.monotonic() + 3
+    while dev.port_up(3) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not dev.port_up(3)
+    hosts[0].send(_udp("10.0.2.7"))  # the other ports still forward
+    assert hosts[1].recv(2.0, _ours) is not None
+    assert dev._io._thread.is_alive()
