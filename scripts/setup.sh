@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 VENV=.venv
 PYTHON=${PYTHON:-python3}
 APT_PACKAGES=(
-  mininet iproute2 ethtool iperf3 tcpdump tshark procps psmisc
+  mininet iproute2 iputils-ping ethtool iperf3 tcpdump tshark procps psmisc
   python3-venv build-essential
 )
 APT_STAMP=$VENV/.apt-stamp

@@ -1,8 +1,10 @@
 """A Mininet switch node that runs a P4 switch binary (simple_switch_grpc or p4sim-switch).
 
 The binary is whatever `SWITCH` names; both take the same command line, so nothing here knows which
-one runs. The process is started in the root namespace, its output goes to a log file, and it is
-stopped by the PID this node recorded.
+one runs. The process is started in the root namespace with its output in a log file, and stopped by
+the PID this node recorded. `start()` only launches the process; `batchStartup()` (Mininet's hook,
+called once for all switches of this class) waits until every gRPC server listens, so switches boot
+in parallel.
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ from mininet.node import Switch
 log = logging.getLogger(__name__)
 
 CPU_PORT = 255
-START_TIMEOUT_S = 20.0
+START_TIMEOUT_S = 60.0
+THRIFT_BASE = 9090  # bmv2's Thrift server: one port per device
+
+
+class SwitchStartError(RuntimeError):
+    """A switch process did not come up (exited, or never listened on its gRPC port)."""
 
 
 def wait_for_port(host: str, port: int, proc: subprocess.Popen, timeout: float) -> None:
@@ -28,19 +35,27 @@ def wait_for_port(host: str, port: int, proc: subprocess.Popen, timeout: float) 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"exited with code {proc.returncode} before listening on {host}:{port}")
+            raise SwitchStartError(f"exited with code {proc.returncode} before listening on {host}:{port}")
         with socket.socket() as s:
             s.settimeout(0.2)
             if s.connect_ex((host, port)) == 0:
                 return
         time.sleep(0.05)
-    raise RuntimeError(f"not listening on {host}:{port} after {timeout:.0f} s")
+    raise SwitchStartError(f"not listening on {host}:{port} after {timeout:.0f} s")
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
-    """True when nothing listens on host:port."""
+    """True when nothing listens on host:port and it can be bound."""
     with socket.socket() as s:
-        return s.connect_ex((host, port)) != 0
+        if s.connect_ex((host, port)) == 0:
+            return False
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 class P4Switch(Switch):
@@ -57,6 +72,7 @@ class P4Switch(Switch):
         log_dir: str,
         pcap_dir: str | None = None,
         cpu_port: int = CPU_PORT,
+        start_timeout: float = START_TIMEOUT_S,
         **params,
     ) -> None:
         super().__init__(name, dpid=f"{device_id:x}", **params)
@@ -65,6 +81,7 @@ class P4Switch(Switch):
         self.device_id = device_id
         self.grpc_port = grpc_port
         self.cpu_port = cpu_port
+        self.start_timeout = start_timeout
         self.log_path = Path(log_dir) / f"{name}.log"
         self.pcap_dir = pcap_dir
         self.proc: subprocess.Popen | None = None
@@ -77,7 +94,7 @@ class P4Switch(Switch):
                 args += ["-i", f"{port}@{intf.name}"]
         args += ["--device-id", str(self.device_id)]
         # bmv2 also opens a Thrift server; give each switch its own port so several can run.
-        args += ["--thrift-port", str(9090 + self.device_id)]
+        args += ["--thrift-port", str(THRIFT_BASE + self.device_id)]
         if self.pcap_dir:
             args += ["--pcap", self.pcap_dir]
         args += [self.json_path, "--", "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}",
@@ -85,20 +102,42 @@ class P4Switch(Switch):
         return args
 
     def start(self, controllers) -> None:  # noqa: ARG002 - Mininet's signature
-        """Start the switch process and wait until its P4Runtime server listens."""
+        """Launch the switch process (batchStartup waits for it)."""
         if not port_is_free(self.grpc_port):
-            raise RuntimeError(f"{self.name}: gRPC port {self.grpc_port} is already in use")
+            raise SwitchStartError(f"{self.name}: gRPC port 127.0.0.1:{self.grpc_port} is already in use")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if self.pcap_dir:
+            Path(self.pcap_dir).mkdir(parents=True, exist_ok=True)
         cmd = self.command_line()
         log.info("%s: %s", self.name, " ".join(cmd))
         with open(self.log_path, "wb") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            except OSError as exc:
+                raise SwitchStartError(f"{self.name}: cannot run {self.switch_bin!r}: {exc.strerror}") from None
+
+    def wait_ready(self, timeout: float | None = None) -> None:
+        """Wait until the P4Runtime server listens; stop the process and raise if it does not."""
+        if self.proc is None:
+            raise SwitchStartError(f"{self.name}: not started")
         try:
-            wait_for_port("127.0.0.1", self.grpc_port, self.proc, START_TIMEOUT_S)
-        except RuntimeError as e:
+            wait_for_port("127.0.0.1", self.grpc_port, self.proc, timeout or self.start_timeout)
+        except SwitchStartError as e:
             self.stop_process()
             tail = self.log_tail()
-            raise RuntimeError(f"{self.name}: {self.switch_bin} {e}{': ' + tail if tail else ''}") from None
+            raise SwitchStartError(f"{self.name}: {self.switch_bin} {e}{': ' + tail if tail else ''}") from None
+
+    @classmethod
+    def batchStartup(cls, switches: tuple[P4Switch, ...]) -> tuple[P4Switch, ...]:  # noqa: N802 - Mininet's hook
+        """Wait for every launched switch of a batch (Mininet calls this after start())."""
+        for sw in switches:
+            sw.wait_ready()
+        return switches
+
+    @property
+    def pid_started(self) -> int | None:
+        """PID of the switch process, if running."""
+        return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
 
     def log_tail(self, lines: int = 1) -> str:
         """The last lines of the switch log, for error messages."""
@@ -112,8 +151,8 @@ class P4Switch(Switch):
         """Stop the switch process we started (by PID), escalating to SIGKILL."""
         if self.proc is None or self.proc.poll() is not None:
             return
-        self.proc.send_signal(signal.SIGTERM)
         try:
+            self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
