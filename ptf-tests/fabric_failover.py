@@ -59,8 +59,8 @@ class FastFailoverTest(FailoverTest):
 
 
 @group("fabric")
-class FailoverFromEmptyGroupTest(FailoverTest):
-    """An ECMP version whose only member's port is down (empty group) fails over as well."""
+class EcmpMemberDownTest(FailoverTest):
+    """An ECMP version whose chosen member's port is down fails over as well."""
 
     def runTest(self) -> None:
         self.add_route("10.0.2.0/24", 1)
@@ -72,7 +72,7 @@ class FailoverFromEmptyGroupTest(FailoverTest):
         testutils.verify_packet(self, routed(pkt, PRIMARY, next_hop_mac(PRIMARY), 0), PRIMARY)
         testutils.verify_no_other_packets(self)
         self.set_port_up(PRIMARY, False)
-        self.wait_until("failover from the empty group", lambda: self.lands_on(pkt, BACKUP), DETECT_TIMEOUT)
+        self.wait_until("failover from the ECMP group", lambda: self.lands_on(pkt, BACKUP), DETECT_TIMEOUT)
         self.dataplane.flush()
         self.send(1, pkt)
         testutils.verify_packet(self, routed(pkt, BACKUP, next_hop_mac(BACKUP), 1), BACKUP)

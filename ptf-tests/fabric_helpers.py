@@ -94,15 +94,21 @@ class FabricTest(P4RuntimeTest):
         return next(self._ids)
 
     def provision_ports(self, ports: list[int]) -> None:
-        """Give each port its source MAC and a liveness group with one member watching it."""
-        members, groups, entries = [], [], []
+        """Give each port its source MAC and a liveness group (p4src/README.md, port_liveness).
+
+        The `port_down` sentinel is the first member of liveness_selector, `port_up` the second;
+        each port's group holds both, with `port_up` watching the port.
+        """
+        down, up = self.new_id(), self.new_id()
+        self.insert(ActionProfileMember("liveness_selector", down, "port_down"))
+        self.insert(ActionProfileMember("liveness_selector", up, "port_up"))
+        groups, entries = [], []
         for port in ports:
-            mid, gid = self.new_id(), self.new_id()
-            members.append(ActionProfileMember("liveness_selector", mid, "port_up"))
-            groups.append(ActionProfileGroup("liveness_selector", gid, [GroupMember(mid, 1, port)]))
+            gid = self.new_id()
+            groups.append(ActionProfileGroup("liveness_selector", gid,
+                                             [GroupMember(down, 1, None), GroupMember(up, 1, port)]))
             entries.append(TableEntry("port_liveness", {"port": port}, group_id=gid))
             entries.append(TableEntry("port_mac", {"egress_port": port}, "set_smac", {"smac": port_mac(port)}))
-        self.insert(*members)
         self.insert(*groups)
         self.insert(*entries)
 
@@ -129,8 +135,13 @@ class FabricTest(P4RuntimeTest):
         self.insert(entry)
         return entry
 
-    def add_group_path(self, path_id: int, version: int, mode: str, ports: list[int]) -> TableEntry:
-        """One version of a path: a multipath group over `ports` (mode ecmp, spray_random, spray_rr)."""
+    def add_group_path(self, path_id: int, version: int, mode: str, ports: list[int],
+                       watch: bool = False) -> TableEntry:
+        """One version of a path: a multipath group over `ports` (mode ecmp, spray_random, spray_rr).
+
+        Members carry no watch port unless `watch`: port_liveness checks the chosen member's port,
+        and on bmv2 a group whose watched members are all down crashes the switch (README).
+        """
         actions = {"ecmp": "path_ecmp", "spray_random": "path_spray_random", "spray_rr": "path_spray_rr"}
         if mode not in actions:
             raise ValueError(f"multipath mode {mode!r}: expected one of {sorted(actions)}")
@@ -139,7 +150,8 @@ class FabricTest(P4RuntimeTest):
         members = [ActionProfileMember(profile, self.new_id(), "set_next_hop",
                                        {"port": p, "dmac": next_hop_mac(p)}) for p in ports]
         group = ActionProfileGroup(profile, self.new_id(),
-                                   [GroupMember(m.member_id, 1, p) for m, p in zip(members, ports, strict=True)])
+                                   [GroupMember(m.member_id, 1, p if watch else None)
+                                    for m, p in zip(members, ports, strict=True)])
         self.insert(*members)
         self.insert(group)
         self.insert(TableEntry(table, {"path_id": path_id, "version": version}, group_id=group.group_id))

@@ -19,6 +19,7 @@ struct fabric_metadata_t {
     bit<32>   spray_index;    // selector input of spray_group: random or round-robin counter
     bit<1>    next_hop_set;   // a path or group action chose the egress port
     bit<1>    port_up;        // set only by port_liveness's port_up action
+    bit<8>    liveness_pick;  // constant 1: the selector input of port_liveness (see failover.p4)
     // Kept across the fast-failover resubmit. The parser must not initialise these: it runs
     // again on the resubmitted packet, after the target has restored them.
     @field_list(FL_FAILOVER)

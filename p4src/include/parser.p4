@@ -29,6 +29,7 @@ parser FabricParser(packet_in packet,
         meta.spray_index = 0;
         meta.next_hop_set = 0;
         meta.port_up = 0;
+        meta.liveness_pick = 1;
         transition select(standard_metadata.ingress_port) {
             CPU_PORT: parse_packet_out;
             default: parse_ethernet;

@@ -4,23 +4,32 @@
 #ifndef P4SRC_INCLUDE_FABRIC_FAILOVER_P4_
 #define P4SRC_INCLUDE_FABRIC_FAILOVER_P4_
 
-    action_selector(HashAlgorithm.crc16, LIVENESS_SELECTOR_SIZE, 16) liveness_selector;
+    // Identity hash of the constant 1: the selector always takes active member 1 % n.
+    action_selector(HashAlgorithm.identity, LIVENESS_SELECTOR_SIZE, 8) liveness_selector;
 
     action port_up() {
         meta.port_up = 1;
     }
 
-    // Port status, kept by the target: one group per port, one member watching that port. PI
-    // deactivates the member when the port goes down. Whether the lookup then yields an empty
-    // group (bmv2: no action runs), a miss (NoAction), or no entry exists, port_up does not run:
-    // only a live member marks the port up. A port without a group therefore counts as down.
+    action port_down() {
+        meta.port_up = 0;
+    }
+
+    // Port status, kept by the target through watch ports. Every group holds two members: first
+    // the `port_down` sentinel (no watch port, created before any other member of the profile, so
+    // it is member 0 in both bmv2's handle order and the group's list), then `port_up` watching
+    // the port. The selector picks active member 1 % n: `port_up` while the port is up (n = 2),
+    // the sentinel once PI deactivates `port_up` (n = 1). A group never empties: bmv2 with PI
+    // divides by the number of active members (h % 0 for a group whose members are all down).
+    // A port without a group misses (NoAction): port_up does not run, so it counts as down.
     table port_liveness {
         key = {
             standard_metadata.egress_spec: exact @name("port");
-            meta.ingress_port: selector;  // one member per group: any input selects it
+            meta.liveness_pick: selector;
         }
         actions = {
             port_up;
+            port_down;
         }
         implementation = liveness_selector;
         size = PORT_TABLE_SIZE;
