@@ -1,13 +1,14 @@
 """Benchmark the p4sim switch: frames per second through the fabric program over veth pairs.
 
-One switch process (a child running p4sim's Device on two veth pairs, tables installed through the
-runtime-state API), a sender and a counting receiver in this process. The sender offers frames as fast
-as it can for --seconds; the figure is what the receiver gets from the switch per second, and the same
-count per CPU-second the switch process used (what it would do with a core to itself: the machine is
-shared with the sender, the receiver and anything else running). Needs root. Also reports the
-in-process rate (no I/O) and the runtime-state API write rate, for profiling.
+One switch process (a child running p4sim's Device on two veth pairs, the tables installed through
+the runtime-state API) and --senders sender processes that offer 64 B and 1500 B frames as fast as
+they can. The figure is what reaches the sink interface per second in the steady state (read from
+its counters), and that count per CPU-second the switch process used: the machine's cores are shared
+with the senders and with anything else running, so the second figure is what the switch does with
+a core to itself. Needs root. Also reports the in-process rate (no sockets) and the runtime-state
+API insert rate.
 
-    sudo .venv/bin/python scripts/bench_switch.py [--seconds 3] [--json build/fabric.json] [--profile]
+    sudo .venv/bin/python scripts/bench_switch.py [--seconds 3] [--json build/fabric.json] [--senders 1]
 """
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ def switch_child(json_bytes: bytes, ports: dict[int, str], ready, stop, profile:
     pstats.Stats(prof).sort_stats("tottime").print_stats(18)
 
 
-def run_veth(json_bytes: bytes, seconds: float, profile: bool) -> dict[int, tuple[float, float, float]]:
+def run_veth(json_bytes: bytes, seconds: float, profile: bool,
+             senders: int = 1) -> dict[int, tuple[float, float, float]]:
     """(fps received, frames per CPU-second of the switch process, its CPU seconds) per frame size."""
     results = {}
     with veth_pairs(2, "swb") as pairs:
@@ -117,15 +119,12 @@ def run_veth(json_bytes: bytes, seconds: float, profile: bool) -> dict[int, tupl
         try:
             if not ready.wait(60):
                 raise SystemExit("bench_switch: the switch did not start")
-            tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-            tx.bind((pairs[0][1], 0))
             for size in SIZES:
                 frames = [frame(size, i) for i in range(64)]
                 cpu0 = _cpu_seconds(child.pid)
-                fps, got = _offer(tx, pairs[1][1], frames, seconds)
+                fps, got = _offer(pairs[0][1], pairs[1][1], frames, seconds, senders)
                 cpu = _cpu_seconds(child.pid) - cpu0
                 results[size] = (fps, got / cpu if cpu > 0 else 0.0, cpu)
-            tx.close()
         finally:
             stop.set()
             child.join(30)
@@ -148,23 +147,34 @@ def _rx_packets(ifname: str) -> int:
         return int(f.read())
 
 
-def _offer(tx: socket.socket, sink: str, frames: list[bytes], seconds: float) -> tuple[float, int]:
-    """Send frames as fast as possible for `seconds`; return (frames/s that reached sink, count)."""
-    for f in frames[:8]:  # warm-up
-        tx.send(f)
-    time.sleep(0.3)
-    start = _rx_packets(sink)
-    sent = 0
-    t0 = time.perf_counter()
-    end = t0 + seconds
+def _blast(ifname: str, frames: list[bytes], seconds: float) -> None:
+    """A sender process: send frames on ifname as fast as possible for `seconds`."""
+    tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    tx.bind((ifname, 0))
+    end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         for f in frames:
             tx.send(f)
-        sent += len(frames)
-    got = _rx_packets(sink) - start  # steady state: the switch's input queue is full at both ends
+    tx.close()
+
+
+def _offer(src: str, sink: str, frames: list[bytes], seconds: float, senders: int) -> tuple[float, int]:
+    """Offer frames from `senders` processes for `seconds`; return (frames/s that reached sink, count)."""
+    _blast(src, frames[:8], 0.0)  # warm-up
+    time.sleep(0.3)
+    ctx = mp.get_context("fork")
+    procs = [ctx.Process(target=_blast, args=(src, frames, seconds + 1.0)) for _ in range(senders)]
+    for p in procs:
+        p.start()
+    time.sleep(0.5)  # ramp-up: measure the steady state, the switch's input queue full at both ends
+    start = _rx_packets(sink)
+    t0 = time.perf_counter()
+    time.sleep(seconds)
+    got = _rx_packets(sink) - start
     t1 = time.perf_counter()
+    for p in procs:
+        p.join()
     time.sleep(0.5)  # let the switch drain before the next run
-    log.info("offered %d frames (%.0f/s), received %d", sent, sent / (t1 - t0), got)
     return got / (t1 - t0), got
 
 
@@ -201,6 +211,7 @@ def main() -> int:
     ap.add_argument("--json", metavar="PROG.json", help="bmv2 JSON of the fabric (default: compile p4src/fabric.p4)")
     ap.add_argument("--seconds", type=float, default=3.0, metavar="S", help="offered-load time per size")
     ap.add_argument("--profile", action="store_true", help="cProfile the switch process")
+    ap.add_argument("--senders", type=int, default=1, metavar="N", help="sender processes (default 1)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     data = fabric_json(args.json)
@@ -210,7 +221,7 @@ def main() -> int:
     if not is_root():
         print("switch over veth: skipped (needs root)")
         return 0
-    for size, (fps, per_cpu, cpu) in run_veth(data, args.seconds, args.profile).items():
+    for size, (fps, per_cpu, cpu) in run_veth(data, args.seconds, args.profile, args.senders).items():
         print(f"switch over veth, one process  fabric  {size:5d} B: {fps:10,.0f} frames/s "
               f"({per_cpu:,.0f} frames per CPU-second of the switch; it used {cpu / args.seconds:.0%} of a core)")
     return 0
