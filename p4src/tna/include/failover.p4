@@ -3,23 +3,30 @@
 #ifndef P4SRC_TNA_INCLUDE_FAILOVER_P4_
 #define P4SRC_TNA_INCLUDE_FAILOVER_P4_
 
-    Hash<bit<16>>(HashAlgorithm_t.CRC16) liveness_hash;
+    // Same members as v1model: the port_down sentinel first, then port_up watching the port.
+    // Tofino's selector does not take the hash modulo the number of live members, so which live
+    // member the constant input picks must be checked on the target (see ../README.md).
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) liveness_hash;
     ActionProfile(LIVENESS_SELECTOR_SIZE) liveness_profile;
-    ActionSelector(liveness_profile, liveness_hash, SelectorMode_t.FAIR, 1,
+    ActionSelector(liveness_profile, liveness_hash, SelectorMode_t.FAIR, 2,
                    PORT_TABLE_SIZE) liveness_selector;
 
     action port_up() {
         meta.port_up = 1;
     }
 
-    // One group per port, one member watching it; only a live member runs port_up.
+    action port_down() {
+        meta.port_up = 0;
+    }
+
     table port_liveness {
         key = {
             ig_tm_md.ucast_egress_port: exact @name("port");
-            ig_intr_md.ingress_port: selector;
+            meta.liveness_pick: selector;
         }
         actions = {
             port_up;
+            port_down;
         }
         implementation = liveness_selector;
         size = PORT_TABLE_SIZE;

@@ -21,6 +21,7 @@ parser FabricIngressParser(packet_in packet,
         meta.spray_index = 0;
         meta.next_hop_set = 0;
         meta.port_up = 0;
+        meta.liveness_pick = 1;
         meta.failover = 0;
         transition select(ig_intr_md.resubmit_flag) {
             1: parse_resubmit;

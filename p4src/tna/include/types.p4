@@ -54,6 +54,7 @@ struct tna_ingress_metadata_t {
     bit<16>    spray_index;
     bit<1>     next_hop_set;
     bit<1>     port_up;
+    bit<8>     liveness_pick;  // constant 1: the selector input of port_liveness
     bit<1>     failover;       // this packet is the resubmitted copy
 }
 
