@@ -489,3 +489,13 @@ def test_roles_have_their_own_primary(switch) -> None:
     assert {s.role for s in switch.service.arbiter.primaries()} == {"ctl", "ocs"}
     for x in (a, b_, c):
         x.close()
+
+
+def test_busy_or_bad_address_is_a_value_error(switch) -> None:
+    from p4sim.switch.device import Device
+    from p4sim.switch.p4runtime.server import start_server
+
+    with pytest.raises(ValueError, match="cannot listen"):
+        start_server(Device(device_id=1), switch.address, 1)
+    with pytest.raises(ValueError, match="expected <ip>:<port>"):
+        start_server(Device(device_id=1), "localhost", 1)
