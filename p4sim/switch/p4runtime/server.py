@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 READ_CHUNK = 10_000  # entities per ReadResponse, to stay far below gRPC's 4 MB message limit
+STREAM_BACKLOG = 10_000  # messages waiting for a slow StreamChannel client before packet-ins are dropped
 _END = object()
 
 try:
@@ -307,7 +308,20 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
     def StreamChannel(self, request_iterator, context):  # noqa: ANN001, ANN201, N802
         """Arbitration, packet-out in, packet-in, digests and errors out."""
         q: queue.SimpleQueue = queue.SimpleQueue()
-        session = Session(send=q.put)
+        dropped = [0]
+
+        def send(msg: p4r.StreamMessageResponse) -> None:
+            # a client that stops reading must not make the switch run out of memory: packet-ins and
+            # digest lists beyond the backlog are dropped (arbitration and errors always pass)
+            if q.qsize() >= STREAM_BACKLOG and msg.WhichOneof("update") in ("packet", "digest"):
+                dropped[0] += 1
+                if dropped[0] in (1, 10, 100, 1000) or dropped[0] % 10000 == 0:
+                    log.warning("stream %d: client not reading, %d packet-ins/digests dropped", session.id,
+                                dropped[0])
+                return
+            q.put(msg)
+
+        session = Session(send=send)
         reader = threading.Thread(target=self._stream_reader, args=(session, request_iterator, q),
                                   name=f"p4rt-stream-{session.id}", daemon=True)
         reader.start()
