@@ -138,7 +138,7 @@ class StmtLowerer(ExprLowerer):
                     raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
                 return [prim("assign_header", [lv.j, rv.j], s.loc, frag)]
             if isinstance(rv.t, ListT) and isinstance(rv.const, list):
-                out = [prim("add_header", [lv.j], s.loc, frag)]
+                out = [] if lv.ent.metadata else [prim("add_header", [lv.j], s.loc, frag)]
                 return out + self._assign_members(lv.ent.type, lhs, s.rhs, rv, s)
             raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
         if isinstance(lv.ent, StructE):
@@ -210,7 +210,7 @@ class StmtLowerer(ExprLowerer):
             base = self.expr(f.expr)
             ent = base.ent
             frag = describe(c)
-            if isinstance(ent, HeaderE):
+            if isinstance(ent, HeaderE) and not ent.metadata:
                 if f.name in ("setValid", "setInvalid") and not c.args:
                     op = "add_header" if f.name == "setValid" else "remove_header"
                     return [prim(op, [base.j], c.loc, frag)]

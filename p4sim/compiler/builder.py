@@ -121,7 +121,7 @@ class Bmv2Json:
             w = bit_width(ts)
             fields.append([n, w, bool(isinstance(ts, BitsT) and ts.signed)])
             total += w
-        if total % 8:
+        if total % 8 and st.kind != "header":  # headers are checked to be whole bytes when declared
             fields.append(["_padding", 8 - total % 8, False])
         return self.header_type({"name": st.name, "fields": fields})
 
@@ -130,7 +130,7 @@ class Bmv2Json:
         ht = self.struct_header_type(st)
         self.headers.append({"name": inst, "id": len(self.headers), "header_type": ht, "metadata": metadata,
                              "pi_omit": True})
-        return HeaderE(inst, st)
+        return HeaderE(inst, st, metadata)
 
     def add_stack(self, name: str, st: StackT) -> StackE:
         """A header stack and its element instances `name[i]`."""

@@ -105,6 +105,8 @@ def make_storage(bm: Bmv2Json, name: str, t: Type) -> Ent:
         return bm.add_header(inst, ts, False)
     if isinstance(ts, StackT):
         return bm.add_stack(bm.unique(name), ts)
+    if isinstance(ts, StructT) and _flat_struct(ts):  # p4c: a metadata header per struct variable
+        return bm.add_header(bm.unique(name), ts, True)
     if isinstance(ts, StructT):
         return StructE({n: make_storage(bm, f"{name}.{n}", ft) for n, ft in ts.fields}, ts)
     raise CompileError(None, f"{name}: variables of type {t} are not supported")
@@ -464,7 +466,8 @@ def _or(terms: list[A.Expr], loc: Any) -> A.Expr:
 
 
 def shared_storage(bm: Bmv2Json, hdr_t: Type, meta_t: Type, field_lists: dict[int, list[dict]]) -> tuple[Ent, Ent]:
-    """Storage of the program's headers and user metadata (bmv2 header instances and scalars)."""
+    """Storage of the program's headers and user metadata, named as p4c does: header instances by
+    field name, scalar fields `<StructType>.<field>`, nested metadata structs as metadata headers."""
     hs = strip(hdr_t)
     if not isinstance(hs, StructT):
         raise CompileError(None, f"the headers type {hdr_t} must be a struct")
@@ -472,7 +475,7 @@ def shared_storage(bm: Bmv2Json, hdr_t: Type, meta_t: Type, field_lists: dict[in
     ms = strip(meta_t)
     if not isinstance(ms, StructT):
         raise CompileError(None, f"the metadata type {meta_t} must be a struct")
-    meta = _meta_struct(bm, ms, "userMetadata", field_lists)
+    meta = _meta_struct(bm, ms, field_lists)
     return hdr, meta
 
 
@@ -485,33 +488,44 @@ def _header_struct(bm: Bmv2Json, st: StructT, prefix: str) -> StructE:
             members[n] = bm.add_header(bm.unique(name), ts, False)
         elif isinstance(ts, StackT):
             members[n] = bm.add_stack(bm.unique(name), ts)
-        elif isinstance(ts, StructT):
+        elif isinstance(ts, StructT):  # p4c rejects this; p4sim flattens with `_`
             members[n] = _header_struct(bm, ts, name + "_")
         elif is_scalar(ts):
-            members[n] = bm.scalar(f"hdr.{name}", t)
+            members[n] = bm.scalar(f"{st.name}.{n}", t)
         else:
             raise CompileError(None, f"headers field {n} of type {t} is not supported")
     return StructE(members, st)
 
 
-def _meta_struct(bm: Bmv2Json, st: StructT, prefix: str, field_lists: dict[int, list[dict]]) -> StructE:
+def _flat_struct(ts: StructT) -> bool:
+    return all(is_scalar(strip(ft)) for _, ft in ts.fields)
+
+
+def _meta_struct(bm: Bmv2Json, st: StructT, field_lists: dict[int, list[dict]]) -> StructE:
     members: dict[str, Ent] = {}
     for n, t in st.fields:
         ts = strip(t)
-        name = f"{prefix}.{n}"
         if isinstance(ts, StructT) and ts.kind == "header":
             members[n] = bm.add_header(bm.unique(n), ts, False)
         elif isinstance(ts, StackT):
             members[n] = bm.add_stack(bm.unique(n), ts)
+        elif isinstance(ts, StructT) and _flat_struct(ts):
+            h = bm.add_header(bm.unique(n), ts, True)
+            members[n] = h
+            for fname, _ in ts.fields:
+                _field_list_annos(ts.field_annos.get(fname, []), [h.inst, fname], field_lists)
         elif isinstance(ts, StructT):
-            members[n] = _meta_struct(bm, ts, name, field_lists)
+            members[n] = _meta_struct(bm, ts, field_lists)
         else:
-            f = bm.scalar(name, t)
+            f = bm.scalar(f"{st.name}.{n}", t)
             members[n] = f
-            for a in st.field_annos.get(n, []):
-                if a.name == "field_list":
-                    for idx in a.args:
-                        if isinstance(idx, int):
-                            field_lists.setdefault(idx, []).append({"type": "field", "value": list(f.ref)})
+            _field_list_annos(st.field_annos.get(n, []), f.ref, field_lists)
     return StructE(members, st)
 
+
+def _field_list_annos(annos: list, ref: list[str], field_lists: dict[int, list[dict]]) -> None:
+    for a in annos:
+        if a.name == "field_list":
+            for idx in a.args:
+                if isinstance(idx, int):
+                    field_lists.setdefault(idx, []).append({"type": "field", "value": list(ref)})

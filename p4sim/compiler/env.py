@@ -36,6 +36,7 @@ class HeaderE(Ent):
 
     inst: str
     type: StructT
+    metadata: bool = False
 
 
 @dataclass(slots=True, eq=False)

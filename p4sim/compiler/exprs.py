@@ -81,7 +81,7 @@ class ExprLowerer:
             self.scope.get(e.func.name, e.func.loc)  # undefined names first
         if isinstance(e.func, A.Member) and e.func.name == "isValid" and not e.args:
             v = self.expr(e.func.expr)
-            if isinstance(v.ent, HeaderE):
+            if isinstance(v.ent, HeaderE) and not v.ent.metadata:
                 return V(jexpr("d2b", None, {"type": "field", "value": [v.ent.inst, "$valid$"]}), BoolT())
         raise CompileError(e.loc, f"{describe(e.func)}: this call cannot be used as a value here")
 

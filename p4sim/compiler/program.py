@@ -84,6 +84,9 @@ class Program:
                     raise CompileError(f.loc, f"{d.name}.{f.name}: only serializable enums may be header fields")
                 st.fields.append((f.name, ft))
                 st.field_annos[f.name] = f.annos
+            if d.kind == "header" and st.width() % 8:
+                raise CompileError(d.loc, f"header {d.name}: its fields total {st.width()} bits; bmv2 only supports "
+                                   "headers of a whole number of bytes")
             self.structs.append(st)
         elif isinstance(d, A.EnumDecl):
             under = None
