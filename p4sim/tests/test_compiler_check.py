@@ -84,6 +84,7 @@ def test_type_and_name_errors(tmp_path: Path, body: str, locals_: str, message: 
 @pytest.mark.parametrize(("top", "locals_", "parser", "message"), [
     ("header_union u_t { }", "", "", "header unions are not supported"),
     ("header v_t { varbit<8> v; }", "", "", "varbit fields are not supported"),
+    ("header odd_t { bit<7> v; }", "", "", "header odd_t: its fields total 7 bits"),
     ("", "", "value_set<bit<8>>(4) vs; state start { transition accept; }",
      "parser value sets (value_set) are not supported"),
     ("", "", "state start { transition nowhere; }", "transition to undefined state 'nowhere'"),

@@ -112,3 +112,13 @@ def test_key_names_follow_p4c(tmp_path: Path) -> None:
     assert res.json["pipelines"][0]["init_table"] == tables[0]["name"] != "I.t"  # computes the key first
     assert tables[0]["next_tables"] == {tables[0]["actions"][0]: "I.t"}
     assert tables[1]["key"][0]["target"] == ["scalars", "key_t_0"]
+
+
+def test_storage_names_follow_p4c(tmp_path: Path) -> None:
+    top = "struct pair_t { bit<8> a; bit<8> b; }"
+    res = build(tmp_path, "pair_t p = { 1, 2 }; bit<8> local = p.a; m.x = local;", top=top)
+    j = res.json
+    assert [f[0] for f in j["header_types"][0]["fields"]][:3] == ["m_t.x", "m_t.y", "m_t.f"]
+    meta = [h for h in j["headers"] if h["metadata"] and h["name"] not in ("scalars", "standard_metadata")]
+    assert [(h["name"], h["header_type"]) for h in meta] == [("p", "pair_t")]
+    assert "local" in [f[0] for f in j["header_types"][0]["fields"]]
