@@ -269,8 +269,11 @@ class TableLowerer:
                   "action_entry": {"action_id": self.c.action_id(aent, en.action.loc, en.action.args, self.sc),
                                    "action_data": data},
                   "priority": prio}
+            pa = A.anno(en.annos, "priority")
             if en.priority is not None:
                 ej["priority"] = ev.const_int(en.priority, "a constant priority")
+            elif pa is not None and pa.args and isinstance(pa.args[0], int):
+                ej["priority"] = pa.args[0]  # p4c's @priority(n) on an entry
             out.append(ej)
         return out
 

@@ -122,3 +122,21 @@ def test_storage_names_follow_p4c(tmp_path: Path) -> None:
     meta = [h for h in j["headers"] if h["metadata"] and h["name"] not in ("scalars", "standard_metadata")]
     assert [(h["name"], h["header_type"]) for h in meta] == [("p", "pair_t")]
     assert "local" in [f[0] for f in j["header_types"][0]["fields"]]
+
+
+def test_direct_meter_and_entry_priorities(tmp_path: Path) -> None:
+    locals_ = ("direct_meter<bit<8>>(MeterType.bytes) dm; action a() { dm.read(m.x); }"
+               " table t { key = { m.y: ternary; } actions = { a; NoAction; } meters = dm;"
+               " const entries = { @priority(7) 1 &&& 3: a(); priority = 9: 2: a(); 3: NoAction(); } }")
+    res = build(tmp_path, "t.apply();", locals_)
+    mj = res.json["meter_arrays"][0]
+    assert (mj["name"], mj["is_direct"], mj["binding"], mj["result_target"], mj["type"]) == \
+        ("I.dm", True, "I.t", ["scalars", "m_t.x"], "bytes")
+    assert res.json["pipelines"][0]["tables"][0]["direct_meters"] == "I.dm"
+    dm = res.p4info.direct_meters[0]
+    assert dm.direct_table_id == res.p4info.tables[0].preamble.id and dm.spec.unit == dm.spec.BYTES
+    assert res.p4info.tables[0].direct_resource_ids == [dm.preamble.id]
+    assert [e["priority"] for e in res.json["pipelines"][0]["tables"][0]["entries"]] == [7, 9, 3]
+    msg = error_of(tmp_path, "t.apply();", "direct_meter<bit<8>>(MeterType.bytes) dm; table t {"
+                   " key = { m.y: exact; } actions = { NoAction; } meters = dm; }")
+    assert "direct meter I.dm is never read" in msg
