@@ -1,0 +1,1 @@
+"""Experiments: runner, metrics pipeline (tshark, nstat, ss), plots and summaries."""

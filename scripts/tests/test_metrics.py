@@ -1,0 +1,71 @@
+"""Metrics on synthetic captures read back with tshark: every metric against the known outage."""
+
+import shutil
+
+import pytest
+
+from scripts.capture import parse_tshark_fields, read_tcp
+from scripts.metrics import (
+    data_flow,
+    largest_gap,
+    stream_metrics,
+    throughput_dip,
+    throughput_series,
+)
+from scripts.tests.synth import DPORT, RCV, SND, SPORT, Synth
+
+needs_tshark = pytest.mark.skipif(shutil.which("tshark") is None, reason="needs tshark (make setup)")
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory):
+    s = Synth().build()
+    return s, *s.write(tmp_path_factory.mktemp("pcap"))
+
+
+@needs_tshark
+def test_loss_gap_rto_drops(synth):
+    s, spcap, rpcap = synth
+    sender, receiver = read_tcp(spcap), read_tcp(rpcap)
+    assert data_flow(sender) == (SND, SPORT, RCV, DPORT)
+    m = stream_metrics(sender, s.t0 + s.down, receiver)
+    # 0.2 s then 0.4 s backoff: retransmissions at down+0.2 and down+0.6 (the second gets through)
+    assert s.retrans == 2
+    assert m.sent == s.sent
+    assert m.retransmissions == s.retrans
+    assert m.loss_pct == pytest.approx(100 * s.retrans / s.sent)
+    assert m.max_gap_ms == pytest.approx(400, abs=2)
+    assert m.rto_estimate == 2
+    assert m.lost_packets == 2  # the segment sent into the outage and its first retransmission
+    assert m.reordered == 0
+    assert m.throughput_dip_pct == pytest.approx(100)
+    assert m.throughput_mbps == pytest.approx(4.0, rel=0.02)  # 1000 B per 2 ms
+    assert m.rtt_ms_median == pytest.approx(0.4, abs=0.01)
+
+
+def test_largest_gap_window():
+    ts = [0.0, 0.1, 1.0, 1.05, 3.0]
+    assert largest_gap(ts).ms == pytest.approx(1950)
+    g = largest_gap(ts, 0.0, 1.02)
+    assert (round(g.ms), g.start, g.end) == (900, 0.1, 1.0)
+
+
+def test_throughput_series_and_dip():
+    class P:
+        def __init__(self, t, n, r=False):
+            self.t, self.length, self.retrans = t, n, r
+
+    data = [P(i * 0.01, 1250) for i in range(100)] + [P(0.505, 1250, True)]
+    s = throughput_series(data, 0.0, 0.1)
+    assert s[0] == (0.0, pytest.approx(1.0))
+    assert s[5][1] == pytest.approx(1.1)
+    assert throughput_series(data, 0.0, 0.1, goodput=True)[5][1] == pytest.approx(1.0)
+    assert throughput_dip([(0.0, 10.0), (0.1, 10.0), (0.2, 2.5), (0.3, 10.0)], 0.2, 1.0)[1] == pytest.approx(75)
+    with pytest.raises(ValueError, match="bin 0"):
+        throughput_series(data, 0.0, 0)
+
+
+def test_parse_tshark_fields_bad_line():
+    with pytest.raises(ValueError, match="tshark line 1"):
+        parse_tshark_fields("x\t10.0.0.1\t1\t10.0.0.2\t2\t0\t1\t0\t\t\t\t\t\t\n")
+    assert parse_tshark_fields("1.5\t\t\t\t\t\t\t\t\t\t\t\t\t\n") == []
