@@ -58,6 +58,16 @@ class Gen:
             for f, _w in fields:
                 self.attr[(h, f)] = f"{base}__{san(f)}"
         self.stacks = prog.header_stacks
+        # standard_metadata fields by name; older (P4_14-derived) programs keep some of them in
+        # intrinsic_metadata / queueing_metadata, named through field_aliases as simple_switch does
+        self.std: dict[str, str] = {f: self.attr[(STD, f)] for f, _w in self.hfields.get(STD, [])}
+        for alias, target in prog.doc.get("field_aliases", []):
+            _scope, _, name = alias.partition(".")
+            if name not in self.std and (target[0], target[1]) in self.attr:
+                self.std[name] = self.attr[(target[0], target[1])]
+        for h in ("intrinsic_metadata", "queueing_metadata"):
+            for f, _w in self.hfields.get(h, []):
+                self.std.setdefault(f, self.attr[(h, f)])
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {}
         self._n = 0
@@ -361,7 +371,7 @@ def _packet_class(g: Gen) -> list[str]:
     tmpl.update({"_b": b"", "_off": 0, "_exit": False, "_clone_i2e": None, "_clone_e2e": None,
                  "_resubmit": None, "_recirc": None, "_digest": None, "_trunc": 0})
     g.consts["TEMPLATE"] = tmpl
-    g.consts["STD_ATTRS"] = {f: g.attr[(STD, f)] for f, _w in g.hfields.get(STD, [])}
+    g.consts["STD_ATTRS"] = dict(g.std)
     g.consts["META_ATTRS"] = tuple(g.attr[(h, f)] for h in g.meta for f, _w in g.hfields[h])
     g.consts["FIELD_LISTS"] = {i: tuple(g.fattr(r) for r in refs) for i, refs in g.prog.field_lists.items()}
     g.consts["LEARN_ATTRS"] = {i: tuple(g.fattr(r) for r in ll.fields) for i, ll in g.prog.learn_lists.items()}
@@ -373,24 +383,24 @@ def _fast_path(g: Gen) -> list[str]:
     attribute names. Anything else (clone, digest, resubmit, multicast, recirculate) is handed to
     SLOW(dev, pl, p, egress_port or None, now), the general flow of p4sim.switch.engine."""
     need = ("ingress_port", "packet_length", "egress_spec", "egress_port")
-    if any((STD, f) not in g.attr for f in need):
+    if any(f not in g.std for f in need):
         return ["FAST = None", ""]
 
     def sm(f: str) -> str:
-        return f"p.{g.attr[(STD, f)]}"
+        return f"p.{g.std[f]}"
 
     out = ["def FAST(b, port, now, dev, pl):", "    p = P()", "    p._b = b", f"    {sm('ingress_port')} = port",
            f"    {sm('packet_length')} = len(b)"]
-    if (STD, "ingress_global_timestamp") in g.attr:
+    if "ingress_global_timestamp" in g.std:
         out.append(f"    {sm('ingress_global_timestamp')} = now")
-    mcast = f" or {sm('mcast_grp')}" if (STD, "mcast_grp") in g.attr else ""
+    mcast = f" or {sm('mcast_grp')}" if "mcast_grp" in g.std else ""
     out += ["    parse_fresh(p, b)", "    verify_checksums(p)", "    ingress(p)", "    p._exit = False",
             f"    if p._clone_i2e is not None or p._digest is not None or p._resubmit is not None{mcast}:",
             "        return SLOW(dev, pl, p, None, now)",
             f"    spec = {sm('egress_spec')}", "    if spec == 511:", "        return []",
             f"    {sm('egress_port')} = spec", f"    {sm('egress_spec')} = 0"]
     for f in ("enq_timestamp", "egress_global_timestamp"):
-        if (STD, f) in g.attr:
+        if f in g.std:
             out.append(f"    {sm(f)} = now")
     out += ["    egress(p)", "    p._exit = False",
             "    if p._clone_e2e is not None or p._recirc is not None:", "        return SLOW(dev, pl, p, spec, now)",

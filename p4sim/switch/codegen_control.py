@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from p4sim.switch.codegen_flow import FlowGen, Unstructured
-from p4sim.switch.codegen_parser import STD, ParserGen
+from p4sim.switch.codegen_parser import ParserGen
 from p4sim.switch.program import parse_hexstr
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class ControlGen:
 
     def std(self, f: str) -> str:
         """Attribute of standard_metadata field f."""
-        return f"p.{self.g.attr[(STD, f)]}"
+        return f"p.{self.g.std[f]}"
 
     def bind(self, kind: str, name: str, expr: str) -> str:
         """A generated global bound at load time to `expr` (evaluated with pl = the Pipeline)."""
@@ -86,7 +86,7 @@ class ControlGen:
             return [f"{ind}p.{g.valid[self._static_header(ps[0], op)]} = 0"]
         if op in ("mark_to_drop", "drop"):
             lines = [f"{ind}{self.std('egress_spec')} = {DROP_PORT}"]
-            if (STD, "mcast_grp") in g.attr:
+            if "mcast_grp" in g.std:
                 lines.append(f"{ind}{self.std('mcast_grp')} = 0")
             return lines
         if op == "no_op":
@@ -143,7 +143,7 @@ class ControlGen:
 
     def now(self) -> str:
         """Source of the current time in microseconds (the packet's ingress timestamp)."""
-        if (STD, "ingress_global_timestamp") in self.g.attr:
+        if "ingress_global_timestamp" in self.g.std:
             return self.std("ingress_global_timestamp")
         return "int(_time() * 1e6)"
 

@@ -36,7 +36,7 @@ class ParserGen:
 
     def has_std(self, f: str) -> bool:
         """True if standard_metadata has field f."""
-        return (STD, f) in self.g.attr
+        return f in self.g.std
 
     # --- parser --------------------------------------------------------------------------------
 
@@ -58,7 +58,7 @@ class ParserGen:
                 out += [f"def {name}(p, b):", "    n = len(b)", "    off = 0", "    err = 0", "    while True:"]
                 out += (body or []) + ["        break", "    p._off = off"]
                 if self.has_std("parser_error"):
-                    out.append(f"    p.{g.attr[(STD, 'parser_error')]} = err")
+                    out.append(f"    p.{g.std['parser_error']} = err")
                 out.append("")
             return out
         out = ["def parse_fresh(p, b):", "    return parse(p, b)", "",
@@ -74,7 +74,7 @@ class ParserGen:
         out.append("        break")
         out.append("    p._off = off")
         if self.has_std("parser_error"):
-            out.append(f"    p.{g.attr[(STD, 'parser_error')]} = err")
+            out.append(f"    p.{g.std['parser_error']} = err")
         out.append("")
         return out
 
@@ -419,7 +419,7 @@ class ParserGen:
                 cond = f"{cond} and {g.ex(ck['if_cond'])}"
             if ck.get("verify", True) and self.has_std("checksum_error"):
                 ver += [f"    if {cond} and {fn}(p) != p.{tattr}:",
-                        f"        p.{g.attr[(STD, 'checksum_error')]} = 1"]
+                        f"        p.{g.std['checksum_error']} = 1"]
             if ck.get("update", True):
                 w = g.fwidth(target)
                 upd += [f"    if {cond}:", f"        p.{tattr} = {fn}(p) & {(1 << w) - 1}"]

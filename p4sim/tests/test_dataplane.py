@@ -348,3 +348,29 @@ def test_signed_fields_compare_as_twos_complement() -> None:
     d = _dev(b.json())
     assert d.process(1, b"\xfb\x00")[0][1] == b"\xfb\x01"  # -5 < 0
     assert d.process(1, b"\x05\x00")[0][1] == b"\x05\x02"
+
+
+def test_p4_14_style_intrinsic_metadata_multicast() -> None:
+    """Older p4c output keeps mcast_grp/egress_rid in intrinsic_metadata (simple_switch finds them)."""
+    b = programs.Builder("p414")
+    std = next(h for h in b.doc["header_types"] if h["name"] == "standard_metadata")
+    std["fields"] = [f for f in std["fields"] if f[0] not in ("mcast_grp", "egress_rid")]
+    b.header_type("intrinsic_metadata_t", [("mcast_grp", 4), ("egress_rid", 4), ("_pad", 0)][:2])
+    b.header("intrinsic_metadata", "intrinsic_metadata_t", metadata=True)
+    b.header_type("h_t", [("a", 8)])
+    b.header("h", "h_t")
+    b.doc["parsers"] = [{"name": "parser", "id": 0, "init_state": "start", "parse_states": [
+        {"name": "start", "id": 0, "parser_ops": [{"op": "extract", "parameters": [{"type": "regular", "value": "h"}]}],
+         "transition_key": [], "transitions": [{"value": "default", "mask": None, "next_state": None}]}]}]
+    b.doc["deparsers"] = [{"name": "deparser", "id": 0, "order": ["h"]}]
+    b.action("mc", [], [programs.assign(programs.F("intrinsic_metadata", "mcast_grp"), programs.X(3))])
+    b.action("rid", [], [programs.assign(programs.F("h", "a"), programs.F("intrinsic_metadata", "egress_rid"))])
+    ing = b.pipeline("ingress")
+    eg = b.pipeline("egress")
+    ing["init_table"] = "t"
+    eg["init_table"] = "e"
+    b.table(ing, "t", [], ["mc"], "mc", const_default=True)
+    b.table(eg, "e", [], ["rid"], "rid", const_default=True)
+    d = _dev(b.json())
+    d.pre.insert_group(3, [(2, 5), (3, 6)])
+    assert sorted(d.process(1, b"\x00")) == [(2, b"\x05"), (3, b"\x06")]
