@@ -129,11 +129,12 @@ def run_emulator(args: argparse.Namespace) -> int:
 
         client = P4RuntimeClient(args.dataplane, device_id=args.device_id, election_id=(0, args.election_id))
         client.connect()
-        if args.p4info and args.config:
+        config = Path(args.config).read_bytes() if args.p4info and args.config else None
+        if config is not None:
             client.set_pipeline_files(args.p4info, args.config)
         elif client.get_pipeline() is None:
             raise ValueError(f"ocs switch {args.dataplane}: has no pipeline; expected --p4info and --config")
-        circuits = P4RuntimeCircuits(client)
+        circuits = P4RuntimeCircuits(client, config)
         circuits.clear_all()
     links = IpLinkControl(parse_link_specs(args.link)) if args.link else None
     ocs = EmulatedOcs(args.ports, delay, circuits, links, port_map, on_event)
@@ -148,6 +149,8 @@ def run_emulator(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     server.start()
+    if circuits is not None:
+        circuits.watch(stop)
     if runner is not None:
         runner.start()
     print(f"ocs-emulator: {args.ports}x{args.ports} listening on {host}:{server.port} "

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from control.client import P4RuntimeClient, wildcard
 from control.entities import TableEntry
+from control.errors import P4RuntimeError
 from control.proto import p4r
 
 log = logging.getLogger(__name__)
@@ -24,12 +25,49 @@ def circuit_entry(in_port: int, out_port: int) -> TableEntry:
 class P4RuntimeCircuits:
     """Writes circuits as `circuit` entries of an `ocs` switch over P4Runtime (dark = no entry)."""
 
-    def __init__(self, client: P4RuntimeClient) -> None:
+    def __init__(self, client: P4RuntimeClient, config: bytes | None = None) -> None:
         if client.schema is None:
             raise ValueError("P4Runtime client has no schema: expected the ocs pipeline to be set or fetched")
         self.client = client
+        self.config = config  # the ocs device config, to push again to a switch that restarted
+        self._schema = client.schema
         self._installed: dict[int, int] = {}
         self._lock = threading.Lock()
+        self.resyncs = 0
+
+    def resync(self, timeout: float = 2.0) -> bool:
+        """After a lost connection: reconnect, re-push the pipeline if it is gone, rewrite every circuit."""
+        with self._lock:
+            if self.client.connected:
+                return False
+            self.client.connect(timeout)
+            if self.client.get_pipeline() is None:
+                if self.config is None:
+                    raise ValueError("ocs switch lost its pipeline: expected --p4info/--config to push it again")
+                self.client.set_pipeline(self._schema, self.config)
+            held = self.client.read([wildcard(self.client.schema, "table_entry", CIRCUIT_TABLE)])
+            if held:
+                self.client.write([p4r.Update(type=p4r.Update.DELETE, entity=e) for e in held])
+            if self._installed:
+                self.client.insert([circuit_entry(i, o) for i, o in sorted(self._installed.items())])
+            self.resyncs += 1
+            log.info("ocs switch resynced: %d circuits rewritten", len(self._installed))
+            return True
+
+    def watch(self, stop: threading.Event, period: float = 0.5) -> threading.Thread:
+        """Resync in a background thread whenever the connection is lost, until `stop` is set."""
+
+        def loop() -> None:
+            while not stop.wait(period):
+                if not self.client.connected:
+                    try:
+                        self.resync()
+                    except Exception as exc:  # keep trying: the switch may still be restarting
+                        log.debug("ocs switch resync failed: %s", exc)
+
+        t = threading.Thread(target=loop, name="ocs-dataplane-watch", daemon=True)
+        t.start()
+        return t
 
     def clear_all(self) -> None:
         """Delete every `circuit` entry the switch holds (start dark)."""
@@ -40,21 +78,27 @@ class P4RuntimeCircuits:
             self._installed.clear()
 
     def set_circuit(self, in_port: int, out_port: int) -> None:
-        """INSERT, or MODIFY when the input already has a circuit."""
+        """INSERT, or MODIFY when the input already has a circuit (kept for resync if the switch is away)."""
         with self._lock:
-            entry = circuit_entry(in_port, out_port)
-            if in_port in self._installed:
-                self.client.modify([entry])
-            else:
-                self.client.insert([entry])
+            had = in_port in self._installed
             self._installed[in_port] = out_port
+            entry = circuit_entry(in_port, out_port)
+            self._write(lambda: self.client.modify([entry]) if had else self.client.insert([entry]))
 
     def clear_circuit(self, in_port: int) -> None:
         """DELETE the input's entry, if any, so its frames hit `dark()`."""
         with self._lock:
             out = self._installed.pop(in_port, None)
             if out is not None:
-                self.client.delete([circuit_entry(in_port, out)])
+                self._write(lambda: self.client.delete([circuit_entry(in_port, out)]))
+
+    def _write(self, fn) -> None:
+        try:
+            fn()
+        except P4RuntimeError:
+            if self.client.connected:
+                raise
+            log.warning("ocs switch unreachable: the circuit is written when it is back")
 
     def installed(self) -> dict[int, int]:
         """What this writer believes the table holds."""

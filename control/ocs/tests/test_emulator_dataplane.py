@@ -142,3 +142,41 @@ def test_emulator_drives_the_ocs_switch(tmp_path, veths):
         sw.stop()
     kinds = [json.loads(x)["event"] for x in events.read_text().splitlines()]
     assert kinds.count("command") == 2 and "port-down" in kinds and kinds.count("port-up") >= 4
+
+
+def test_circuits_come_back_after_the_ocs_switch_restarts(tmp_path):
+    from control.ocs.dataplane import P4RuntimeCircuits
+    from control.ocs.delay import DelayModel
+    from control.ocs.emulator import EmulatedOcs
+    from control.switch import Pipeline
+
+    js, info = compile_ocs(tmp_path)
+    pipe = Pipeline.load("ocs", info, js)
+    sw = SwitchProcess(device_id=1).start()
+    client = P4RuntimeClient(sw.address, device_id=1, timeout=3)
+    stop = __import__("threading").Event()
+    try:
+        client.connect()
+        client.set_pipeline(pipe.schema, pipe.config)
+        circuits = P4RuntimeCircuits(client, pipe.config)
+        circuits.watch(stop, period=0.1)
+        ocs = EmulatedOcs(4, DelayModel.instant(), circuits)
+        try:
+            ocs.connect(duplex_pairs([(1, 2)], 4))
+            assert ocs.wait_settled(2)
+            sw.stop()
+            ocs.connect(duplex_pairs([(3, 4)], 4))  # while the switch is down
+            assert ocs.wait_settled(2)
+            sw.start()
+            deadline = time.monotonic() + 15
+            while circuits.resyncs == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            got = sorted(str(e) for e in client.read_entities([wildcard(client.schema, "table_entry")]))
+            assert got == [f"circuit ingress_port={a} -> cross_connect(port={b})"
+                           for a, b in ((1, 2), (2, 1), (3, 4), (4, 3))]
+        finally:
+            ocs.close()
+    finally:
+        stop.set()
+        client.close()
+        sw.stop()
