@@ -355,7 +355,7 @@ def test_p4_14_style_intrinsic_metadata_multicast() -> None:
     b = programs.Builder("p414")
     std = next(h for h in b.doc["header_types"] if h["name"] == "standard_metadata")
     std["fields"] = [f for f in std["fields"] if f[0] not in ("mcast_grp", "egress_rid")]
-    b.header_type("intrinsic_metadata_t", [("mcast_grp", 4), ("egress_rid", 4), ("_pad", 0)][:2])
+    b.header_type("intrinsic_metadata_t", [("mcast_grp", 4), ("egress_rid", 4)])
     b.header("intrinsic_metadata", "intrinsic_metadata_t", metadata=True)
     b.header_type("h_t", [("a", 8)])
     b.header("h", "h_t")
