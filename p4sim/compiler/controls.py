@@ -362,12 +362,12 @@ class ControlLowerer(BlockContext):
             if t is not None:
                 hit_next, miss_next = (then, other) if (cond.name == "hit") != negate else (other, then)
                 return self.tables.apply(t, {"__HIT__": hit_next, "__MISS__": miss_next}, nxt, s.loc)
+        self._check_pure(s.cond, scope)
         ev = StmtLowerer(scope, self.prog, self)
         v = ev.expr(s.cond)
         j = ev.cond(v, s.cond.loc)
         if v.const is not None:
             return then if v.const else other
-        self._check_pure(s.cond, scope)
         name = self.bm.unique(f"node_{self.bm.node_count}")
         self.bm.node_count += 1
         self.pipeline["conditionals"].append({
@@ -376,13 +376,13 @@ class ControlLowerer(BlockContext):
         return name
 
     def _check_pure(self, e: A.Expr, scope: Scope) -> None:
-        if isinstance(e, A.Call):
-            if not (isinstance(e.func, A.Member) and e.func.name == "isValid"):
-                if self.table_of_apply(e.func.expr if isinstance(e.func, A.Member) else e, scope) or \
-                        (isinstance(e.func, A.Member) and isinstance(e.func.expr, A.Call)):
-                    raise CompileError(e.loc, "table application inside a complex condition is not supported "
-                                       "(use `if (t.apply().hit)` alone)")
-        for child in (getattr(e, "left", None), getattr(e, "right", None), getattr(e, "expr", None)):
+        """A table application may only be a whole condition (`if (t.apply().hit)`), as in p4c."""
+        if isinstance(e, A.Member) and e.name in ("hit", "miss", "action_run") and \
+                self.table_of_apply(e.expr, scope) is not None:
+            raise CompileError(e.loc, "table application inside a larger condition is not supported "
+                               "(use `if (t.apply().hit)` alone)")
+        for child in (getattr(e, "left", None), getattr(e, "right", None), getattr(e, "expr", None),
+                      getattr(e, "cond", None), getattr(e, "then", None), getattr(e, "other", None)):
             if isinstance(child, A.Expr):
                 self._check_pure(child, scope)
 
@@ -417,12 +417,12 @@ class ControlLowerer(BlockContext):
 
     def value_switch(self, s: A.Switch, nxt: str | None, scope: Scope) -> str | None:
         """`switch (e) { 1: {..} 2: 3: {..} default: {..} }` on a bit<W>/enum value, as a chain of ifs."""
+        self._check_pure(s.expr, scope)
         ev = StmtLowerer(scope, self.prog, self)
         v = ev.expr(s.expr)
         if not isinstance(strip(v.t), (BitsT, EnumT, ErrorT)):
             raise CompileError(s.expr.loc, "switch expects `table.apply().action_run` or a bit<W>, enum or error "
                                f"value, found {v.t}")
-        self._check_pure(s.expr, scope)
         groups: list[tuple[list[A.Expr], A.Block]] = []
         default: A.Block | None = None
         pend: list[A.Expr] = []

@@ -134,7 +134,7 @@ def build_p4info(bm: Bmv2Json, annotated_ids: dict[tuple[str, str], int]) -> p4i
         bykind[kind].sort(key=lambda o: o.id or 0)
     for o in bykind.get("action", []):
         am = info.actions.add()
-        pre(am, o, [f"@{a}" for a in o.extra.get("annos", []) if a in ("noWarn",)][:0])
+        pre(am, o)
         for i, (pname, w) in enumerate(o.params, 1):
             pm = am.params.add()
             pm.id, pm.name, pm.bitwidth = i, pname, w

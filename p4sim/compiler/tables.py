@@ -99,7 +99,7 @@ class TableLowerer:
         if t.entries is not None:
             size = len(t.entries)  # as p4c: a table with entries is sized to them
         size = size or DEFAULT_SIZE
-        info = P4InfoTable(ent.qname, p4keys, refs, size, const_default_action_name(const_default, default_name))
+        info = P4InfoTable(ent.qname, p4keys, refs, size, default_name if const_default else None)
         info.annos = [a.name for a in t.annos]
         tj: dict = {"name": ent.qname, "id": self._next_id(), "source_info": source_info(t.loc, t.name),
                     "key": keys, "match_type": match_type, "type": "simple", "max_size": size,
@@ -358,8 +358,3 @@ def key_expr_name(e: A.Expr) -> str | None:
         left, right = key_expr_name(e.left), key_expr_name(e.right)
         return None if left is None or right is None else f"{left} & {right}"
     return None
-
-
-def const_default_action_name(is_const: bool, name: str) -> str | None:
-    """The const default action's name, when the default is const."""
-    return name if is_const else None
