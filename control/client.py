@@ -35,7 +35,9 @@ _STOP = object()
 class Encodable(Protocol):
     """Anything that encodes itself into a p4r.Entity with a schema (control.entities, control.resources)."""
 
-    def to_proto(self, schema: P4Schema) -> p4r.Entity: ...
+    def to_proto(self, schema: P4Schema) -> p4r.Entity:
+        """Encode with the widths and ids of `schema`."""
+        ...
 
 
 EntityLike = Encodable | p4r.Entity

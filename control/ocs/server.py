@@ -95,31 +95,40 @@ class Session:
             raise ScpiError(scpi.SETTINGS_CONFLICT, str(exc)) from None
 
     def idn(self, params: str) -> str:
+        """*IDN?: identification."""
         return IDN.format(size=self.ocs.size)
 
     def opc_query(self, params: str) -> str:
+        """*OPC?: 1 once the mirrors have moved."""
         self.ocs.wait_complete()
         return "1"
 
     def opc(self, params: str) -> None:
+        """*OPC: accepted (operations complete synchronously)."""
         return None
 
     def rst(self, params: str) -> None:
+        """*RST: disconnect everything at once."""
         self.ocs.reset()
 
     def cls(self, params: str) -> None:
+        """*CLS: clear this session's error queue."""
         self.errors.clear()
 
     def add(self, params: str) -> None:
+        """:OXC:SWITch:CONNect:ADD."""
         self._apply(self.ocs.connect, self._pairs(params))
 
     def subtract(self, params: str) -> None:
+        """:OXC:SWITch:CONNect:SUBtract."""
         self._apply(self.ocs.disconnect, self._pairs(params))
 
     def only(self, params: str) -> None:
+        """:OXC:SWITch:CONNect:ONLY."""
         self._apply(self.ocs.set_map, self._pairs(params))
 
     def disconnect_all(self, params: str) -> None:
+        """:OXC:SWITch:DISConnect:ALL."""
         self.ocs.disconnect_all()
 
     def _port(self, params: str) -> int:
@@ -129,19 +138,24 @@ class Session:
         return port
 
     def port_query(self, params: str) -> str:
+        """:OXC:SWITch:CONNect:PORT? P: the connected port, 0 when none."""
         return str(self.ocs.peer(self._port(params)))
 
     def state_query(self, params: str) -> str:
+        """:OXC:SWITch:CONNect:STATe?: (@ins),(@outs)."""
         conns = self.ocs.query()
         return scpi.format_channel_lists(list(conns), list(conns.values()))
 
     def size_query(self, params: str) -> str:
+        """:OXC:SWITch:SIZE?: N,N."""
         return f"{self.ocs.size},{self.ocs.size}"
 
     def port_state_query(self, params: str) -> str:
+        """:OXC:SWITch:PORT:STATe? P (emulator extension): 1 when light is through."""
         return "1" if self.ocs.port_status(self._port(params)).light else "0"
 
     def error_query(self, params: str) -> str:
+        """:SYSTem:ERRor?: the oldest queued error."""
         return self.pop_error()
 
 
@@ -168,6 +182,7 @@ class _Handler(socketserver.StreamRequestHandler):
     server: ScpiServer
 
     def handle(self) -> None:
+        """Serve one client connection line by line."""
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         session = Session(self.server.ocs)
         peer = self.client_address
