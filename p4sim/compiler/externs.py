@@ -260,11 +260,15 @@ def instance_method(sl: StmtLowerer, info: InstInfo, method: str, c: A.Call) -> 
             raise CompileError(loc, f"{info.kind}.{method} takes {n} arguments, found {len(args)}")
 
     def index(e: A.Expr) -> dict:
+        # v1model's index type parameter I: bit<32> by convention, any unsigned width accepted
         v = sl.expr(e, idx)
-        if isinstance(strip(v.t), BitsT) and strip(v.t).width != 32 and v.const is None:
-            raise CompileError(e.loc, f"width mismatch: index has type {v.t}, expected bit<32> (cast it)")
-        if v.const is not None:
+        t = strip(v.t)
+        if v.const is not None and isinstance(v.const, int) and not isinstance(v.const, bool):
+            if v.const < 0:
+                raise CompileError(e.loc, f"index {v.const} is negative")
             return hexstr(v.const, 32)
+        if not isinstance(t, BitsT) or t.signed:
+            raise CompileError(e.loc, f"index has type {v.t}, expected bit<W>")
         return v.j
 
     if info.kind == "counter" and method == "count":

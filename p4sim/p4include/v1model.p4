@@ -49,10 +49,10 @@ enum MeterType {
     bytes
 }
 
-/* Indexed counter array. */
-extern counter {
+/* Indexed counter array; the index type I is usually bit<32> (`counter(...)` without type argument). */
+extern counter<I> {
     counter(bit<32> size, CounterType type);
-    void count(in bit<32> index);
+    void count(in I index);
 }
 
 /* Counter attached to the entries of one table. */
@@ -62,9 +62,9 @@ extern direct_counter {
 }
 
 /* Indexed two-rate three-color meter array (color result: 0 green, 1 yellow, 2 red). */
-extern meter {
+extern meter<I> {
     meter(bit<32> size, MeterType type);
-    void execute_meter<T>(in bit<32> index, out T result);
+    void execute_meter<T>(in I index, out T result);
 }
 
 /* Meter attached to the entries of one table. */
@@ -74,10 +74,10 @@ extern direct_meter<T> {
 }
 
 /* Indexed state read and written by the data plane. */
-extern register<T> {
+extern register<T, I> {
     register(bit<32> size);
-    void read(out T result, in bit<32> index);
-    void write(in bit<32> index, in T value);
+    void read(out T result, in I index);
+    void write(in I index, in T value);
 }
 
 /* Shared action data for the entries of a table. */

@@ -149,3 +149,13 @@ def test_branching_actions_called_from_apply_become_control_flow(tmp_path: Path)
     ops = [p["op"] for a in res.json["actions"] if a["name"] == cond["true_next"][4:] for p in a["primitives"]]
     assert ops == ["mark_to_drop", "exit"]
     assert {a.preamble.name for a in res.p4info.actions} == {"I.a"}
+
+
+def test_v1model_index_type_parameters(tmp_path: Path) -> None:
+    res = build(tmp_path, "c.count(sm.ingress_port); r.write(hdr.h.a[3:0], m.x); c2.count((bit<32>)m.x);",
+                "counter<bit<9>>(512, CounterType.packets) c; register<bit<8>, bit<4>>(16) r;"
+                " counter(4, CounterType.bytes) c2;")
+    ops = [(p["op"], p["parameters"][1]) for p in prims(res)]
+    assert ops[0] == ("count", {"type": "field", "value": ["standard_metadata", "ingress_port"]})
+    assert ops[1][0] == "register_write" and ops[2][0] == "count"
+    assert [r.size for r in res.p4info.registers] == [16] and len(res.p4info.counters) == 2
