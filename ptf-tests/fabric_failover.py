@@ -97,3 +97,30 @@ class BothVersionsDownTest(FailoverTest):
         self.send(1, pkt)
         testutils.verify_packet(self, routed(pkt, PRIMARY, next_hop_mac(PRIMARY), 0), PRIMARY)
         testutils.verify_no_other_packets(self)
+
+
+@group("fabric")
+class PortFlapTest(FailoverTest):
+    """After its link goes down and up again, a port receives and sends again (OCS dark periods)."""
+
+    def runTest(self) -> None:
+        self.add_host("10.0.1.1/32", 1, "00:00:0a:00:01:01")
+        self.add_host("10.0.2.2/32", BACKUP, next_hop_mac(BACKUP))
+        into = tcp_packet(ip_src="10.0.2.2", ip_dst="10.0.1.1", eth_src=next_hop_mac(BACKUP))
+        out = tcp_packet()
+        for _ in range(2):
+            self.set_port_up(BACKUP, False)
+            self.set_port_up(BACKUP, True)
+            self.wait_until("port sends after the flap", lambda: self.lands_on(out, BACKUP), DETECT_TIMEOUT)
+
+            def received() -> bool:
+                self.dataplane.flush()
+                self.send(BACKUP, into)
+                got = self.collect(timeout=0.3, limit=1)
+                return bool(got) and got[0][0] == 1
+
+            self.wait_until("port receives after the flap", received, DETECT_TIMEOUT)
+        self.dataplane.flush()
+        self.send(BACKUP, into)
+        testutils.verify_packet(self, routed(into, 1, "00:00:0a:00:01:01", None), 1)
+        testutils.verify_no_other_packets(self)

@@ -21,6 +21,7 @@ import logging
 import subprocess
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import ptf
@@ -192,10 +193,9 @@ class P4RuntimeTest(BaseTest):
         iface = self.switch_ifaces.get(port)
         if iface is None:
             self.skipTest(f"port {port} has no switch interface in the 'ifaces' test param")
-        subprocess.run(["ip", "link", "set", "dev", iface, "up" if up else "down"], check=True)
+        _link(iface, up)
         if not up:
-            self._undo.append((f"port {port} up", lambda: subprocess.run(
-                ["ip", "link", "set", "dev", iface, "up"], check=True)))
+            self._undo.append((f"port {port} up", lambda: _link(iface, True)))
 
     # -- data plane -----------------------------------------------------------------------------
 
@@ -222,6 +222,18 @@ class P4RuntimeTest(BaseTest):
                 self.fail(f"{what}: not true after {timeout:.1f} s")
             time.sleep(interval)
         return time.monotonic() - start
+
+
+def _link(iface: str, up: bool, timeout: float = 5.0) -> None:
+    """Set a link up or down and wait until the kernel reports that operational state."""
+    subprocess.run(["ip", "link", "set", "dev", iface, "up" if up else "down"], check=True)
+    want = "up" if up else "down"
+    state = Path(f"/sys/class/net/{iface}/operstate")
+    deadline = time.monotonic() + timeout
+    while state.read_text().strip() != want:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{iface}: operstate {state.read_text().strip()!r} after {timeout} s; expected {want}")
+        time.sleep(0.02)
 
 
 def counts_by_port(packets: Iterable[tuple[int, bytes]]) -> dict[int, int]:
