@@ -20,6 +20,14 @@ STD_META = [
 ]
 
 
+def id_annotation(annos: list[Any]) -> int | None:
+    """The value of an @id annotation, if any."""
+    for a in annos:
+        if a.name == "id" and a.args and isinstance(a.args[0], int):
+            return a.args[0]
+    return None
+
+
 def source_info(loc: Loc | None, fragment: str) -> dict:
     """bmv2 source_info object."""
     if loc is None:
@@ -42,6 +50,7 @@ class P4InfoTable:
     idle_timeout: bool = False
     annos: list[str] = field(default_factory=list)
     id: int | None = None
+    fixed_id: int | None = None  # from @id
 
 
 @dataclass(slots=True)
@@ -55,6 +64,7 @@ class P4InfoObj:
     size: int = 0
     unit: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    fixed_id: int | None = None  # from @id
 
 
 class Bmv2Json:

@@ -21,7 +21,7 @@ from p4sim.compiler.p4info import build_p4info, controller_headers, to_text
 from p4sim.compiler.parser import parse
 from p4sim.compiler.parsers import ChecksumLowerer, DeparserLowerer, ParserLowerer
 from p4sim.compiler.preprocess import Preprocessor
-from p4sim.compiler.program import Program, qualified
+from p4sim.compiler.program import Program
 from p4sim.compiler.types import EnumT, StructT
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ def lower(prog: Program, program_file: str) -> Result:
     ChecksumLowerer(prog, bm, blocks["ComputeChecksum"], shared).run([hdr, meta], verify=False)
     DeparserLowerer(prog, bm, blocks["Deparser"], shared).run([hdr])
     _set_result_target(bm)
-    info = build_p4info(bm, annotated_ids(prog))
+    info = build_p4info(bm)
     return Result(bm.document(), info)
 
 
@@ -97,29 +97,6 @@ def _set_result_target(bm: Bmv2Json) -> None:
                 raise CompileError(info.decl.loc, f"direct meter {info.name} is never read: "
                                    "call read(result) in an action of its table")
             info.json["result_target"] = list(info.result_target)
-
-
-def annotated_ids(prog: Program) -> dict[tuple[str, str], int]:
-    """(kind, fully qualified name) -> @id value."""
-    out: dict[tuple[str, str], int] = {}
-
-    def visit(d: object, prefix: str) -> None:
-        a = A.anno(getattr(d, "annos", []), "id")
-        if a is None or not a.args or not isinstance(a.args[0], int):
-            return
-        if isinstance(d, A.ActionDecl):
-            out[("action", qualified(d, prefix))] = a.args[0]
-        elif isinstance(d, A.TableDecl):
-            out[("table", qualified(d, prefix))] = a.args[0]
-        elif isinstance(d, A.Instance) and isinstance(d.typ, A.NamedT) and d.typ.name in _INSTANCE_KINDS:
-            out[(_INSTANCE_KINDS[d.typ.name], qualified(d, prefix))] = a.args[0]
-
-    for d in prog.ast.decls:
-        visit(d, "")
-        if isinstance(d, A.ControlDecl):
-            for loc_decl in d.locals:
-                visit(loc_decl, d.name)
-    return out
 
 
 def write_outputs(res: Result, json_path: str, p4info_path: str | None) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from p4sim.compiler import ast as A
 from p4sim.compiler.actions import StmtLowerer
-from p4sim.compiler.builder import Bmv2Json, P4InfoObj, source_info
+from p4sim.compiler.builder import Bmv2Json, P4InfoObj, id_annotation, source_info
 from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Scope, StackE, StructE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import describe
@@ -50,7 +50,8 @@ class BlockContext:
         annos = [a.name for a in ent.decl.annos]
         self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, w) for p, w in
                                                                        zip(runtime, widths, strict=True)],
-                                         extra={"annos": annos, "decl": ent.decl}))
+                                         extra={"annos": annos, "decl": ent.decl},
+                                         fixed_id=id_annotation(ent.decl.annos)))
 
     def bind_params(self, params: list[A.Param], roles: list[Ent | None]) -> None:
         """Bind the block's parameters to the shared architecture storage."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from p4sim.compiler import ast as A
-from p4sim.compiler.builder import Bmv2Json, P4InfoObj, source_info
+from p4sim.compiler.builder import Bmv2Json, P4InfoObj, id_annotation, source_info
 from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.exprs import V, describe, hexstr
@@ -106,6 +106,7 @@ def make_instance(ev: Any, bm: Bmv2Json, d: A.Instance, qname: str) -> InstInfo:
         info.bitwidth = ev.const_int(args[2], "a constant output width")
         info.p4 = P4InfoObj("action_profile", qname, size=info.size, extra={"with_selector": True})
     if info.p4 is not None:
+        info.p4.fixed_id = id_annotation(d.annos)
         bm.p4_objs.append(info.p4)
     bm.instances.append(info)
     return info

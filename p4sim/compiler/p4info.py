@@ -11,7 +11,7 @@ from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 
 from p4sim.compiler import ast as A
-from p4sim.compiler.builder import Bmv2Json, P4InfoObj, P4InfoTable
+from p4sim.compiler.builder import Bmv2Json, P4InfoObj, P4InfoTable, id_annotation
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.types import ListT, StructT, bit_width, strip
 
@@ -47,7 +47,9 @@ class IdAllocator:
 
     def fixed(self, kind: str, value: int, name: str) -> int:
         """Reserve an @id (given as the full id or as the low 24 bits)."""
-        pid = value if value >> 24 else (PREFIX[kind] << 24) | value
+        if value >> 24 and value >> 24 != PREFIX[kind]:
+            raise CompileError(None, f"@id({value:#x}) of {name} has the wrong prefix: expected {PREFIX[kind]:#04x}")
+        pid = (PREFIX[kind] << 24) | (value & 0xFFFFFF)
         if pid in self.used:
             raise CompileError(None, f"@id({value}) of {name} is already used")
         self.used.add(pid)
@@ -79,7 +81,7 @@ def _aliases(names: list[str]) -> dict[str, str]:
     return out
 
 
-def build_p4info(bm: Bmv2Json, annotated_ids: dict[tuple[str, str], int]) -> p4info_pb2.P4Info:
+def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
     """The P4Info message of the compiled program."""
     info = p4info_pb2.P4Info()
     info.pkg_info.arch = "v1model"
@@ -88,8 +90,8 @@ def build_p4info(bm: Bmv2Json, annotated_ids: dict[tuple[str, str], int]) -> p4i
     entries: list[tuple[str, str, object]] = [("table", t.name, t) for t in bm.p4_tables]
     entries += [(o.kind, o.name, o) for o in objs]
     for kind, name, obj in entries:
-        if (kind, name) in annotated_ids:
-            obj.id = alloc.fixed(kind, annotated_ids[(kind, name)], name)  # type: ignore[attr-defined]
+        if obj.fixed_id is not None:  # type: ignore[attr-defined]
+            obj.id = alloc.fixed(kind, obj.fixed_id, name)  # type: ignore[attr-defined]
     for kind, name, obj in sorted(entries, key=lambda e: (PREFIX[e[0]], e[1])):
         if obj.id is None:  # type: ignore[attr-defined]
             obj.id = alloc.hashed(kind, name)  # type: ignore[attr-defined]
@@ -205,7 +207,8 @@ def controller_headers(bm: Bmv2Json, structs: list[StructT]) -> None:
         a = A.anno(st.annos, "controller_header")
         if st.kind == "header" and a and a.args:
             bm.p4_objs.append(P4InfoObj("controller_header", str(a.args[0]),
-                                        params=[(n, bit_width(strip(t))) for n, t in st.fields]))
+                                        params=[(n, bit_width(strip(t))) for n, t in st.fields],
+                                        fixed_id=id_annotation(st.annos)))
 
 
 def to_text(info: p4info_pb2.P4Info) -> str:

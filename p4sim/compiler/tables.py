@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from p4sim.compiler import ast as A
-from p4sim.compiler.builder import P4InfoTable, source_info
+from p4sim.compiler.builder import P4InfoTable, id_annotation, source_info
 from p4sim.compiler.env import DeclE, FieldE
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, mask_of
@@ -101,6 +101,7 @@ class TableLowerer:
         size = size or DEFAULT_SIZE
         info = P4InfoTable(ent.qname, p4keys, refs, size, default_name if const_default else None)
         info.annos = [a.name for a in t.annos]
+        info.fixed_id = id_annotation(t.annos)
         tj: dict = {"name": ent.qname, "id": self._next_id(), "source_info": source_info(t.loc, t.name),
                     "key": keys, "match_type": match_type, "type": "simple", "max_size": size,
                     "with_counters": False, "support_timeout": False, "direct_meters": None,

@@ -140,3 +140,15 @@ def test_direct_meter_and_entry_priorities(tmp_path: Path) -> None:
     msg = error_of(tmp_path, "t.apply();", "direct_meter<bit<8>>(MeterType.bytes) dm; table t {"
                    " key = { m.y: exact; } actions = { NoAction; } meters = dm; }")
     assert "direct meter I.dm is never read" in msg
+
+
+def test_id_annotations_anywhere(tmp_path: Path) -> None:
+    top = """control Sub(inout m_t mm) {
+        @id(0x0200abcd) table t { key = { mm.x: exact; } actions = { NoAction; } }
+        @id(77) counter(4, CounterType.packets) c;
+        apply { c.count(0); t.apply(); } }"""
+    res = build(tmp_path, "s.apply(m);", "Sub() s;", top=top)
+    assert res.p4info.tables[0].preamble.id == 0x0200ABCD
+    assert res.p4info.counters[0].preamble.id == (0x12 << 24) | 77
+    msg = error_of(tmp_path, "t.apply();", "@id(0x01000001) table t { key = { m.x: exact; } actions = { NoAction; } }")
+    assert "has the wrong prefix: expected 0x02" in msg
