@@ -117,8 +117,12 @@ class Reconfigurer:
                 step = "routes"
                 self._timed(res, step, lambda: self.net.sync(st_new, step="routes", trust_cache=True))
             else:
-                affected_old = affected_paths(st_old, st_new, self.addresses, self.ingress)
-                affected_new = affected_paths(st_new, st_old, self.addresses, self.ingress)
+                peers_old, peers_new = self._peers(old), self._peers(new)
+                profiles = self._profiles()
+                affected_old = affected_paths(st_old, st_new, self.addresses, self.ingress, peers_old, peers_new,
+                                              profiles)
+                affected_new = affected_paths(st_new, st_old, self.addresses, self.ingress, peers_new, peers_old,
+                                              profiles)
                 res.affected = {s: sorted(p) for s, p in affected_new.items() if p}
                 self._check_shadow(st_old, st_new)
                 shadow = {s: st.with_versions(dict.fromkeys(affected_old.get(s, ()), 1))
@@ -154,6 +158,26 @@ class Reconfigurer:
                         steps=res.steps, affected=res.affected)
         return res
 
+    def _peers(self, circuits: Circuits) -> dict[str, dict[int, str]]:
+        """Switch -> port -> the switch it reaches, with these circuits lit."""
+        from tablegen.fabric import Fabric
+
+        fab = Fabric(self.net.topo, self._map(circuits))
+        return {s: {port: peer.node for port, peer in ports.items()} for s, ports in fab.peers.items()}
+
+    def _profiles(self) -> dict[str, str]:
+        """Table -> the action profile implementing it, from the fabric schema."""
+        sess = next(iter(self.net.sessions.values()), None)
+        if sess is None:
+            return {}
+        schema = sess.schema
+        out = {}
+        for t in schema.tables:
+            prof = schema.table_profile(t)
+            if prof is not None:
+                out[t.preamble.name.rsplit(".", 1)[-1]] = prof.preamble.name.rsplit(".", 1)[-1]
+        return out
+
     def _prepare(self, *states: dict[str, SwitchState]) -> None:
         """Encode every state the run will write (memoised), so the timed steps only diff and write."""
         for batch in states:
@@ -169,7 +193,8 @@ class Reconfigurer:
     def _check_shadow(self, old: dict[str, SwitchState], new: dict[str, SwitchState]) -> None:
         for s in old:
             for a in self.addresses:
-                if s in new and forwarding_signature(old[s], a, 1) != forwarding_signature(new[s], a, 1):
+                if s in new and forwarding_signature(old[s], a, 1, self._profiles()) != \
+                        forwarding_signature(new[s], a, 1, self._profiles()):
                     raise ValueError(f"switch {s}: the shadow (version 1) path to {ipaddress.IPv4Address(a)} "
                                      "changes with the circuits; expected a shadow on electrical/static links")
 

@@ -89,34 +89,61 @@ def _route_for(doc_entries: list[TableEntry], addr: int) -> TableEntry | None:
     return best
 
 
-def path_signature(st: SwitchState, path_id: int, version: int) -> str:
-    """What (path_id, version) does at this switch: its `path` action and any group's member actions."""
-    members = {(m.profile, m.member_id): f"{m.action}{sorted(m.params.items())}" for m in st.members}
-    groups = {(g.profile, g.group_id): g for g in st.groups}
-    parts = []
+# Which action profile serves which table (fabric.p4: ecmp_group -> ecmp_selector, ...). Callers with
+# a schema pass the real map (Reconfigurer does); this default follows p4src/README.md.
+DEFAULT_PROFILES = {"ecmp_group": "ecmp_selector", "spray_group": "spray_selector",
+                    "port_liveness": "liveness_selector"}
+
+
+def _path_actions(st: SwitchState, path_id: int, version: int,
+                  profiles: dict[str, str]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(table, action, params) of everything (path_id, version) does here, groups expanded to members."""
+    members = {(_short(m.profile), m.member_id): m for m in st.members}
+    groups = {(_short(g.profile), g.group_id): g for g in st.groups}
+    out = []
     for e in st.entries:
         if e.match.get("path_id") != path_id or e.match.get("version") != version:
             continue
+        table = _short(e.table)
         if e.action is not None:
-            parts.append(f"{_short(e.table)}:{e.action}{sorted(e.params.items())}")
-        for g in groups.values():
-            if e.group_id is not None and g.group_id == e.group_id:
-                acts = sorted(members.get((g.profile, m.member_id), "?") for m in g.members)
-                parts.append(f"{_short(e.table)}:group{acts}")
-        if e.member_id is not None:
-            parts.append(f"{_short(e.table)}:" + json.dumps([v for (p, mid), v in members.items()
-                                                          if mid == e.member_id]))
-    return "|".join(sorted(parts))
+            out.append((table, e.action, dict(e.params)))
+        profile = profiles.get(table, "")
+        ids = []
+        if e.group_id is not None and (profile, e.group_id) in groups:
+            ids = [m.member_id for m in groups[(profile, e.group_id)].members]
+        elif e.member_id is not None:
+            ids = [e.member_id]
+        for mid in ids:
+            m = members.get((profile, mid))
+            out.append((table, m.action, dict(m.params)) if m else (table, "?", {}))
+    return sorted(out, key=lambda t: json.dumps(t, sort_keys=True, default=str))
 
 
-def forwarding_signature(st: SwitchState, addr: int, version: int) -> str:
+def path_signature(st: SwitchState, path_id: int, version: int,
+                   profiles: dict[str, str] | None = None) -> str:
+    """What (path_id, version) does at this switch: its `path` action and its group's member actions."""
+    acts = _path_actions(st, path_id, version, profiles or DEFAULT_PROFILES)
+    return json.dumps(acts, sort_keys=True, default=str)
+
+
+def forwarding_signature(st: SwitchState, addr: int, version: int,
+                         profiles: dict[str, str] | None = None) -> str:
     """What this switch does with a packet to `addr` on path version `version`."""
     route = _route_for(st.entries, addr)
     if route is None:
         return "miss"
     if route.action == "set_path":
-        return "path:" + path_signature(st, int(route.params["path_id"]), version)
+        return "path:" + path_signature(st, int(route.params["path_id"]), version, profiles)
     return f"{route.action}{sorted(route.params.items())}"
+
+
+def next_ports(st: SwitchState, addr: int, version: int, profiles: dict[str, str] | None = None) -> list[int]:
+    """The egress ports a packet to `addr` on `version` may take here ([] when delivered or dropped)."""
+    route = _route_for(st.entries, addr)
+    if route is None or route.action != "set_path":
+        return []
+    acts = _path_actions(st, int(route.params["path_id"]), version, profiles or DEFAULT_PROFILES)
+    return sorted({int(p["port"]) for _, _, p in acts if "port" in p})
 
 
 def path_of(st: SwitchState, addr: int) -> int | None:
@@ -127,16 +154,47 @@ def path_of(st: SwitchState, addr: int) -> int | None:
     return None
 
 
+Peers = dict[str, dict[int, str]]  # switch -> egress port -> the switch it reaches
+
+
+def _walk(states: dict[str, SwitchState], peers: Peers, start: str, addr: int, version: int,
+          profiles: dict[str, str] | None, max_hops: int = 32) -> set[str]:
+    """The switches a packet to `addr` from `start` may cross on `version` (every ECMP branch)."""
+    seen = {start}
+    frontier = [start]
+    for _ in range(max_hops):
+        nxt = []
+        for sw in frontier:
+            if sw not in states:
+                continue
+            for port in next_ports(states[sw], addr, version, profiles):
+                peer = peers.get(sw, {}).get(port)
+                if peer is not None and peer not in seen:
+                    seen.add(peer)
+                    nxt.append(peer)
+        if not nxt:
+            break
+        frontier = nxt
+    return seen
+
+
 def affected_paths(old: dict[str, SwitchState], new: dict[str, SwitchState], addresses: list[int],
-                   ingress: list[str]) -> dict[str, set[int]]:
-    """Per ingress switch, the path ids whose version-0 forwarding changes for some destination anywhere."""
-    changed = [a for a in addresses
-               if any(forwarding_signature(old[s], a, 0) != forwarding_signature(new[s], a, 0)
-                      for s in old if s in new)]
+                   ingress: list[str], old_peers: Peers | None = None, new_peers: Peers | None = None,
+                   profiles: dict[str, str] | None = None) -> dict[str, set[int]]:
+    """Per ingress switch, the path ids (old and new) of destinations whose version-0 forwarding changes
+    on a switch their packets from that ingress cross (any switch, when no peers are given)."""
+    changed_at = {a: {s for s in old if s in new and forwarding_signature(old[s], a, 0, profiles)
+                      != forwarding_signature(new[s], a, 0, profiles)} for a in addresses}
     out: dict[str, set[int]] = {}
     for sw in ingress:
-        paths = set()
-        for a in changed:
+        paths: set[int] = set()
+        for a, where in changed_at.items():
+            if not where:
+                continue
+            if old_peers is not None and new_peers is not None:
+                crossed = _walk(old, old_peers, sw, a, 0, profiles) | _walk(new, new_peers, sw, a, 0, profiles)
+                if not crossed & where:
+                    continue
             for st in (old.get(sw), new.get(sw)):
                 pid = path_of(st, a) if st is not None else None
                 if pid is not None:

@@ -195,8 +195,10 @@ def test_mbb_without_light_stays_on_the_shadow(bed):
 def rec_affected(rec, switch, new):
     from control.state import affected_paths
 
-    old = rec.states(topo_initial(rec))
-    return affected_paths(rec.states(new), old, rec.addresses, rec.ingress).get(switch, set())
+    old_map = topo_initial(rec)
+    got = affected_paths(rec.states(new), rec.states(old_map), rec.addresses, rec.ingress, rec._peers(new),
+                         rec._peers(old_map), rec._profiles())
+    return got.get(switch, set())
 
 
 def topo_initial(rec):

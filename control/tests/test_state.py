@@ -2,7 +2,7 @@ import ipaddress
 
 import pytest
 
-from control.state import SwitchState, affected_paths, forwarding_signature, path_of
+from control.state import SwitchState, affected_paths, forwarding_signature, next_ports, path_of
 
 
 def doc(name, routes, paths, versions=()):
@@ -23,8 +23,9 @@ def test_signatures_and_lookup():
     st = doc("t1", [("10.0.0.0/8", 1), ("10.1.0.0/16", 2)], [(1, 0, 3), (2, 0, 4), (2, 1, 5)])
     assert path_of(st, ip("10.1.2.3")) == 2 and path_of(st, ip("10.2.0.1")) == 1
     assert path_of(st, ip("11.0.0.1")) is None
-    assert "port', 4" in forwarding_signature(st, ip("10.1.0.1"), 0)
-    assert "port', 5" in forwarding_signature(st, ip("10.1.0.1"), 1)
+    assert '"port": 4' in forwarding_signature(st, ip("10.1.0.1"), 0)
+    assert '"port": 5' in forwarding_signature(st, ip("10.1.0.1"), 1)
+    assert next_ports(st, ip("10.1.0.1"), 1) == [5] and next_ports(st, ip("11.0.0.1"), 0) == []
     assert forwarding_signature(st, ip("11.0.0.1"), 0) == "miss"
 
 
@@ -36,6 +37,11 @@ def test_affected_paths_follow_changed_destinations_anywhere():
            "agg": doc("agg", [("10.2.0.0/16", 1), ("10.3.0.0/16", 2)], [(1, 0, 3), (2, 0, 4)])}
     got = affected_paths(old, new, [ip("10.2.0.5"), ip("10.3.0.5")], ["t1"])
     assert got == {"t1": {7}}
+    # with the wiring known: t1's packets (port 1) reach agg; a t1 wired elsewhere is not affected
+    peers = {"t1": {1: "agg"}, "agg": {}}
+    assert affected_paths(old, new, [ip("10.2.0.5")], ["t1"], peers, peers) == {"t1": {7}}
+    elsewhere = {"t1": {1: "other"}, "agg": {}}
+    assert affected_paths(old, new, [ip("10.2.0.5")], ["t1"], elsewhere, elsewhere) == {"t1": set()}
 
 
 def test_bad_doc():
