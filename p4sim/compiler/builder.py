@@ -51,6 +51,7 @@ class P4InfoTable:
     annos: list[str] = field(default_factory=list)
     id: int | None = None
     fixed_id: int | None = None  # from @id
+    loc: Any = None
 
 
 @dataclass(slots=True)
@@ -65,6 +66,7 @@ class P4InfoObj:
     unit: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     fixed_id: int | None = None  # from @id
+    loc: Any = None
 
 
 class Bmv2Json:

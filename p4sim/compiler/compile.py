@@ -72,7 +72,7 @@ def lower(prog: Program, program_file: str) -> Result:
     hdr_t = prog.resolve(parser.params[1].typ, prog.scope)
     meta_t = prog.resolve(parser.params[2].typ, prog.scope)
     shared = Shared()
-    hdr, meta = shared_storage(bm, hdr_t, meta_t, shared.field_lists)
+    hdr, meta = shared_storage(bm, hdr_t, meta_t, shared.field_lists, parser.params[1].loc)
     std = bm.std
     std_ent = prog.scope.lookup("standard_metadata_t")
     if isinstance(std_ent, TypeE) and isinstance(std_ent.type, StructT):

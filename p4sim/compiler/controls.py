@@ -29,7 +29,7 @@ class BlockContext:
 
     def new_local(self, name: str, t: Type, loc: Any) -> Ent:
         """Storage for a local variable: a scalar field, a header instance or a struct of those."""
-        return make_storage(self.bm, name, t)
+        return make_storage(self.bm, name, t, loc)
 
     def digest(self, name: str, t: Type, loc: Any) -> None:
         """Record a digest type for P4Info."""
@@ -51,7 +51,7 @@ class BlockContext:
         self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, w) for p, w in
                                                                        zip(runtime, widths, strict=True)],
                                          extra={"annos": annos, "decl": ent.decl},
-                                         fixed_id=id_annotation(ent.decl.annos)))
+                                         fixed_id=id_annotation(ent.decl.annos), loc=ent.decl.loc))
 
     def bind_params(self, params: list[A.Param], roles: list[Ent | None]) -> None:
         """Bind the block's parameters to the shared architecture storage."""
@@ -96,7 +96,7 @@ class BlockContext:
             raise CompileError(getattr(d, "loc", None), f"unsupported local declaration {type(d).__name__}")
 
 
-def make_storage(bm: Bmv2Json, name: str, t: Type) -> Ent:
+def make_storage(bm: Bmv2Json, name: str, t: Type, loc: Any = None) -> Ent:
     """bmv2 storage for a value of type t named name."""
     ts = strip(t)
     if is_scalar(ts):
@@ -109,8 +109,8 @@ def make_storage(bm: Bmv2Json, name: str, t: Type) -> Ent:
     if isinstance(ts, StructT) and _flat_struct(ts):  # p4c: a metadata header per struct variable
         return bm.add_header(bm.unique(name), ts, True)
     if isinstance(ts, StructT):
-        return StructE({n: make_storage(bm, f"{name}.{n}", ft) for n, ft in ts.fields}, ts)
-    raise CompileError(None, f"{name}: variables of type {t} are not supported")
+        return StructE({n: make_storage(bm, f"{name}.{n}", ft, loc) for n, ft in ts.fields}, ts)
+    raise CompileError(loc, f"{name}: variables of type {t} are not supported")
 
 
 class ControlLowerer(BlockContext):
@@ -466,21 +466,22 @@ def _or(terms: list[A.Expr], loc: Any) -> A.Expr:
     return acc
 
 
-def shared_storage(bm: Bmv2Json, hdr_t: Type, meta_t: Type, field_lists: dict[int, list[dict]]) -> tuple[Ent, Ent]:
+def shared_storage(bm: Bmv2Json, hdr_t: Type, meta_t: Type, field_lists: dict[int, list[dict]],
+                   loc: Any = None) -> tuple[Ent, Ent]:
     """Storage of the program's headers and user metadata, named as p4c does: header instances by
     field name, scalar fields `<StructType>.<field>`, nested metadata structs as metadata headers."""
     hs = strip(hdr_t)
     if not isinstance(hs, StructT):
-        raise CompileError(None, f"the headers type {hdr_t} must be a struct")
-    hdr = _header_struct(bm, hs, "")
+        raise CompileError(loc, f"the headers type {hdr_t} must be a struct")
+    hdr = _header_struct(bm, hs, "", loc)
     ms = strip(meta_t)
     if not isinstance(ms, StructT):
-        raise CompileError(None, f"the metadata type {meta_t} must be a struct")
+        raise CompileError(loc, f"the metadata type {meta_t} must be a struct")
     meta = _meta_struct(bm, ms, field_lists)
     return hdr, meta
 
 
-def _header_struct(bm: Bmv2Json, st: StructT, prefix: str) -> StructE:
+def _header_struct(bm: Bmv2Json, st: StructT, prefix: str, loc: Any) -> StructE:
     members: dict[str, Ent] = {}
     for n, t in st.fields:
         ts = strip(t)
@@ -490,11 +491,11 @@ def _header_struct(bm: Bmv2Json, st: StructT, prefix: str) -> StructE:
         elif isinstance(ts, StackT):
             members[n] = bm.add_stack(bm.unique(name), ts)
         elif isinstance(ts, StructT):  # p4c rejects this; p4sim flattens with `_`
-            members[n] = _header_struct(bm, ts, name + "_")
+            members[n] = _header_struct(bm, ts, name + "_", loc)
         elif is_scalar(ts):
             members[n] = bm.scalar(f"{st.name}.{n}", t)
         else:
-            raise CompileError(None, f"headers field {n} of type {t} is not supported")
+            raise CompileError(loc, f"headers field {n} of type {t} is not supported")
     return StructE(members, st)
 
 

@@ -106,7 +106,7 @@ def make_instance(ev: Any, bm: Bmv2Json, d: A.Instance, qname: str) -> InstInfo:
         info.bitwidth = ev.const_int(args[2], "a constant output width")
         info.p4 = P4InfoObj("action_profile", qname, size=info.size, extra={"with_selector": True})
     if info.p4 is not None:
-        info.p4.fixed_id = id_annotation(d.annos)
+        info.p4.fixed_id, info.p4.loc = id_annotation(d.annos), d.loc
         bm.p4_objs.append(info.p4)
     bm.instances.append(info)
     return info

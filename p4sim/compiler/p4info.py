@@ -7,6 +7,8 @@ the object has an @id annotation (p4c's P4RuntimeSymbolTable).
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 
@@ -45,13 +47,13 @@ class IdAllocator:
     def __init__(self) -> None:
         self.used: set[int] = set()
 
-    def fixed(self, kind: str, value: int, name: str) -> int:
+    def fixed(self, kind: str, value: int, name: str, loc: Any = None) -> int:
         """Reserve an @id (given as the full id or as the low 24 bits)."""
         if value >> 24 and value >> 24 != PREFIX[kind]:
-            raise CompileError(None, f"@id({value:#x}) of {name} has the wrong prefix: expected {PREFIX[kind]:#04x}")
+            raise CompileError(loc, f"@id({value:#x}) of {name} has the wrong prefix: expected {PREFIX[kind]:#04x}")
         pid = (PREFIX[kind] << 24) | (value & 0xFFFFFF)
         if pid in self.used:
-            raise CompileError(None, f"@id({value}) of {name} is already used")
+            raise CompileError(loc, f"@id({value}) of {name} is already used")
         self.used.add(pid)
         return pid
 
@@ -91,7 +93,7 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
     entries += [(o.kind, o.name, o) for o in objs]
     for kind, name, obj in entries:
         if obj.fixed_id is not None:  # type: ignore[attr-defined]
-            obj.id = alloc.fixed(kind, obj.fixed_id, name)  # type: ignore[attr-defined]
+            obj.id = alloc.fixed(kind, obj.fixed_id, name, obj.loc)  # type: ignore[attr-defined]
     for kind, name, obj in sorted(entries, key=lambda e: (PREFIX[e[0]], e[1])):
         if obj.id is None:  # type: ignore[attr-defined]
             obj.id = alloc.hashed(kind, name)  # type: ignore[attr-defined]

@@ -101,7 +101,7 @@ class TableLowerer:
         size = size or DEFAULT_SIZE
         info = P4InfoTable(ent.qname, p4keys, refs, size, default_name if const_default else None)
         info.annos = [a.name for a in t.annos]
-        info.fixed_id = id_annotation(t.annos)
+        info.fixed_id, info.loc = id_annotation(t.annos), t.loc
         tj: dict = {"name": ent.qname, "id": self._next_id(), "source_info": source_info(t.loc, t.name),
                     "key": keys, "match_type": match_type, "type": "simple", "max_size": size,
                     "with_counters": False, "support_timeout": False, "direct_meters": None,
