@@ -172,6 +172,9 @@ class ControlLowerer(BlockContext):
         params = []
         for i, p in enumerate(d.params[len(directional):]):
             t = self.prog.resolve(p.typ, home)
+            if not is_scalar(strip(t)):
+                raise CompileError(p.loc, f"action {d.name}: parameter {p.name} has type {t}; control-plane "
+                                   "parameters must be bit<W>, int<W>, bool or serializable enums")
             scope.add(p.name, RuntimeE(i, t), p.loc)
             params.append((p.name, bit_width(t)))
         prims = StmtLowerer(scope, self.prog, self).stmts(d.body.stmts)

@@ -73,6 +73,8 @@ def test_enums_errors_and_serializable_enums(tmp_path: Path) -> None:
     ("r.read(m.x, 0);", "register<bit<16>>(4) r;", "register I.r holds bit<16>"),
     ("m.x = hash_me();", "", "hash_me: undefined name"),
     ("m.f = m.f + 1;", "", "operator + expects integers, found bool"),
+    ("t.apply();", "action a(m_t s) { } table t { key = { m.x: exact; } actions = { a; } }",
+     "action a: parameter s has type struct m_t; control-plane parameters must be"),
     ("if (t.apply().hit && m.f) { }", "table t { key = { m.x: exact; } actions = { NoAction; } }",
      "table application inside a larger condition is not supported"),
     ("m.x = m.x << -1;", "", "shift amount must be unsigned"),
