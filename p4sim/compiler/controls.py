@@ -46,6 +46,10 @@ class BlockContext:
             return
         home = ent.extra if ent.extra is not None else self.prog.scope
         runtime = [p for p in ent.decl.params if not p.direction]
+        for p in runtime:
+            if not is_scalar(strip(self.prog.resolve(p.typ, home))):
+                raise CompileError(p.loc, f"action {ent.decl.name}: parameter {p.name} needs a direction or a "
+                                   "bit<W>, int<W>, bool or serializable enum type")
         widths = [bit_width(self.prog.resolve(p.typ, home)) for p in runtime]
         annos = [a.name for a in ent.decl.annos]
         self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, w) for p, w in
