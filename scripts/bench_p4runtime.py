@@ -201,6 +201,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.profile:
         return profile(args.entries, args.batch)
+    load = os.getloadavg()  # the figures scale with what else runs on this machine
     port = free_port()
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen([sys.executable, "-m", "p4sim", "switch", "--no-p4", "--device-id", "1",
@@ -212,7 +213,8 @@ def main() -> int:
         proc.terminate()
         proc.wait(timeout=10)
     print(f"P4Runtime table writes, batches of {args.batch}, {args.entries} entries (LPM /32, 2 params),")
-    print("and one wildcard read of them all (entries/s):")
+    print("and one wildcard read of them all (entries/s); load average before the run "
+          f"{load[0]:.1f} on {os.cpu_count()} CPUs:")
     for name, rate in res.items():
         print(f"  {name:24s} {rate:10,.0f} /s")
     return 0
