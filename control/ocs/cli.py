@@ -59,6 +59,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--link", action="append", default=[], metavar="DPPORT=IFNAME",
                    help="interface set down/up with `ip link` while that port is dark/up (repeatable)")
     p.add_argument("--events", metavar="FILE", help="append every OCS event as a JSON line")
+    p.add_argument("--circuits", default="", metavar="a-b,c-d",
+                   help="duplex circuits between slots to light at start, at once (default: none, all dark)")
     p.add_argument("--schedule", choices=["none", "round-robin"], default="none",
                    help="cycle circuit maps instead of taking commands' timing from the delay model")
     p.add_argument("--day-ms", type=float, default=100.0, metavar="MS")
@@ -87,9 +89,9 @@ def add_parsers(sub: Any) -> None:
 def _parse_pairs(items: list[str]) -> list[tuple[int, int]]:
     pairs = []
     for item in items:
-        a, sep, b = item.partition(":")
+        a, sep, b = item.replace("-", ":").partition(":")
         if not sep or not a.isdigit() or not b.isdigit():
-            raise ValueError(f"connection {item!r}: expected IN:OUT port numbers")
+            raise ValueError(f"connection {item!r}: expected IN:OUT (or A-B) port numbers")
         pairs.append((int(a), int(b)))
     return pairs
 
@@ -140,6 +142,8 @@ def run_emulator(args: argparse.Namespace) -> int:
     ocs = EmulatedOcs(args.ports, delay, circuits, links, port_map, on_event)
     if links is not None:
         ocs.init_links()
+    if args.circuits:
+        ocs.set_map(duplex_pairs(_parse_pairs(args.circuits.split(",")), args.ports), delay=DelayModel.instant())
     server = ScpiServer((host, port), ocs)
     runner = None
     if args.schedule == "round-robin":

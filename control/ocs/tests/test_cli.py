@@ -17,6 +17,7 @@ def emulator_proc(tmp_path):
     events = tmp_path / "events.jsonl"
     proc = subprocess.Popen([sys.executable, "-m", "control", "ocs-emulator", "--listen", "127.0.0.1:0",
                              "--ports", "4", "--mirror-ms", "5", "--lock-ms", "0", "--poll-ms", "0",
+                             "--circuits", "3-4",
                              "--events", str(events)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
@@ -35,6 +36,7 @@ def test_emulator_cli_and_ocs_cli(emulator_proc):
     assert r.returncode == 0, r.stderr
     r = run("ocs", "--ocs", addr, "show")
     assert r.returncode == 0 and "1 -> 6" in r.stdout and "2 -> 5" in r.stdout, r.stdout
+    assert "3 -> 8" in r.stdout and "4 -> 7" in r.stdout  # lit at start by --circuits
     r = run("ocs", "--ocs", addr, "connect", "3:6")
     assert r.returncode == 2 and r.stderr.startswith("error:") and "-221" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
