@@ -205,6 +205,8 @@ class StmtLowerer(ExprLowerer):
                 return self.inline_action(ent.decl, c, ent.extra)
             if isinstance(ent, DeclE) and ent.kind == "function":
                 return extern_function(self, f.name, c)
+            if isinstance(ent, DeclE) and ent.kind == "userfunc":
+                return self.inline_action(ent.decl, c, self.types.scope)  # a void function: like an action
             raise CompileError(c.loc, f"{f.name} cannot be called")
         if isinstance(f, A.Member):
             base = self.expr(f.expr)

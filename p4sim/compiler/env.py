@@ -65,6 +65,13 @@ class RuntimeE(Ent):
 
 
 @dataclass(slots=True, eq=False)
+class ValueE(Ent):
+    """A function parameter bound to an already checked value (p4sim inlines functions)."""
+
+    value: Any
+
+
+@dataclass(slots=True, eq=False)
 class TypeE(Ent):
     """A name that denotes a type."""
 

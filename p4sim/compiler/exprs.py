@@ -6,7 +6,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from p4sim.compiler import ast as A
-from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Scope, StackE, StructE, TypeE
+from p4sim.compiler.env import (
+    ConstE,
+    DeclE,
+    Ent,
+    FieldE,
+    HeaderE,
+    RuntimeE,
+    Scope,
+    StackE,
+    StructE,
+    TypeE,
+    ValueE,
+)
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.types import (
     BitsT,
@@ -78,12 +90,36 @@ class ExprLowerer:
     def call_value(self, e: A.Call) -> V:
         """Value of a call in an expression (contexts add lookahead, ...)."""
         if isinstance(e.func, A.Name):
-            self.scope.get(e.func.name, e.func.loc)  # undefined names first
+            ent = self.scope.get(e.func.name, e.func.loc)  # undefined names first
+            if isinstance(ent, DeclE) and ent.kind == "userfunc":
+                return self.call_function(ent.decl, e)
         if isinstance(e.func, A.Member) and e.func.name == "isValid" and not e.args:
             v = self.expr(e.func.expr)
             if isinstance(v.ent, HeaderE) and not v.ent.metadata:
                 return V(jexpr("d2b", None, {"type": "field", "value": [v.ent.inst, "$valid$"]}), BoolT())
         raise CompileError(e.loc, f"{describe(e.func)}: this call cannot be used as a value here")
+
+    def call_function(self, d: A.FunctionDecl, e: A.Call) -> V:
+        """A call of a P4 function whose body is `return expr;`, inlined as an expression."""
+        body = [st for st in d.body.stmts if not isinstance(st, A.Empty)]
+        if len(body) != 1 or not isinstance(body[0], A.Return) or body[0].expr is None:
+            raise CompileError(d.loc, f"function {d.name}: only functions whose body is one `return expr;` can be "
+                               "used in expressions")
+        if len(e.args) != len(d.params):
+            raise CompileError(e.loc, f"function {d.name} takes {len(d.params)} arguments, found {len(e.args)}")
+        scope = self.types.scope.child()
+        for p, a in zip(d.params, e.args, strict=True):
+            if p.direction not in ("", "in"):
+                raise CompileError(p.loc, f"function {d.name}: out/inout parameters are not supported in expressions")
+            pt = self.types.resolve(p.typ, self.types.scope)
+            scope.add(p.name, ValueE(self.coerce(self.expr(a.expr, strip(pt)), pt, a.expr.loc, f"argument {p.name}")))
+        ret = self.types.resolve(d.ret, self.types.scope)
+        saved, self.scope = self.scope, scope  # the body sees only globals and the parameters
+        try:
+            v = self.expr(body[0].expr, strip(ret))
+        finally:
+            self.scope = saved
+        return self.coerce(v, ret, body[0].loc, f"result of {d.name}")
 
     # ---- conversions ---------------------------------------------------------------
     def data(self, v: V, loc: Loc) -> dict:
@@ -210,6 +246,8 @@ class ExprLowerer:
             return V(None, ent.type, ent)
         if isinstance(ent, DeclE):
             return V(None, DontCareT(), ent)
+        if isinstance(ent, ValueE):
+            return ent.value
         raise CompileError(e.loc, f"{describe(e)} is not a value")
 
     def member(self, e: A.Member) -> V:

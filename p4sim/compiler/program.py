@@ -116,7 +116,10 @@ class Program:
             sc.add(d.name, TypeE(ObjT("extern", d.name, d)), d.loc)
         elif isinstance(d, A.FunctionDecl):
             if d.body is not None:
-                raise CompileError(d.loc, f"function {d.name}: functions with bodies are not supported")
+                if d.type_params:
+                    raise CompileError(d.loc, f"function {d.name}: generic functions are not supported")
+                sc.add(d.name, DeclE("userfunc", d, d.name), d.loc)
+                return
             prev = sc.names.get(d.name)
             if isinstance(prev, DeclE) and prev.kind == "function":
                 prev.extra.append(d)  # overloads (log_msg)

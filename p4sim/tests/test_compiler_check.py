@@ -96,7 +96,8 @@ def test_type_and_name_errors(tmp_path: Path, body: str, locals_: str, message: 
     ("", "", "state start { p.extract(hdr); transition accept; }", "extract expects a header"),
     ("", "", "state start { transition select(hdr.h.a) { m.x: accept; } }",
      "select cases must be compile-time constants"),
-    ("bit<8> f(in bit<8> x) { return x; }", "", "", "functions with bodies are not supported"),
+    ("bit<8> f(in bit<8> x) { x = 1; return x; }", "m.x = f(1);", "",
+     "only functions whose body is one `return expr;` can be used in expressions"),
     ("", "C2(1) c;", "", "constructor parameters of controls are not supported"),
     ("extern Foo { Foo(); }", "Foo() f;", "", "extern Foo is not supported by p4sim"),
 ])
@@ -104,7 +105,10 @@ def test_unsupported_constructs_and_bad_programs(tmp_path: Path, top: str, local
                                                  message: str) -> None:
     if "C2" in locals_:
         top = "control C2(inout m_t m)(bit<8> k) { apply { } }"
-    assert message in error_of(tmp_path, "", locals_, top, parser)
+    body = ""
+    if "m.x = f(1);" in locals_:
+        body, locals_ = locals_, ""
+    assert message in error_of(tmp_path, body, locals_, top, parser)
 
 
 def test_error_positions(tmp_path: Path) -> None:
@@ -161,3 +165,14 @@ def test_v1model_index_type_parameters(tmp_path: Path) -> None:
     assert ops[0] == ("count", {"type": "field", "value": ["standard_metadata", "ingress_port"]})
     assert ops[1][0] == "register_write" and ops[2][0] == "count"
     assert [r.size for r in res.p4info.registers] == [16] and len(res.p4info.counters) == 2
+
+
+def test_functions_are_inlined(tmp_path: Path) -> None:
+    top = ("bit<8> max8(in bit<8> a, in bit<8> b) { return a > b ? a : b; }\n"
+           "void bump(inout bit<8> v) { v = v + 1; }\nconst bit<8> K = max8(3, 9);")
+    res = build(tmp_path, "m.x = max8(hdr.h.a, K); bump(m.x);", top=top)
+    ps = prims(res)
+    assign = next(p for p in ps if p["parameters"][1]["type"] == "expression" and
+                  p["parameters"][1]["value"]["op"] == "?")
+    assert assign["parameters"][1]["value"]["right"] == {"type": "hexstr", "value": "0x09"}
+    assert ps[-1]["parameters"][0] == {"type": "field", "value": ["scalars", "m_t.x"]}
