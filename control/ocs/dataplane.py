@@ -37,10 +37,10 @@ class P4RuntimeCircuits:
 
     def resync(self, timeout: float = 2.0) -> bool:
         """After a lost connection: reconnect, re-push the pipeline if it is gone, rewrite every circuit."""
+        if self.client.connected:
+            return False
+        self.client.connect(timeout)  # not under the lock: the timeline keeps recording meanwhile
         with self._lock:
-            if self.client.connected:
-                return False
-            self.client.connect(timeout)
             if self.client.get_pipeline() is None:
                 if self.config is None:
                     raise ValueError("ocs switch lost its pipeline: expected --p4info/--config to push it again")
@@ -93,6 +93,9 @@ class P4RuntimeCircuits:
                 self._write(lambda: self.client.delete([circuit_entry(in_port, out)]))
 
     def _write(self, fn) -> None:
+        if not self.client.connected:
+            log.warning("ocs switch unreachable: the circuit is written when it is back")
+            return
         try:
             fn()
         except P4RuntimeError:
