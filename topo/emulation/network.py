@@ -2,7 +2,7 @@
 
 Python API (what the experiments build on)::
 
-    from topo.mininet_net import Emulation
+    from topo.emulation.network import Emulation
     from topo.generators import ucd4
 
     with Emulation(ucd4(), "ecmp", build_dir="build", ocs_args=["--instant"]) as emu:
@@ -22,7 +22,7 @@ p4sim-switch from PATH), `build_dir` (fabric/ocs JSON + P4Info), `spray` (random
 (e.g. "10ms", set on every host route), `pcap`, `log_dir`, `grpc_base` (renumber gRPC ports from
 this base, for parallel runs), `on_progress(stage, detail)`. `start()`/`stop()` or the context
 manager; `stop()` is safe to call twice and after a failed start. Every PID and interface goes into
-a state file (topo.mininet_state) that `python -m topo clean-net` uses after a killed run.
+a state file (topo.emulation.state) that `python -m topo clean-net` uses after a killed run.
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ from mininet.link import TCLink
 from mininet.net import Mininet
 from mininet.node import Host
 
-from topo.mininet_state import RunState, interface_exists
-from topo.model import Topology, load
+from topo.emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
+from topo.emulation.state import RunState, interface_exists
+from topo.model import OcsPort, Topology, load
 from topo.p4switch import P4Switch, SwitchStartError, port_is_free
 from topo.validate import validate
 
@@ -113,14 +114,6 @@ def netem_available() -> bool:
 _NETEM: bool | None = None
 
 
-def _sysctl_ipv6_off(ifname: str) -> None:
-    # no IPv6 chatter (RS, MLD) into the switch ports: the fabric drops it anyway
-    try:
-        Path(f"/proc/sys/net/ipv6/conf/{ifname}/disable_ipv6").write_text("1")
-    except OSError:
-        pass
-
-
 @dataclass(slots=True)
 class OcsProcess:
     """The OCS emulator daemon of one OCS: its SCPI address, process and current circuits."""
@@ -146,7 +139,7 @@ class Emulation:
                  switch_bin: str | None = None, spray: str = "random", circuits: str | None = None,
                  ocs_args: list[str] | None = None, rto_min: str | None = None, pcap: bool = False,
                  log_dir: str | Path | None = None, grpc_base: int | None = None,
-                 on_progress: Progress | None = None, watch: bool = True) -> None:
+                 on_progress: Progress | None = None, watch: bool = True, prefix: str = "") -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
         if spray not in ("random", "rr"):
@@ -163,6 +156,9 @@ class Emulation:
         self.rto_min = rto_min
         self.pcap = pcap
         self.watch = watch
+        if prefix and not prefix.replace("_", "").isalnum():
+            raise ValueError(f"prefix {prefix!r}: expected letters, digits or _")
+        self.prefix = prefix  # Mininet node (and so interface) names are prefix + topology name
         self.on_progress = on_progress or (lambda stage, detail: log.info("%s: %s", stage, detail))
         self.state: RunState | None = None
         self.log_dir = Path(log_dir) if log_dir else None
@@ -227,13 +223,24 @@ class Emulation:
         for lk in self.topo.links:
             for node, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
                 if node not in self.topo.host_map():
-                    names.append(intf_name(node, port))
+                    names.append(self.intf(node, port))
         for o in self.topo.ocs:
             for p in o.ports:
-                names += [intf_name(p.switch, p.switch_port), intf_name(o.name, p.port)]
+                names += self.fibre(o.name, p).names
+        too_long = [n for n in names if len(n) > 15]
+        if too_long:
+            raise ValueError(f"interface name {too_long[0]!r}: longer than 15 characters; expected shorter names")
         return names
 
-    def _switch_params(self, name: str, program: str, device_id: int, grpc_port: int) -> dict:
+    def fibre(self, ocs: str, port: OcsPort) -> Fibre:
+        """The interfaces of the fibre from a ToR port to an OCS port."""
+        return fibre_names(self.intf(port.switch, port.switch_port), self.intf(ocs, port.port))
+
+    def intf(self, node: str, port: int) -> str:
+        """The Linux interface of a topology node's port."""
+        return intf_name(self.prefix + node, port)
+
+    def _switch_params(self, program: str, device_id: int, grpc_port: int) -> dict:
         return {"switch_bin": self.switch_bin, "json_path": str((self.build_dir / f"{program}.json").resolve()),
                 "device_id": device_id, "grpc_port": grpc_port, "log_dir": str(self.log_dir),
                 "pcap_dir": str(self.log_dir / "pcap") if self.pcap else None}
@@ -248,16 +255,17 @@ class Emulation:
         self.net = net
         hmap = self.topo.host_map()
         for h in self.topo.hosts:
-            node = net.addHost(h.name, ip=h.ip, mac=h.mac)
+            node = net.addHost(self.prefix + h.name, ip=h.ip, mac=h.mac)
             self.hosts[h.name] = node
             self.state.add_process(node.pid, f"host {h.name}")
         for s in self.topo.switches:
-            node = net.addSwitch(s.name, cls=P4Switch, **self._switch_params(s.name, "fabric", s.device_id,
-                                                                               s.grpc_port))
+            node = net.addSwitch(self.prefix + s.name, cls=P4Switch,
+                                 **self._switch_params("fabric", s.device_id, s.grpc_port))
             self.switches[s.name] = node
             self.state.add_process(node.pid, f"switch shell {s.name}")
         for o in self.topo.ocs:
-            node = net.addSwitch(o.name, cls=P4Switch, **self._switch_params(o.name, "ocs", o.device_id, o.grpc_port))
+            node = net.addSwitch(self.prefix + o.name, cls=P4Switch,
+                                 **self._switch_params("ocs", o.device_id, o.grpc_port))
             self.switches[o.name] = node
             self.state.add_process(node.pid, f"switch shell {o.name}")
         fabric_intfs: list[str] = []
@@ -266,18 +274,17 @@ class Emulation:
             log.warning("link delays not emulated: this kernel has no netem qdisc (rates still apply)")
         for lk in self.topo.links:
             opts = {"bw": lk.rate_mbit, "delay": lk.delay if netem else None}
-            link = net.addLink(lk.a, lk.b, port1=lk.a_port, port2=lk.b_port, **opts)
+            link = net.addLink(self.prefix + lk.a, self.prefix + lk.b, port1=lk.a_port, port2=lk.b_port, **opts)
             if lk.a not in hmap and lk.b not in hmap:
                 fabric_intfs += [link.intf1.name, link.intf2.name]
         for o in self.topo.ocs:
             for p in o.ports:
-                link = net.addLink(p.switch, o.name, port1=p.switch_port, port2=p.port,
-                                   bw=o.rate_mbit, delay=o.delay if netem else None)
-                fabric_intfs += [link.intf1.name, link.intf2.name]
+                add_fibre(self.switches[p.switch], p.switch_port, self.switches[o.name], p.port, self.fibre(o.name, p),
+                          FABRIC_MTU, bw=o.rate_mbit, delay=o.delay if netem else None)
         for sw in self.switches.values():
             for intf in sw.intfList():
                 if intf.name != "lo":
-                    _sysctl_ipv6_off(intf.name)
+                    disable_ipv6(intf.name)
         for name in fabric_intfs:
             subprocess.run(["ip", "link", "set", "dev", name, "mtu", str(FABRIC_MTU)], check=True,
                            capture_output=True, timeout=10)
@@ -294,20 +301,21 @@ class Emulation:
         rto = f" rto_min {self.rto_min}" if self.rto_min else ""
         for h in self.topo.hosts:
             node = self.hosts[h.name]
+            eth = self.intf(h.name, 0)
             node.configDefault()  # IP, MAC and lo from the addHost params (Mininet's build() does this)
             gw_mac = att[h.name][2]
             cmds = [
                 "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
-                f"ip link set dev {h.name}-eth0 mtu {HOST_MTU}",
-                f"ethtool -K {h.name}-eth0 tso off gso off gro off tx off rx off >/dev/null 2>&1",
-                f"ip neigh replace {h.gateway} lladdr {gw_mac} dev {h.name}-eth0 nud permanent",
+                f"ip link set dev {eth} mtu {HOST_MTU}",
+                f"ethtool -K {eth} tso off gso off gro off tx off rx off >/dev/null 2>&1",
+                f"ip neigh replace {h.gateway} lladdr {gw_mac} dev {eth} nud permanent",
             ]
             for peer in by_net[str(h.network)]:
                 if peer.name != h.name:
-                    cmds.append(f"ip neigh replace {peer.address} lladdr {peer.mac} dev {h.name}-eth0 nud permanent")
-            cmds.append(f"ip route replace default via {h.gateway} dev {h.name}-eth0{rto}")
+                    cmds.append(f"ip neigh replace {peer.address} lladdr {peer.mac} dev {eth} nud permanent")
+            cmds.append(f"ip route replace default via {h.gateway} dev {eth}{rto}")
             if rto:
-                cmds.append(f"ip route replace {h.network} dev {h.name}-eth0 proto kernel scope link "
+                cmds.append(f"ip route replace {h.network} dev {eth} proto kernel scope link "
                             f"src {h.address}{rto}")
             out = node.cmd(" && ".join(cmds) + "; echo rc=$?").strip()
             if not out.endswith("rc=0"):
@@ -345,8 +353,8 @@ class Emulation:
                "--p4info", str(self.build_dir / "ocs.p4info.txtpb"), "--config", str(self.build_dir / "ocs.json"),
                "--events", str(self.log_dir / "ocs-events.jsonl")]
         for p in o.ports:
-            # the OCS-side end goes down while dark: the ToR's port loses carrier
-            cmd += ["--link", f"{p.port}={intf_name(o.name, p.port)}"]
+            # the fibre's patch goes down while dark: both switch ports lose carrier (fibre.py)
+            cmd += [arg for end in self.fibre(o.name, p).patch for arg in ("--link", f"{p.port}={end}")]
         cmd += self.ocs_args
         self._ocs_log = open(self.log_dir / "ocs-emulator.log", "wb")  # noqa: SIM115 - closed in stop()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._ocs_log, start_new_session=True)
@@ -382,7 +390,7 @@ class Emulation:
             return False
         for p in o.ports:
             if p.port == ocs_port:
-                return _carrier(intf_name(p.switch, p.switch_port))
+                return _carrier(self.intf(p.switch, p.switch_port))
         raise ValueError(f"OCS port {ocs_port}: not wired; expected one of {[p.port for p in o.ports]}")
 
     def wait_ocs_links(self, timeout: float = LINK_UP_TIMEOUT_S) -> None:
@@ -526,7 +534,7 @@ class Emulation:
                 log.warning("mininet stop: %s", exc)
             self.net = None
         if self.state is not None:
-            from topo.mininet_state import clean_state
+            from topo.emulation.state import clean_state
 
             clean_state(self.state)  # whatever Mininet did not remove (a half-built net)
             self.state = None

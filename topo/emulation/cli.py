@@ -1,0 +1,228 @@
+"""`python -m topo run | clean-net`: the command lines behind `make run-topo` and `make clean-net`.
+
+`run` generates (or loads) the topology, compiles the programs when build/ is stale, starts the
+emulation (topo.emulation.network.Emulation) with one progress line per stage, then opens the Mininet CLI
+or runs `--cmd` (a Mininet CLI command, `<node> <shell command>`, or a script file of such lines)
+and exits with a code that reflects the result. Every exit path, Ctrl-C and SIGTERM included, tears
+the emulation down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from topo import generators
+from topo.model import DEFAULT_GRPC_BASE, Topology, load
+from topo.validate import validate
+
+log = logging.getLogger(__name__)
+
+PROGRAMS = ("fabric", "ocs")
+PINGALL = ("pingall", "pingallfull")
+
+
+def add_parsers(sub: Any) -> None:
+    """Register `run` and `clean-net`."""
+    r = sub.add_parser("run", help="run a topology of P4 switches in Mininet (make run-topo)")
+    r.add_argument("--topo", default="fattree", choices=("fattree", "leafspine", "ucd4"),
+                   help="generated topology (default fattree)")
+    r.add_argument("--topo-file", metavar="<topo.json>", help="a topology file instead of --topo")
+    r.add_argument("--k", type=int, default=4, metavar="<even>", help="fat-tree arity (default 4)")
+    r.add_argument("--mode", default="ecmp", choices=("static", "ecmp", "spray"))
+    r.add_argument("--spray", default="random", choices=("random", "rr"))
+    r.add_argument("--ocs", type=int, default=0, choices=(0, 1),
+                   help="1: attach the ToRs to an emulated OCS (ucd4 always has one)")
+    r.add_argument("--circuits", metavar="<map|none|file.json>", help="initial circuit map (default: the default map)")
+    r.add_argument("--ocs-arg", action="append", default=[], metavar="<opt>",
+                   help="extra ocs-emulator option, e.g. --ocs-arg=--instant (repeatable)")
+    r.add_argument("--cmd", metavar="<command|script>", help="run this Mininet CLI command or script, then exit")
+    r.add_argument("--switch", default=os.environ.get("SWITCH"), metavar="<binary>",
+                   help="P4 switch binary (default $SWITCH, else simple_switch_grpc or p4sim-switch)")
+    r.add_argument("--p4c", default=os.environ.get("P4C"), metavar="<binary>",
+                   help="P4 compiler used when build/ is stale (default $P4C)")
+    r.add_argument("--build", default="build", metavar="<dir>", help="compiled programs (default build)")
+    r.add_argument("--grpc-base", type=int, default=DEFAULT_GRPC_BASE, metavar="<port>",
+                   help=f"device N listens on base+N (default {DEFAULT_GRPC_BASE}; generated topologies only)")
+    r.add_argument("--rto-min", metavar="<time>", help="TCP rto_min on every host route, e.g. 10ms")
+    r.add_argument("--pcap", action="store_true", help="switches write pcaps into the log directory")
+    r.add_argument("--log-dir", metavar="<dir>", help="switch logs and event logs (default /tmp/hitless-run/<run id>)")
+    c = sub.add_parser("clean-net", help="remove what a killed run left behind (its recorded PIDs and interfaces)")
+    c.add_argument("--force", action="store_true", help="also runs whose process is still alive")
+
+
+def topology(args: argparse.Namespace) -> Topology:
+    """The topology the run arguments describe (generated or loaded; OCS attached with --ocs 1)."""
+    if args.topo_file:
+        topo = load(args.topo_file)
+    elif args.topo == "fattree":
+        topo = generators.fattree(args.k, grpc_base=args.grpc_base)
+    elif args.topo == "leafspine":
+        topo = generators.leafspine(grpc_base=args.grpc_base)
+    else:
+        topo = generators.ucd4(grpc_base=args.grpc_base)
+    if args.ocs and not topo.ocs:
+        generators.hybrid(topo)
+    return validate(topo)
+
+
+def stale_programs(build: Path, src: Path = Path("p4src")) -> list[str]:
+    """Programs whose build outputs are missing or older than any file under src."""
+    newest = max((f.stat().st_mtime for f in src.rglob("*.p4")), default=0.0) if src.is_dir() else 0.0
+    out = []
+    for prog in PROGRAMS:
+        outs = [build / f"{prog}.json", build / f"{prog}.p4info.txtpb"]
+        if not all(f.exists() for f in outs) or min(f.stat().st_mtime for f in outs) < newest:
+            out.append(prog)
+    return out
+
+
+def ensure_build(build: Path, p4c: str | None, src: Path = Path("p4src")) -> str:
+    """Compile stale programs with p4c; returns what was done, raises ValueError if it cannot."""
+    stale = stale_programs(build, src)
+    if not stale:
+        return f"{build}/ up to date"
+    if not p4c:
+        raise ValueError(f"{build}/{stale[0]}.json: missing or stale; expected `make p4-build` or --p4c")
+    build.mkdir(parents=True, exist_ok=True)
+    for prog in stale:
+        cmd = [p4c, str(src / f"{prog}.p4"), "-I", str(src), "-o", str(build / f"{prog}.json"),
+               "--p4runtime-files", str(build / f"{prog}.p4info.txtpb")]
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)
+        except OSError as exc:
+            raise ValueError(f"P4 compiler {p4c!r}: cannot run ({exc.strerror})") from None
+        if res.returncode != 0:
+            last = (res.stderr or res.stdout).strip().splitlines()
+            raise ValueError(f"{prog}.p4: {Path(p4c).name} failed: {last[-1] if last else res.returncode}")
+    return f"compiled {', '.join(stale)} with {Path(p4c).name}"
+
+
+def run_command(emu: Any, line: str) -> int:
+    """Run one --cmd: a script file, `pingall`, `<node> <shell>`, or any Mininet CLI command; 0 = success."""
+    from mininet.cli import CLI
+
+    path = Path(line)
+    if path.is_file():
+        for raw in path.read_text().splitlines():
+            raw = raw.strip()
+            if raw and not raw.startswith("#"):
+                print(f"*** {raw}", flush=True)
+                rc = run_command(emu, raw)
+                if rc:
+                    return rc
+        return 0
+    words = line.split(None, 1)
+    if not words:
+        return 0
+    if words[0] in PINGALL:
+        loss = emu.pingall() if words[0] == "pingall" else _pingallfull(emu)
+        return 0 if loss == 0 else 1
+    if words[0] == "iperf3" and len(words) == 2:
+        args = shlex.split(words[1])
+        mbps = emu.iperf3(args[0], args[1], float(args[2]) if len(args) > 2 else 2.0)
+        print(f"iperf3 {args[0]} -> {args[1]}: {mbps:.1f} Mbit/s", flush=True)
+        return 0
+    if words[0] in emu.hosts or words[0] in emu.switches:
+        rc, out = emu.run(words[0], words[1] if len(words) > 1 else "true")
+        sys.stdout.write(out)
+        sys.stdout.flush()
+        return rc
+    cli = CLI.__new__(CLI)  # a CLI without its interactive loop, for one command
+    CLI.__init__(cli, emu.net, script=os.devnull)
+    cli.onecmd(line)
+    return 0
+
+
+def _pingallfull(emu: Any) -> float:
+    results = emu.net.pingAllFull()
+    sent = sum(r[2][0] for r in results)
+    received = sum(r[2][1] for r in results)
+    return 100.0 * (sent - received) / sent if sent else 100.0
+
+
+class _Terminated(Exception):
+    """SIGTERM or SIGHUP: leave through the clean-up path."""
+
+
+def _on_signal(signum: int, _frame: Any) -> None:
+    raise _Terminated(signal.Signals(signum).name)
+
+
+def _quiet_mininet() -> None:
+    from mininet.log import lg, setLogLevel
+
+    setLogLevel("output")
+
+    class _NoHtbQuantum(logging.Filter):
+        # tc's advice about HTB quantum at high rates is noise, not an error
+        def filter(self, record: logging.LogRecord) -> bool:
+            return "quantum of class" not in str(record.getMessage())
+
+    lg.addFilter(_NoHtbQuantum())
+    lg.propagate = False  # Mininet prints itself; the root handler would repeat every line
+
+
+def run(args: argparse.Namespace) -> int:
+    """`run`: bring the emulation up, hand over the CLI or run --cmd, always tear down."""
+    from mininet.cli import CLI
+
+    from topo.emulation.network import Emulation
+
+    t0 = time.monotonic()
+
+    def progress(stage: str, detail: str) -> None:
+        print(f"[{time.monotonic() - t0:6.1f} s] {stage}: {detail}", flush=True)
+
+    if os.geteuid() != 0:
+        raise ValueError("run: needs root (Mininet creates namespaces and veth pairs); expected sudo")
+    topo = topology(args)
+    progress("topology", f"{topo.name}: {len(topo.switches)} switches, {len(topo.hosts)} hosts, "
+             f"{len(topo.links)} links, {len(topo.ocs)} OCS")
+    build = Path(args.build)
+    progress("compile", ensure_build(build, args.p4c))
+    _quiet_mininet()
+    emu = Emulation(topo, args.mode, build_dir=build, switch_bin=args.switch, spray=args.spray,
+                    circuits=args.circuits, ocs_args=args.ocs_arg, rto_min=args.rto_min, pcap=args.pcap,
+                    log_dir=args.log_dir, on_progress=progress)
+    old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        emu.start()
+        progress("memory", f"{emu.rss_bytes() / 2**20:.0f} MiB resident over {len(emu.pids()) + 1} processes")
+        if args.cmd:
+            rc = run_command(emu, args.cmd)
+            progress("done", f"{args.cmd!r} exit {rc}")
+            return rc
+        CLI(emu.net)
+        return 0
+    except KeyboardInterrupt:
+        print("interrupted: cleaning up", file=sys.stderr)
+        return 130
+    except _Terminated as exc:
+        print(f"{exc}: cleaning up", file=sys.stderr)
+        return 143
+    finally:
+        emu.stop()
+        for s, h in old.items():
+            signal.signal(s, h)
+        progress("stopped", "every switch, host, interface and daemon of this run removed")
+
+
+def clean(args: argparse.Namespace) -> int:
+    """`clean-net`."""
+    from topo.emulation.state import STATE_DIR, clean_net
+
+    lines = clean_net(force=args.force)
+    for line in lines:
+        print(line)
+    if not lines:
+        print(f"nothing to clean ({STATE_DIR} has no run records)")
+    return 0
