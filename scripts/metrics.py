@@ -183,3 +183,43 @@ def stream_metrics(sender: Sequence[TcpPacket], t_event: float, receiver: Sequen
         reordered=reordering(sender, receiver, flow) if receiver is not None else None,
         throughput_mbps=base, throughput_dip_pct=dip,
         rtt_ms_median=statistics.median(rtts) if rtts else None, rtt_ms_max=max(rtts) if rtts else None)
+
+
+@dataclass(slots=True)
+class UdpMetrics:
+    """A sequence-numbered UDP stream at the receiver."""
+
+    sent: int
+    received: int
+    lost: int
+    reordered: int
+    max_gap_ms: float
+    gap_start: float
+    gap_end: float
+
+
+def parse_arrivals(text: str) -> list[tuple[int, float]]:
+    """(seq, arrival epoch s) pairs from the receiver's `seq,time` lines."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                seq, t = line.split(",")
+                out.append((int(seq), float(t)))
+            except ValueError:
+                raise ValueError(f"arrivals line {n}: {line!r}; expected 'seq,epoch_seconds'") from None
+    return out
+
+
+def udp_metrics(arrivals: Sequence[tuple[int, float]], sent: int, lo: float | None = None,
+                hi: float | None = None) -> UdpMetrics:
+    """Loss, reordering and the largest arrival gap overlapping [lo, hi] of a UDP stream."""
+    seen = set()
+    top, reordered = -1, 0
+    for seq, _ in arrivals:
+        if seq < top:
+            reordered += 1
+        top = max(top, seq)
+        seen.add(seq)
+    gap = largest_gap([t for _, t in arrivals], lo, hi) if arrivals else Gap(0.0, 0.0, 0.0)
+    return UdpMetrics(sent, len(arrivals), sent - len(seen), reordered, gap.ms, gap.start, gap.end)

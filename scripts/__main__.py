@@ -1,0 +1,74 @@
+"""python -m scripts: run experiments, re-analyse and summarise them, and the demo."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from scripts.runner import ROOT
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser."""
+    p = argparse.ArgumentParser(prog="python -m scripts", description="hitless experiments")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress of every component")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run an experiment spec (resumable), then summarise it")
+    r.add_argument("spec", metavar="<spec.yaml>")
+    r.add_argument("--out", metavar="<dir>", help="results directory (default results/<spec name>)")
+    r.add_argument("--runs", type=int, metavar="<n>", help="override the spec's number of runs")
+    r.add_argument("--duration", type=float, metavar="<s>", help="override the run length")
+    r.add_argument("--event-at", type=float, metavar="<s>", help="override the reconfiguration time")
+    r.add_argument("--variants", metavar="<a,b>", help="only these variants")
+    r.add_argument("--seed", type=int, default=1, metavar="<n>", help="OCS delay model seed (default 1)")
+    s = sub.add_parser("report", help="summary tables and plots of a results directory")
+    s.add_argument("spec", metavar="<spec.yaml>")
+    s.add_argument("--out", metavar="<dir>", help="results directory (default results/<spec name>)")
+    a = sub.add_parser("analyze", help="recompute metrics.json of every run from its raw files")
+    a.add_argument("spec", metavar="<spec.yaml>")
+    a.add_argument("--out", metavar="<dir>")
+    d = sub.add_parser("demo", help="short experiments 1 and 5; results/demo/summary.json")
+    d.add_argument("--out", default=str(ROOT / "results" / "demo"), metavar="<dir>")
+    d.add_argument("--runs", type=int, default=3, metavar="<n>", help="runs per procedure/mode (default 3)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    from scripts import spec as specmod
+    from scripts.experiment import analyze_all, report, run
+
+    try:
+        if args.command == "demo":
+            from scripts.demo import demo
+
+            return demo(Path(args.out), args.runs)
+        sp = specmod.load(args.spec)
+        if args.command == "run" and args.variants:
+            keep = args.variants.split(",")
+            unknown = sorted(set(keep) - {v.name for v in sp.variants})
+            if unknown:
+                raise ValueError(f"--variants {unknown}: expected some of {[v.name for v in sp.variants]}")
+            sp.variants = [v for v in sp.variants if v.name in keep]
+        out = Path(args.out) if args.out else ROOT / "results" / sp.name
+        if args.command == "run":
+            sp = specmod.shorten(sp, args.runs, args.duration, args.event_at)
+            counts = run(sp, out, seed=args.seed)
+            print(f"[{sp.name}] {counts['ran']} ran, {counts['skipped']} already done, {counts['failed']} failed")
+            return 1 if counts["failed"] else 0
+        if args.command == "analyze":
+            print(f"[{sp.name}] re-analysed {analyze_all(sp, out)} runs")
+        report(sp, out)
+    except ValueError as exc:
+        print(f"scripts: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

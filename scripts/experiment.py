@@ -1,0 +1,55 @@
+"""Run, re-analyse and report an experiment: the glue between runner, report and plots."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from scripts.report import load_runs, markdown, summarize
+from scripts.runner import run_experiment
+from scripts.spec import Spec
+
+log = logging.getLogger(__name__)
+
+
+def run(spec: Spec, out: Path, seed: int = 1, say=print) -> dict[str, int]:
+    """Run the missing runs, then write the summary and plots and print the table."""
+    counts = run_experiment(spec, out, say=say, seed=seed)
+    report(spec, out, say)
+    return counts
+
+
+def report(spec: Spec, out: Path, say=print) -> dict[str, Any]:
+    """summary.json, summary.md and the figures of a results directory; prints the table."""
+    from scripts import plots
+
+    summary = summarize(out, spec)
+    data = load_runs(out, spec)
+    if spec.kind == "load-balancing":
+        files = plots.load_balancing_plots(data, out, spec.name)
+    elif spec.kind == "schedule":
+        from scripts.schedule import schedule_plots
+
+        files = schedule_plots(data, out, spec.name)
+    else:
+        files = plots.reconfiguration_plots(data, out, spec.name)
+    say(markdown(spec, summary))
+    say(f"[{spec.name}] summary: {out / 'summary.md'}, figures: {', '.join(f.name for f in files)}")
+    return summary
+
+
+def analyze_all(spec: Spec, out: Path) -> int:
+    """Recompute metrics.json of every reconfiguration run that has its raw files."""
+    from scripts.reconf import analyze
+
+    n = 0
+    for v in spec.variants:
+        for d in sorted((out / v.name).glob("run-*")):
+            if (d / "run.json").exists():
+                analyze(d, spec)
+                n += 1
+            elif (d / "metrics.json").exists():
+                json.loads((d / "metrics.json").read_text())
+    return n

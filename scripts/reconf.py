@@ -1,0 +1,195 @@
+"""One run of a reconfiguration (or route-flip) experiment on a running Emulation.
+
+Timeline: captures at the sender and receiver, ss sampling and nstat snapshots at the sender, the
+streams start at 0, the procedure runs at `event_at_s`, the streams end at `duration_s`. The raw
+files stay in the run directory (pcaps, iperf3 JSON, ss samples, events); `analyze` turns them into
+metrics.json, so a run can be analysed again without running it again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from control.events import EventLog
+from control.procedures import Reconfigurer
+from control.state import affected_paths
+from scripts.capture import read_tcp
+from scripts.hostproc import HostProcs, host_intf, nstat, wait_listening
+from scripts.kernel import nstat_delta, parse_ss
+from scripts.metrics import (
+    data_flow,
+    data_packets,
+    parse_arrivals,
+    rtt_series,
+    stream_metrics,
+    throughput_series,
+    udp_metrics,
+)
+from scripts.spec import Spec, Stream, Variant
+
+log = logging.getLogger(__name__)
+
+BASE_PORT = 5201
+
+
+class Reconfiguration:
+    """Runs of one variant on one emulation: reset to the initial map, traffic, procedure, analysis."""
+
+    def __init__(self, emu: Any, spec: Spec, variant: Variant) -> None:
+        self.emu, self.spec, self.variant = emu, spec, variant
+        topo_ocs = emu.topo.ocs[0]
+        self.initial = [tuple(c) for c in topo_ocs.circuit_maps[topo_ocs.default_map]]
+        if spec.target_map not in topo_ocs.circuit_maps:
+            raise ValueError(f"target_map {spec.target_map!r}: expected one of {sorted(topo_ocs.circuit_maps)}")
+        self.target = [tuple(c) for c in topo_ocs.circuit_maps[spec.target_map]]
+        self.driver = emu.ocs.driver()
+        self.rec = Reconfigurer(emu.controller, self.driver, mode=variant.mode, spray=emu.spray)
+
+    def close(self) -> None:
+        """Close the OCS session."""
+        self.driver.close()
+
+    def reset(self) -> None:
+        """Back to the initial circuits and tables (after a previous run)."""
+        if sorted(self.emu.ocs.circuits) != sorted(self.initial) or self.spec.kind == "route-flip":
+            if sorted(self.emu.ocs.circuits) != sorted(self.initial):
+                self.emu.set_circuits(self.initial)
+        self.emu.controller.sync(self.rec.states(self.initial), step="reset")
+
+    def shadow_states(self) -> dict:
+        """The initial states with the paths the target map changes flipped to their shadow (version 1)."""
+        old, new = self.rec.states(self.initial), self.rec.states(self.target)
+        affected = affected_paths(old, new, self.rec.addresses, self.rec.ingress)
+        return {s: st.with_versions(dict.fromkeys(affected.get(s, ()), 1)) for s, st in old.items()}
+
+    def run(self, run_dir: Path) -> dict[str, Any]:
+        """One run into run_dir; returns the metrics (also written to metrics.json)."""
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.reset()
+        time.sleep(0.5)
+        procs = HostProcs()
+        hosts = self.emu.hosts
+        addr = {h.name: h.address for h in self.emu.topo.hosts}
+        dyn = next(s for s in self.spec.streams if s.role == "dynamic")
+        events = EventLog(run_dir / "events.jsonl")
+        self.rec.events = events
+        meta: dict[str, Any] = {"variant": asdict(self.variant), "spec": self.spec.name,
+                                "streams": [asdict(s) for s in self.spec.streams], "scale": self.spec.scale}
+        try:
+            procs.tcpdump(hosts[dyn.src], host_intf(hosts[dyn.src]), run_dir / "sender.pcap")
+            procs.tcpdump(hosts[dyn.dst], host_intf(hosts[dyn.dst]), run_dir / "receiver.pcap")
+            before = {n: nstat(hosts[n]) for n in (dyn.src, dyn.dst)}
+            clients = self._start_streams(procs, run_dir, addr)
+            if dyn.proto == "tcp":
+                procs.ss_sampler(hosts[dyn.src], addr[dyn.dst], run_dir / "ss.txt")
+            t_start = time.time()
+            events.log("traffic-start")
+            time.sleep(max(0.0, t_start + self.spec.event_at_s - time.time()))
+            meta["t_event"] = time.time()
+            if self.spec.kind == "route-flip":
+                plans = self.emu.controller.sync(self.shadow_states(), delete=False, step="route-flip")
+                meta["result"] = {"writes": sum(p.inserts + p.modifies + p.deletes for p in plans.values())}
+            else:
+                res = self.rec.run(self.variant.procedure, self.target, old=self.initial, hold_s=self.variant.hold_s)
+                meta["result"] = asdict(res)
+            meta["t_event_done"] = time.time()
+            for c in clients:
+                c.wait(timeout=self.spec.duration_s + 30)
+            meta["t_end"] = time.time()
+            meta["nstat"] = {n: nstat_delta(before[n], nstat(hosts[n])) for n in before}
+        finally:
+            procs.stop_all()
+            events.close()
+        meta["t_start"] = t_start
+        (run_dir / "run.json").write_text(json.dumps(meta, indent=1, default=str))
+        metrics = analyze(run_dir, self.spec)
+        return metrics
+
+    def _start_streams(self, procs: HostProcs, run_dir: Path, addr: dict[str, str]) -> list:
+        hosts = self.emu.hosts
+        clients = []
+        for i, s in enumerate(self.spec.streams):
+            port = BASE_PORT + i
+            tag = f"{s.src}-{s.dst}"
+            if s.proto == "tcp":
+                procs.start(hosts[s.dst], ["iperf3", "-s", "-1", "-p", str(port)], f"iperf3 -s {s.dst}")
+                wait_listening(hosts[s.dst], port)
+                argv = ["iperf3", "-c", addr[s.dst], "-p", str(port), "-t", str(self.spec.duration_s), "-J",
+                        "-i", "0.1"]
+                if s.rate_mbit:
+                    argv += ["-b", f"{s.rate_mbit}M"]
+                clients.append(procs.start(hosts[s.src], argv, f"iperf3 -c {tag}", run_dir / f"iperf3-{tag}.json"))
+            else:
+                pps = s.rate_mbit * 1e6 / 8 / 64 if s.rate_mbit else 1000.0
+                procs.start(hosts[s.dst], [sys.executable, "-m", "scripts.udp", "recv", "--port", str(port),
+                                           "--out", str(run_dir / f"udp-{tag}.csv"),
+                                           "--seconds", str(self.spec.duration_s + 2)], f"udp recv {s.dst}")
+                wait_listening(hosts[s.dst], port, "u")
+                clients.append(procs.start(hosts[s.src], [sys.executable, "-m", "scripts.udp", "send", "--dst",
+                                                          addr[s.dst], "--port", str(port), "--pps", f"{pps:.0f}",
+                                                          "--seconds", str(self.spec.duration_s)],
+                                           f"udp send {tag}", run_dir / f"udp-{tag}.sent"))
+        return clients
+
+
+def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
+    """metrics.json of one run from its raw files."""
+    meta = json.loads((run_dir / "run.json").read_text())
+    t_event = meta["t_event"]
+    dyn = Stream(**next(s for s in meta["streams"] if s["role"] == "dynamic"))
+    tag = f"{dyn.src}-{dyn.dst}"
+    window = (1.0, max(3.0, meta["t_event_done"] - t_event + 2.0))
+    out: dict[str, Any] = {"variant": meta["variant"]["name"], "procedure": meta["variant"]["procedure"],
+                           "scale": meta.get("scale"), "t_event": t_event, "result": meta.get("result"),
+                           "nstat": meta.get("nstat")}
+    if dyn.proto == "udp":
+        arrivals = parse_arrivals((run_dir / f"udp-{tag}.csv").read_text())
+        sent = int((run_dir / f"udp-{tag}.sent").read_text().split()[-1])
+        um = udp_metrics(arrivals, sent, t_event - window[0], t_event + window[1])
+        out.update(asdict(um))
+        out.update(retransmissions=0, rto_count=0, lost_packets=um.lost, max_gap_ms=um.max_gap_ms,
+                   throughput_dip_pct=None)
+    else:
+        sender = read_tcp(run_dir / "sender.pcap")
+        receiver = read_tcp(run_dir / "receiver.pcap")
+        m = stream_metrics(sender, t_event, receiver, window)
+        out.update(asdict(m))
+        ns = (meta.get("nstat") or {}).get(dyn.src, {})
+        out["rto_count"] = ns.get("timeouts", m.rto_estimate)
+        out["nstat_retrans_segs"] = ns.get("retrans_segs")
+        flow = data_flow(sender)
+        t0 = meta["t_start"]
+        out["series"] = {
+            "throughput": throughput_series(data_packets(sender, flow), t0, 0.1, meta["t_end"]),
+            "rtt": rtt_series(sender, flow, t0)[::5],
+            "event_s": t_event - t0,
+            "event_done_s": meta["t_event_done"] - t0,
+        }
+        ss_file = run_dir / "ss.txt"
+        if ss_file.exists():
+            ss = parse_ss(ss_file.read_text())
+            out["series"]["cwnd"] = [(s.t - t0, s.cwnd) for s in ss if s.cwnd is not None]
+            out["series"]["ss_rtt"] = [(s.t - t0, s.rtt_ms) for s in ss if s.rtt_ms is not None]
+        out["static_streams"] = _static_streams(run_dir, meta)
+    (run_dir / "metrics.json").write_text(json.dumps(out, default=str))
+    return out
+
+
+def _static_streams(run_dir: Path, meta: dict[str, Any]) -> dict[str, float]:
+    """Mean received rate (Mbit/s) of every stream from its iperf3 JSON."""
+    out = {}
+    for s in meta["streams"]:
+        f = run_dir / f"iperf3-{s['src']}-{s['dst']}.json"
+        if s["proto"] == "tcp" and f.exists():
+            try:
+                d = json.loads(f.read_text())
+                out[f"{s['src']}-{s['dst']}"] = d["end"]["sum_received"]["bits_per_second"] / 1e6
+            except (ValueError, KeyError):
+                out[f"{s['src']}-{s['dst']}"] = float("nan")
+    return out

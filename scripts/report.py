@@ -1,0 +1,194 @@
+"""Summaries of an experiment's runs: per-variant statistics, a Markdown table, and the JSON the demo
+writes. Every run that has metrics counts; failed runs are listed, never dropped silently."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+from scripts.spec import Spec
+
+# seed 000, Abstract and Ch. 5 (single stream, 50 runs each) and section 4.3 (dual stream)
+THESIS = {
+    "single": {"bbm": {"max_gap_ms": 598.0, "loss_pct": 2.8}, "mbb-timed": {"max_gap_ms": 121.0, "loss_pct": 0.93}},
+    "steering": {"bbm": {"max_gap_ms": 727.0, "loss_pct": 1.28}, "mbb-timed": {"max_gap_ms": 185.0, "loss_pct": 0.44}},
+}
+HITLESS_GAP_MS = 50.0
+RECONF_KEYS = ("retransmissions", "rto_count", "lost_packets", "max_gap_ms", "throughput_dip_pct", "loss_pct",
+               "reordered", "rtt_ms_max")
+
+
+def load_runs(out: Path, spec: Spec) -> dict[str, dict[str, Any]]:
+    """Per variant: the metrics of every finished run and the failed run directories."""
+    res = {}
+    for v in spec.variants:
+        runs, failed = [], []
+        for i in range(spec.runs):
+            d = out / v.name / f"run-{i:03d}"
+            if (d / "metrics.json").exists():
+                runs.append(json.loads((d / "metrics.json").read_text()))
+            elif (d / "error.txt").exists():
+                failed.append(d.name)
+        res[v.name] = {"runs": runs, "failed": failed}
+    return res
+
+
+def stats(values: list[float]) -> dict[str, float]:
+    """n, mean, min, median, p90, max of the finite values."""
+    vals = sorted(v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v)))
+    if not vals:
+        return {"n": 0}
+    return {"n": len(vals), "mean": statistics.fmean(vals), "min": vals[0], "median": statistics.median(vals),
+            "p90": percentile(vals, 90), "max": vals[-1]}
+
+
+def percentile(sorted_vals: list[float], p: float) -> float:
+    """The p-th percentile (nearest rank) of sorted values."""
+    if not sorted_vals:
+        return float("nan")
+    k = max(0, min(len(sorted_vals) - 1, math.ceil(p / 100 * len(sorted_vals)) - 1))
+    return sorted_vals[k]
+
+
+def reconf_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One procedure: mean of each demo metric, full statistics, and the hitless verdict per run."""
+    out: dict[str, Any] = {"runs": len(runs)}
+    for k in RECONF_KEYS:
+        s = stats([r.get(k) for r in runs])
+        out[k] = s.get("mean")
+        out[f"{k}_stats"] = s
+    hitless = [r.get("retransmissions", 1) == 0 and r.get("rto_count", 1) == 0 and r.get("max_gap_ms", 1e9)
+               < HITLESS_GAP_MS for r in runs]
+    out["hitless_runs"] = sum(hitless)
+    out["hitless_all"] = bool(runs) and all(hitless)
+    out["throughput_mbps"] = stats([r.get("throughput_mbps") for r in runs]).get("mean")
+    return out
+
+
+def lb_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One forwarding mode: throughput, goodput, FCT percentiles per class, utilisation, rate check."""
+    flows = [f for r in runs for c in r["classes"].values() for f in c["flows"]]
+    classes = sorted({k for r in runs for k in r["classes"]})
+    fct = {}
+    for cls in classes:
+        vals = sorted(1000 * f["fct_s"] for r in runs for f in r["classes"].get(cls, {}).get("flows", []))
+        fct[cls] = {"p50": percentile(vals, 50), "p90": percentile(vals, 90), "p99": percentile(vals, 99),
+                    "mean": statistics.fmean(vals) if vals else float("nan")}
+    util = {cls: stats([r["classes"][cls]["utilisation"]["mean_over_max"] for r in runs if cls in r["classes"]])
+            .get("mean") for cls in classes}
+    jain = {cls: stats([r["classes"][cls]["utilisation"]["jain"] for r in runs if cls in r["classes"]]).get("mean")
+            for cls in classes}
+    checks = [c["rate_check_ok"] for r in runs for c in r["classes"].values()]
+    return {
+        "runs": len(runs),
+        "throughput_mbps": stats([f["throughput_mbps"] for f in flows]).get("mean"),
+        "goodput_mbps": stats([f["goodput_mbps"] for f in flows]).get("mean"),
+        "goodput_mbps_by_class": {cls: stats([f["goodput_mbps"] for r in runs
+                                              for f in r["classes"].get(cls, {}).get("flows", [])]).get("mean")
+                                  for cls in classes},
+        "fct_ms": fct,
+        "utilisation": stats([u for u in util.values() if u is not None]).get("mean"),
+        "utilisation_by_class": util,
+        "jain_by_class": jain,
+        "max_link_mbps": max((c["max_link_mbps"] for r in runs for c in r["classes"].values()), default=0.0),
+        "rate_check_ok": bool(checks) and all(checks),
+    }
+
+
+def summarize(out: Path, spec: Spec) -> dict[str, Any]:
+    """The experiment's summary (also written to <out>/summary.json and summary.md)."""
+    data = load_runs(out, spec)
+    variants = {}
+    for name, d in data.items():
+        if spec.kind == "load-balancing":
+            s = lb_summary(d["runs"]) if d["runs"] else {"runs": 0}
+        elif spec.kind == "schedule":
+            from scripts.schedule import schedule_summary
+
+            s = schedule_summary(d["runs"])
+        else:
+            s = reconf_summary(d["runs"])
+        s["failed_runs"] = d["failed"]
+        variants[name] = s
+    summary = {"experiment": spec.name, "kind": spec.kind, "scale": spec.scale,
+               "link_rate_mbit": spec.link_rate_mbit, "reference_rate_mbit": spec.reference_rate_mbit,
+               "variants": variants}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    (out / "summary.md").write_text(markdown(spec, summary))
+    return summary
+
+
+def _f(v: Any, fmt: str = ".1f") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return format(v, fmt) if isinstance(v, (int, float)) else str(v)
+
+
+def markdown(spec: Spec, summary: dict[str, Any]) -> str:
+    """The summary table(s) of one experiment as Markdown."""
+    scale = summary["scale"]
+    lines = [f"# {spec.name}", "", spec.description.strip(), "",
+             f"Link rate {summary['link_rate_mbit']:g} Mbit/s"
+             + (f" (scale factor {scale:g} of the seed's {summary['reference_rate_mbit']:g} Mbit/s)" if scale else "")
+             + "; times (RTO, OCS dark time, hold) are not scaled.", ""]
+    v = summary["variants"]
+    if spec.kind in ("reconfiguration", "route-flip"):
+        lines += ["| variant | runs | largest gap ms (mean / median / max) | loss % (retx/sent) | retx | RTOs | "
+                  "dropped pkts | dip % | hitless runs |", "|---|---|---|---|---|---|---|---|---|"]
+        for name, s in v.items():
+            g = s["max_gap_ms_stats"]
+            lines.append(f"| {name} | {s['runs']} | {_f(g.get('mean'), '.0f')} / {_f(g.get('median'), '.0f')} / "
+                         f"{_f(g.get('max'), '.0f')} | {_f(s['loss_pct'], '.3f')} | {_f(s['retransmissions'])} | "
+                         f"{_f(s['rto_count'], '.2f')} | {_f(s['lost_packets'])} | {_f(s['throughput_dip_pct'], '.0f')} | "
+                         f"{s['hitless_runs']}/{s['runs']} |")
+        ref = THESIS["steering" if len(spec.streams) > 1 else "single"]
+        if spec.kind == "reconfiguration":
+            lines += ["", "Thesis (seed 000) side by side (OST = bbm, MBB = mbb-timed):", "",
+                      "| procedure | thesis gap ms | ours gap ms (mean) | thesis loss % | ours loss % |",
+                      "|---|---|---|---|---|"]
+            for proc, t in ref.items():
+                if proc in v:
+                    lines.append(f"| {proc} | {t['max_gap_ms']:g} | {_f(v[proc]['max_gap_ms'], '.0f')} | "
+                                 f"{t['loss_pct']:g} | {_f(v[proc]['loss_pct'], '.3f')} |")
+            if "bbm" in v and v["bbm"].get("max_gap_ms") is not None:
+                dev = 100 * (v["bbm"]["max_gap_ms"] / ref["bbm"]["max_gap_ms"] - 1)
+                lines.append(f"\nbbm unavailability vs the thesis: {dev:+.0f}% (target within ±15%).")
+            if "mbb" in v:
+                s = v["mbb"]
+                verdict = "hitless in every run" if s["hitless_all"] else \
+                    f"NOT hitless: {s['runs'] - s['hitless_runs']} of {s['runs']} runs had a retransmission, an RTO " \
+                    f"or a gap >= {HITLESS_GAP_MS:g} ms"
+                lines.append(f"\nmbb (target: 0 retransmissions, 0 RTOs, gap < {HITLESS_GAP_MS:g} ms in every run): {verdict}.")
+    elif spec.kind == "load-balancing":
+        classes = sorted({c for s in v.values() for c in s.get("fct_ms", {})})
+        lines += ["| mode | runs | throughput Mbit/s | goodput Mbit/s | " + " | ".join(f"FCT {c} p50/p90 ms"
+                  for c in classes) + " | utilisation (mean/max) | rate check |",
+                  "|---|---|---|---|" + "---|" * len(classes) + "---|---|"]
+        for name, s in v.items():
+            if not s.get("runs"):
+                lines.append(f"| {name} | 0 |")
+                continue
+            fct = " | ".join(f"{_f(s['fct_ms'][c]['p50'], '.0f')}/{_f(s['fct_ms'][c]['p90'], '.0f')}" for c in classes)
+            lines.append(f"| {name} | {s['runs']} | {_f(s['throughput_mbps'], '.2f')} | {_f(s['goodput_mbps'], '.2f')} | "
+                         f"{fct} | {_f(s['utilisation'], '.2f')} | {'ok' if s['rate_check_ok'] else 'FAILED'} |")
+        order = [n for n in ("static", "ecmp", "spray") if n in v and v[n].get("utilisation") is not None]
+        if len(order) == 3:
+            u = [v[n]["utilisation"] for n in order]
+            held = u[0] < u[1] < u[2]
+            lines.append(f"\nSeed 004 ordering static < ECMP < spray on utilisation: {'reproduced' if held else 'NOT reproduced'}"
+                         f" ({' / '.join(f'{x:.2f}' for x in u)}).")
+    else:
+        lines += ["| variant | runs | day ms configured / measured mean (p5-p95) | night ms configured / measured mean (p5-p95) |",
+                  "|---|---|---|---|"]
+        for name, s in v.items():
+            d, n = s.get("day_ms", {}), s.get("night_ms", {})
+            lines.append(f"| {name} | {s.get('runs', 0)} | {_f(s.get('day_configured'))} / {_f(d.get('mean'))} "
+                         f"({_f(d.get('p5'))}-{_f(d.get('p95'))}) | {_f(s.get('night_configured'))} / "
+                         f"{_f(n.get('mean'))} ({_f(n.get('p5'))}-{_f(n.get('p95'))}) |")
+    failed = {n: s["failed_runs"] for n, s in v.items() if s.get("failed_runs")}
+    if failed:
+        lines.append(f"\nFailed runs (see error.txt): {failed}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,184 @@
+"""The experiment runner: one Emulation per variant, N runs each, progress on stdout, resumable.
+
+Results go to <out>/<variant>/run-<i>/ (raw files and metrics.json). A run whose metrics.json exists
+is skipped, so an interrupted experiment continues where it stopped; a variant whose runs all exist
+does not even start its emulation. A failed run is recorded (error.txt) and counted, never hidden.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import signal
+import socket
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from scripts.spec import Spec, Variant, make_topology
+
+log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parents[1]
+Say = Callable[[str], None]
+
+
+def free_grpc_base(devices: int, tries: int = 50) -> int:
+    """A base port such that base+1..base+devices are all free on 127.0.0.1."""
+    rng = random.Random(os.getpid() ^ int(time.time()))
+    for _ in range(tries):
+        base = rng.randrange(30000, 59000, 100)
+        ok = True
+        for p in range(base + 1, base + devices + 1):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", p)) == 0:
+                    ok = False
+                    break
+        if ok:
+            return base
+    raise RuntimeError(f"no free block of {devices} gRPC ports found")
+
+
+def run_dir(out: Path, variant: Variant, i: int) -> Path:
+    """Where run i of a variant keeps its files."""
+    return out / variant.name / f"run-{i:03d}"
+
+
+def done(out: Path, variant: Variant, i: int) -> bool:
+    """True when run i of the variant has its metrics."""
+    return (run_dir(out, variant, i) / "metrics.json").exists()
+
+
+def _experiment(emu: Any, spec: Spec, variant: Variant):
+    if spec.kind in ("reconfiguration", "route-flip"):
+        from scripts.reconf import Reconfiguration
+
+        return Reconfiguration(emu, spec, variant)
+    if spec.kind == "load-balancing":
+        from scripts.lb import LoadBalancing
+
+        return LoadBalancing(emu, spec, variant)
+    from scripts.schedule import ScheduleTiming
+
+    return ScheduleTiming(emu, spec, variant)
+
+
+class _Terminated(Exception):
+    pass
+
+
+def _on_term(signum: int, _frame: Any) -> None:
+    raise _Terminated(f"signal {signum}")
+
+
+def run_experiment(spec: Spec, out: Path, say: Say = print, build: Path | None = None,
+                   switch_bin: str | None = None, seed: int = 1) -> dict[str, Any]:
+    """Run every missing run of every variant; returns counts (done before, ran, failed)."""
+    from mininet.log import setLogLevel
+
+    from topo.emulation.cli import ensure_build
+    from topo.emulation.network import Emulation
+
+    # Mininet's own log: errors only (its tc warnings about htb quanta are noise here)
+    setLogLevel("info" if log.isEnabledFor(logging.INFO) else "critical")
+
+    if os.geteuid() != 0:
+        raise ValueError("run: needs root (Mininet namespaces and veth pairs); expected sudo")
+    build = build or ROOT / "build"
+    say(f"[{spec.name}] {ensure_build(build, os.environ.get('P4C'), ROOT / 'p4src')}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "spec.json").write_text(json.dumps({"name": spec.name, "kind": spec.kind, "path": spec.path,
+                                               "runs": spec.runs, "duration_s": spec.duration_s,
+                                               "scale": spec.scale}, indent=1))
+    counts = {"skipped": 0, "ran": 0, "failed": 0}
+    total = spec.runs * len(spec.variants)
+    n = 0
+    t0 = time.monotonic()
+    old = {s: signal.signal(s, _on_term) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        for variant in spec.variants:
+            todo = [i for i in range(spec.runs) if not done(out, variant, i)]
+            counts["skipped"] += spec.runs - len(todo)
+            n += spec.runs - len(todo)
+            if not todo:
+                say(f"[{spec.name}] {variant.name}: all {spec.runs} runs already done")
+                continue
+            topo = make_topology(spec)
+            ocs_args = list(variant.ocs_args)
+            if topo.ocs and "--seed" not in ocs_args and "--instant" not in ocs_args:
+                ocs_args += ["--seed", str(seed)]
+            if spec.kind == "schedule":
+                ocs_args += _schedule_args(spec)
+            base = free_grpc_base(len(topo.switches) + len(topo.ocs) + 1)
+            emu = Emulation(topo, variant.mode, build_dir=build, switch_bin=switch_bin, ocs_args=ocs_args,
+                            rto_min=variant.rto_min, grpc_base=base, log_dir=out / variant.name / "emulation",
+                            on_progress=lambda st, d, v=variant.name: log.info("%s %s: %s", v, st, d))
+            say(f"[{spec.name}] {variant.name}: starting {topo.name} ({len(topo.switches)} switches, "
+                f"mode {variant.mode}, rto_min {variant.rto_min or 'default'}, ocs {' '.join(ocs_args) or 'default'})")
+            try:
+                emu.start()
+                _tune_hosts(emu)
+                exp = _experiment(emu, spec, variant)
+                try:
+                    for i in todo:
+                        n += 1
+                        d = run_dir(out, variant, i)
+                        t_run = time.monotonic()
+                        try:
+                            m = exp.run(d)
+                            counts["ran"] += 1
+                            (d / "error.txt").unlink(missing_ok=True)
+                            say(f"[{spec.name}] {n}/{total} {variant.name} run {i}: {one_line(m)} "
+                                f"({time.monotonic() - t_run:.0f} s, {time.monotonic() - t0:.0f} s total)")
+                        except (RuntimeError, OSError, ValueError, TimeoutError) as exc:
+                            counts["failed"] += 1
+                            d.mkdir(parents=True, exist_ok=True)
+                            (d / "error.txt").write_text(traceback.format_exc())
+                            say(f"[{spec.name}] {n}/{total} {variant.name} run {i}: FAILED: {exc}")
+                finally:
+                    exp.close()
+            finally:
+                emu.stop()
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    return counts
+
+
+def _tune_hosts(emu: Any) -> None:
+    """The thesis's transport: CUBIC on every host (seed 000 R12)."""
+    for h in emu.hosts.values():
+        h.cmd("sysctl -qw net.ipv4.tcp_congestion_control=cubic")
+
+
+def _schedule_args(spec: Spec) -> list[str]:
+    s = spec.schedule
+    args = ["--schedule", "round-robin", "--day-ms", str(s.get("day_ms", 100)), "--night-ms", str(s.get("night_ms", 10))]
+    if s.get("slots"):
+        args += ["--schedule-slots", ",".join(str(x) for x in s["slots"])]
+    return args
+
+
+def one_line(m: dict[str, Any]) -> str:
+    """A run's headline numbers."""
+    if "classes" in m:
+        parts = []
+        for cls, c in m["classes"].items():
+            fct = sorted(f["fct_s"] for f in c["flows"])
+            parts.append(f"{cls} fct p50 {1000 * fct[len(fct) // 2]:.0f} ms util {c['utilisation']['mean_over_max']:.2f}"
+                         + ("" if c["rate_check_ok"] else " RATE-CHECK-FAILED"))
+        return "; ".join(parts)
+    if "day_ms" in m:
+        return f"day {m['day_ms'].get('mean', 0):.1f} ms, night {m['night_ms'].get('mean', 0):.1f} ms"
+    gap = m.get("max_gap_ms", 0.0)
+    return (f"gap {gap:.0f} ms, retx {m.get('retransmissions', 0)}, rto {m.get('rto_count', 0)}, "
+            f"lost {m.get('lost_packets')}, dip {m.get('throughput_dip_pct') or 0:.0f}%")
+
+
+if __name__ == "__main__":  # pragma: no cover - use python -m scripts run
+    sys.exit("use: python -m scripts run <spec.yaml>")

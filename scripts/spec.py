@@ -1,0 +1,171 @@
+"""Experiment specs: one small YAML file per experiment (scripts/experiments/*.yaml).
+
+A spec names the topology, the kind of experiment, the variants to compare (procedures or
+forwarding modes, each optionally overriding rto_min, OCS options or the hold), the number of runs
+and the timeline. Rates are the emulation's; `reference_rate_mbit` is the seed's, so every result
+states its scale factor. Times (RTO, dark time, hold) are never scaled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule")
+PROCEDURES = ("bbm", "mbb-timed", "mbb")
+MODES = ("static", "ecmp", "spray")
+GENERATORS = ("ucd4", "fattree", "leafspine")
+
+
+@dataclass(slots=True)
+class Stream:
+    """One traffic stream: TCP (iperf3, rate 0 = unlimited) or sequence-numbered UDP."""
+
+    src: str
+    dst: str
+    rate_mbit: float = 0.0
+    proto: str = "tcp"
+    role: str = "dynamic"  # the stream the metrics are about; "static" streams are reported alongside
+
+
+@dataclass(slots=True)
+class Variant:
+    """One arm of the comparison: what differs from the spec's defaults."""
+
+    name: str
+    procedure: str = "bbm"
+    mode: str = "ecmp"
+    rto_min: str | None = None
+    ocs_args: list[str] = field(default_factory=list)
+    hold_s: float = 1.0
+
+
+@dataclass(slots=True)
+class Workload:
+    """Load-balancing flows (seed 004): classes of sizes, pairs running at once, rounds per run."""
+
+    classes: dict[str, int] = field(default_factory=lambda: {"query": 131072, "short": 512000, "long": 26214400})
+    pairs: int = 8
+    concurrent: bool = True
+
+
+@dataclass(slots=True)
+class Spec:
+    """A whole experiment."""
+
+    name: str
+    kind: str
+    description: str = ""
+    topology: dict[str, Any] = field(default_factory=lambda: {"generator": "ucd4"})
+    reference_rate_mbit: float | None = None
+    variants: list[Variant] = field(default_factory=list)
+    runs: int = 1
+    duration_s: float = 20.0
+    event_at_s: float = 10.0
+    target_map: str = "reconfigured"
+    streams: list[Stream] = field(default_factory=list)
+    workload: Workload = field(default_factory=Workload)
+    schedule: dict[str, Any] = field(default_factory=dict)
+    path: str = ""
+
+    @property
+    def link_rate_mbit(self) -> float:
+        """The emulated link rate."""
+        return float(self.topology.get("rate_mbit", 1000.0))
+
+    @property
+    def scale(self) -> float | None:
+        """Emulated rate / the seed's rate (None when the spec names no reference)."""
+        return self.link_rate_mbit / self.reference_rate_mbit if self.reference_rate_mbit else None
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: {data!r}; expected a mapping")
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {unknown}; expected some of {sorted(names)}")
+    try:
+        return cls(**data)
+    except TypeError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _variant(item: Any, kind: str, base: dict[str, Any], i: int) -> Variant:
+    where = f"variants[{i}]"
+    if isinstance(item, str):
+        item = {"name": item, ("mode" if kind == "load-balancing" else "procedure"): item}
+    v = _build(Variant, {**base, **item}, where)
+    if v.procedure not in PROCEDURES:
+        raise ValueError(f"{where}: procedure {v.procedure!r}; expected one of {PROCEDURES}")
+    if v.mode not in MODES:
+        raise ValueError(f"{where}: mode {v.mode!r}; expected one of {MODES}")
+    return v
+
+
+def parse(data: Any, path: str = "<spec>") -> Spec:
+    """A Spec from parsed YAML; ValueError names the bad key."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: {type(data).__name__}; expected a mapping at the top")
+    data = dict(data)
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise ValueError(f"{path}: kind {kind!r}; expected one of {KINDS}")
+    defaults = data.pop("defaults", {}) or {}
+    raw_variants = data.pop("variants", None) or [{"name": "default"}]
+    streams = [_build(Stream, s, f"{path}: streams[{i}]") for i, s in enumerate(data.pop("streams", []) or [])]
+    workload = _build(Workload, data.pop("workload", {}) or {}, f"{path}: workload")
+    spec = _build(Spec, data, path)
+    spec = replace(spec, streams=streams, workload=workload, path=path,
+                   variants=[_variant(v, kind, defaults, i) for i, v in enumerate(raw_variants)])
+    names = [v.name for v in spec.variants]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{path}: variant names {names}; expected each once")
+    if spec.runs < 1:
+        raise ValueError(f"{path}: runs {spec.runs}; expected >= 1")
+    if spec.topology.get("generator") not in GENERATORS:
+        raise ValueError(f"{path}: topology.generator {spec.topology.get('generator')!r}; expected one of {GENERATORS}")
+    for s in spec.streams:
+        if s.proto not in ("tcp", "udp"):
+            raise ValueError(f"{path}: stream {s.src}->{s.dst} proto {s.proto!r}; expected tcp or udp")
+    if kind in ("reconfiguration", "route-flip") and not spec.streams:
+        raise ValueError(f"{path}: no streams; expected at least one for kind {kind}")
+    if kind in ("reconfiguration", "route-flip") and not 0 < spec.event_at_s < spec.duration_s:
+        raise ValueError(f"{path}: event_at_s {spec.event_at_s}; expected inside (0, duration_s={spec.duration_s})")
+    return spec
+
+
+def load(path: str | Path) -> Spec:
+    """Read and check one spec file."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text())
+    except OSError as exc:
+        raise ValueError(f"spec {str(p)!r}: {exc.strerror}; expected a readable YAML file") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"spec {str(p)!r}: not YAML ({str(exc).splitlines()[0]})") from None
+    return parse(data, str(p))
+
+
+def shorten(spec: Spec, runs: int | None = None, duration_s: float | None = None,
+            event_at_s: float | None = None) -> Spec:
+    """A copy with fewer runs or a shorter timeline (the demo's and the tests' versions)."""
+    return replace(spec, runs=runs or spec.runs, duration_s=duration_s or spec.duration_s,
+                   event_at_s=event_at_s or spec.event_at_s)
+
+
+def make_topology(spec: Spec) -> Any:
+    """The topo.model.Topology the spec describes (topo.generators with its parameters)."""
+    from topo import generators
+
+    args = dict(spec.topology)
+    gen = args.pop("generator")
+    hybrid = args.pop("hybrid", None)
+    topo = getattr(generators, gen)(**args)
+    if hybrid is not None:
+        generators.hybrid(topo, **(hybrid or {}))
+    return topo
