@@ -55,6 +55,7 @@ class PolatisDriver(OcsDriver):
             raise OcsError(f"OCS {self.host}:{self.port}: {exc.strerror or exc}") from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._buf = b""
+        self._send("*CLS")  # a new session starts with an empty error queue (no answer to read)
         log.info("connected to OCS %s:%d", self.host, self.port)
 
     def close(self) -> None:

@@ -104,3 +104,18 @@ def test_connection_refused():
     s.close()
     with pytest.raises(OcsError, match="127.0.0.1"):
         PolatisDriver("127.0.0.1", port, timeout=0.5).open()
+
+
+def test_session_is_reopened_after_a_timeout(emulator):
+    ocs, port = emulator
+    drv = PolatisDriver("127.0.0.1", port, timeout=2).open()
+    try:
+        ocs_wait = ocs.wait_complete
+        ocs.wait_complete = lambda timeout=None: time.sleep(0.5)  # a slow *OPC?
+        with pytest.raises(OcsTimeout):
+            drv.wait_complete(timeout=0.1)
+        ocs.wait_complete = ocs_wait
+        drv.connect([(1, 9)])  # a fresh session; the late "1" of the old one is not read as an answer
+        assert drv.query() == {1: 9}
+    finally:
+        drv.close()
