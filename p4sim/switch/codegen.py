@@ -340,6 +340,7 @@ def _assert_failed(p: Any, what: str) -> None:
 
 def generate(prog: Program) -> str:
     """Python source for the whole program (ValueError for constructs p4sim does not support)."""
+    from p4sim.switch import codegen_fused
     from p4sim.switch.codegen_control import ControlGen
 
     g = Gen(prog)
@@ -351,6 +352,7 @@ def generate(prog: Program) -> str:
     out += pg.checksums()
     out += pg.deparser()
     out += cg.actions()
+    out += codegen_fused.fused(g, pg, cg)
     out += cg.pipelines()
     src = "\n".join(out) + "\n"
     _GEN_CONSTS[id(prog)] = g.consts
@@ -375,7 +377,11 @@ def _packet_class(g: Gen) -> list[str]:
     g.consts["META_ATTRS"] = tuple(g.attr[(h, f)] for h in g.meta for f, _w in g.hfields[h])
     g.consts["FIELD_LISTS"] = {i: tuple(g.fattr(r) for r in refs) for i, refs in g.prog.field_lists.items()}
     g.consts["LEARN_ATTRS"] = {i: tuple(g.fattr(r) for r in ll.fields) for i, ll in g.prog.learn_lists.items()}
-    return ["class P:", "    pass", "", "for _k, _v in TEMPLATE.items():", "    setattr(P, _k, _v)", ""] + _fast_path(g)
+    g.consts["FUSED_ATTRS"] = tuple(tmpl)
+    g.consts["FUSED_INIT"] = tuple(tmpl.values())
+    return ["class P:", "    pass", "", "for _k, _v in TEMPLATE.items():", "    setattr(P, _k, _v)", "",
+            "def _spill(L):", "    p = P()", "    p.__dict__.update({a: L[a] for a in FUSED_ATTRS})", "    return p",
+            ""] + _fast_path(g)
 
 
 def _fast_path(g: Gen) -> list[str]:

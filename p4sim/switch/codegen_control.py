@@ -29,6 +29,12 @@ class ControlGen:
         self.pg = pg or ParserGen(g)
         self.pg.prim = self.primitive
         self.binds: dict[str, str] = {}  # generated global -> python expression on `pl`
+        # fused mode (p4sim.switch.codegen_fused): actions, hashes and selectors are inlined and an
+        # `exit` leaves the enclosing single-pass loop instead of returning from a function
+        self.fused = False
+        self.exit_stmt = "return"
+        self.profile_json: dict[str, dict[str, Any]] = {
+            ap["name"]: ap for pl in g.prog.doc.get("pipelines", []) for ap in pl.get("action_profiles", [])}
 
     def std(self, f: str) -> str:
         """Attribute of standard_metadata field f."""
@@ -92,7 +98,7 @@ class ControlGen:
         if op == "no_op":
             return [f"{ind}pass"]
         if op == "exit":
-            return [f"{ind}p._exit = True", f"{ind}return"]
+            return [f"{ind}p._exit = True", f"{ind}{self.exit_stmt}"]
         if op == "count":
             c = self.bind("CTR", ps[0]["value"], f"pl.counters[{ps[0]['value']!r}]")
             return [f"{ind}i = {ex(ps[1])}", f"{ind}if 0 <= i < {c}.size:",
@@ -109,9 +115,10 @@ class ControlGen:
             return [f"{ind}i = {ex(ps[1])}", f"{ind}if 0 <= i < {r}.size:",
                     f"{ind}    {r}.cells[i] = ({ex(ps[2])}) & {(1 << width) - 1}"]
         if op == "modify_field_with_hash_based_offset":
-            fn = self.pg.calc(ps[2]["value"])
             size = ex(ps[3])
-            return [f"{ind}sz = {size}", f"{ind}h = {fn}(p)"] + g.assign(
+            hline = (self.pg.calc_inline(ps[2]["value"], "h", ind) if self.fused
+                     else [f"{ind}h = {self.pg.calc(ps[2]['value'])}(p)"])
+            return [f"{ind}sz = {size}"] + hline + g.assign(
                 ps[0], f"{ex(ps[1])} + (h % sz if sz else h)", ind)
         if op == "modify_field_rng_uniform":
             return g.assign(ps[0], f"_rand({ex(ps[1])}, {ex(ps[2])})", ind)
@@ -185,6 +192,7 @@ class ControlGen:
         tail: list[str] = []
         for pl in g.prog.doc["pipelines"]:
             for ap in pl.get("action_profiles", []):
+                self.profile_json[ap["name"]] = ap
                 if ap.get("selector"):
                     out += self.selector(ap)
         for name in ("ingress", "egress"):
@@ -250,17 +258,39 @@ class ControlGen:
                     out += g.assign({"type": "field", "value": list(dm.result_target)},
                                     f"{m}.execute(e, {self.std('packet_length')}, {self.now()})", i2)
             if info.type != "simple":
+                ap = self.profile_json.get(info.action_profile or "")
                 sel = getattr(self, "sel_fns", {}).get(info.action_profile or "")
                 out += [f"{i2}m = e.member", f"{i2}if m is None:"]
                 # one active member (a liveness group, a single path): no hash needed, x % 1 == 0
-                out += ([f"{i2}    a = e.group.active", f"{i2}    na = len(a)",
-                         f"{i2}    m = a[0] if na == 1 else a[{sel}(p) % na] if na else None"]
-                        if sel else [f"{i2}    pass"])
+                if ap is None or not ap.get("selector"):
+                    out += [f"{i2}    pass"]
+                elif self.fused:
+                    out += [f"{i2}    a = e.group.active", f"{i2}    na = len(a)", f"{i2}    if na == 1:",
+                            f"{i2}        m = a[0]", f"{i2}    elif na:"]
+                    out += self.pg.input_lines(ap["selector"]["algo"], ap["selector"]["input"], i2 + "        ", "hs")
+                    out += [f"{i2}        m = a[hs % na]"]
+                else:
+                    out += [f"{i2}    a = e.group.active", f"{i2}    na = len(a)",
+                            f"{i2}    m = a[0] if na == 1 else a[{sel}(p) % na] if na else None"]
                 out += [f"{i2}if m is None:", f"{i2}    e = {tbl}.default", f"{i2}    hit = False",
                         f"{i2}else:", f"{i2}    e = m"]
         else:
             out += [f"{ind}e = {tbl}.default", f"{ind}hit = False"]
-        if need == "aid":
+        if self.fused:
+            out += [f"{ind}aid = e.aid if e is not None else -1", f"{ind}d = e.args if e is not None else ()"]
+            first = True
+            for a_id in info.action_ids:
+                body: list[str] = []
+                g.cur_params = g.prog.actions[a_id].params
+                for pr in self.action_json[a_id].get("primitives", []):
+                    body += self.primitive(pr, ind + "    ")
+                g.cur_params = None
+                if not body:
+                    continue
+                out.append(f"{ind}{'if' if first else 'elif'} aid == {a_id}:")
+                out += body
+                first = False
+        elif need == "aid":
             out += [f"{ind}if e is not None:", f"{ind}    aid = e.aid", f"{ind}    e.fn(p, e.args)",
                     f"{ind}else:", f"{ind}    aid = -1"]
         elif info.default_entry is not None:
@@ -268,7 +298,7 @@ class ControlGen:
         else:
             out += [f"{ind}if e is not None:", f"{ind}    e.fn(p, e.args)"]
         if self._may_exit(info.action_ids):
-            out += [f"{ind}if p._exit:", f"{ind}    return None"]
+            out += [f"{ind}if p._exit:", f"{ind}    {self.exit_stmt}"]
         return out, True
 
     def key_expr(self, info: Any) -> str:

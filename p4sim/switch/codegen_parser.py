@@ -344,8 +344,20 @@ class ParserGen:
 
     def input_fn(self, fn: str, algo: str, inputs: list[dict[str, Any]]) -> list[str]:
         """Source of fn(p) -> hash of inputs (bmv2 BufBuilder packing) with algorithm algo."""
+        return [f"def {fn}(p):"] + self.input_lines(algo, inputs, "    ", None) + [""]
+
+    def calc_inline(self, name: str, var: str, ind: str) -> list[str]:
+        """Lines computing calculation `name` into local `var` (for the fused fast path)."""
+        c = self.g.prog.calculations.get(name)
+        if c is None:
+            raise ValueError(f"calculation {name!r} is not declared")
+        return self.input_lines(c["algo"], c.get("input", []), ind, var)
+
+    def input_lines(self, algo: str, inputs: list[dict[str, Any]], ind: str, var: str | None) -> list[str]:
+        """Lines hashing inputs (bmv2 BufBuilder packing) with algo; `return` it, or assign to var."""
         g = self.g
-        out = [f"def {fn}(p):", "    x = 0", "    nb = 0"]
+        out = [f"{ind}x = 0", f"{ind}nb = 0"]
+        result = (lambda e: f"{ind}return {e}") if var is None else (lambda e: f"{ind}{var} = {e}")
         payload_after = None
         # consecutive inputs under the same validity guard become one expression (bmv2 skips the
         # fields of invalid headers)
@@ -364,9 +376,9 @@ class ParserGen:
                     expr = f"(({expr}) << {w}) | {term}"
                 total = sum(w for _, w in terms)
                 if guard is None:
-                    out.extend([f"    x = {expr}", f"    nb += {total}"])
+                    out.extend([f"{ind}x = {expr}", f"{ind}nb += {total}"])
                 else:
-                    out.extend([f"    if {guard}:", f"        x = {expr}", f"        nb += {total}"])
+                    out.extend([f"{ind}if {guard}:", f"{ind}    x = {expr}", f"{ind}    nb += {total}"])
             segs.clear()
 
         for inp in inputs:
@@ -386,18 +398,16 @@ class ParserGen:
                 flush()
                 order = self.g.prog.doc.get("deparsers", [{}])[0].get("order", [])
                 idx = order.index(payload_after) if payload_after in order else -1
-                out += ["    pad = -nb % 8", "    x <<= pad", "    nb += pad",
-                        f"    data = x.to_bytes(nb >> 3, 'big') + deparse_after(p, {idx})"]
-                return out + [f"    return {self._algo_call(algo, 'data')}", ""]
+                out += [f"{ind}pad = -nb % 8", f"{ind}x <<= pad", f"{ind}nb += pad",
+                        f"{ind}data = x.to_bytes(nb >> 3, 'big') + deparse_after(p, {idx})"]
+                return out + [result(self._algo_call(algo, "data"))]
             else:
                 raise ValueError(f"calculation input of type {t!r} is not supported")
         flush()
         if algo in ("csum16", "cksum16"):
-            out += ["    pad = -nb % 16", "    return csum16_int(x << pad)", ""]
-            return out
-        out += ["    pad = -nb % 8", "    x <<= pad", "    nb += pad",
-                f"    return {self._algo_call(algo, BYTES_OF_X)}", ""]
-        return out
+            return out + [f"{ind}pad = -nb % 16", result("csum16_int(x << pad)")]
+        return out + [f"{ind}pad = -nb % 8", f"{ind}x <<= pad", f"{ind}nb += pad",
+                      result(self._algo_call(algo, BYTES_OF_X))]
 
     def _algo_call(self, algo: str, data: str) -> str:
         if algo == "random":

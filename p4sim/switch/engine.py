@@ -10,6 +10,7 @@ ingress parser -> verify checksums -> ingress -> [I2E clones] [digest] [resubmit
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DROP = 511
+# P4SIM_FUSED=0 selects the attribute-based fast path instead of the fused one (for comparisons)
+USE_FUSED = os.environ.get("P4SIM_FUSED", "1") != "0"
 MAX_LOOPS = 16
 NORMAL, I2E, E2E, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 4, 5, 6
 
@@ -174,7 +177,8 @@ def _std_attrs(pl: Pipeline) -> dict[str, str]:
 
 def run(dev: Device, pl: Pipeline, port: int, frame: bytes) -> list[tuple[int, bytes]]:
     """Process one frame arriving on `port`; return the (port, frame) pairs transmitted."""
-    fast = pl.namespace["FAST"]
+    ns = pl.namespace
+    fast = (ns["FUSED"] if USE_FUSED else None) or ns["FAST"]
     try:
         if fast is not None:
             return fast(frame, port, dev.now_us(), dev, pl)

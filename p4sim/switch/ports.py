@@ -193,17 +193,23 @@ class PortIO:
                             self._link_event()
                             continue
                         port = self._fd_port[fd]
+                        sock = self.socks[port]
                         if ev & (select.EPOLLERR | select.EPOLLHUP):
-                            self._detach(ep, fd, port, "socket error")
-                            continue
-                        self._drain(port, self.socks[port], dev)
+                            # a link going down queues ENETDOWN on the socket: reading SO_ERROR clears it
+                            sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                            if not iface_exists(dev.ports[port]):
+                                self._detach(ep, fd, port, "interface removed")
+                                continue
+                        self._drain(port, sock, dev)
                     except OSError as e:
-                        # the interface went away (Mininet teardown): stop polling it, keep the rest
                         port = self._fd_port.get(fd)
                         if port is None:
                             log.warning("netlink socket error: %s", e)
-                            continue
-                        self._detach(ep, fd, port, e.strerror or str(e))
+                        elif not iface_exists(dev.ports[port]):
+                            # the interface went away (Mininet teardown): stop polling it, keep the rest
+                            self._detach(ep, fd, port, "interface removed")
+                        else:
+                            log.debug("port %d: %s", port, e)
         finally:
             ep.close()
 

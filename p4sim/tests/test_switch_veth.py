@@ -166,3 +166,20 @@ def test_interface_deleted_under_the_switch(net) -> None:  # noqa: ANN001
     hosts[0].send(_udp("10.0.2.7"))  # the other ports still forward
     assert hosts[1].recv(2.0, _ours) is not None
     assert dev._io._thread.is_alive()
+
+
+def test_port_flap_keeps_forwarding(net) -> None:  # noqa: ANN001
+    dev, hosts, pairs = net
+    for _ in range(2):
+        subprocess.run(["ip", "link", "set", pairs[1][0], "down"], check=True)
+        hosts[0].send(_udp("10.0.2.7"))  # sent to a down port: dropped
+        time.sleep(0.2)
+        subprocess.run(["ip", "link", "set", pairs[1][0], "up"], check=True)
+        deadline = time.monotonic() + 3
+        while not dev.port_up(2) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    hosts[1].drain(quiet=0.1)
+    hosts[0].send(_udp("10.0.2.7"))
+    assert hosts[1].recv(2.0, _ours) is not None
+    hosts[1].send(_udp("10.0.3.7"))  # and the flapped port still receives
+    assert hosts[2].recv(2.0, _ours) is not None
