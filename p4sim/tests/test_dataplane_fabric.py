@@ -10,7 +10,7 @@ from scapy.layers.l2 import Ether
 
 from p4sim.compiler import cli as compile_cli
 from p4sim.switch.device import Device
-from p4sim.switch.values import ActionCall, Exact, GroupRef, Lpm
+from p4sim.switch.values import ActionCall, Exact, GroupRef, Lpm, Ternary
 
 ROOT = Path(__file__).resolve().parents[2]
 CPU = 255
@@ -144,3 +144,22 @@ def test_ocs_cross_connect_and_dark_ports(tmp_path: Path) -> None:
     assert d.process(1, frame) == [(2, frame)]
     assert d.process(3, frame) == []
     assert d.pipeline.counter("dark_drops").read(3)[0] == 1
+
+
+def test_fused_and_attribute_fast_paths_agree(fab: Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    from p4sim.switch import engine
+    from p4sim.tests.test_switch_fuzz import _frames
+
+    assert fab.pipeline.namespace["FUSED"] is not None  # the fabric gets the fused path
+    fab.pipeline.table("acl").insert((None, None, None), ActionCall("FabricIngress.acl_to_cpu"), priority=1)
+    fab.pipeline.table("acl").insert((Ternary(0x0A000000, 0xFFFFFF00), None, None), ActionCall("NoAction"), priority=2)
+    tagged = _udp("10.0.2.9")
+    tagged = tagged[:12] + b"\x88\xb5" + bytes([0x80, 3]) + b"\x08\x00" + tagged[14:]
+    frames = [_udp("10.0.2.9"), _udp("10.0.3.9", sport=7), _udp("10.0.1.5"), tagged, _udp("10.0.2.9", ttl=1)]
+    frames += _frames(2000, seed=11)
+    runs = []
+    for fused in (True, False):
+        monkeypatch.setattr(engine, "USE_FUSED", fused)
+        runs.append([fab.process(port, f) for f in frames for port in (1, 3, CPU)])
+    assert runs[0] == runs[1]
+    assert sum(1 for o in runs[0] if o) > 100
