@@ -220,6 +220,7 @@ def run_counters(args: argparse.Namespace) -> int:
     net = _network(args, topo, events, names=args.switch)
     try:
         def read(sess):
+            sess.client.election_id = (0, 0)  # a backup reads without taking over from the controller
             sess.client.connect()
             sess.client.schema = sess.pipeline.schema
             rows = []
