@@ -227,6 +227,7 @@ class PortIO:
         pcap = self._pcap_in.get(port)
         buf, view, socks, lock = self._buf, self._view, self.socks, dev.lock
         cpu = dev.cpu_port
+        debug = log.isEnabledFor(logging.DEBUG)  # per-packet lines only with --log-level debug/trace
         rx = tx = drop = 0
         try:
             for _ in range(BATCH):
@@ -253,6 +254,9 @@ class PortIO:
                     if pl is None:
                         continue
                     out = run(dev, pl, port, frame)
+                if debug:
+                    log.debug("port %d: %d bytes in -> %s", port, len(frame),
+                              ", ".join(f"port {p}: {len(f)} bytes" for p, f in out) or "dropped")
                 for eport, data in out:
                     sk = socks.get(eport)
                     if sk is None or eport == cpu or eport in self._pcap_out:
