@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+
 from fabric_helpers import FabricTest, next_hop_mac, routed, tcp_packet
 from ptf import testutils
 from ptf.testutils import group
+
+log = logging.getLogger("fabric_failover")
 
 PRIMARY, BACKUP = 2, 3
 DETECT_TIMEOUT = 5.0  # s for the target to notice a port went down or came back
@@ -38,6 +42,7 @@ class FastFailoverTest(FailoverTest):
         self.set_port_up(PRIMARY, False)  # no controller write from here on
         took = self.wait_until("failover to the backup path", lambda: self.lands_on(pkt, BACKUP),
                                DETECT_TIMEOUT)
+        log.info("failover: traffic on the backup path %.3f s after the primary port went down", took)
         self.dataplane.flush()
         rx0, shadow0 = self.read_counter("port_rx", 1), self.read_direct_counter(shadow)
         for _ in range(5):
