@@ -4,6 +4,7 @@
 #   TOPO=    fattree | leafspine | ucd4        K= fat-tree arity (even, >= 4)
 #   MODE=    static | ecmp | spray             OCS=1 attaches the emulated OCS
 #   CMD=     a Mininet CLI command or script for run-topo (default: open the CLI)
+#   TOPO_FILE= a topology JSON instead of TOPO/K;  RUN_ARGS= more `python -m topo run` options
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -73,8 +74,9 @@ p4-build: $(VENV)/.pip-stamp
 	done
 
 run-topo: $(VENV)/.pip-stamp
-	@echo "== run-topo TOPO=$(TOPO) K=$(K) MODE=$(MODE) OCS=$(OCS)"
-	@$(PY) -m topo run --topo $(TOPO) --k $(K) --mode $(MODE) --ocs $(OCS) $(if $(CMD),--cmd "$(CMD)")
+	@echo "== run-topo $(if $(TOPO_FILE),TOPO_FILE=$(TOPO_FILE),TOPO=$(TOPO) K=$(K)) MODE=$(MODE) OCS=$(OCS) SWITCH=$(notdir $(firstword $(SWITCH)))"
+	@$(PY) -m topo run $(if $(TOPO_FILE),--topo-file "$(TOPO_FILE)",--topo $(TOPO) --k $(K)) --mode $(MODE) \
+	  --ocs $(OCS) --switch "$(SWITCH)" --p4c "$(P4C)" --build $(BUILD) $(if $(CMD),--cmd "$(CMD)") $(RUN_ARGS)
 
 ptf: p4-build
 	@echo "== ptf against $(SWITCH)"
@@ -96,4 +98,4 @@ clean:
 
 clean-net:
 	@echo "== clean-net"
-	@echo "clean-net: the Mininet builder does not exist yet (issue: Mininet emulation)"; exit 1
+	@$(PY) -m topo clean-net

@@ -52,6 +52,8 @@ def add_parsers(sub: Any) -> None:
     r.add_argument("--build", default="build", metavar="<dir>", help="compiled programs (default build)")
     r.add_argument("--grpc-base", type=int, default=DEFAULT_GRPC_BASE, metavar="<port>",
                    help=f"device N listens on base+N (default {DEFAULT_GRPC_BASE}; generated topologies only)")
+    r.add_argument("--prefix", default="", metavar="<text>",
+                   help="prefix of every Mininet node (and interface) name, for runs side by side")
     r.add_argument("--rto-min", metavar="<time>", help="TCP rto_min on every host route, e.g. 10ms")
     r.add_argument("--pcap", action="store_true", help="switches write pcaps into the log directory")
     r.add_argument("--log-dir", metavar="<dir>", help="switch logs and event logs (default /tmp/hitless-run/<run id>)")
@@ -161,13 +163,6 @@ def _quiet_mininet() -> None:
     from mininet.log import lg, setLogLevel
 
     setLogLevel("output")
-
-    class _NoHtbQuantum(logging.Filter):
-        # tc's advice about HTB quantum at high rates is noise, not an error
-        def filter(self, record: logging.LogRecord) -> bool:
-            return "quantum of class" not in str(record.getMessage())
-
-    lg.addFilter(_NoHtbQuantum())
     lg.propagate = False  # Mininet prints itself; the root handler would repeat every line
 
 
@@ -192,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     _quiet_mininet()
     emu = Emulation(topo, args.mode, build_dir=build, switch_bin=args.switch, spray=args.spray,
                     circuits=args.circuits, ocs_args=args.ocs_arg, rto_min=args.rto_min, pcap=args.pcap,
-                    log_dir=args.log_dir, on_progress=progress)
+                    log_dir=args.log_dir, on_progress=progress, prefix=args.prefix)
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         emu.start()

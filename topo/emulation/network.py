@@ -114,6 +114,20 @@ def netem_available() -> bool:
 _NETEM: bool | None = None
 
 
+class _NoHtbQuantum(logging.Filter):
+    """Drops tc's advice about HTB quantum at high rates, which Mininet logs as an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "quantum of class" not in str(record.getMessage())
+
+
+def _filter_tc_noise() -> None:
+    from mininet.log import lg
+
+    if not any(isinstance(f, _NoHtbQuantum) for f in lg.filters):
+        lg.addFilter(_NoHtbQuantum())
+
+
 @dataclass(slots=True)
 class OcsProcess:
     """The OCS emulator daemon of one OCS: its SCPI address, process and current circuits."""
@@ -250,6 +264,7 @@ class Emulation:
         assert self.state is not None
         # interfaces are recorded before they exist, so a run killed half-way is still cleaned
         self.state.add_interfaces(self._planned_interfaces())
+        _filter_tc_noise()
         net = Mininet(topo=None, build=False, controller=None, link=TCLink, autoSetMacs=False,
                       autoStaticArp=False, waitConnected=False)
         self.net = net
@@ -271,7 +286,7 @@ class Emulation:
         fabric_intfs: list[str] = []
         netem = netem_available()
         if not netem:
-            log.warning("link delays not emulated: this kernel has no netem qdisc (rates still apply)")
+            log.info("link delays not emulated: this kernel has no netem qdisc (rates still apply)")
         for lk in self.topo.links:
             opts = {"bw": lk.rate_mbit, "delay": lk.delay if netem else None}
             link = net.addLink(self.prefix + lk.a, self.prefix + lk.b, port1=lk.a_port, port2=lk.b_port, **opts)
@@ -527,6 +542,12 @@ class Emulation:
         if self._ocs_log is not None:
             self._ocs_log.close()
             self._ocs_log = None
+        for sw in self.switches.values():  # signal every switch first: they exit in parallel
+            if sw.pid_started:
+                try:
+                    sw.proc.terminate()
+                except OSError:
+                    pass
         if self.net is not None:
             try:
                 self.net.stop()

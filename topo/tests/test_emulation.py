@@ -1,0 +1,228 @@
+"""Mininet emulation: fat-tree pingall in ECMP and spray, ucd4 with the OCS, bad input, clean-net.
+
+Needs root, Mininet and the switch binary ($SWITCH, default p4sim-switch); compiles the programs
+with $P4C (default p4sim-compile) into a temporary build directory. Node names carry the prefix
+`t7` so a test run does not collide with a `make run-topo` on the same machine.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from topo import generators
+from topo.emulation import cli as emu_cli
+from topo.emulation.state import RunState, clean_net, interface_exists, proc_start_time
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root")
+mininet = pytest.importorskip("mininet.net", reason="Mininet is not installed")
+
+from topo.emulation.network import Emulation  # noqa: E402 - after the skip checks
+
+PREFIX = "t7"
+REPO = Path(__file__).resolve().parents[2]
+FAST_OCS = ["--mirror-ms", "20", "--lock-ms", "0", "--lock-jitter-ms", "0", "--poll-ms", "40",
+            "--missed-poll-prob", "0"]
+
+
+def p4c() -> str:
+    """$P4C, else p4sim-compile next to this Python."""
+    return os.environ.get("P4C") or str(Path(sys.executable).parent / "p4sim-compile")
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """fabric and ocs compiled into a fresh directory."""
+    out = tmp_path_factory.mktemp("build")
+    emu_cli.ensure_build(out, p4c(), REPO / "p4src")
+    return out
+
+
+def free_grpc_base(n: int = 40) -> int:
+    """A base whose next n ports are free now."""
+    from topo.p4switch import port_is_free
+
+    for _ in range(50):
+        base = random.randrange(20000, 30000)
+        if all(port_is_free(base + i) for i in range(1, n + 1)):
+            return base
+    raise RuntimeError("no free gRPC port range")
+
+
+def our_interfaces() -> list[str]:
+    """Root-namespace interfaces carrying the test prefix."""
+    return sorted(n for n in os.listdir("/sys/class/net") if n.startswith(PREFIX))
+
+
+def assert_gone(pids: dict[str, int]) -> None:
+    """Every listed process has exited, and no interface of ours is left."""
+    deadline = time.monotonic() + 5
+    alive = {}
+    while time.monotonic() < deadline:
+        alive = {w: p for w, p in pids.items() if Path(f"/proc/{p}").exists()
+                 and "zombie" not in Path(f"/proc/{p}/status").read_text().lower()}
+        if not alive and not our_interfaces():
+            return
+        time.sleep(0.1)
+    assert not alive, f"processes left: {alive}"
+    assert not our_interfaces(), f"interfaces left: {our_interfaces()}"
+
+
+@pytest.fixture(autouse=True)
+def _no_leftovers():
+    assert not our_interfaces(), f"interfaces of an earlier run: {our_interfaces()}"
+    yield
+    assert not our_interfaces(), f"interfaces left: {our_interfaces()}"
+
+
+@pytest.mark.parametrize("mode", ["ecmp", "spray"])
+def test_fattree_k4_pingall(build: Path, mode: str) -> None:
+    emu = Emulation(generators.fattree(4), mode, build_dir=build, grpc_base=free_grpc_base(), prefix=PREFIX)
+    with emu:
+        pids = emu.pids()
+        assert len([w for w in pids if w.startswith("switch ")]) == 20
+        assert emu.pingall() == 0.0
+        # fabric links carry the tag: MTU 1600; hosts stay at 1500 with offloads off
+        assert Path(f"/sys/class/net/{emu.intf('e0_0', 3)}/mtu").read_text().strip() == "1600"
+        assert Path(f"/sys/class/net/{emu.intf('e0_0', 1)}/mtu").read_text().strip() == "1500"
+        rc, out = emu.run("h0_0_0", f"ethtool -k {emu.intf('h0_0_0', 0)}")
+        assert rc == 0 and "tcp-segmentation-offload: off" in out
+        assert "generic-receive-offload: off" in out
+        assert "PERMANENT" in emu.cmd("h0_0_0", "ip neigh show 10.0.0.1")
+        state_file = Path(emu.state.path)
+        assert state_file.exists()
+        assert emu.rss_bytes() > 0
+    assert not state_file.exists()
+    assert_gone(pids)
+
+
+def test_ucd4_cli_pingall_and_iperf3_over_circuit(build: Path, tmp_path: Path, capsys) -> None:
+    script = tmp_path / "cmds"
+    # h2 (s2) -> h1 (s1) crosses the circuit OCS 3 <-> 1 of the initial map
+    script.write_text("pingall\niperf3 h2 h1 1\nh1 ping -c1 -W2 10.0.4.2\n")
+    rc = emu_cli.run(emu_cli_args(build, "--topo", "ucd4", "--cmd", str(script), "--ocs-arg=--instant"))
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    for stage in ("topology", "compile", "links", "switches", "ocs", "tables", "ready", "stopped"):
+        assert f"] {stage}: " in out
+    mbps = float(out.split("iperf3 h2 -> h1: ")[1].split()[0])
+    assert mbps > 1.0
+    assert "1 received" in out
+
+
+def emu_cli_args(build: Path, *extra: str):
+    """Parsed `python -m topo run` arguments for a test run."""
+    from topo.__main__ import build_parser
+
+    return build_parser().parse_args(["run", "--build", str(build), "--prefix", PREFIX,
+                                      "--grpc-base", str(free_grpc_base()), *extra])
+
+
+def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
+    emu = Emulation(generators.ucd4(), "ecmp", build_dir=build, grpc_base=free_grpc_base(), prefix=PREFIX,
+                    ocs_args=FAST_OCS)
+    with emu:
+        assert emu.ocs is not None and emu.ocs.circuits == [(3, 1), (2, 5), (6, 4)]
+        assert all(emu.ocs_link_up(p) for p in range(1, 7))
+        # `reconfigured` keeps 2-5, joins 3-4 and leaves 1 and 6 dark
+        emu.set_circuits([(3, 4), (2, 5)])
+        assert not emu.ocs_link_up(1) and not emu.ocs_link_up(6)
+        assert emu.ocs_link_up(3) and emu.ocs_link_up(4)
+        with emu.ocs.driver() as drv:
+            assert drv.query()[3] == 6 + 4
+        emu.set_circuits([(3, 1), (2, 5), (6, 4)])
+        assert all(emu.ocs_link_up(p) for p in range(1, 7))
+        # the switches kept their ports through the flap: the fabric still delivers everything
+        assert emu.pingall() == 0.0
+        pids = emu.pids()
+    assert_gone(pids)
+
+
+def test_missing_switch_binary(build: Path) -> None:
+    with pytest.raises(ValueError, match="switch binary 'no-such-switch': not found"):
+        Emulation(generators.ucd4(), build_dir=build, switch_bin="no-such-switch", prefix=PREFIX).start()
+
+
+def test_switch_that_fails_to_start_is_cleaned_up(build: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad-switch"
+    bad.write_text("#!/bin/sh\necho 'bad-switch: cannot open program' >&2\nexit 3\n")
+    bad.chmod(0o755)
+    emu = Emulation(generators.ucd4(), build_dir=build, switch_bin=str(bad), grpc_base=free_grpc_base(),
+                    prefix=PREFIX)
+    with pytest.raises(RuntimeError, match=r"exited with code 3 .*cannot open program"):
+        emu.start()
+    assert emu.state is None and emu.net is None
+
+
+def test_grpc_port_collision(build: Path) -> None:
+    base = free_grpc_base()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", base + 3))
+        s.listen()
+        with pytest.raises(ValueError, match=f"gRPC port 127.0.0.1:{base + 3} of s3: already in use"):
+            Emulation(generators.ucd4(), build_dir=build, grpc_base=base, prefix=PREFIX).start()
+
+
+def test_bad_mode_and_missing_build(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="mode 'fast': expected one of static, ecmp, spray"):
+        Emulation(generators.ucd4(), "fast")
+    with pytest.raises(ValueError, match="fabric.json: missing"):
+        Emulation(generators.ucd4(), build_dir=tmp_path, prefix=PREFIX).start()
+
+
+def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "topo.json"
+    bad.write_text('{"format": 1, "name": "x", "kind": "x", "switches": [{"name": "s1"}]}')
+    res = subprocess.run([sys.executable, "-m", "topo", "run", "--topo-file", str(bad), "--build", str(tmp_path)],
+                         capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert res.returncode == 2
+    assert len(res.stderr.strip().splitlines()) == 1 and res.stderr.startswith("topo: ")
+    res = subprocess.run([sys.executable, "-m", "topo", "run", "--topo", "torus"], capture_output=True, text=True,
+                         timeout=60, cwd=REPO)
+    assert res.returncode == 2 and "invalid choice: 'torus'" in res.stderr
+
+
+def test_clean_net_removes_what_a_killed_run_left(tmp_path: Path) -> None:
+    a, b = f"{PREFIX}cna", f"{PREFIX}cnb"
+    subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b], check=True)
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        state = RunState.create("killed", tmp_path)
+        state.add_process(sleeper.pid, "switch x")
+        state.add_interfaces([a])
+        assert clean_net(tmp_path) == [f"run killed: still running (pid {os.getpid()}); skipped"]
+        # the owner is gone: as after `kill -9` of the run
+        state.owner.start_time = -1
+        state.save()
+        assert clean_net(tmp_path) == ["run killed: stopped 1 processes, deleted 1 interfaces"]
+        assert sleeper.wait(timeout=5) is not None
+        assert not interface_exists(a) and not interface_exists(b)
+        assert not list(tmp_path.glob("*.json"))
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
+        if interface_exists(a):
+            subprocess.run(["ip", "link", "del", a], check=False)
+
+
+def test_clean_net_never_kills_a_recycled_pid(tmp_path: Path) -> None:
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        state = RunState.create("old", tmp_path)
+        state.owner.start_time = -1
+        state.add_process(sleeper.pid, "switch x")
+        state.processes[0].start_time = (proc_start_time(sleeper.pid) or 0) + 1  # another process had this PID
+        state.save()
+        assert clean_net(tmp_path) == ["run old: stopped 0 processes, deleted 0 interfaces"]
+        assert sleeper.poll() is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
