@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from control.client import P4RuntimeClient, wildcard
 from control.entities import TableEntry
@@ -32,8 +33,32 @@ class P4RuntimeCircuits:
         self.config = config  # the ocs device config, to push again to a switch that restarted
         self._schema = client.schema
         self._installed: dict[int, int] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._batch_start: dict[int, int] | None = None  # the table as written before the open batch
         self.resyncs = 0
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Collect the circuit changes made inside, then write them as one request (one update per input)."""
+        with self._lock:
+            self._batch_start = dict(self._installed)
+            try:
+                yield
+            finally:
+                before, self._batch_start = self._batch_start, None
+                ups = []
+                for port in sorted(set(before) | set(self._installed)):
+                    old, new = before.get(port), self._installed.get(port)
+                    if old == new:
+                        continue
+                    if new is None:
+                        ups.append(p4r.Update(type=p4r.Update.DELETE, entity=circuit_entry(port, old).to_proto(
+                            self._schema)))
+                    else:
+                        kind = p4r.Update.INSERT if old is None else p4r.Update.MODIFY
+                        ups.append(p4r.Update(type=kind, entity=circuit_entry(port, new).to_proto(self._schema)))
+                if ups:
+                    self._write(lambda: self.client.write(ups))
 
     def resync(self, timeout: float = 2.0) -> bool:
         """After a lost connection: reconnect, re-push the pipeline if it is gone, rewrite every circuit."""
@@ -82,6 +107,8 @@ class P4RuntimeCircuits:
         with self._lock:
             had = in_port in self._installed
             self._installed[in_port] = out_port
+            if self._batch_start is not None:
+                return
             entry = circuit_entry(in_port, out_port)
             self._write(lambda: self.client.modify([entry]) if had else self.client.insert([entry]))
 
@@ -89,7 +116,7 @@ class P4RuntimeCircuits:
         """DELETE the input's entry, if any, so its frames hit `dark()`."""
         with self._lock:
             out = self._installed.pop(in_port, None)
-            if out is not None:
+            if out is not None and self._batch_start is None:
                 self._write(lambda: self.client.delete([circuit_entry(in_port, out)]))
 
     def _write(self, fn) -> None:

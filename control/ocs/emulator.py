@@ -76,6 +76,7 @@ class EmulatedOcs(OcsDriver):
         self._cv = threading.Condition(self._lock)
         self._stopping = False
         self._busy = False
+        self._links_due: list[tuple[int, bool]] = []
         self._worker = threading.Thread(target=self._run, name="ocs-timeline", daemon=True)
         self._worker.start()
 
@@ -242,15 +243,39 @@ class EmulatedOcs(OcsDriver):
                     self._cv.wait(wait)
                 if self._stopping:
                     return
-                _, _, fn = heapq.heappop(self._queue)
+                due = []
+                now = time.monotonic()
+                while self._queue and self._queue[0][0] <= now:
+                    due.append(heapq.heappop(self._queue)[2])
                 self._busy = True
+            # everything due now runs as one group: circuit writes in one batch (when the table
+            # supports it), then the link changes, so a link never comes up before its circuit
+            self._links_due: list[tuple[int, bool]] = []
+            batch = getattr(self.circuits, "batch", None)
             try:
-                fn()
-            except Exception:  # a data-plane or link failure must not stop the timeline
-                log.exception("OCS timeline action failed")
+                if batch is not None:
+                    with batch():
+                        self._run_all(due)
+                else:
+                    self._run_all(due)
+            except Exception:  # a data-plane failure must not stop the timeline
+                log.exception("OCS circuit batch failed")
+            for port, up in self._links_due:
+                try:
+                    self.links.set_link(port, up)  # type: ignore[union-attr]
+                except Exception:
+                    log.exception("OCS link change failed")
             with self._cv:
                 self._busy = False
                 self._cv.notify_all()
+
+    @staticmethod
+    def _run_all(due: list[Callable[[], None]]) -> None:
+        for fn in due:
+            try:
+                fn()
+            except Exception:  # one failed action must not stop the others
+                log.exception("OCS timeline action failed")
 
     def _current(self, i: int, o: int, gens: tuple[int, int]) -> bool:
         return self._conns.get(i) == o and (self._ports[i].gen, self._ports[o].gen) == gens
@@ -279,7 +304,7 @@ class EmulatedOcs(OcsDriver):
     def _do_link(self, o: int, up: bool) -> None:
         self._event("port-up" if up else "port-down", slot=self._slot(o), dp_port=self._dp(o))
         if self.links is not None:
-            self.links.set_link(self._dp(o), up)
+            self._links_due.append((self._dp(o), up))
 
     def _event(self, kind: str, **fields: Any) -> None:
         record = {"event": kind, "t_mono": time.monotonic(), "t_wall": time.time(), **fields}
