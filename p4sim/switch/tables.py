@@ -10,6 +10,7 @@ LPM tables one dict access per prefix length, and ternary tables one mask-and-co
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import logging
 import threading
@@ -40,6 +41,10 @@ from p4sim.switch.values import (
 log = logging.getLogger(__name__)
 
 
+
+
+def _scan_order(e: Entry) -> tuple[int, int]:
+    return (-e.priority, e.handle)
 
 
 class Entry:
@@ -300,8 +305,8 @@ class Table:
                 self._rebuild_lpm_order()
             d[e._value] = e
         elif self.mode in ("ternary", "range"):
-            self._scan.append(e)
-            self._scan.sort(key=lambda x: (-x.priority, x.handle))
+            # highest priority first; equal priorities in insertion order
+            bisect.insort(self._scan, e, key=_scan_order)
 
     def _index_remove(self, e: Entry) -> None:
         if self.mode == "exact":
