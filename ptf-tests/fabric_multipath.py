@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from fabric_helpers import FabricTest, PathTag, next_hop_mac, routed, tcp_packet
 from p4rt_base import counts_by_port
 from ptf import testutils
 from ptf.testutils import group
 from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
+
+log = logging.getLogger("fabric_multipath")
 
 ECMP_FLOWS = 512
 ECMP_TOLERANCE = 0.07    # each of 2 ports carries 50% +- 7 points of the flows
@@ -32,6 +36,7 @@ class MultipathTest(FabricTest):
 
     def assert_share(self, counts: dict[int, int], ports: list[int], total: int, tolerance: float) -> None:
         """Every port of `ports` got 1/len(ports) of `total` within `tolerance`, no other port got any."""
+        log.info("%s: %s of %d", self.__class__.__name__, dict(sorted(counts.items())), total)
         self.assertEqual(sorted(counts), sorted(ports), f"packets arrived on ports {counts}")
         self.assertEqual(sum(counts.values()), total, f"received {counts}, sent {total}")
         for port in ports:
