@@ -180,3 +180,58 @@ def test_circuits_come_back_after_the_ocs_switch_restarts(tmp_path):
         stop.set()
         client.close()
         sw.stop()
+
+
+def test_schedule_mode_on_the_ocs_switch(tmp_path, veths):
+    """Round robin over 3 slots on the real `ocs` switch: slot 1's frames reach slot 2, then slot 3."""
+    import threading
+
+    from control.ocs.dataplane import P4RuntimeCircuits
+    from control.ocs.delay import DelayModel
+    from control.ocs.emulator import EmulatedOcs
+    from control.ocs.schedule import Schedule, ScheduleRunner, round_robin
+    from control.switch import Pipeline
+
+    js, info = compile_ocs(tmp_path)
+    pipe = Pipeline.load("ocs", info, js)
+    (a1, b1), (a2, b2), (a3, b3) = veths
+    sw = SwitchProcess(device_id=1, ports={1: a1, 2: a2, 3: a3}).start()
+    client = P4RuntimeClient(sw.address, device_id=1)
+    taps = {name: Tap(name) for name in (b1, b2, b3)}
+    got: dict[str, int] = {b2: 0, b3: 0}
+    stop = threading.Event()
+
+    def receive(name):
+        while not stop.is_set():
+            if taps[name].received(b"SCHED", 0.05):
+                got[name] += 1
+
+    threads = [threading.Thread(target=receive, args=(n,), daemon=True) for n in (b2, b3)]
+    try:
+        client.connect()
+        client.set_pipeline(pipe.schema, pipe.config)
+        ocs = EmulatedOcs(3, DelayModel.instant(), P4RuntimeCircuits(client))
+        runner = ScheduleRunner(ocs, Schedule(round_robin(3), day_ms=150, night_ms=20))
+        try:
+            for t in threads:
+                t.start()
+            runner.start()
+            deadline = time.monotonic() + 1.2
+            while time.monotonic() < deadline:
+                taps[b1].send(frame(b"SCHED"))
+                time.sleep(0.005)
+            assert runner.slots_run >= 6
+        finally:
+            runner.stop()
+            ocs.close()
+        time.sleep(0.1)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        for t in taps.values():
+            t.close()
+        client.close()
+        sw.stop()
+    # each slot gets about half the days' frames (1.2 s, 170 ms slots, 5 ms spacing)
+    assert got[b2] > 20 and got[b3] > 20, got
