@@ -17,7 +17,7 @@
 
     // Port status, kept by the target through watch ports. Every group holds two members: first
     // the `port_down` sentinel (no watch port, created before any other member of the profile, so
-    // it is member 0 in both bmv2's handle order and the group's list), then `port_up` watching
+    // it is member 0 in bmv2's handle order and p4sim's creation order), then `port_up` watching
     // the port. The selector picks active member 1 % n: `port_up` while the port is up (n = 2),
     // the sentinel once PI deactivates `port_up` (n = 1). A group never empties: bmv2 with PI
     // divides by the number of active members (h % 0 for a group whose members are all down).

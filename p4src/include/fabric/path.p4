@@ -62,7 +62,7 @@
         meta.next_hop_set = 1;
     }
 
-    // ECMP groups, one per path version; members carry watch ports, so PI skips dead members.
+    // ECMP groups, one per path version. A dead chosen member is caught by port_liveness.
     table ecmp_group {
         key = {
             meta.path_id: exact @name("path_id");
