@@ -13,7 +13,6 @@ Nothing here knows which target SWITCH is; the tests get the target only as a la
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import signal
 import socket
@@ -22,8 +21,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-log = logging.getLogger("ptf_runner")
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DIR = Path(__file__).resolve().parent
@@ -177,7 +174,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ports", type=int, default=4, metavar="N")
     p.add_argument("tests", nargs="*", metavar="TEST", help="ptf test or group names (default: the program's group)")
     args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
     if os.geteuid() != 0:
         print("ptf_runner: needs root (veth pairs, raw sockets)")
         return 2
