@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from control.events import EventLog
-from control.procedures import Reconfigurer
-from control.state import affected_paths
+from control.procedures import Reconfigurer, circuits_from_ocs
+from control.state import SwitchState, affected_paths
 from scripts.capture import read_tcp
 from scripts.hostproc import HostProcs, host_intf, nstat, wait_listening
 from scripts.kernel import nstat_delta, parse_ss
@@ -38,6 +38,34 @@ log = logging.getLogger(__name__)
 BASE_PORT = 5201
 
 
+VERSIONED = ("path", "ecmp_group", "spray_group")
+
+
+def without_failover(state: SwitchState) -> SwitchState:
+    """A copy whose version-1 (shadow) entries equal version 0: no fast failover to the bypass.
+
+    The thesis's switches (PicOS/OpenFlow) had no shadow path; a dark optical port simply dropped
+    traffic. bbm on these states is the thesis's OST; on the normal states fast failover rescues it.
+    """
+    st = state.copy()
+    v0 = {(e.table.rsplit(".", 1)[-1], int(e.match["path_id"])): e for e in st.entries
+          if e.table.rsplit(".", 1)[-1] in VERSIONED and int(e.match.get("version", 0)) == 0}
+    for e in st.entries:
+        key = (e.table.rsplit(".", 1)[-1], int(e.match.get("path_id", -1)))
+        if key[0] in VERSIONED and int(e.match.get("version", 0)) == 1 and key in v0:
+            src = v0[key]
+            e.action, e.params = src.action, dict(src.params)
+            e.member_id, e.group_id = src.member_id, src.group_id
+    return st
+
+
+class NoFailoverReconfigurer(Reconfigurer):
+    """A Reconfigurer whose states have no shadow paths (the thesis's switches)."""
+
+    def states(self, circuits):  # noqa: D102 - see Reconfigurer.states
+        return {n: without_failover(s) for n, s in super().states(circuits).items()}
+
+
 class Reconfiguration:
     """Runs of one variant on one emulation: reset to the initial map, traffic, procedure, analysis."""
 
@@ -49,17 +77,19 @@ class Reconfiguration:
             raise ValueError(f"target_map {spec.target_map!r}: expected one of {sorted(topo_ocs.circuit_maps)}")
         self.target = [tuple(c) for c in topo_ocs.circuit_maps[spec.target_map]]
         self.driver = emu.ocs.driver()
-        self.rec = Reconfigurer(emu.controller, self.driver, mode=variant.mode, spray=emu.spray)
+        cls = Reconfigurer if variant.failover else NoFailoverReconfigurer
+        self.rec = cls(emu.controller, self.driver, mode=variant.mode, spray=emu.spray)
 
     def close(self) -> None:
         """Close the OCS session."""
         self.driver.close()
 
     def reset(self) -> None:
-        """Back to the initial circuits and tables (after a previous run)."""
-        if sorted(self.emu.ocs.circuits) != sorted(self.initial) or self.spec.kind == "route-flip":
-            if sorted(self.emu.ocs.circuits) != sorted(self.initial):
-                self.emu.set_circuits(self.initial)
+        """Back to the initial circuits (as the OCS reports them) and tables, after a previous run."""
+        have = circuits_from_ocs(self.driver)
+        if sorted(have) != sorted(tuple(sorted(c)) for c in self.initial):
+            log.info("reset: OCS holds %s; back to %s", have, self.initial)
+            self.emu.set_circuits(self.initial)
         self.emu.controller.sync(self.rec.states(self.initial), step="reset")
 
     def shadow_states(self) -> dict:

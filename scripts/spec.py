@@ -41,6 +41,7 @@ class Variant:
     rto_min: str | None = None
     ocs_args: list[str] = field(default_factory=list)
     hold_s: float = 1.0
+    failover: bool = True  # False: no shadow paths in the tables (the thesis's switches; bbm only)
 
 
 @dataclass(slots=True)
@@ -102,6 +103,9 @@ def _variant(item: Any, kind: str, base: dict[str, Any], i: int) -> Variant:
     v = _build(Variant, {**base, **item}, where)
     if v.procedure not in PROCEDURES:
         raise ValueError(f"{where}: procedure {v.procedure!r}; expected one of {PROCEDURES}")
+    if not v.failover and v.procedure != "bbm":
+        raise ValueError(f"{where}: failover false with {v.procedure!r}; expected bbm (the others move traffic "
+                         "to the shadow paths)")
     if v.mode not in MODES:
         raise ValueError(f"{where}: mode {v.mode!r}; expected one of {MODES}")
     return v
