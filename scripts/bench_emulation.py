@@ -35,13 +35,17 @@ def one(topo, mode: str, build: Path, seconds: float, pair: tuple[str, str], ocs
     t0 = time.monotonic()
     emu = Emulation(topo, mode, build_dir=build, prefix="bn", ocs_args=ocs_args, grpc_base=31000,
                     on_progress=lambda *_: None)
-    with emu:
+    emu.start()
+    try:
         ready = time.monotonic() - t0
         rss = emu.rss_bytes()
         nprocs = len(emu.pids()) + 1
         loss = emu.pingall()
         mbps = emu.iperf3(*pair, seconds=seconds)
-    down = time.monotonic() - t0 - ready
+    finally:
+        t1 = time.monotonic()
+        emu.stop()
+    down = time.monotonic() - t1
     return {"ready_s": ready, "rss_mib": rss / 2**20, "procs": nprocs, "loss": loss, "mbps": mbps, "stop_s": down}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -88,7 +89,7 @@ class P4Switch(Switch):
 
     def command_line(self) -> list[str]:
         """The switch command: ports, device id, program, then the target options after `--`."""
-        args = [self.switch_bin]
+        args = shlex.split(self.switch_bin)  # SWITCH may carry options: "simple_switch_grpc --log-console"
         for port, intf in sorted(self.intfs.items()):
             if intf.name != "lo":
                 args += ["-i", f"{port}@{intf.name}"]

@@ -31,6 +31,7 @@ import copy
 import json
 import logging
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -72,12 +73,13 @@ def default_switch_bin() -> str:
     return str(local) if local.exists() else (shutil.which("p4sim-switch") or "p4sim-switch")
 
 
-def resolve_binary(name: str) -> str:
-    """The absolute path of an executable, or ValueError naming it."""
-    path = shutil.which(name)
+def resolve_binary(command: str) -> str:
+    """The command with its executable made absolute, or ValueError naming it."""
+    words = shlex.split(command)
+    path = shutil.which(words[0]) if words else None
     if path is None:
-        raise ValueError(f"switch binary {name!r}: not found or not executable; expected SWITCH=<path>")
-    return path
+        raise ValueError(f"switch binary {command!r}: not found or not executable; expected SWITCH=<path>")
+    return shlex.join([path, *words[1:]])
 
 
 def intf_name(node: str, port: int) -> str:
@@ -304,7 +306,9 @@ class Emulation:
             subprocess.run(["ip", "link", "set", "dev", name, "mtu", str(FABRIC_MTU)], check=True,
                            capture_output=True, timeout=10)
         self._config_hosts()
-        self.on_progress("links", f"{len(self.hosts)} hosts, {len(net.links)} links (fabric MTU {FABRIC_MTU}"
+        fibres = sum(len(o.ports) for o in self.topo.ocs)
+        self.on_progress("links", f"{len(self.hosts)} hosts, {len(net.links)} links"
+                         f"{f', {fibres} OCS fibres' if fibres else ''} (fabric MTU {FABRIC_MTU}"
                          f"{'' if netem else ', no delay: kernel lacks netem'}) in {time.monotonic() - t0:.1f} s")
 
     def _config_hosts(self) -> None:
@@ -349,7 +353,7 @@ class Emulation:
         except SwitchStartError as exc:
             raise RuntimeError(str(exc)) from None
         self.net.started = {}
-        self.on_progress("switches", f"{len(sws)} x {Path(self.switch_bin).name} listening "
+        self.on_progress("switches", f"{len(sws)} x {Path(shlex.split(self.switch_bin)[0]).name} listening "
                          f"in {time.monotonic() - t0:.1f} s")
 
     # -- OCS ------------------------------------------------------------------------------------------

@@ -127,8 +127,10 @@ def emu_cli_args(build: Path, *extra: str):
 
 def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
     emu = Emulation(generators.ucd4(), "ecmp", build_dir=build, grpc_base=free_grpc_base(), prefix=PREFIX,
-                    ocs_args=FAST_OCS)
+                    ocs_args=FAST_OCS, rto_min="10ms")
     with emu:
+        assert "rto_min lock 10ms" in emu.cmd("h1", "ip route show default") or \
+            "rto_min 10ms" in emu.cmd("h1", "ip route show default")
         assert emu.ocs is not None and emu.ocs.circuits == [(3, 1), (2, 5), (6, 4)]
         assert all(emu.ocs_link_up(p) for p in range(1, 7))
         # `reconfigured` keeps 2-5, joins 3-4 and leaves 1 and 6 dark
@@ -226,3 +228,46 @@ def test_clean_net_never_kills_a_recycled_pid(tmp_path: Path) -> None:
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def _start_cli_run(build: Path, log: Path, *extra: str) -> subprocess.Popen:
+    """`python -m topo run` of ucd4 in its own session, output to a file; returns once it is ready."""
+    cmd = [sys.executable, "-m", "topo", "run", "--topo", "ucd4", "--build", str(build), "--prefix", PREFIX,
+           "--grpc-base", str(free_grpc_base()), "--ocs-arg=--instant", *extra]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
+    deadline = time.monotonic() + 90
+    while "] ready: " not in log.read_text():
+        assert proc.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.1)
+    return proc
+
+
+def _run_pids(log: Path) -> dict[str, int]:
+    run_dir = Path(log.read_text().split("logs in ")[1].split()[0])
+    state = RunState.load(run_dir.parent / f"{run_dir.name}.json")
+    return {p.what: p.pid for p in state.processes}
+
+
+def test_sigterm_cleans_up(build: Path, tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    proc = _start_cli_run(build, log, "--cmd", "h1 sleep 60")
+    pids = _run_pids(log)
+    proc.terminate()
+    assert proc.wait(timeout=60) == 143
+    assert "] stopped: " in log.read_text()
+    assert_gone(pids)
+
+
+def test_killed_run_is_removed_by_clean_net(build: Path, tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    proc = _start_cli_run(build, log, "--cmd", "h1 sleep 60")
+    pids = _run_pids(log)
+    assert our_interfaces()
+    proc.kill()
+    proc.wait(timeout=10)
+    res = subprocess.run([sys.executable, "-m", "topo", "clean-net"], capture_output=True, text=True, timeout=60,
+                         cwd=REPO)
+    assert res.returncode == 0 and "stopped " in res.stdout, res.stdout + res.stderr
+    assert_gone(pids)
