@@ -338,8 +338,9 @@ def _assert_failed(p: Any, what: str) -> None:
     p._dropped_by_assert = True
 
 
-def generate(prog: Program) -> str:
-    """Python source for the whole program (ValueError for constructs p4sim does not support)."""
+def generate(prog: Program) -> tuple[str, dict[str, Any]]:
+    """Python source for the whole program and the constants it refers to (ValueError for
+    constructs p4sim does not support)."""
     from p4sim.switch import codegen_fused
     from p4sim.switch.codegen_control import ControlGen
 
@@ -355,11 +356,7 @@ def generate(prog: Program) -> str:
     out += codegen_fused.fused(g, pg, cg)
     out += cg.pipelines()
     src = "\n".join(out) + "\n"
-    _GEN_CONSTS[id(prog)] = g.consts
-    return src
-
-
-_GEN_CONSTS: dict[int, dict[str, Any]] = {}
+    return src, g.consts
 
 
 def _packet_class(g: Gen) -> list[str]:
@@ -416,7 +413,7 @@ def _fast_path(g: Gen) -> list[str]:
     return out
 
 
-def load(src: str, prog: Program, pipeline: Any) -> dict[str, Any]:
+def load(src: str, consts: dict[str, Any], prog: Program, pipeline: Any) -> dict[str, Any]:
     """Execute generated source; return its namespace (runtime state is bound later by `bind`)."""
     ns: dict[str, Any] = {
         "_tcm": _tcm, "_sat_s": _sat_s, "_sat_u": _sat_u, "_stack_last": _stack_last,
@@ -427,7 +424,7 @@ def load(src: str, prog: Program, pipeline: Any) -> dict[str, Any]:
     from p4sim.switch.engine import continue_slow
 
     ns["SLOW"] = continue_slow
-    ns.update(_GEN_CONSTS.pop(id(prog), {}))
+    ns.update(consts)
     ns["PIPELINE"] = pipeline
     code = compile(src, f"<p4sim:{prog.doc.get('program', 'program')}>", "exec")
     exec(code, ns)  # noqa: S102 - the source is generated from the validated program

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from typing import TypeVar
 
 from p4sim.switch import codegen
 from p4sim.switch.externs import CounterArray, DirectMeter, MeterArray, RegisterArray
@@ -35,8 +36,8 @@ class Pipeline:
         self.meters = {n: MeterArray(i, lock) for n, i in prog.meters.items() if not i.is_direct}
         self.direct_meters = {n: DirectMeter(i) for n, i in prog.meters.items() if i.is_direct}
         # the generated code needs the state objects; the tables need the generated action functions
-        self.code = codegen.generate(prog)
-        self.namespace = codegen.load(self.code, prog, self)
+        self.code, consts = codegen.generate(prog)
+        self.namespace = codegen.load(self.code, consts, prog, self)
         fns: dict[int, Callable[..., None]] = self.namespace["ACTIONS"]
         self.profiles = {n: ActionProfile(i, prog.profile_actions(n), fns, port_up, lock)
                          for n, i in prog.profiles.items()}
@@ -72,7 +73,10 @@ class Pipeline:
             p.refresh()
 
 
-def _by_name(d: dict, name: str, kind: str):  # noqa: ANN001, ANN202
+T = TypeVar("T")
+
+
+def _by_name(d: dict[str, T], name: str, kind: str) -> T:
     if name in d:
         return d[name]
     cands = [k for k in d if k.endswith("." + name)]
