@@ -83,8 +83,8 @@ ptf: p4-build
 	@$(PY) ptf-tests/ptf_runner.py --switch "$(SWITCH)" --build $(BUILD)
 
 demo: $(VENV)/.pip-stamp
-	@echo "== demo"
-	@echo "demo: the experiment runner does not exist yet (issue: experiments)"; exit 1
+	@echo "== demo: short experiments 1 (bbm, mbb-timed, mbb on ucd4) and 5 (static, ecmp, spray on a k=4 fat-tree)"
+	@$(PY) -m scripts demo --out results/demo
 
 bench: $(VENV)/.pip-stamp
 	@echo "== bench"

@@ -8,20 +8,20 @@ from pathlib import Path
 from typing import Any
 
 from scripts.report import load_runs, markdown, summarize
-from scripts.runner import run_experiment
+from scripts.runner import run_experiment, say_flush
 from scripts.spec import Spec
 
 log = logging.getLogger(__name__)
 
 
-def run(spec: Spec, out: Path, seed: int = 1, say=print) -> dict[str, int]:
+def run(spec: Spec, out: Path, seed: int = 1, say=say_flush) -> dict[str, int]:
     """Run the missing runs, then write the summary and plots and print the table."""
     counts = run_experiment(spec, out, say=say, seed=seed)
     report(spec, out, say)
     return counts
 
 
-def report(spec: Spec, out: Path, say=print) -> dict[str, Any]:
+def report(spec: Spec, out: Path, say=say_flush) -> dict[str, Any]:
     """summary.json, summary.md and the figures of a results directory; prints the table."""
     from scripts import plots
 

@@ -41,6 +41,20 @@ BASE_PORT = 5201
 VERSIONED = ("path", "ecmp_group", "spray_group")
 
 
+def initial_map(spec: Spec, variant: Variant) -> str | None:
+    """The circuit map name a variant starts from (None: the topology's default map)."""
+    return variant.initial_map or spec.initial_map
+
+
+def circuit_map(ocs: Any, name: str | None) -> list[tuple[int, int]]:
+    """The circuits of a named map of the OCS ("none" or None: all dark)."""
+    if name in (None, "none"):
+        return []
+    if name not in ocs.circuit_maps:
+        raise ValueError(f"circuit map {name!r}: expected none or one of {sorted(ocs.circuit_maps)}")
+    return [tuple(c) for c in ocs.circuit_maps[name]]
+
+
 def without_failover(state: SwitchState) -> SwitchState:
     """A copy whose version-1 (shadow) entries equal version 0: no fast failover to the bypass.
 
@@ -72,10 +86,8 @@ class Reconfiguration:
     def __init__(self, emu: Any, spec: Spec, variant: Variant) -> None:
         self.emu, self.spec, self.variant = emu, spec, variant
         topo_ocs = emu.topo.ocs[0]
-        self.initial = [tuple(c) for c in topo_ocs.circuit_maps[topo_ocs.default_map]]
-        if spec.target_map not in topo_ocs.circuit_maps:
-            raise ValueError(f"target_map {spec.target_map!r}: expected one of {sorted(topo_ocs.circuit_maps)}")
-        self.target = [tuple(c) for c in topo_ocs.circuit_maps[spec.target_map]]
+        self.initial = circuit_map(topo_ocs, initial_map(spec, variant) or topo_ocs.default_map)
+        self.target = circuit_map(topo_ocs, variant.target_map or spec.target_map)
         self.driver = emu.ocs.driver()
         cls = Reconfigurer if variant.failover else NoFailoverReconfigurer
         self.rec = cls(emu.controller, self.driver, mode=variant.mode, spray=emu.spray)

@@ -28,6 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 Say = Callable[[str], None]
 
 
+def say_flush(line: str) -> None:
+    """Print one progress line now (stdout may be a file)."""
+    print(line, flush=True)
+
+
 def free_grpc_base(devices: int, tries: int = 50) -> int:
     """A base port such that base+1..base+devices are all free on 127.0.0.1."""
     rng = random.Random(os.getpid() ^ int(time.time()))
@@ -76,7 +81,7 @@ def _on_term(signum: int, _frame: Any) -> None:
     raise _Terminated(f"signal {signum}")
 
 
-def run_experiment(spec: Spec, out: Path, say: Say = print, build: Path | None = None,
+def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | None = None,
                    switch_bin: str | None = None, seed: int = 1) -> dict[str, Any]:
     """Run every missing run of every variant; returns counts (done before, ran, failed)."""
     from mininet.log import setLogLevel
@@ -113,9 +118,11 @@ def run_experiment(spec: Spec, out: Path, say: Say = print, build: Path | None =
             if topo.ocs and "--seed" not in ocs_args and "--instant" not in ocs_args:
                 ocs_args += ["--seed", str(seed)]
             if spec.kind == "schedule":
-                ocs_args += _schedule_args(spec)
+                ocs_args = _schedule_args(spec) + ocs_args  # the variant's --day-ms/--night-ms win
             base = free_grpc_base(len(topo.switches) + len(topo.ocs) + 1)
+            circuits = "none" if spec.kind == "schedule" else (variant.initial_map or spec.initial_map)
             emu = Emulation(topo, variant.mode, build_dir=build, switch_bin=switch_bin, ocs_args=ocs_args,
+                            circuits=circuits if topo.ocs else None,
                             rto_min=variant.rto_min, grpc_base=base, log_dir=out / variant.name / "emulation",
                             on_progress=lambda st, d, v=variant.name: log.info("%s %s: %s", v, st, d))
             say(f"[{spec.name}] {variant.name}: starting {topo.name} ({len(topo.switches)} switches, "

@@ -42,6 +42,8 @@ class Variant:
     ocs_args: list[str] = field(default_factory=list)
     hold_s: float = 1.0
     failover: bool = True  # False: no shadow paths in the tables (the thesis's switches; bbm only)
+    initial_map: str | None = None  # circuit map before the event (default: the spec's, else the topology's)
+    target_map: str | None = None  # circuit map after it (default: the spec's)
 
 
 @dataclass(slots=True)
@@ -67,6 +69,7 @@ class Spec:
     duration_s: float = 20.0
     event_at_s: float = 10.0
     target_map: str = "reconfigured"
+    initial_map: str | None = None
     streams: list[Stream] = field(default_factory=list)
     workload: Workload = field(default_factory=Workload)
     schedule: dict[str, Any] = field(default_factory=dict)
