@@ -54,13 +54,13 @@ def entry_key(t: p4r.TableEntry) -> Key:
     return ("entry", t.table_id, t.priority, tuple(sorted(fields)))
 
 
-_CACHE: OrderedDict[tuple[int, str, str], Item] = OrderedDict()
+_CACHE: OrderedDict[tuple[str, str, str], Item] = OrderedDict()
 _CACHE_MAX = 200_000
 
 
 def encode(schema: P4Schema, entity: Any) -> Item:
     """(canonical text, p4r.Entity) of a desired entity, memoised on its content."""
-    ck = (id(schema), type(entity).__name__, json.dumps(entity.to_dict(), sort_keys=True, default=str))
+    ck = (schema.fingerprint, type(entity).__name__, json.dumps(entity.to_dict(), sort_keys=True, default=str))
     hit = _CACHE.get(ck)
     if hit is not None:
         return hit

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Iterable
 from pathlib import Path
@@ -66,6 +67,8 @@ class P4Schema:
 
     def __init__(self, p4info: p4i.P4Info) -> None:
         self.p4info = p4info
+        # identifies the P4Info's content (ids and widths), e.g. for caches of encoded entities
+        self.fingerprint = hashlib.sha256(p4info.SerializeToString(deterministic=True)).hexdigest()
         self.tables: _Index[p4i.Table] = _Index("table", p4info.tables)
         self.actions: _Index[p4i.Action] = _Index("action", p4info.actions)
         self.action_profiles: _Index[p4i.ActionProfile] = _Index("action profile", p4info.action_profiles)
