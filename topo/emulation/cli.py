@@ -108,6 +108,19 @@ def ensure_build(build: Path, p4c: str | None, src: Path = Path("p4src")) -> str
     return f"compiled {', '.join(stale)} with {Path(p4c).name}"
 
 
+def check_command(topo: Topology, line: str) -> None:
+    """Raise ValueError for a --cmd (or a line of its script) that run_command would not know."""
+    from mininet.cli import CLI
+
+    path = Path(line)
+    lines = [raw.strip() for raw in path.read_text().splitlines()] if path.is_file() else [line]
+    nodes = {n.name for n in [*topo.hosts, *topo.switches, *topo.ocs]}
+    for raw in lines:
+        word = raw.split(None, 1)[0] if raw and not raw.startswith("#") else None
+        if word and word not in PINGALL and word != "iperf3" and word not in nodes and not hasattr(CLI, f"do_{word}"):
+            raise ValueError(f"command {word!r}: expected a Mininet CLI command, a node name, iperf3 or a script file")
+
+
 def run_command(emu: Any, line: str) -> int:
     """Run one --cmd: a script file, `pingall`, `<node> <shell>`, or any Mininet CLI command; 0 = success."""
     from mininet.cli import CLI
@@ -182,6 +195,8 @@ def run(args: argparse.Namespace) -> int:
     topo = topology(args)
     progress("topology", f"{topo.name}: {len(topo.switches)} switches, {len(topo.hosts)} hosts, "
              f"{len(topo.links)} links, {len(topo.ocs)} OCS")
+    if args.cmd:
+        check_command(topo, args.cmd)
     build = Path(args.build)
     progress("compile", ensure_build(build, args.p4c))
     _quiet_mininet()

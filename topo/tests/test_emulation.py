@@ -186,6 +186,9 @@ def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=60, cwd=REPO)
     assert res.returncode == 2
     assert len(res.stderr.strip().splitlines()) == 1 and res.stderr.startswith("topo: ")
+    res = subprocess.run([sys.executable, "-m", "topo", "run", "--topo", "ucd4", "--cmd", "frobnicate h1"],
+                         capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert res.returncode == 2 and "command 'frobnicate': expected a Mininet CLI command" in res.stderr
     res = subprocess.run([sys.executable, "-m", "topo", "run", "--topo", "torus"], capture_output=True, text=True,
                          timeout=60, cwd=REPO)
     assert res.returncode == 2 and "invalid choice: 'torus'" in res.stderr
