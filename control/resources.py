@@ -293,6 +293,37 @@ def decode_p4data(data: p4r.P4Data) -> Any:
 
 
 @dataclass(slots=True)
+class DigestConfig:
+    """A DigestEntry: turns a digest's delivery on (spec: lists of up to max_list_size, or after max_timeout_ns)."""
+
+    digest: str
+    max_timeout_ns: int = 0
+    max_list_size: int = 1
+    ack_timeout_ns: int = 1_000_000_000
+
+    def to_proto(self, schema: P4Schema) -> p4r.Entity:
+        """Encode as a p4r.Entity (INSERT to enable, MODIFY to change, DELETE to stop)."""
+        info = schema.digests[self.digest]
+        msg = p4r.DigestEntry(digest_id=info.preamble.id)
+        msg.config.max_timeout_ns = self.max_timeout_ns
+        msg.config.max_list_size = self.max_list_size
+        msg.config.ack_timeout_ns = self.ack_timeout_ns
+        return p4r.Entity(digest_entry=msg)
+
+    @classmethod
+    def from_proto(cls, schema: P4Schema, entity: p4r.Entity) -> DigestConfig:
+        """Decode from a p4r.Entity."""
+        msg = entity.digest_entry
+        c = msg.config
+        name = short_name(schema.digests[msg.digest_id].preamble.name)
+        return cls(name, c.max_timeout_ns, c.max_list_size, c.ack_timeout_ns)
+
+    def __str__(self) -> str:
+        return (f"digest {short_name(self.digest)} max_list_size={self.max_list_size} "
+                f"max_timeout_ns={self.max_timeout_ns} ack_timeout_ns={self.ack_timeout_ns}")
+
+
+@dataclass(slots=True)
 class DigestList:
     """A digest message: the learned data of one digest, to be acknowledged with its list id."""
 
@@ -330,6 +361,8 @@ def decode_entity(schema: P4Schema, entity: p4r.Entity) -> Any:
         return MeterEntry.from_proto(schema, entity)
     if which == "register_entry":
         return RegisterEntry.from_proto(schema, entity)
+    if which == "digest_entry":
+        return DigestConfig.from_proto(schema, entity)
     if which == "packet_replication_engine_entry":
         pre = entity.packet_replication_engine_entry
         if pre.WhichOneof("type") == "multicast_group_entry":

@@ -11,7 +11,7 @@ import pytest
 
 from control.client import P4RuntimeClient
 from control.entities import TableEntry
-from control.resources import Packet
+from control.resources import DigestConfig, Packet
 from control.tests.switch_proc import SwitchProcess
 
 RT = Path(__file__).resolve().parents[2] / "p4sim" / "switch" / "p4runtime" / "testdata"
@@ -70,6 +70,32 @@ def test_packet_in_and_out(veth):
                 if data[:len(probe)] == probe:
                     got = data
             assert got is not None, "packet-out not seen on the wire"
+    finally:
+        raw.close()
+        sw.stop()
+
+
+def test_digests_are_delivered_and_acknowledged(veth):
+    a, b = veth
+    sw = SwitchProcess(device_id=1, ports={1: a}).start()
+    raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    raw.bind((b, 0))
+    try:
+        with P4RuntimeClient(sw.address, device_id=1) as c:
+            c.set_pipeline_files(RT / "rt_basic.p4info.txtpb", RT / "rt_basic.json")
+            c.insert([DigestConfig("learn_t", max_timeout_ns=0, max_list_size=1)])
+            assert [str(d) for d in c.read_entities([DigestConfig("learn_t")])] == [
+                "digest learn_t max_list_size=1 max_timeout_ns=0 ack_timeout_ns=1000000000"]
+            c.insert([TableEntry.from_dict({"table": "acl", "match": {"ipv4_src": {"value": "10.2.2.2",
+                                            "mask": "255.255.255.255"}}, "priority": 1, "action": "learn"})])
+            dl = None
+            for _ in range(20):
+                raw.send(ipv4_frame("10.2.2.2"))
+                dl = c.digest(timeout=0.25)
+                if dl is not None:
+                    break
+            assert dl is not None, "no digest"
+            assert dl.digest == "learn_t" and dl.data[0] == (0x000000000002, 1)  # (srcAddr, ingress port)
     finally:
         raw.close()
         sw.stop()

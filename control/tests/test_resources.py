@@ -5,6 +5,7 @@ from control.proto import p4r
 from control.resources import (
     CloneSession,
     CounterEntry,
+    DigestConfig,
     DigestList,
     DirectCounterEntry,
     MeterEntry,
@@ -62,3 +63,10 @@ def test_packets_and_digests(schema):
     d.struct.members.add(bitstring=b"\x00\x01")
     got = DigestList.from_proto(schema, dl)
     assert got.digest == "learn_t" and got.data == [(10, 1)] and got.list_id == 4
+
+
+def test_digest_config(schema):
+    cfg = DigestConfig("learn_t", max_timeout_ns=5, max_list_size=10, ack_timeout_ns=7)
+    ent = cfg.to_proto(schema)
+    assert ent.digest_entry.digest_id == 8001 and ent.digest_entry.config.max_list_size == 10
+    assert decode_entity(schema, ent) == cfg
