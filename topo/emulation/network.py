@@ -391,16 +391,49 @@ class Emulation:
                          f"up in {time.monotonic() - t0:.1f} s")
 
     def set_circuits(self, circuits: list[tuple[int, int]], timeout: float = LINK_UP_TIMEOUT_S) -> None:
-        """Set the OCS's duplex circuits (replacing all) and wait until their ports carry light."""
+        """Set the OCS's duplex circuits (replacing all); return once the new ones carry light end to end.
+
+        Waits for the emulator's `port-up` event of every port of a new circuit (so a port that was up
+        under the old map is not taken for up before it went dark), then for carrier to match the map:
+        ports of the circuits up, every other fibred port dark.
+        """
         from control.ocs.driver import duplex_pairs
 
         if self.ocs is None:
             raise ValueError("set_circuits: this emulation has no OCS")
+        new = [(int(a), int(b)) for a, b in circuits]
+        changed = {p for c in set(map(frozenset, new)) - set(map(frozenset, self.ocs.circuits)) for p in c}
+        events = self.log_dir / "ocs-events.jsonl" if self.log_dir else None
+        offset = events.stat().st_size if events is not None and events.exists() else 0
         with self.ocs.driver() as drv:
-            drv.set_map(duplex_pairs(circuits, self.ocs.size))
+            drv.set_map(duplex_pairs(new, self.ocs.size))
             drv.wait_complete()
-        self.ocs.circuits = [tuple(c) for c in circuits]
-        self.wait_ocs_links(timeout)
+        self.ocs.circuits = new
+        deadline = time.monotonic() + timeout
+        if events is not None:
+            while changed - self._ports_up_since(events, offset):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"OCS ports {sorted(changed - self._ports_up_since(events, offset))}: "
+                                       f"not up after {timeout:.0f} s")
+                time.sleep(0.01)
+        self.wait_ocs_links(max(0.1, deadline - time.monotonic()))
+
+    @staticmethod
+    def _ports_up_since(events: Path, offset: int) -> set[int]:
+        with open(events, "rb") as f:
+            f.seek(offset)
+            lines = f.read().splitlines()
+        up: set[int] = set()
+        for line in lines:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a line still being written
+            if rec.get("event") == "port-up":
+                up.add(int(rec["slot"]))
+            elif rec.get("event") == "port-down":
+                up.discard(int(rec["slot"]))
+        return up
 
     def ocs_link_up(self, ocs_port: int) -> bool:
         """True when the ToR-side interface fibred to this OCS port has carrier."""
@@ -413,14 +446,18 @@ class Emulation:
         raise ValueError(f"OCS port {ocs_port}: not wired; expected one of {[p.port for p in o.ports]}")
 
     def wait_ocs_links(self, timeout: float = LINK_UP_TIMEOUT_S) -> None:
-        """Wait until every port of the current circuits has carrier on the ToR side."""
+        """Wait until the ToR side of every fibred OCS port has carrier exactly when a circuit lights it."""
         assert self.ocs is not None
-        want = {p for c in self.ocs.circuits for p in c}
+        lit = {p for c in self.ocs.circuits for p in c}
+        ports = [p.port for p in self.topo.ocs_map()[self.ocs.name].ports]
         deadline = time.monotonic() + timeout
-        while not all(self.ocs_link_up(p) for p in want):
+        while True:
+            wrong = sorted(p for p in ports if self.ocs_link_up(p) != (p in lit))
+            if not wrong:
+                return
             if time.monotonic() > deadline:
-                down = sorted(p for p in want if not self.ocs_link_up(p))
-                raise RuntimeError(f"OCS ports {down}: no carrier after {timeout:.0f} s")
+                raise RuntimeError(f"OCS ports {wrong}: carrier does not match circuits {self.ocs.circuits} "
+                                   f"after {timeout:.0f} s")
             time.sleep(0.02)
 
     # -- controller -----------------------------------------------------------------------------------
