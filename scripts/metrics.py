@@ -148,19 +148,26 @@ def receiver_drops(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], f
 
 
 def reordering(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], flow: Flow) -> int:
-    """Segments sent once that arrived below the highest sequence the receiver had already seen."""
-    count: dict[int, int] = {}
+    """Segments whose first arrival came after a higher sequence, though none of their copies was lost
+    (so the lateness is reordering, not a retransmission after a drop)."""
+    sent: dict[tuple[int, int], int] = {}
     for p in sender:
         if p.flow == flow and p.length > 0:
-            count[p.seq] = count.get(p.seq, 0) + 1
+            sent[(p.seq, p.length)] = sent.get((p.seq, p.length), 0) + 1
+    arrivals = sorted((p for p in receiver if p.flow == flow and p.length > 0), key=lambda p: p.t)
+    got: dict[tuple[int, int], int] = {}
+    for p in arrivals:
+        got[(p.seq, p.length)] = got.get((p.seq, p.length), 0) + 1
     top = -1
-    out = 0
-    for p in sorted((p for p in receiver if p.flow == flow and p.length > 0), key=lambda p: p.t):
-        end = p.seq + p.length
-        if end <= top and count.get(p.seq, 0) == 1:
-            out += 1
-        top = max(top, end)
-    return out
+    late: set[tuple[int, int]] = set()
+    seen: set[tuple[int, int]] = set()
+    for p in arrivals:
+        key = (p.seq, p.length)
+        if key not in seen and p.seq + p.length <= top:
+            late.add(key)
+        seen.add(key)
+        top = max(top, p.seq + p.length)
+    return sum(1 for k in late if got.get(k, 0) >= sent.get(k, 0))
 
 
 def stream_metrics(sender: Sequence[TcpPacket], t_event: float, receiver: Sequence[TcpPacket] | None = None,

@@ -69,3 +69,18 @@ def test_parse_tshark_fields_bad_line():
     with pytest.raises(ValueError, match="tshark line 1"):
         parse_tshark_fields("x\t10.0.0.1\t1\t10.0.0.2\t2\t0\t1\t0\t\t\t\t\t\t\n")
     assert parse_tshark_fields("1.5\t\t\t\t\t\t\t\t\t\t\t\t\t\n") == []
+
+
+def test_reordering_counts_late_first_arrivals_only():
+    from scripts.capture import TcpPacket
+    from scripts.metrics import reordering
+
+    def seg(t, seq):
+        return TcpPacket(t, "a", 1, "b", 2, 0, seq, 100)
+
+    flow = ("a", 1, "b", 2)
+    sender = [seg(0.0, 1), seg(0.1, 101), seg(0.2, 201), seg(0.3, 301), seg(0.5, 101), seg(0.6, 301)]
+    # 101 arrives late (after 201) and again as a spurious retransmission: reordering;
+    # 301's first copy is lost and its retransmission arrives after nothing higher: not reordering
+    receiver = [seg(0.01, 1), seg(0.21, 201), seg(0.22, 101), seg(0.51, 101), seg(0.61, 301)]
+    assert reordering(sender, receiver, flow) == 1

@@ -1,0 +1,76 @@
+"""Pure parts of the runs: UDP metrics, schedule bursts, utilisation, pairs, no-failover states, summaries."""
+
+import pytest
+
+from scripts.lb import pairs_for, utilisation
+from scripts.metrics import parse_arrivals, udp_metrics
+from scripts.report import markdown, percentile, reconf_summary
+from scripts.schedule import bursts
+from scripts.spec import parse
+
+
+def test_udp_metrics():
+    arr = parse_arrivals("0,10.000\n1,10.001\n3,10.050\n2,10.051\n4,10.052\n")
+    m = udp_metrics(arr, sent=6)
+    assert (m.received, m.lost, m.reordered) == (5, 1, 1)
+    assert m.max_gap_ms == pytest.approx(49, abs=0.01)
+    with pytest.raises(ValueError, match="arrivals line 1"):
+        parse_arrivals("x\n")
+
+
+def test_bursts():
+    # 0.5 ms spacing; on 100 ms, off 120 ms, four cycles
+    times = []
+    for c in range(4):
+        start = c * 0.220
+        times += [start + i * 0.0005 for i in range(201)]
+    on, off = bursts(times, 0.002)
+    assert len(on) == 2 and all(x == pytest.approx(100, abs=0.01) for x in on)
+    assert len(off) == 1 and off[0] == pytest.approx(120, abs=0.01)
+
+
+def test_utilisation():
+    assert utilisation([100, 0, 0, 0]) == {"mean_over_max": 0.25, "jain": 0.25, "paths_used": 0.25}
+    assert utilisation([5, 5, 5, 5])["jain"] == pytest.approx(1.0)
+    assert utilisation([])["mean_over_max"] == 0.0
+
+
+def test_pairs_cross_pods():
+    from topo.generators import fattree
+
+    ps = pairs_for(fattree(4), 8)
+    assert len({c for c, _ in ps} | {s for _, s in ps}) == 16
+    assert all(c.split("_")[0] != s.split("_")[0] for c, s in ps)
+    with pytest.raises(ValueError, match="pairs 9"):
+        pairs_for(fattree(4), 9)
+
+
+def test_without_failover_copies_version_0():
+    from control.network import generate_states
+    from scripts.reconf import without_failover
+    from topo.generators import ucd4
+
+    st = generate_states(ucd4(), "ecmp")["s2"]
+    nf = without_failover(st)
+
+    def paths(s):
+        return {(int(e.match["path_id"]), int(e.match["version"])): (e.action, e.params)
+                for e in s.entries if e.table.endswith("path")}
+
+    before, after = paths(st), paths(nf)
+    assert any(before[(p, 0)] != before[(p, 1)] for p, _ in before)  # ucd4 has shadow paths...
+    assert all(after[(p, 1)] == after[(p, 0)] == before[(p, 0)] for p, _ in after)  # ...gone here
+
+
+def test_reconf_summary_verdict():
+    runs = [{"retransmissions": 0, "rto_count": 0, "max_gap_ms": 12.0, "lost_packets": 0, "throughput_dip_pct": 5,
+             "loss_pct": 0.0},
+            {"retransmissions": 3, "rto_count": 0, "max_gap_ms": 30.0, "lost_packets": 2, "throughput_dip_pct": 20,
+             "loss_pct": 0.1}]
+    s = reconf_summary(runs)
+    assert (s["hitless_runs"], s["hitless_all"], s["retransmissions"], s["max_gap_ms"]) == (1, False, 1.5, 21.0)
+    spec = parse({"name": "x", "kind": "reconfiguration", "streams": [{"src": "h2", "dst": "h3"}],
+                  "variants": ["mbb"]})
+    md = markdown(spec, {"scale": None, "link_rate_mbit": 20, "reference_rate_mbit": None, "variants": {"mbb": s}})
+    assert "NOT hitless: 1 of 2 runs" in md
+    assert percentile([1, 2, 3, 4], 50) == 2 and percentile([1, 2, 3, 4], 99) == 4

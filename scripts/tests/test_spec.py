@@ -1,0 +1,62 @@
+"""Spec files: every shipped spec loads; bad specs fail with one line naming the key."""
+
+from pathlib import Path
+
+import pytest
+
+from scripts.spec import load, make_topology, parse, shorten
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+
+@pytest.mark.parametrize("path", sorted(EXPERIMENTS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_shipped_specs_load(path):
+    spec = load(path)
+    assert spec.variants and spec.runs >= 1
+    topo = make_topology(spec)
+    hosts = {h.name for h in topo.hosts}
+    for s in spec.streams:
+        assert s.src in hosts and s.dst in hosts
+    if spec.kind in ("reconfiguration", "route-flip"):
+        assert spec.scale is not None  # every result states its scale factor
+
+
+def base(**kw):
+    d = {"name": "x", "kind": "reconfiguration", "streams": [{"src": "h2", "dst": "h3"}]}
+    d.update(kw)
+    return d
+
+
+def test_variants_shorthand_and_defaults():
+    s = parse(base(variants=["bbm", {"name": "slow", "procedure": "mbb-timed", "hold_s": 2}],
+                   defaults={"rto_min": "800ms"}))
+    assert [(v.name, v.procedure, v.rto_min, v.hold_s) for v in s.variants] == [
+        ("bbm", "bbm", "800ms", 1.0), ("slow", "mbb-timed", "800ms", 2)]
+    lb = parse({"name": "y", "kind": "load-balancing", "topology": {"generator": "fattree"}, "variants": ["spray"]})
+    assert lb.variants[0].mode == "spray"
+    assert shorten(s, runs=2, duration_s=5, event_at_s=2).runs == 2
+
+
+@pytest.mark.parametrize("data, msg", [
+    (base(kind="nope"), "kind 'nope'"),
+    (base(variants=["fast"]), "procedure 'fast'"),
+    (base(variants=[{"name": "a", "procedure": "mbb", "failover": False}]), "failover false"),
+    (base(variants=["bbm", "bbm"]), "variant names"),
+    (base(colour="red"), "unknown keys \\['colour'\\]"),
+    (base(streams=[]), "no streams"),
+    (base(event_at_s=30), "event_at_s 30"),
+    (base(topology={"generator": "ring"}), "topology.generator 'ring'"),
+    (base(streams=[{"src": "h2", "dst": "h3", "proto": "sctp"}]), "proto 'sctp'"),
+])
+def test_bad_specs(data, msg):
+    with pytest.raises(ValueError, match=msg):
+        parse(data)
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(ValueError, match="expected a readable YAML"):
+        load(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(ValueError, match="not YAML"):
+        load(bad)
