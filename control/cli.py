@@ -61,8 +61,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--spray", choices=("random", "rr"), default="random")
     p.add_argument("--hold", type=float, default=1.0, metavar="S", help="mbb-timed hold (default 1 s)")
     p.add_argument("--probe-timeout", type=float, default=5.0, metavar="S")
-    p.add_argument("--drain-ms", type=float, default=5.0, metavar="MS",
-                   help="wait after moving traffic to the shadow, before the OCS command (default 5)")
+    p.add_argument("--drain-ms", type=float, default=20.0, metavar="MS",
+                   help="wait after moving traffic to the shadow, before the OCS command (default 20)")
     p.set_defaults(func=run_reconfigure)
 
     p = sub.add_parser("counters", help="print the non-zero port counters of every switch")

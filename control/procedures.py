@@ -66,7 +66,7 @@ class Reconfigurer:
 
     def __init__(self, net: Network, ocs: OcsDriver, ocs_name: str | None = None, mode: str = "ecmp",
                  spray: str = "random", events: EventLog | None = None, probe_timeout: float = 5.0,
-                 drain_ms: float = 5.0) -> None:
+                 drain_ms: float = 20.0) -> None:
         self.net = net
         self.ocs = ocs
         topo_ocs = net.topo.ocs_map()
