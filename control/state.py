@@ -158,7 +158,8 @@ Peers = dict[str, dict[int, str]]  # switch -> egress port -> the switch it reac
 
 
 def _walk(states: dict[str, SwitchState], peers: Peers, start: str, addr: int, version: int,
-          profiles: dict[str, str] | None, max_hops: int = 32) -> set[str]:
+          profiles: dict[str, str] | None, memo: dict[tuple[int, str, int], list[int]],
+          max_hops: int = 32) -> set[str]:
     """The switches a packet to `addr` from `start` may cross on `version` (every ECMP branch)."""
     seen = {start}
     frontier = [start]
@@ -167,7 +168,10 @@ def _walk(states: dict[str, SwitchState], peers: Peers, start: str, addr: int, v
         for sw in frontier:
             if sw not in states:
                 continue
-            for port in next_ports(states[sw], addr, version, profiles):
+            key = (id(states), sw, addr)
+            if key not in memo:
+                memo[key] = next_ports(states[sw], addr, version, profiles)
+            for port in memo[key]:
                 peer = peers.get(sw, {}).get(port)
                 if peer is not None and peer not in seen:
                     seen.add(peer)
@@ -186,13 +190,15 @@ def affected_paths(old: dict[str, SwitchState], new: dict[str, SwitchState], add
     changed_at = {a: {s for s in old if s in new and forwarding_signature(old[s], a, 0, profiles)
                       != forwarding_signature(new[s], a, 0, profiles)} for a in addresses}
     out: dict[str, set[int]] = {}
+    memo: dict[tuple[int, str, int], list[int]] = {}
     for sw in ingress:
         paths: set[int] = set()
         for a, where in changed_at.items():
             if not where:
                 continue
             if old_peers is not None and new_peers is not None:
-                crossed = _walk(old, old_peers, sw, a, 0, profiles) | _walk(new, new_peers, sw, a, 0, profiles)
+                crossed = (_walk(old, old_peers, sw, a, 0, profiles, memo)
+                           | _walk(new, new_peers, sw, a, 0, profiles, memo))
                 if not crossed & where:
                     continue
             for st in (old.get(sw), new.get(sw)):
