@@ -25,6 +25,8 @@ from scripts.kernel import nstat_delta, parse_ss
 from scripts.metrics import (
     data_flow,
     data_packets,
+    largest_gap,
+    of_connection,
     parse_arrivals,
     rtt_series,
     stream_metrics,
@@ -121,6 +123,7 @@ class Reconfiguration:
         dyn = next(s for s in self.spec.streams if s.role == "dynamic")
         events = EventLog(run_dir / "events.jsonl")
         self.rec.events = events
+        net_events, self.emu.controller.events = self.emu.controller.events, events  # writes' timings too
         meta: dict[str, Any] = {"variant": asdict(self.variant), "spec": self.spec.name,
                                 "streams": [asdict(s) for s in self.spec.streams], "scale": self.spec.scale}
         try:
@@ -147,6 +150,7 @@ class Reconfiguration:
             meta["nstat"] = {n: nstat_delta(before[n], nstat(hosts[n])) for n in before}
         finally:
             procs.stop_all()
+            self.emu.controller.events = net_events
             events.close()
         meta["t_start"] = t_start
         (run_dir / "run.json").write_text(json.dumps(meta, indent=1, default=str))
@@ -186,7 +190,11 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
     t_event = meta["t_event"]
     dyn = Stream(**next(s for s in meta["streams"] if s["role"] == "dynamic"))
     tag = f"{dyn.src}-{dyn.dst}"
-    window = (1.0, max(3.0, meta["t_event_done"] - t_event + 2.0))
+    # the gap must overlap [event, procedure done + recovery]; a stall before the event is the
+    # emulation's jitter, reported separately as baseline_gap_ms (same measure, quiet window)
+    done_s = meta["t_event_done"] - t_event
+    window = (0.0, done_s + (0.2 if dyn.proto == "udp" else 2.0))
+    quiet = (meta["t_start"] + 1.0, t_event - 0.2)
     out: dict[str, Any] = {"variant": meta["variant"]["name"], "procedure": meta["variant"]["procedure"],
                            "scale": meta.get("scale"), "t_event": t_event, "result": meta.get("result"),
                            "nstat": meta.get("nstat")}
@@ -195,6 +203,7 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
         sent = int((run_dir / f"udp-{tag}.sent").read_text().split()[-1])
         um = udp_metrics(arrivals, sent, t_event - window[0], t_event + window[1])
         out.update(asdict(um))
+        out["baseline_gap_ms"] = largest_gap([t for _, t in arrivals], *quiet).ms if arrivals else None
         out.update(retransmissions=0, rto_count=0, lost_packets=um.lost, max_gap_ms=um.max_gap_ms,
                    throughput_dip_pct=None)
     else:
@@ -202,10 +211,11 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
         receiver = read_tcp(run_dir / "receiver.pcap")
         m = stream_metrics(sender, t_event, receiver, window)
         out.update(asdict(m))
+        flow = data_flow(sender)
+        out["baseline_gap_ms"] = largest_gap([p.t for p in of_connection(sender, flow)], *quiet).ms
         ns = (meta.get("nstat") or {}).get(dyn.src, {})
         out["rto_count"] = ns.get("timeouts", m.rto_estimate)
         out["nstat_retrans_segs"] = ns.get("retrans_segs")
-        flow = data_flow(sender)
         t0 = meta["t_start"]
         out["series"] = {
             "throughput": throughput_series(data_packets(sender, flow), t0, 0.1, meta["t_end"]),

@@ -18,7 +18,7 @@ THESIS = {
 }
 HITLESS_GAP_MS = 50.0
 RECONF_KEYS = ("retransmissions", "rto_count", "lost_packets", "max_gap_ms", "throughput_dip_pct", "loss_pct",
-               "reordered", "rtt_ms_max")
+               "reordered", "rtt_ms_max", "baseline_gap_ms")
 
 
 def load_runs(out: Path, spec: Spec) -> dict[str, dict[str, Any]]:
@@ -133,17 +133,24 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
     lines = [f"# {spec.name}", "", spec.description.strip(), "",
              f"Link rate {summary['link_rate_mbit']:g} Mbit/s"
              + (f" (scale factor {scale:g} of the seed's {summary['reference_rate_mbit']:g} Mbit/s)" if scale else "")
-             + "; times (RTO, OCS dark time, hold) are not scaled.", ""]
+             + "; times (RTO, OCS dark time, hold) are not scaled.", "",
+             "Largest gap: the longest silence of the stream in the sender's capture (UDP: at the receiver) that "
+             "overlaps the procedure; quiet-time gap: the same measure in a window before it (emulation jitter). "
+             "Loss: retransmitted / sent data packets (the thesis's definition); dropped: transmissions that never "
+             "reached the receiver's capture. Hitless: no retransmission, no RTO and a gap under "
+             f"{HITLESS_GAP_MS:g} ms.", ""]
     v = summary["variants"]
     if spec.kind in ("reconfiguration", "route-flip"):
-        lines += ["| variant | runs | largest gap ms (mean / median / max) | loss % (retx/sent) | retx | RTOs | "
-                  "dropped pkts | dip % | hitless runs |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += ["| variant | runs | largest gap ms (mean / median / max) | quiet-time gap ms (max) | loss % (retx/sent) "
+                  "| retx | RTOs | dropped pkts | reordered | dip % | hitless runs |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for name, s in v.items():
             g = s["max_gap_ms_stats"]
             lines.append(f"| {name} | {s['runs']} | {_f(g.get('mean'), '.0f')} / {_f(g.get('median'), '.0f')} / "
-                         f"{_f(g.get('max'), '.0f')} | {_f(s['loss_pct'], '.3f')} | {_f(s['retransmissions'])} | "
-                         f"{_f(s['rto_count'], '.2f')} | {_f(s['lost_packets'])} | {_f(s['throughput_dip_pct'], '.0f')} | "
-                         f"{s['hitless_runs']}/{s['runs']} |")
+                         f"{_f(g.get('max'), '.0f')} | {_f(s['baseline_gap_ms_stats'].get('max'), '.0f')} | "
+                         f"{_f(s['loss_pct'], '.3f')} | {_f(s['retransmissions'])} | "
+                         f"{_f(s['rto_count'], '.2f')} | {_f(s['lost_packets'])} | {_f(s['reordered'])} | "
+                         f"{_f(s['throughput_dip_pct'], '.0f')} | {s['hitless_runs']}/{s['runs']} |")
         ref = THESIS["steering" if len(spec.streams) > 1 else "single"]
         if spec.kind == "reconfiguration":
             lines += ["", "Thesis (seed 000) side by side (OST = bbm, MBB = mbb-timed):", "",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import socket
 import struct
 import sys
@@ -85,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "send":
             print(send(args.dst, args.port, args.pps, args.seconds, args.size))
         else:
+            # stopped early by SIGTERM: leave through the with-block so every arrival is flushed
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
             print(recv(args.port, args.out, args.seconds))
     except ValueError as exc:
         print(f"udp: {exc}", file=sys.stderr)
