@@ -98,7 +98,12 @@ class RunState:
 
 
 def _alive(p: RunProcess) -> bool:
-    return p.start_time is not None and proc_start_time(p.pid) == p.start_time
+    if p.start_time is None or proc_start_time(p.pid) != p.start_time:
+        return False
+    try:  # a zombie has exited: only its parent's wait() is missing
+        return Path(f"/proc/{p.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def clean_state(state: RunState, grace: float = 3.0) -> tuple[int, int]:
