@@ -501,7 +501,7 @@ class Emulation:
         body, _, rc = out.rpartition("__rc=")
         return int(rc.strip() or 1), body
 
-    def pingall(self, timeout: float | None = 1.0) -> float:
+    def pingall(self, timeout: float | None = 2.0) -> float:
         """Mininet's pingAll over every host pair; returns the loss in percent."""
         assert self.net is not None
         return float(self.net.pingAll(timeout=str(timeout) if timeout else None))
