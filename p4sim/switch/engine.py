@@ -38,7 +38,7 @@ class _Flow:
         self.out: list[tuple[int, bytes]] = []
         self.P = self.ns["P"]
         self.T = self.ns["TEMPLATE"]
-        self.sm = pl.namespace.get("STD_ATTRS") or _std_attrs(pl)
+        self.sm = self.ns["STD_ATTRS"]
         self.now = dev.now_us()
 
     def new(self, frame: bytes, port: int, itype: int, src: Any = None, field_list: int | None = None) -> Any:
@@ -73,7 +73,7 @@ class _Flow:
         sm = self.sm
         if p._clone_i2e is not None:
             sid, fl = p._clone_i2e
-            self.clone(p, sid, fl, I2E, p._b)
+            self.clone(p, sid, fl, I2E, p._b, depth)
         if p._digest is not None:
             self.digest(p)
         if p._resubmit is not None:
@@ -102,7 +102,7 @@ class _Flow:
         setattr(p, sm["egress_port"], spec)
         self.egress(p, depth)
 
-    def clone(self, p: Any, sid: int, fl: int, itype: int, frame: bytes | None) -> None:
+    def clone(self, p: Any, sid: int, fl: int, itype: int, frame: bytes | None, depth: int) -> None:
         session = self.dev.pre.sessions.get(sid)
         if session is None:
             return
@@ -126,7 +126,7 @@ class _Flow:
                 setattr(q, sm["egress_rid"], rid)
             if session.packet_length_bytes:
                 q._trunc = session.packet_length_bytes
-            self.egress(q, MAX_LOOPS)
+            self.egress(q, depth + 1)
 
     def digest(self, p: Any) -> None:
         from p4sim.switch.device import Digest
@@ -153,7 +153,7 @@ class _Flow:
         if p._clone_e2e is not None and depth < MAX_LOOPS:
             sid, fl = p._clone_e2e
             p._clone_e2e = None
-            self.clone(p, sid, fl, E2E, None)
+            self.clone(p, sid, fl, E2E, None, depth)
         if getattr(p, sm["egress_spec"]) == DROP:
             return
         ns["update_checksums"](p)
@@ -168,11 +168,6 @@ class _Flow:
         if p._trunc and len(frame) > p._trunc:
             frame = frame[:p._trunc]
         self.out.append((port, frame))
-
-
-def _std_attrs(pl: Pipeline) -> dict[str, str]:
-    ns = pl.namespace
-    return ns["STD_ATTRS"]
 
 
 def run(dev: Device, pl: Pipeline, port: int, frame: bytes) -> list[tuple[int, bytes]]:
