@@ -188,13 +188,15 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
             lines.append(f"\nSeed 004 ordering static < ECMP < spray on utilisation: {'reproduced' if held else 'NOT reproduced'}"
                          f" ({' / '.join(f'{x:.2f}' for x in u)}).")
     else:
-        lines += ["| variant | runs | day ms configured / measured mean (p5-p95) | night ms configured / measured mean (p5-p95) |",
-                  "|---|---|---|---|"]
+        lines += ["| variant | runs | day ms: configured / OCS log mean (p5-p95) / data plane mean (p5-p95) | "
+                  "night ms: configured / OCS log mean (p5-p95) / data plane mean (p5-p95) |", "|---|---|---|---|"]
         for name, s in v.items():
-            d, n = s.get("day_ms", {}), s.get("night_ms", {})
-            lines.append(f"| {name} | {s.get('runs', 0)} | {_f(s.get('day_configured'))} / {_f(d.get('mean'))} "
-                         f"({_f(d.get('p5'))}-{_f(d.get('p95'))}) | {_f(s.get('night_configured'))} / "
-                         f"{_f(n.get('mean'))} ({_f(n.get('p5'))}-{_f(n.get('p95'))}) |")
+            cells = []
+            for key in ("day", "night"):
+                o, d = s.get(f"ocs_{key}_ms", {}), s.get(f"{key}_ms", {})
+                cells.append(f"{_f(s.get(f'{key}_configured'))} / {_f(o.get('mean'))} ({_f(o.get('p5'))}-"
+                             f"{_f(o.get('p95'))}) / {_f(d.get('mean'))} ({_f(d.get('p5'))}-{_f(d.get('p95'))})")
+            lines.append(f"| {name} | {s.get('runs', 0)} | {cells[0]} | {cells[1]} |")
     failed = {n: s["failed_runs"] for n, s in v.items() if s.get("failed_runs")}
     if failed:
         lines.append(f"\nFailed runs (see error.txt): {failed}")

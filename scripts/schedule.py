@@ -21,6 +21,31 @@ from scripts.report import percentile
 from scripts.spec import Spec, Variant
 
 PORT = 5301
+PORT_IN = 3  # the OCS input port of the measured circuit (ucd4: br2's optical port)
+
+
+def ocs_timeline(events_file: Path, port: int, t0: float, t1: float) -> tuple[list[float], list[float]]:
+    """(lit periods, dark periods) in ms of one OCS port from the emulator's event log (its own view:
+    port-up to port-down, port-down to port-up), within the monotonic window [t0, t1]."""
+    if not events_file.exists():
+        return [], []
+    marks = []
+    for line in events_file.read_text().splitlines():
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("event") in ("port-up", "port-down") and port in (e.get("slot"), e.get("dp_port")) \
+                and t0 <= e.get("t_mono", 0) <= t1:
+            marks.append((e["t_mono"], e["event"]))
+    marks.sort()
+    day, night = [], []
+    for (ta, ea), (tb, eb) in zip(marks, marks[1:], strict=False):
+        if ea == "port-up" and eb == "port-down":
+            day.append(1000 * (tb - ta))
+        elif ea == "port-down" and eb == "port-up":
+            night.append(1000 * (tb - ta))
+    return day, night
 
 
 def bursts(times: list[float], gap_s: float) -> tuple[list[float], list[float]]:
@@ -84,6 +109,7 @@ class ScheduleTiming:
         addr = {h.name: h.address for h in self.emu.topo.hosts}
         procs = HostProcs()
         arrivals = run_dir / "arrivals.csv"
+        t_mono0 = time.monotonic()
         try:
             procs.start(hosts[s.dst], [sys.executable, "-m", "scripts.udp", "recv", "--port", str(PORT), "--out",
                                        str(arrivals), "--seconds", str(self.spec.duration_s + 2)], "udp recv")
@@ -101,8 +127,10 @@ class ScheduleTiming:
         on, off = bursts(times, max(3.0 / pps, float(sched.get("gap_ms", 2.0)) / 1000))
         on_mean = statistics.fmean(on) if on else day
         nights = [(x - (slots - 2) * on_mean) / (slots - 1) for x in off]
+        ocs_day, ocs_night = ocs_timeline(self.emu.log_dir / "ocs-events.jsonl", PORT_IN, t_mono0, time.monotonic())
         out = {"variant": self.variant.name, "day_configured": day, "night_configured": night, "slots": slots,
-               "received": len(times), "on_ms": on, "off_ms": off, "day_ms": _stats(on), "night_ms": _stats(nights)}
+               "received": len(times), "on_ms": on, "off_ms": off, "day_ms": _stats(on), "night_ms": _stats(nights),
+               "ocs_day_ms": ocs_day, "ocs_night_ms": ocs_night}
         (run_dir / "metrics.json").write_text(json.dumps(out))
         return out
 
@@ -116,7 +144,9 @@ def schedule_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     on_mean = statistics.fmean(on) if on else 0.0
     nights = [(x - (slots - 2) * on_mean) / (slots - 1) for r in runs for x in r["off_ms"]]
     return {"runs": len(runs), "day_configured": runs[0]["day_configured"],
-            "night_configured": runs[0]["night_configured"], "day_ms": _stats(on), "night_ms": _stats(nights)}
+            "night_configured": runs[0]["night_configured"], "day_ms": _stats(on), "night_ms": _stats(nights),
+            "ocs_day_ms": _stats([x for r in runs for x in r.get("ocs_day_ms", [])]),
+            "ocs_night_ms": _stats([x for r in runs for x in r.get("ocs_night_ms", [])])}
 
 
 def schedule_plots(data: dict[str, dict[str, Any]], out: Path, name: str) -> list[Path]:
