@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import shlex
 import signal
 import subprocess
 import sys
@@ -110,20 +109,20 @@ def ensure_build(build: Path, p4c: str | None, src: Path = Path("p4src")) -> str
 
 def check_command(topo: Topology, line: str) -> None:
     """Raise ValueError for a --cmd (or a line of its script) that run_command would not know."""
-    from mininet.cli import CLI
+    from topo.emulation.shell import HitlessCLI
 
     path = Path(line)
     lines = [raw.strip() for raw in path.read_text().splitlines()] if path.is_file() else [line]
     nodes = {n.name for n in [*topo.hosts, *topo.switches, *topo.ocs]}
     for raw in lines:
         word = raw.split(None, 1)[0] if raw and not raw.startswith("#") else None
-        if word and word not in PINGALL and word != "iperf3" and word not in nodes and not hasattr(CLI, f"do_{word}"):
-            raise ValueError(f"command {word!r}: expected a Mininet CLI command, a node name, iperf3 or a script file")
+        if word and word not in PINGALL and word not in nodes and not hasattr(HitlessCLI, f"do_{word}"):
+            raise ValueError(f"command {word!r}: expected a Mininet CLI command, a node name or a script file")
 
 
 def run_command(emu: Any, line: str) -> int:
     """Run one --cmd: a script file, `pingall`, `<node> <shell>`, or any Mininet CLI command; 0 = success."""
-    from mininet.cli import CLI
+    from topo.emulation.shell import HitlessCLI
 
     path = Path(line)
     if path.is_file():
@@ -141,20 +140,15 @@ def run_command(emu: Any, line: str) -> int:
     if words[0] in PINGALL:
         loss = emu.pingall() if words[0] == "pingall" else _pingallfull(emu)
         return 0 if loss == 0 else 1
-    if words[0] == "iperf3" and len(words) == 2:
-        args = shlex.split(words[1])
-        mbps = emu.iperf3(args[0], args[1], float(args[2]) if len(args) > 2 else 2.0)
-        print(f"iperf3 {args[0]} -> {args[1]}: {mbps:.1f} Mbit/s", flush=True)
-        return 0
     if words[0] in emu.hosts or words[0] in emu.switches:
         rc, out = emu.run(words[0], words[1] if len(words) > 1 else "true")
         sys.stdout.write(out)
         sys.stdout.flush()
         return rc
-    cli = CLI.__new__(CLI)  # a CLI without its interactive loop, for one command
-    CLI.__init__(cli, emu.net, script=os.devnull)
-    cli.onecmd(line)
-    return 0
+    with open(os.devnull) as null:  # no interactive loop, no terminal: one command
+        cli = HitlessCLI(emu, stdin=null, script=os.devnull)
+        cli.onecmd(line)
+    return 1 if cli.failed else 0
 
 
 def _pingallfull(emu: Any) -> float:
@@ -181,9 +175,8 @@ def _quiet_mininet() -> None:
 
 def run(args: argparse.Namespace) -> int:
     """`run`: bring the emulation up, hand over the CLI or run --cmd, always tear down."""
-    from mininet.cli import CLI
-
     from topo.emulation.network import Emulation
+    from topo.emulation.shell import HitlessCLI
 
     t0 = time.monotonic()
 
@@ -211,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
             rc = run_command(emu, args.cmd)
             progress("done", f"{args.cmd!r} exit {rc}")
             return rc
-        CLI(emu.net)
+        HitlessCLI(emu)
         return 0
     except KeyboardInterrupt:
         print("interrupted: cleaning up", file=sys.stderr)

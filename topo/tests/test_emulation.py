@@ -103,26 +103,25 @@ def test_fattree_k4_pingall(build: Path, mode: str) -> None:
     assert_gone(pids)
 
 
-def test_ucd4_cli_pingall_and_iperf3_over_circuit(build: Path, tmp_path: Path, capsys) -> None:
+def test_ucd4_cli_pingall_iperf3_and_mbb_over_circuit(build: Path, tmp_path: Path) -> None:
     script = tmp_path / "cmds"
-    # h2 (s2) -> h1 (s1) crosses the circuit OCS 3 <-> 1 of the initial map
-    script.write_text("pingall\niperf3 h2 h1 1\nh1 ping -c1 -W2 10.0.4.2\n")
-    rc = emu_cli.run(emu_cli_args(build, "--topo", "ucd4", "--cmd", str(script), "--ocs-arg=--instant"))
-    out = capsys.readouterr().out
-    assert rc == 0, out
+    # h2 (s2) -> h1 (s1) crosses the circuit OCS 3 <-> 1 of the initial map; then the hitless
+    # procedure to the `reconfigured` map, after which h2 reaches h3 over circuit 3 <-> 4
+    script.write_text("pingall\niperf3 h2 h1 1\nh1 ping -c1 -W2 10.0.4.2\ncircuits\n"
+                      "reconfigure mbb reconfigured\nh2 ping -c1 -W2 10.0.3.2\ncircuits\npingall\n")
+    res = subprocess.run([sys.executable, "-m", "topo", "run", "--topo", "ucd4", "--build", str(build), "--prefix",
+                          PREFIX, "--grpc-base", str(free_grpc_base()), "--ocs-arg=--instant", "--cmd", str(script)],
+                         capture_output=True, text=True, timeout=180, cwd=REPO)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
     for stage in ("topology", "compile", "links", "switches", "ocs", "tables", "ready", "stopped"):
         assert f"] {stage}: " in out
+    assert out.count("*** Results: 0% dropped (12/12 received)") == 2
     mbps = float(out.split("iperf3 h2 -> h1: ")[1].split()[0])
     assert mbps > 1.0
-    assert "1 received" in out
-
-
-def emu_cli_args(build: Path, *extra: str):
-    """Parsed `python -m topo run` arguments for a test run."""
-    from topo.__main__ import build_parser
-
-    return build_parser().parse_args(["run", "--build", str(build), "--prefix", PREFIX,
-                                      "--grpc-base", str(free_grpc_base()), *extra])
+    assert out.count(" 1 received") == 2
+    assert "mbb: total " in out
+    assert "ocs: circuits [(3, 4), (2, 5)]" in out and "port 1: s1:2 dark (no circuit)" in out
 
 
 def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
