@@ -1,7 +1,8 @@
 """python -m tablegen: write entry files for a topology, or check a directory of them.
 
   python -m tablegen topo.json --mode ecmp -o DIR [--circuits initial|none|FILE] [--spray random|rr]
-  python -m tablegen check DIR topo.json [--pairs N] [--mode ecmp]
+                    [--failover on|off]
+  python -m tablegen check DIR topo.json [--pairs N] [--mode ecmp] [--failover on|off]
   python -m tablegen diff OLD_DIR NEW_DIR
 """
 
@@ -17,7 +18,7 @@ from tablegen.check import check
 from tablegen.diff import diff_docs
 from tablegen.fabric import Fabric, resolve_circuits
 from tablegen.files import read, write
-from tablegen.schema import MODES, SPRAY_KINDS
+from tablegen.schema import FAILOVER, MODES, SPRAY_KINDS
 from topo.model import load
 from topo.validate import validate
 
@@ -33,6 +34,9 @@ def gen_parser() -> argparse.ArgumentParser:
     p.add_argument("--circuits", metavar="<map|none|file.json>",
                    help="circuit map: a map name of the topology's OCS, 'none', or a JSON file "
                         "{\"<ocs>\": [[a, b], ...]} (default: each OCS's default map)")
+    p.add_argument("--failover", choices=FAILOVER, default="on",
+                   help="data-plane fast failover: 'off' watches no port, so a dead port never moves traffic "
+                        "to the other path version (default on)")
     p.add_argument("-o", "--output", required=True, metavar="<dir>", help="output directory")
     p.add_argument("--check", action="store_true", help="check the written entries afterwards")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress")
@@ -50,6 +54,8 @@ def check_parser() -> argparse.ArgumentParser:
                    help="check all host pairs up to n, else a seeded sample of n (default 4096)")
     p.add_argument("--seed", type=int, default=1, metavar="<n>", help="sample seed (default 1)")
     p.add_argument("--mode", choices=MODES, help="also require multipath groups wherever next hops are equal-cost")
+    p.add_argument("--failover", choices=FAILOVER,
+                   help="also require the liveness groups of this setting (default: accept either)")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress")
     return p
 
@@ -84,7 +90,8 @@ def run_diff(old: str, new: str) -> int:
     return 0
 
 
-def run_check(directory: str, topo_path: str, pairs: int, seed: int, mode: str | None) -> int:
+def run_check(directory: str, topo_path: str, pairs: int, seed: int, mode: str | None,
+              failover: str | None = None) -> int:
     """Check a directory; print the report; 0 when it passes."""
     topo = validate(load(topo_path))
     d = Path(directory)
@@ -96,7 +103,7 @@ def run_check(directory: str, topo_path: str, pairs: int, seed: int, mode: str |
         return read(f) if f.exists() else None
 
     t0 = time.perf_counter()
-    report = check(topo, loader, pairs, seed, mode)
+    report = check(topo, loader, pairs, seed, mode, None if failover is None else failover == "on")
     print(f"checked {report.pairs} host pairs x 2 versions ({report.walks} walks, {report.groups_checked} "
           f"groups, {report.switches_loaded} switches, max {report.max_hops} switch hops) "
           f"in {time.perf_counter() - t0:.1f} s: {'OK' if report.ok else 'FAILED'}")
@@ -121,16 +128,16 @@ def main(argv: list[str] | None = None) -> int:
         if command == "diff":
             return run_diff(args.old, args.new)
         if command == "check":
-            return run_check(args.directory, args.topology, args.pairs, args.seed, args.mode)
+            return run_check(args.directory, args.topology, args.pairs, args.seed, args.mode, args.failover)
         topo = validate(load(args.topology))
         fabric = Fabric(topo, resolve_circuits(topo, args.circuits))
         t0 = time.perf_counter()
-        s = write(fabric, args.mode, args.output, args.spray)
+        s = write(fabric, args.mode, args.output, args.spray, args.failover == "on")
         tables = ", ".join(f"{t} {n}" for t, n in sorted(s.by_table.items()))
         print(f"{args.output}: {s.files} files, {s.entries} table entries ({tables}), {s.members} members, "
               f"{s.groups} groups in {time.perf_counter() - t0:.1f} s")
         if args.check:
-            return run_check(args.output, args.topology, 4096, 1, args.mode)
+            return run_check(args.output, args.topology, 4096, 1, args.mode, args.failover)
     except ValueError as exc:
         print(f"tablegen: {exc}", file=sys.stderr)
         return 2

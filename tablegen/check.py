@@ -6,6 +6,9 @@ the topology and the circuits of the OCS entry documents, and requires: delivery
 right host with its MAC, no loop, next-hop MACs that match the peer ports, a `port_liveness` group
 and `port_mac` entry for every port used, and multipath groups holding exactly the least-cost next
 hops (fat-tree: k/2 up at edge and aggregation). Static paths must use one of those next hops.
+Each switch's liveness layout is checked too: one `port_down` sentinel, first and with the lowest
+member id; every liveness group [sentinel without watch port, a `port_up` member watching its port
+(or no port, without failover)]; no watch port on ECMP/spray group members.
 """
 
 from __future__ import annotations
@@ -100,8 +103,45 @@ def _check_names(e: dict[str, Any], tables: dict[str, Any], where: str) -> None:
                              f"{list(ACTION_PARAMS[e['action']])}")
 
 
-def compile_doc(doc: dict[str, Any]) -> Compiled:
-    """Index a fabric switch document; raises ValueError on names outside the p4src contract."""
+def _liveness_groups(where: str, doc: dict[str, Any], members: dict[tuple[str, int], tuple[str, dict[str, Any]]],
+                     failover: bool | None) -> dict[int, int]:
+    """Check the port_liveness layout (p4src/README.md); group id -> the port its `port_up` watches
+    (or stands for, without failover)."""
+    live = [m for m in doc.get("action_profile_members", []) if m["profile"] == "liveness_selector"]
+    downs = [m["member_id"] for m in live if m["action"] == "port_down"]
+    if len(downs) != 1:
+        raise ValueError(f"{where}: liveness_selector has {len(downs)} port_down members: expected exactly one "
+                         "sentinel")
+    sentinel = downs[0]
+    if live[0]["member_id"] != sentinel or sentinel != min(m["member_id"] for m in live):
+        raise ValueError(f"{where}: liveness_selector member {sentinel} (port_down): expected the first member "
+                         "with the lowest id")
+    out: dict[int, int] = {}
+    for g in doc.get("action_profile_groups", []):
+        if g["profile"] != "liveness_selector":
+            continue
+        name = f"{where}: liveness group {g['group_id']}"
+        ms = g["members"]
+        if len(ms) != 2 or ms[0]["member_id"] != sentinel:
+            raise ValueError(f"{name}: members {[m['member_id'] for m in ms]}: expected [{sentinel} (port_down), "
+                             "one port_up member]")
+        if ms[0].get("watch_port") is not None:
+            raise ValueError(f"{name}: the port_down sentinel watches port {ms[0]['watch_port']}, expected none")
+        up = ms[1]
+        if members[("liveness_selector", up["member_id"])][0] != "port_up":
+            raise ValueError(f"{name}: member {up['member_id']}: expected a port_up member")
+        watch = up.get("watch_port")
+        if failover is True and watch is None:
+            raise ValueError(f"{name}: port_up member {up['member_id']} watches no port (failover on)")
+        if failover is False and watch is not None:
+            raise ValueError(f"{name}: port_up member {up['member_id']} watches port {watch} (failover off)")
+        out[g["group_id"]] = watch if watch is not None else -1
+    return out
+
+
+def compile_doc(doc: dict[str, Any], failover: bool | None = None) -> Compiled:
+    """Index a fabric switch document; raises ValueError on names outside the p4src contract or a
+    broken liveness/group layout. failover True/False also requires watched/unwatched port_up members."""
     where = doc["switch"]
     members: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {}
     for m in doc.get("action_profile_members", []):
@@ -115,13 +155,13 @@ def compile_doc(doc: dict[str, Any]) -> Compiled:
             key = (g["profile"], gm["member_id"])
             if key not in members:
                 raise ValueError(f"{where}: group {g['profile']}/{g['group_id']}: unknown member {gm['member_id']}")
-            action, params = members[key]
-            port = params.get("port", gm.get("watch_port"))
-            if gm.get("watch_port") != port:
-                raise ValueError(f"{where}: group {g['profile']}/{g['group_id']}: member {gm['member_id']} "
-                                 f"watches port {gm.get('watch_port')}, expected {port}")
-            ports.append(port)
+            if g["profile"] != "liveness_selector":
+                if gm.get("watch_port") is not None:
+                    raise ValueError(f"{where}: group {g['profile']}/{g['group_id']}: member {gm['member_id']} "
+                                     f"watches port {gm['watch_port']}, expected no watch port")
+                ports.append(members[key][1]["port"])
         groups[(g["profile"], g["group_id"])] = ports
+    live = _liveness_groups(where, doc, members, failover)
     c = Compiled({}, {}, {}, set(), False, set(), {})
     for e in doc["table_entries"]:
         _check_names(e, FABRIC_TABLES, where)
@@ -135,13 +175,14 @@ def compile_doc(doc: dict[str, Any]) -> Compiled:
             profile = FABRIC_TABLES[t][2]
             if (profile, e.get("group_id")) not in groups:
                 raise ValueError(f"{where}: {t} entry {match}: unknown group {e.get('group_id')}")
-            ports = tuple(sorted(groups[(profile, e["group_id"])]))
             if t == "port_liveness":
-                if ports != (match["port"],):
-                    raise ValueError(f"{where}: port_liveness port={match['port']}: group watches {ports}")
+                watch = live[e["group_id"]]
+                if watch not in (match["port"], -1):
+                    raise ValueError(f"{where}: port_liveness port={match['port']}: group {e['group_id']} "
+                                     f"watches port {watch}")
                 c.liveness.add(match["port"])
             else:
-                c.groups[(t, match["path_id"], match["version"])] = ports
+                c.groups[(t, match["path_id"], match["version"])] = tuple(sorted(groups[(profile, e["group_id"])]))
         elif t == "path_version":
             if e.get("default"):
                 c.has_default_version = True
@@ -161,9 +202,10 @@ def _lookup(c: Compiled, addr: int) -> tuple[str, dict[str, Any]] | None:
 
 
 def check(topo: Topology, load: Callable[[str], dict[str, Any] | None], max_pairs: int = 4096,
-          seed: int = 1, mode: str | None = None) -> CheckReport:
+          seed: int = 1, mode: str | None = None, failover: bool | None = None) -> CheckReport:
     """Walk the entries of `load(name)` (a switch or OCS document, None if absent) for host pairs:
-    all ordered pairs when there are at most max_pairs, else a seeded random sample of max_pairs."""
+    all ordered pairs when there are at most max_pairs, else a seeded random sample of max_pairs.
+    failover True/False also requires the liveness groups of that setting (None: either)."""
     report = CheckReport()
     fabric = Fabric(topo, circuits_from_docs(topo, load))
     compiled: dict[str, Compiled] = {}
@@ -178,7 +220,7 @@ def check(topo: Topology, load: Callable[[str], dict[str, Any] | None], max_pair
             if doc is None:
                 report.error(f"{name}: no entry document")
                 return None
-            compiled[name] = compile_doc(doc)
+            compiled[name] = compile_doc(doc, failover)
         return compiled[name]
 
     pairs = sample_pairs(hosts, max_pairs, seed)

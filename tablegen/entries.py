@@ -10,7 +10,7 @@ from typing import Any
 
 from tablegen.fabric import CircuitMap, Fabric
 from tablegen.routing import SwitchPlan
-from tablegen.schema import MODES, SPRAY_KINDS
+from tablegen.schema import FAILOVER, LIVENESS_SENTINEL, LIVENESS_UP_BASE, MODES, SPRAY_KINDS
 from topo.model import Ocs
 
 Doc = dict[str, Any]
@@ -23,8 +23,45 @@ def pick(ports: tuple[int, ...], key: str) -> tuple[int, ...]:
     return (ports[zlib.crc32(key.encode()) % len(ports)],)
 
 
-def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random") -> Doc:
-    """The entry document of one fabric switch for a forwarding mode (static, ecmp or spray)."""
+def failover_flag(value: bool | str) -> bool:
+    """A failover option as a bool: True/False, or "on"/"off" (the CLI spelling)."""
+    if isinstance(value, bool):
+        return value
+    if value not in FAILOVER:
+        raise ValueError(f"failover={value!r}: expected one of {', '.join(FAILOVER)}")
+    return value == "on"
+
+
+def liveness(ports: list[int], failover: bool = True) -> tuple[list[Doc], list[Doc], list[Doc]]:
+    """The `port_liveness` provisioning of these ports: (members, groups, entries).
+
+    The `port_down` sentinel comes first (lowest member id, never deleted), then one `port_up` member
+    per port; the group of port P is [sentinel, port_up of P], with P as the watch port of `port_up`
+    when failover is on. Without failover no member is watched, so a dead port never fails over.
+    """
+    members: list[Doc] = [{"profile": "liveness_selector", "member_id": LIVENESS_SENTINEL, "action": "port_down",
+                           "params": {}}]
+    groups: list[Doc] = []
+    entries: list[Doc] = []
+    for port in sorted(ports):
+        up = LIVENESS_UP_BASE + port
+        members.append({"profile": "liveness_selector", "member_id": up, "action": "port_up", "params": {}})
+        up_ref: Doc = {"member_id": up, "weight": 1}
+        if failover:
+            up_ref["watch_port"] = port
+        groups.append({"profile": "liveness_selector", "group_id": port,
+                       "members": [{"member_id": LIVENESS_SENTINEL, "weight": 1}, up_ref]})
+        entries.append({"table": "port_liveness", "match": {"port": port}, "group_id": port})
+    return members, groups, entries
+
+
+def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random",
+               failover: bool | str = True) -> Doc:
+    """The entry document of one fabric switch for a forwarding mode (static, ecmp or spray).
+
+    With failover off, no `port_liveness` member watches its port (no data-plane fast failover).
+    """
+    failover = failover_flag(failover)
     if mode not in MODES:
         raise ValueError(f"mode={mode!r}: expected one of {', '.join(MODES)}")
     if spray not in SPRAY_KINDS:
@@ -35,17 +72,12 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
     profile, group_table = ("ecmp_selector", "ecmp_group") if mode != "spray" else ("spray_selector", "spray_group")
     multipath_action = "path_ecmp" if mode != "spray" else f"path_spray_{spray}"
 
-    members: list[Doc] = []
-    groups: list[Doc] = []
+    members, groups, live_entries = liveness(list(sw.ports), failover)
     entries: list[Doc] = []
     for port, mac in sorted(sw.ports.items()):
         entries.append({"table": "port_mac", "match": {"egress_port": port}, "action": "set_smac",
                         "params": {"smac": mac}})
-    for port in sorted(sw.ports):
-        members.append({"profile": "liveness_selector", "member_id": port, "action": "port_up", "params": {}})
-        groups.append({"profile": "liveness_selector", "group_id": port,
-                       "members": [{"member_id": port, "weight": 1, "watch_port": port}]})
-        entries.append({"table": "port_liveness", "match": {"port": port}, "group_id": port})
+    entries.extend(live_entries)
 
     paths: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # path id -> ports per version
     shared: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
@@ -82,8 +114,9 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
             if gid is None:
                 gid = group_ids[ports] = len(group_ids) + 1
                 member_ports.update(ports)
+                # no watch ports: port_liveness checks the chosen member's port (p4src/README.md)
                 groups.append({"profile": profile, "group_id": gid,
-                               "members": [{"member_id": p, "weight": 1, "watch_port": p} for p in ports]})
+                               "members": [{"member_id": p, "weight": 1} for p in ports]})
             path_entries.append({"table": group_table, "match": match, "group_id": gid})
     for port in sorted(member_ports):
         members.append({"profile": profile, "member_id": port, "action": "set_next_hop",

@@ -37,11 +37,11 @@ class Summary:
             self.by_table[e["table"]] = self.by_table.get(e["table"], 0) + 1
 
 
-def documents(fabric: Fabric, mode: str, spray: str = "random") -> Iterator[Doc]:
+def documents(fabric: Fabric, mode: str, spray: str = "random", failover: bool | str = True) -> Iterator[Doc]:
     """Every switch's document, then every OCS's, computed one at a time."""
     plan = planner(fabric, spread=(mode == "static"))
     for name in fabric.switches:
-        yield switch_doc(fabric, plan(name), mode, spray)
+        yield switch_doc(fabric, plan(name), mode, spray, failover)
     yield from ocs_docs(fabric)
 
 
@@ -61,12 +61,13 @@ def dumps(doc: Doc) -> str:
     return "{\n" + "\n".join(parts) + "\n}\n"
 
 
-def write(fabric: Fabric, mode: str, out_dir: str | Path, spray: str = "random") -> Summary:
+def write(fabric: Fabric, mode: str, out_dir: str | Path, spray: str = "random",
+          failover: bool | str = True) -> Summary:
     """Write DIR/<switch>.json for every switch and DIR/<ocs>.json for every OCS; return counts."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = Summary()
-    for doc in documents(fabric, mode, spray):
+    for doc in documents(fabric, mode, spray, failover):
         (out / f"{doc['switch']}.json").write_text(dumps(doc))
         summary.add(doc)
     log.info("wrote %d files to %s: %d entries, %d members, %d groups", summary.files, out,

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 MODES = ("static", "ecmp", "spray")
 SPRAY_KINDS = ("random", "rr")
+FAILOVER = ("on", "off")
+
+# liveness_selector member ids (p4src/README.md, port_liveness): the `port_down` sentinel has the
+# lowest id and is written first; the `port_up` member of port P is LIVENESS_UP_BASE + P. The group
+# of port P has group id P.
+LIVENESS_SENTINEL = 1
+LIVENESS_UP_BASE = 1000
 
 # table -> (match fields, actions allowed, action profile or None)
 FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
@@ -14,7 +21,7 @@ FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = 
              ("path_static", "path_ecmp", "path_spray_random", "path_spray_rr", "path_drop"), None),
     "ecmp_group": (("path_id", "version"), ("set_next_hop",), "ecmp_selector"),
     "spray_group": (("path_id", "version"), ("set_next_hop",), "spray_selector"),
-    "port_liveness": (("port",), ("port_up",), "liveness_selector"),
+    "port_liveness": (("port",), ("port_up", "port_down"), "liveness_selector"),
     "port_mac": (("egress_port",), ("set_smac",), None),
 }
 OCS_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
@@ -27,7 +34,7 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "set_version": ("version",),
     "path_static": ("port", "dmac"), "path_ecmp": (), "path_spray_random": (), "path_spray_rr": (),
     "path_drop": (),
-    "set_next_hop": ("port", "dmac"), "port_up": (), "set_smac": ("smac",),
+    "set_next_hop": ("port", "dmac"), "port_up": (), "port_down": (), "set_smac": ("smac",),
     "cross_connect": ("port",), "dark": (),
 }
 

@@ -4,7 +4,7 @@ from tablegen.fabric import Fabric, resolve_circuits
 from tablegen.files import documents
 
 
-def docs_of(topo, mode="ecmp", circuits=None, spray="random"):
+def docs_of(topo, mode="ecmp", circuits=None, spray="random", failover=True):
     """All documents of a topology by switch name."""
     fabric = Fabric(topo, resolve_circuits(topo, circuits))
-    return {d["switch"]: d for d in documents(fabric, mode, spray)}
+    return {d["switch"]: d for d in documents(fabric, mode, spray, failover)}

@@ -134,3 +134,52 @@ def test_hybrid_replace_uplinks(circuits):
     for mode in MODES:
         r = check(topo, docs_of(topo, mode, circuits).get, mode=mode)
         assert r.ok, r.errors
+
+
+@pytest.mark.parametrize("failover", [True, False])
+def test_failover_layouts_pass_and_are_told_apart(failover):
+    topo = ucd4()
+    docs = docs_of(topo, "ecmp", failover=failover)
+    assert check(topo, docs.get, mode="ecmp", failover=failover).ok
+    assert check(topo, docs.get, mode="ecmp").ok  # None accepts either setting
+    want = "watches no port (failover on)" if not failover else "watches port 1 (failover off)"
+    with pytest.raises(ValueError, match=want.replace("(", r"\(").replace(")", r"\)")):
+        check(topo, docs.get, mode="ecmp", failover=not failover)
+
+
+def _live(doc):
+    return [g for g in doc["action_profile_groups"] if g["profile"] == "liveness_selector"]
+
+
+@pytest.mark.parametrize("breakage,msg", [
+    ("no-sentinel", "0 port_down members"),
+    ("sentinel-late", "expected the first member with the lowest id"),
+    ("sentinel-watched", "sentinel watches port"),
+    ("single-member", "expected [1 (port_down), one port_up member]"),
+    ("up-first", "expected [1 (port_down), one port_up member]"),
+    ("wrong-port", "group 2 watches port 3"),
+    ("ecmp-watched", "expected no watch port"),
+    ("down-as-up", "expected a port_up member"),
+])
+def test_broken_liveness_layout_is_caught(breakage, msg):
+    doc = copy.deepcopy(docs_of(fattree(4))["e0_0"])
+    members, groups = doc["action_profile_members"], _live(doc)
+    if breakage == "no-sentinel":
+        members[0]["action"] = "port_up"
+    elif breakage == "sentinel-late":
+        members.append(members.pop(0))
+    elif breakage == "sentinel-watched":
+        groups[0]["members"][0]["watch_port"] = 1
+    elif breakage == "single-member":
+        groups[0]["members"].pop(0)
+    elif breakage == "up-first":
+        groups[0]["members"].reverse()
+    elif breakage == "wrong-port":
+        groups[1]["members"][1]["watch_port"] = 3
+    elif breakage == "ecmp-watched":
+        g = next(g for g in doc["action_profile_groups"] if g["profile"] == "ecmp_selector")
+        g["members"][0]["watch_port"] = g["members"][0]["member_id"]
+    elif breakage == "down-as-up":  # the group's second member is the sentinel itself
+        groups[0]["members"][1] = {"member_id": 1, "weight": 1, "watch_port": 1}
+    with pytest.raises(ValueError, match=msg.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+        compile_doc(doc)

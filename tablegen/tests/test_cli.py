@@ -46,6 +46,22 @@ def test_ucd4_circuits(tmp_path, capsys):
     assert "s2: ~ path path_id=3 version=0" in out and out.endswith("13 changes on 5 switches\n")
 
 
+def test_failover_off_and_check(ft4, tmp_path, capsys):
+    on, off = tmp_path / "on", tmp_path / "off"
+    assert main([str(ft4), "-o", str(on)]) == 0
+    assert main([str(ft4), "--failover", "off", "-o", str(off), "--check"]) == 0
+    assert "OK" in capsys.readouterr().out
+    assert main(["check", str(off), str(ft4), "--failover", "off"]) == 0
+    assert main(["check", str(on), str(ft4), "--failover", "on"]) == 0
+    capsys.readouterr()
+    assert main(["check", str(off), str(ft4), "--failover", "on"]) == 2
+    assert "watches no port (failover on)" in capsys.readouterr().err
+    assert main(["diff", str(on), str(off)]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith("80 changes on 20 switches\n")  # one liveness group per switch port (4 x 20)
+    assert all(" ~ group liveness_selector " in line for line in out.splitlines()[:-1])
+
+
 @pytest.mark.parametrize("argv,msg", [
     (["{topo}", "--circuits", "bogus", "-o", "{tmp}/x"], "tablegen: --circuits 'bogus'"),
     (["{tmp}/none.json", "-o", "{tmp}/x"], "tablegen: topology file"),

@@ -15,8 +15,10 @@ def test_fattree_edge_ecmp():
     lines = doc_lines(docs_of(fattree(4))["e0_0"])
     for want in [
         "member ecmp_selector 3 -> set_next_hop(dmac=02:00:00:09:00:01, port=3)",
-        "group ecmp_selector 1 = [3@3 4@4]",
-        "group liveness_selector 2 = [2@2]",
+        "group ecmp_selector 1 = [3@- 4@-]",
+        "member liveness_selector 1 -> port_down()",
+        "member liveness_selector 1002 -> port_up()",
+        "group liveness_selector 2 = [1@- 1002@2]",
         "port_mac egress_port=4 -> set_smac(smac=02:00:00:01:00:04)",
         "port_liveness port=1 -> group 1",
         "path path_id=1 version=0 -> path_ecmp()",
@@ -29,6 +31,23 @@ def test_fattree_edge_ecmp():
         "route ipv4_dst=10.0.0.0/8 -> set_path(path_id=1)",
     ]:
         assert want in lines
+
+
+def test_liveness_sentinel_first_and_failover_off():
+    on = docs_of(fattree(4))["e0_0"]
+    live = [m for m in on["action_profile_members"] if m["profile"] == "liveness_selector"]
+    assert on["action_profile_members"][0] == live[0] == {"profile": "liveness_selector", "member_id": 1,
+                                                          "action": "port_down", "params": {}}
+    assert [m["member_id"] for m in live[1:]] == [1001, 1002, 1003, 1004]
+    off = docs_of(fattree(4), failover=False)["e0_0"]
+    assert "group liveness_selector 3 = [1@- 1003@-]" in doc_lines(off)
+    # on and off differ only in the watch ports of the liveness groups: a clean run-time diff
+    from tablegen.diff import diff_docs
+
+    changes = diff_docs(on, off)
+    assert len(changes) == 4 and {(c.op, c.kind) for c in changes} == {("modify", "group")}
+    assert all(c.new["profile"] == "liveness_selector" for c in changes)
+    assert docs_of(fattree(4), failover="off")["e0_0"] == off
 
 
 def test_order_members_groups_entries():
@@ -52,7 +71,7 @@ def test_spray_modes():
     lines = doc_lines(d)
     assert "path path_id=3 version=0 -> path_spray_rr()" in lines
     assert "spray_group path_id=3 version=0 -> group 1" in lines
-    assert "group spray_selector 1 = [3@3 4@4]" in lines
+    assert "group spray_selector 1 = [3@- 4@-]" in lines
     d = docs_of(fattree(4), "spray")["a0_0"]
     assert "path path_id=3 version=0 -> path_spray_random()" in doc_lines(d)
 
@@ -91,6 +110,8 @@ def test_bad_mode_and_helpers():
         switch_doc(f, plan, "flood")
     with pytest.raises(ValueError, match="spray='fair'"):
         switch_doc(f, plan, "spray", "fair")
+    with pytest.raises(ValueError, match="failover='maybe'"):
+        switch_doc(f, plan, "ecmp", failover="maybe")
     assert pick((3, 4), "10.1.0.0/24") == pick((3, 4), "10.1.0.0/24")
     assert pick((5,), "x") == (5,) and pick((), "x") == ()
     t = ucd4()
