@@ -10,6 +10,7 @@ Python API (what the experiments build on)::
         emu.cmd("h1", "ping -c1 10.0.2.2")  # a shell command on a host, its output
         rc, out = emu.run("h1", "true")     # ... with its exit code
         mbps = emu.iperf3("h2", "h3", seconds=2)
+        emu.counters("s1", "port_tx")       # {port: (packets, bytes)} over P4Runtime
         emu.controller                      # control.network.Network, tables installed for the mode
         emu.ocs                             # OcsProcess: .address (SCPI host:port), .driver(), .circuits
         emu.net, emu.hosts, emu.switches    # the Mininet net, host nodes and P4Switch nodes by name
@@ -536,6 +537,15 @@ class Emulation:
                 except subprocess.TimeoutExpired:
                     srv.kill()
                     srv.wait()
+
+    def counters(self, switch: str, counter: str = "port_tx") -> dict[int, tuple[int, int]]:
+        """A fabric switch's indirect counter (port_rx, port_tx), read over P4Runtime: index -> (packets, bytes)."""
+        from control.resources import CounterEntry
+
+        if self.controller is None or switch not in self.controller.sessions:
+            raise ValueError(f"switch {switch!r}: not a fabric switch of this running emulation")
+        cells = self.controller.sessions[switch].client.read_entities([CounterEntry(counter)])
+        return {c.index: (c.packets, c.bytes) for c in cells if c.packets or c.bytes}
 
     def pids(self) -> dict[str, int]:
         """Every live process of the emulation (switches, OCS emulator, node shells), by description."""

@@ -138,6 +138,13 @@ def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
         assert emu.ocs_link_up(3) and emu.ocs_link_up(4)
         with emu.ocs.driver() as drv:
             assert drv.query()[3] == 6 + 4
+        # s1's route to h2 still points at the dark port 2 (the tables were not touched): the switch
+        # sees no carrier there and fails over to the shadow path, the bypass link on port 4
+        before = emu.counters("s1")
+        emu.cmd("h1", "ping -c3 -i0.2 -W1 10.0.2.2")
+        after = emu.counters("s1")
+        assert after.get(4, (0, 0))[0] - before.get(4, (0, 0))[0] >= 3
+        assert after.get(2, (0, 0))[0] == before.get(2, (0, 0))[0]
         emu.set_circuits([(3, 1), (2, 5), (6, 4)])
         assert all(emu.ocs_link_up(p) for p in range(1, 7))
         # the switches kept their ports through the flap: the fabric still delivers everything
