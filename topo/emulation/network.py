@@ -38,7 +38,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from mininet.link import TCLink
@@ -46,6 +45,8 @@ from mininet.net import Mininet
 from mininet.node import Host
 
 from topo.emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
+from topo.emulation.links import carrier, filter_tc_noise, host_commands, netem_available
+from topo.emulation.ocs import OcsProcess, ports_up_since
 from topo.emulation.state import RunState, interface_exists
 from topo.model import OcsPort, Topology, load
 from topo.p4switch import P4Switch, SwitchStartError, port_is_free
@@ -55,7 +56,6 @@ log = logging.getLogger(__name__)
 
 MODES = ("static", "ecmp", "spray")
 FABRIC_MTU = 1600  # path tag: fabric links need >= 1504 (p4src/README.md)
-HOST_MTU = 1500
 LINK_UP_TIMEOUT_S = 15.0
 
 Progress = Callable[[str, str], None]
@@ -96,57 +96,6 @@ def renumber_grpc(topo: Topology, base: int) -> Topology:
     for o in out.ocs:
         o.grpc_port = base + o.device_id
     return out
-
-
-def netem_available() -> bool:
-    """True when the kernel has the netem qdisc (link delay); probed once on a scratch veth pair."""
-    global _NETEM
-    if _NETEM is None:
-        name = f"nm{os.getpid() % 100000}"
-        made = subprocess.run(["ip", "link", "add", f"{name}a", "type", "veth", "peer", "name", f"{name}b"],
-                              capture_output=True, check=False, timeout=10).returncode == 0
-        try:
-            _NETEM = made and subprocess.run(["tc", "qdisc", "add", "dev", f"{name}a", "root", "netem", "delay",
-                                              "1ms"], capture_output=True, check=False, timeout=10).returncode == 0
-        finally:
-            if made:
-                subprocess.run(["ip", "link", "del", f"{name}a"], capture_output=True, check=False, timeout=10)
-    return bool(_NETEM)
-
-
-_NETEM: bool | None = None
-
-
-class _NoHtbQuantum(logging.Filter):
-    """Drops tc's advice about HTB quantum at high rates, which Mininet logs as an error."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "quantum of class" not in str(record.getMessage())
-
-
-def _filter_tc_noise() -> None:
-    from mininet.log import lg
-
-    if not any(isinstance(f, _NoHtbQuantum) for f in lg.filters):
-        lg.addFilter(_NoHtbQuantum())
-
-
-@dataclass(slots=True)
-class OcsProcess:
-    """The OCS emulator daemon of one OCS: its SCPI address, process and current circuits."""
-
-    name: str
-    size: int
-    proc: subprocess.Popen
-    address: str
-    circuits: list[tuple[int, int]] = field(default_factory=list)
-
-    def driver(self, timeout: float = 5.0):
-        """A connected control.ocs.polatis.PolatisDriver to the emulator (close it, or use `with`)."""
-        from control.ocs.polatis import PolatisDriver
-
-        host, port = self.address.rsplit(":", 1)
-        return PolatisDriver(host, int(port), timeout=timeout).open()
 
 
 class Emulation:
@@ -267,7 +216,7 @@ class Emulation:
         assert self.state is not None
         # interfaces are recorded before they exist, so a run killed half-way is still cleaned
         self.state.add_interfaces(self._planned_interfaces())
-        _filter_tc_noise()
+        filter_tc_noise()
         net = Mininet(topo=None, build=False, controller=None, link=TCLink, autoSetMacs=False,
                       autoStaticArp=False, waitConnected=False)
         self.net = net
@@ -318,25 +267,13 @@ class Emulation:
         by_net: dict[str, list] = {}
         for h in self.topo.hosts:
             by_net.setdefault(str(h.network), []).append(h)
-        rto = f" rto_min {self.rto_min}" if self.rto_min else ""
         for h in self.topo.hosts:
             node = self.hosts[h.name]
             eth = self.intf(h.name, 0)
             node.configDefault()  # IP, MAC and lo from the addHost params (Mininet's build() does this)
             gw_mac = att[h.name][2]
-            cmds = [
-                "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
-                f"ip link set dev {eth} mtu {HOST_MTU}",
-                f"ethtool -K {eth} tso off gso off gro off tx off rx off >/dev/null 2>&1",
-                f"ip neigh replace {h.gateway} lladdr {gw_mac} dev {eth} nud permanent",
-            ]
-            for peer in by_net[str(h.network)]:
-                if peer.name != h.name:
-                    cmds.append(f"ip neigh replace {peer.address} lladdr {peer.mac} dev {eth} nud permanent")
-            cmds.append(f"ip route replace default via {h.gateway} dev {eth}{rto}")
-            if rto:
-                cmds.append(f"ip route replace {h.network} dev {eth} proto kernel scope link "
-                            f"src {h.address}{rto}")
+            peers = [p for p in by_net[str(h.network)] if p.name != h.name]
+            cmds = host_commands(h, eth, gw_mac, peers, self.rto_min)
             out = node.cmd(" && ".join(cmds) + "; echo rc=$?").strip()
             if not out.endswith("rc=0"):
                 raise RuntimeError(f"host {h.name}: configuration failed: {out.splitlines()[-2:]}")
@@ -412,29 +349,12 @@ class Emulation:
         self.ocs.circuits = new
         deadline = time.monotonic() + timeout
         if events is not None:
-            while changed - self._ports_up_since(events, offset):
+            while changed - ports_up_since(events, offset):
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"OCS ports {sorted(changed - self._ports_up_since(events, offset))}: "
+                    raise RuntimeError(f"OCS ports {sorted(changed - ports_up_since(events, offset))}: "
                                        f"not up after {timeout:.0f} s")
                 time.sleep(0.01)
         self.wait_ocs_links(max(0.1, deadline - time.monotonic()))
-
-    @staticmethod
-    def _ports_up_since(events: Path, offset: int) -> set[int]:
-        with open(events, "rb") as f:
-            f.seek(offset)
-            lines = f.read().splitlines()
-        up: set[int] = set()
-        for line in lines:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue  # a line still being written
-            if rec.get("event") == "port-up":
-                up.add(int(rec["slot"]))
-            elif rec.get("event") == "port-down":
-                up.discard(int(rec["slot"]))
-        return up
 
     def ocs_link_up(self, ocs_port: int) -> bool:
         """True when the ToR-side interface fibred to this OCS port has carrier."""
@@ -443,7 +363,7 @@ class Emulation:
             return False
         for p in o.ports:
             if p.port == ocs_port:
-                return _carrier(self.intf(p.switch, p.switch_port))
+                return carrier(self.intf(p.switch, p.switch_port))
         raise ValueError(f"OCS port {ocs_port}: not wired; expected one of {[p.port for p in o.ports]}")
 
     def wait_ocs_links(self, timeout: float = LINK_UP_TIMEOUT_S) -> None:
@@ -610,13 +530,6 @@ class Emulation:
 
             clean_state(self.state)  # whatever Mininet did not remove (a half-built net)
             self.state = None
-
-
-def _carrier(ifname: str) -> bool:
-    try:
-        return Path(f"/sys/class/net/{ifname}/carrier").read_text().strip() == "1"
-    except OSError:
-        return False
 
 
 def _stop_proc(proc: subprocess.Popen) -> None:

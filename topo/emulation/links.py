@@ -1,0 +1,73 @@
+"""Link and host settings of the emulation: netem probe, tc noise filter, carrier, host commands."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from pathlib import Path
+
+from topo.model import Host
+
+log = logging.getLogger(__name__)
+
+HOST_MTU = 1500
+_NETEM: bool | None = None  # netem_available()'s answer, probed once
+
+
+def netem_available() -> bool:
+    """True when the kernel has the netem qdisc (link delay); probed once on a scratch veth pair."""
+    global _NETEM
+    if _NETEM is None:
+        name = f"nm{os.getpid() % 100000}"
+        made = subprocess.run(["ip", "link", "add", f"{name}a", "type", "veth", "peer", "name", f"{name}b"],
+                              capture_output=True, check=False, timeout=10).returncode == 0
+        try:
+            _NETEM = made and subprocess.run(["tc", "qdisc", "add", "dev", f"{name}a", "root", "netem", "delay",
+                                              "1ms"], capture_output=True, check=False, timeout=10).returncode == 0
+        finally:
+            if made:
+                subprocess.run(["ip", "link", "del", f"{name}a"], capture_output=True, check=False, timeout=10)
+    return bool(_NETEM)
+
+
+class _NoHtbQuantum(logging.Filter):
+    """Drops tc's advice about HTB quantum at high rates, which Mininet logs as an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "quantum of class" not in str(record.getMessage())
+
+
+def filter_tc_noise() -> None:
+    """Keep tc's HTB quantum advice out of Mininet's error output."""
+    from mininet.log import lg
+
+    if not any(isinstance(f, _NoHtbQuantum) for f in lg.filters):
+        lg.addFilter(_NoHtbQuantum())
+
+
+def carrier(ifname: str) -> bool:
+    """True when the interface has carrier."""
+    try:
+        return Path(f"/sys/class/net/{ifname}/carrier").read_text().strip() == "1"
+    except OSError:
+        return False
+
+
+def host_commands(h: Host, eth: str, gw_mac: str, peers: list[Host], rto_min: str | None) -> list[str]:
+    """Shell commands setting up a host: no IPv6, MTU, offloads off, static ARP, routes (rto_min)."""
+    rto = f" rto_min {rto_min}" if rto_min else ""
+    cmds = [
+        "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
+        f"ip link set dev {eth} mtu {HOST_MTU}",
+        f"ethtool -K {eth} tso off gso off gro off tx off rx off >/dev/null 2>&1",
+        f"ip neigh replace {h.gateway} lladdr {gw_mac} dev {eth} nud permanent",
+    ]
+    for peer in peers:
+        if peer.name != h.name:
+            cmds.append(f"ip neigh replace {peer.address} lladdr {peer.mac} dev {eth} nud permanent")
+    cmds.append(f"ip route replace default via {h.gateway} dev {eth}{rto}")
+    if rto:
+        cmds.append(f"ip route replace {h.network} dev {eth} proto kernel scope link "
+                    f"src {h.address}{rto}")
+    return cmds
