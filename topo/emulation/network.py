@@ -10,6 +10,7 @@ Python API (what the experiments build on)::
         emu.cmd("h1", "ping -c1 10.0.2.2")  # a shell command on a host, its output
         rc, out = emu.run("h1", "true")     # ... with its exit code
         mbps = emu.iperf3("h2", "h3", seconds=2)
+        emu.set_circuits([(3, 4), (2, 5)])  # OCS only (tables untouched); returns once carrier matches
         emu.counters("s1", "port_tx")       # {port: (packets, bytes)} over P4Runtime
         emu.controller                      # control.network.Network, tables installed for the mode
         emu.ocs                             # OcsProcess: .address (SCPI host:port), .driver(), .circuits
@@ -21,7 +22,11 @@ p4sim-switch from PATH), `build_dir` (fabric/ocs JSON + P4Info), `spray` (random
 (initial circuit map: a map name, "none", a JSON file; default the topology's default map),
 `ocs_args` (extra `ocs-emulator` options, e.g. ["--instant"] or ["--poll-ms", "50"]), `rto_min`
 (e.g. "10ms", set on every host route), `pcap`, `log_dir`, `grpc_base` (renumber gRPC ports from
-this base, for parallel runs), `on_progress(stage, detail)`. `start()`/`stop()` or the context
+this base), `prefix` (prepended to every Mininet node and so interface name: runs side by side need
+distinct prefixes and gRPC bases), `watch` (reconcile restarted switches), `on_progress(stage, detail)`.
+Dicts and methods take topology names (`h1`, not `<prefix>h1`); `emu.intf(node, port)` gives the
+Linux interface name. Route changes for a new circuit map: `control.procedures.Reconfigurer` on
+`emu.controller` and `emu.ocs.driver()` (what the CLI's `reconfigure` does). `start()`/`stop()` or the context
 manager; `stop()` is safe to call twice and after a failed start. Every PID and interface goes into
 a state file (topo.emulation.state) that `python -m topo clean-net` uses after a killed run.
 """
