@@ -25,6 +25,8 @@ class StmtLowerer(ExprLowerer):
         self.ctx = ctx
         self.bm: Bmv2Json = ctx.bm
         self.preds: list[dict] = []  # predication conditions (bool JSON), innermost last
+        self.allow_jumps = True  # parser states have no jumps
+        self.in_jump = 0  # inside a branch lowered to jumps: a `return` there is not the action's end
 
     # ---- lvalues -------------------------------------------------------------------
     def lvalue(self, e: A.Expr) -> V:
@@ -41,7 +43,8 @@ class StmtLowerer(ExprLowerer):
         """Primitives of a statement list."""
         out: list[dict] = []
         for i, s in enumerate(stmts):
-            if isinstance(s, A.Return) and i == len(stmts) - 1 and not self.preds and s.expr is None:
+            if isinstance(s, A.Return) and i == len(stmts) - 1 and not self.preds and not self.in_jump \
+                    and s.expr is None:
                 break
             out += self.stmt(s)
         return out
@@ -88,12 +91,15 @@ class StmtLowerer(ExprLowerer):
         raise CompileError(s.loc, f"unsupported statement {type(s).__name__}")
 
     def if_(self, s: A.If) -> list[dict]:
-        """Predicated branches: the condition is saved once, then guards each assignment."""
+        """Predicated branches: the condition is saved once, then guards each assignment. Branches
+        with calls or exit become `_jump_if_zero`/`_jump` primitives, as p4c's bmv2 back end emits."""
         c = self.expr(s.cond)
         jc = self.cond(c, s.cond.loc)
         if c.const is not None:
             branch = s.then if c.const else s.other
             return self.stmt(branch) if branch is not None else []
+        if self.allow_jumps and not self.preds and (_has_call(s.then) or _has_call(s.other)):
+            return self.jump_if(s, jc)
         tmp = self.ctx.new_local("cond", BoolT(), s.loc)
         out = [prim("assign", [{"type": "field", "value": tmp.ref}, jexpr("b2d", None, jc)], s.loc,
                     describe(s.cond))]
@@ -105,6 +111,24 @@ class StmtLowerer(ExprLowerer):
             self.preds.append(jexpr("not", None, flag))
             out += self.stmt(s.other)
             self.preds.pop()
+        return out
+
+    def jump_if(self, s: A.If, jc: dict) -> list[dict]:
+        """`if` as jumps. Offsets are relative here ("_rel"); Bmv2Json.add_action makes them absolute."""
+        self.in_jump += 1
+        try:
+            then = self.stmt(s.then)
+            other = self.stmt(s.other) if s.other is not None else None
+        finally:
+            self.in_jump -= 1
+        skip = 1 + len(then) + (1 if other is not None else 0)
+        out = [prim("_jump_if_zero", [jexpr("b2d", None, jc)], s.loc, describe(s.cond))]
+        out[0]["_rel"] = skip
+        out += then
+        if other is not None:
+            j = prim("_jump", [], s.loc, describe(s.cond))
+            j["_rel"] = 1 + len(other)
+            out += [j] + other
         return out
 
     def _guard(self) -> dict | None:
@@ -273,3 +297,14 @@ def _call_value(self: StmtLowerer, e: A.Call) -> V:
 
 
 StmtLowerer.call_value = _call_value  # type: ignore[method-assign]
+
+
+def _has_call(s: A.Stmt | None) -> bool:
+    """Does the statement make a call or exit (what predication cannot guard)?"""
+    if isinstance(s, (A.CallStmt, A.Exit)):
+        return True
+    if isinstance(s, A.Block):
+        return any(_has_call(x) for x in s.stmts)
+    if isinstance(s, A.If):
+        return _has_call(s.then) or _has_call(s.other)
+    return False

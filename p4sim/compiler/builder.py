@@ -89,6 +89,7 @@ class Bmv2Json:
         self.register_arrays: list[dict] = []
         self.actions: list[dict] = []
         self.action_ids: dict[str, int] = {}
+        self.digest_names: dict[int, str] = {}  # id of a digest call on a tuple -> digest_N
         self.action_memo: dict[str, int] = {}  # action name + bound directional arguments -> id
         self.parsers: list[dict] = []
         self.deparsers: list[dict] = []
@@ -172,6 +173,10 @@ class Bmv2Json:
     def add_action(self, name: str, params: list[tuple[str, int]], prims: list[dict], loc: Loc | None) -> int:
         """Add an action; returns its id."""
         aid = len(self.actions)
+        for i, pr in enumerate(prims):  # jump targets: relative while lowering, absolute in bmv2 JSON
+            rel = pr.pop("_rel", None)
+            if rel is not None:
+                pr["parameters"] = pr["parameters"] + [{"type": "hexstr", "value": f"0x{i + rel:02x}"}]
         self.actions.append({"name": name, "id": aid,
                              "runtime_data": [{"name": n, "bitwidth": w} for n, w in params],
                              "primitives": prims})

@@ -11,7 +11,7 @@ from p4sim.compiler.builder import Bmv2Json, P4InfoObj, id_annotation, source_in
 from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.exprs import V, describe, hexstr
-from p4sim.compiler.types import BitsT, BoolT, EnumT, ListT, ObjT, StructT, bit_width, strip
+from p4sim.compiler.types import BitsT, BoolT, EnumT, ListT, ObjT, StructT, Type, bit_width, strip
 
 if TYPE_CHECKING:
     from p4sim.compiler.actions import StmtLowerer
@@ -163,6 +163,17 @@ def _preserving_list(sl: StmtLowerer, e: A.Expr) -> int:
     return sl.bm.add_field_list(fields, f"field_list{idx}")
 
 
+def _check_digest_data(v: V, t: Type, e: A.Expr) -> None:
+    """The data of digest<T> must have as many members as T."""
+    st, vt = strip(t), strip(v.t)
+    n_t = len(st.fields) if isinstance(st, StructT) else len(st.items) if isinstance(st, ListT) else None
+    n_v = len(vt.fields) if isinstance(vt, StructT) else len(vt.items) if isinstance(vt, ListT) else None
+    if n_t is None:
+        raise CompileError(e.loc, f"digest type argument must be a struct or a tuple, found {t}")
+    if n_v != n_t:
+        raise CompileError(e.loc, f"digest data {describe(e)} does not match {t}: expected {n_t} members")
+
+
 def extern_function(sl: StmtLowerer, name: str, c: A.Call) -> list[dict]:
     """Primitives for a call to a v1model extern function."""
     args = [a.expr for a in c.args]
@@ -200,15 +211,24 @@ def extern_function(sl: StmtLowerer, name: str, c: A.Call) -> list[dict]:
         need(2)
         recv = sl.expr(args[0], BitsT(32))
         v = sl.expr(args[1])
-        if isinstance(strip(v.t), StructT):
-            tname = strip(v.t).name
-        elif isinstance(strip(v.t), ListT):
-            tname = sl.bm.unique("digest")  # p4c names anonymous digests after a generated struct
-        else:
-            raise CompileError(args[1].loc, f"digest data must be a struct or a list, found {v.t}")
+        t = v.t
+        if c.type_args:  # digest<T>(receiver, {...}): T names the digest, the list fills it
+            t = sl.types.resolve(c.type_args[0], sl.scope)
+            _check_digest_data(v, t, args[1])
+        st = strip(t)
         fields = field_refs(sl, args[1])
+        if isinstance(st, StructT):
+            # p4c (P4RuntimeArchHandlerV1Model::getDigestCall): the type's control-plane name
+            a = A.anno(st.annos, "name")
+            tname = str(a.args[0]).lstrip(".") if a and a.args else st.name
+        elif isinstance(st, ListT):
+            # p4c auto-names a digest of a tuple type digest_0, digest_1, ... in call order
+            names = sl.bm.digest_names
+            tname = names.setdefault(id(c), f"digest_{len(names)}")
+        else:
+            raise CompileError(args[1].loc, f"digest data must be a struct or a list, found {t}")
         lid = sl.bm.add_learn_list(tname, fields)
-        sl.ctx.digest(tname, v.t, loc)
+        sl.ctx.digest(tname, t, loc)
         return [prim("generate_digest", [recv.j, hexstr(lid)], loc, frag)]
     if name in ("clone", "clone3", "clone_preserving_field_list"):
         need(2 if name == "clone" else 3)

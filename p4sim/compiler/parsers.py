@@ -42,6 +42,7 @@ class ParserLowerer(BlockContext):
         need_reject = False
         for idx, s in enumerate(d.states):
             stl = StmtLowerer(self.scope.child(), self.prog, self)
+            stl.allow_jumps = False
             ops = []
             for st in (init if s.name == "start" else []) + s.stmts:
                 ops += [self._op(p) for p in stl.stmt(st)]

@@ -58,14 +58,48 @@ class ControlGen:
             names[aid] = fn
             body: list[str] = []
             self.g.cur_params = self.g.prog.actions[aid].params
-            for pr in a.get("primitives", []):
-                body += self.primitive(pr, "    ")
+            body += self.primitives(a.get("primitives", []), "    ")
             self.g.cur_params = None
             out.append(f"def {fn}(p, d):")
             out += body or ["    pass"]
             out.append("")
         out.append("ACTIONS = {" + ", ".join(f"{aid}: {fn}" for aid, fn in names.items()) + "}")
         out.append("")
+        return out
+
+    def primitives(self, prims: list[dict[str, Any]], ind: str) -> list[str]:
+        """Lines for an action body; p4c's `_jump_if_zero`/`_jump` (absolute forward offsets, emitted for
+        an `if` around extern calls) are folded back into if/else."""
+        return self._prim_range(prims, 0, len(prims), ind) or []
+
+    def _prim_range(self, prims: list[dict[str, Any]], lo: int, hi: int, ind: str) -> list[str]:
+        out: list[str] = []
+        i = lo
+        while i < hi:
+            pr = prims[i]
+            if pr["op"] == "_jump_if_zero":
+                ps = pr.get("parameters", [])
+                target = _jump_target(ps[-1], i, hi)
+                then_hi, els = target, None
+                last = prims[target - 1] if target - 1 > i else None
+                if last is not None and last["op"] == "_jump":
+                    end = _jump_target(last["parameters"][-1], target - 1, hi)
+                    if end > target:  # else non-empty (a jump to target itself ends an empty else)
+                        then_hi, els = target - 1, (target, end)
+                out.append(f"{ind}if {self.g.ex(ps[0])}:")
+                out += self._prim_range(prims, i + 1, then_hi, ind + "    ") or [f"{ind}    pass"]
+                if els is not None:
+                    out.append(f"{ind}else:")
+                    out += self._prim_range(prims, els[0], els[1], ind + "    ") or [f"{ind}    pass"]
+                i = els[1] if els is not None else target
+            elif pr["op"] == "_jump":
+                # only a jump to the end of the enclosing range is structured (p4c emits no other)
+                if _jump_target(pr["parameters"][-1], i, hi) != hi:
+                    raise ValueError(f"primitive _jump at {i}: unstructured jump")
+                return out
+            else:
+                out += self.primitive(pr, ind)
+                i += 1
         return out
 
     def primitive(self, pr: dict[str, Any], ind: str) -> list[str]:
@@ -238,8 +272,7 @@ class ControlGen:
             if de.action_data:
                 out.append(f"{ind}d = {tuple(de.action_data)!r}")
             g.cur_params = g.prog.actions[de.action_id].params
-            for pr in a.get("primitives", []):
-                out += self.primitive(pr, ind)
+            out += self.primitives(a.get("primitives", []), ind)
             g.cur_params = None
             return out, False
         tbl = self.bind("T", t["name"], f"pl.tables[{t['name']!r}]")
@@ -282,8 +315,7 @@ class ControlGen:
             for a_id in info.action_ids:
                 body: list[str] = []
                 g.cur_params = g.prog.actions[a_id].params
-                for pr in self.action_json[a_id].get("primitives", []):
-                    body += self.primitive(pr, ind + "    ")
+                body += self.primitives(self.action_json[a_id].get("primitives", []), ind + "    ")
                 g.cur_params = None
                 if not body:
                     continue
@@ -359,13 +391,18 @@ class ControlGen:
             out += ["        m = e.member", "        if m is None:"]
             if sel:
                 out += [f"            m = e.group.pick({sel}(p)) if e.group.active else None"]
+            else:
+                out += ["            pass"]
             out += ["        if m is None:", f"            e = {tbl}.default", "            hit = False",
                     "        else:", "            e = m"]
         base_next = self.node_fn(pipeline, t.get("base_default_next"))
-        out += ["    if e is None:", f"        return {base_next}", "    e.fn(p, e.args)", "    if p._exit:",
-                "        return None"]
         nt = t.get("next_tables", {})
-        if "__HIT__" in nt or "__MISS__" in nt:
+        hit_miss = "__HIT__" in nt or "__MISS__" in nt
+        # bmv2: a miss without a default entry runs nothing, then follows __MISS__ if the table has it
+        no_entry = self.node_fn(pipeline, nt.get("__MISS__")) if hit_miss else base_next
+        out += ["    if e is None:", f"        return {no_entry}", "    e.fn(p, e.args)", "    if p._exit:",
+                "        return None"]
+        if hit_miss:
             out += [f"    return {self.node_fn(pipeline, nt.get('__HIT__'))} if hit else "
                     f"{self.node_fn(pipeline, nt.get('__MISS__'))}", ""]
             return out, []
@@ -377,6 +414,15 @@ class ControlGen:
             target = nt[aname] if aname in nt else t.get("base_default_next")
             pairs.append(f"{aid}: {self.node_fn(pipeline, target)}")
         return out, [f"{nxt} = {{{', '.join(pairs)}}}", ""]
+
+
+def _jump_target(param: dict[str, Any], at: int, hi: int) -> int:
+    """The absolute offset of a jump primitive; only forward jumps within the enclosing block."""
+    v = param.get("value")
+    t = int(v, 16) if isinstance(v, str) else int(v)
+    if not at < t <= hi:
+        raise ValueError(f"jump at primitive {at} to {t}: expected a forward jump within its block (<= {hi})")
+    return t
 
 
 def _short(name: str) -> str:

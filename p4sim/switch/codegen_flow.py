@@ -120,9 +120,12 @@ class FlowGen:
                 out += [f"{ind}if not hit:"] + miss
             return out
         by_target: dict[str | None, list[int]] = {}
-        names = dict(zip(t.get("actions", []), t.get("action_ids", []), strict=False))
-        for aname, target in nt.items():
-            by_target.setdefault(target, []).append(names.get(aname, -1))
+        base = t.get("base_default_next")
+        # an action without a next_tables entry, and a miss without a default entry (aid -1), go to
+        # base_default_next, as in bmv2
+        for aname, aid in zip(t.get("actions", []), t.get("action_ids", []), strict=False):
+            by_target.setdefault(nt.get(aname, base), []).append(aid)
+        by_target.setdefault(base, []).append(-1)
         first = True
         for target, aids in by_target.items():
             body = self.emit(target, join, ind + "    ")

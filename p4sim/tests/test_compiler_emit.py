@@ -152,3 +152,18 @@ def test_id_annotations_anywhere(tmp_path: Path) -> None:
     assert res.p4info.counters[0].preamble.id == (0x12 << 24) | 77
     msg = error_of(tmp_path, "t.apply();", "@id(0x01000001) table t { key = { m.x: exact; } actions = { NoAction; } }")
     assert "has the wrong prefix: expected 0x02" in msg and msg.startswith(str(tmp_path))
+
+
+def test_digest_names_follow_p4c(tmp_path: Path) -> None:
+    # p4c (getDigestCall): digest<T> is named after T (its @name), a tuple digest_0, digest_1 in call order
+    top = '@name("learn") struct dg_t { bit<8> a; bit<16> b; }\nstruct plain_t { bit<8> a; }'
+    res = build(tmp_path, "digest<dg_t>(1, {hdr.h.a, m.y}); digest(2, {m.x, m.y}); digest(3, {m.x});"
+                " plain_t p = { m.x }; digest(4, p);", top=top)
+    info = {d.preamble.name: d for d in res.p4info.digests}
+    assert set(info) == {"learn", "digest_0", "digest_1", "plain_t"}
+    assert info["learn"].type_spec.struct.name == "dg_t"
+    assert [m.name for m in res.p4info.type_info.structs["dg_t"].members] == ["a", "b"]
+    assert len(info["digest_0"].type_spec.tuple.members) == 2
+    assert info["plain_t"].type_spec.struct.name == "plain_t"
+    assert [ll["name"] for ll in res.json["learn_lists"]] == ["learn", "digest_0", "digest_1", "plain_t"]
+    assert "expected 2 members" in error_of(tmp_path, "digest<dg_t>(1, {hdr.h.a});", top=top)
