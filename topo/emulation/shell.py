@@ -41,13 +41,18 @@ def parse_circuits(emu: Any, spec: str) -> list[tuple[int, int]]:
 class HitlessCLI(CLI):
     """Mininet's CLI plus the commands of the module docstring."""
 
-    prompt = "hitless> "
-
     def __init__(self, emu: Any, **kwargs: Any) -> None:
         self.emu = emu
         super().__init__(emu.net, **kwargs)
 
     failed = False  # set by a command that failed (so a --cmd run can exit non-zero)
+
+    def default(self, line: str) -> None:
+        """`<node> <command>`: topology names are accepted with a run prefix too (h1 -> <prefix>h1)."""
+        if self.emu.prefix:
+            names = set(self.emu.hosts) | set(self.emu.switches)
+            line = " ".join(self.emu.prefix + w if w in names else w for w in line.split(" "))
+        super().default(line)
 
     def _fail(self, exc: Exception) -> None:
         self.failed = True

@@ -280,3 +280,15 @@ def test_killed_run_is_removed_by_clean_net(build: Path, tmp_path: Path) -> None
                          cwd=REPO)
     assert res.returncode == 0 and "stopped " in res.stdout, res.stdout + res.stderr
     assert_gone(pids)
+
+
+def test_interactive_cli_reads_commands_and_cleans_up_on_exit(build: Path) -> None:
+    res = subprocess.run([sys.executable, "-m", "topo", "run", "--topo", "ucd4", "--build", str(build), "--prefix",
+                          PREFIX, "--grpc-base", str(free_grpc_base()), "--ocs-arg=--instant"],
+                         input="circuits\nh1 ping -c1 -W2 10.0.2.2\ntables s4\nexit\n", capture_output=True,
+                         text=True, timeout=180, cwd=REPO)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    assert "mininet> " in out and "ocs: circuits [(3, 1), (2, 5), (6, 4)]" in out
+    assert " 1 received" in out and "route ipv4_dst=10.0.4.2/32 -> to_host(port=1" in out
+    assert "] stopped: " in out
