@@ -26,6 +26,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--events", metavar="<file.jsonl>", help="append the event log here")
 
 
+def _failover_arg(p: argparse.ArgumentParser, default: str | None = "on") -> None:
+    p.add_argument("--failover", choices=("on", "off"), default=default,
+                   help="data-plane fast failover: 'off' watches no port, so a dead port never moves traffic to the "
+                        "other path version (the thesis's baselines)" + (f" (default {default})" if default else
+                                                                       " (default: as the entries say)"))
+
+
 def _circuits_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--circuits", metavar="<map|none|file.json>",
                    help="circuit map: a map name of the topology's OCS, 'none', or a JSON file (default: the default map)")
@@ -39,6 +46,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--mode", choices=MODES, default="ecmp")
     p.add_argument("--spray", choices=("random", "rr"), default="random")
     _circuits_arg(p)
+    _failover_arg(p, None)
     p.add_argument("--watch", type=float, default=0, metavar="S",
                    help="then keep reconciling switches that restart, for S seconds (0: exit; -1: forever)")
     p.set_defaults(func=run_install)
@@ -48,6 +56,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("mode", choices=MODES)
     p.add_argument("--spray", choices=("random", "rr"), default="random")
     _circuits_arg(p)
+    _failover_arg(p)
     p.set_defaults(func=run_set_mode)
 
     p = sub.add_parser("reconfigure", help="reconfigure the OCS with a procedure")
@@ -59,6 +68,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--ocs-name", metavar="<name>", help="which OCS of the topology (default: the first)")
     p.add_argument("--mode", choices=MODES, default="ecmp")
     p.add_argument("--spray", choices=("random", "rr"), default="random")
+    _failover_arg(p)
     p.add_argument("--hold", type=float, default=1.0, metavar="S", help="mbb-timed hold (default 1 s)")
     p.add_argument("--probe-timeout", type=float, default=5.0, metavar="S")
     p.add_argument("--drain-ms", type=float, default=20.0, metavar="MS",
@@ -125,8 +135,13 @@ def run_install(args: argparse.Namespace) -> int:
 
     topo = _topo(args)
     events = _events(args)
-    states = (load_states(args.entries) if args.entries
-              else generate_states(topo, args.mode, _circuit_map(topo, args.circuits), args.spray))
+    if args.entries:
+        states = load_states(args.entries)
+        if args.failover is not None:
+            states = {n: st.with_failover(args.failover == "on") for n, st in states.items()}
+    else:
+        states = generate_states(topo, args.mode, _circuit_map(topo, args.circuits), args.spray,
+                                 args.failover != "off")
     net = _network(args, topo, events)
     try:
         t0 = time.monotonic()
@@ -153,11 +168,11 @@ def run_set_mode(args: argparse.Namespace) -> int:
 
     topo = _topo(args)
     events = _events(args)
-    states = generate_states(topo, args.mode, _circuit_map(topo, args.circuits), args.spray)
+    states = generate_states(topo, args.mode, _circuit_map(topo, args.circuits), args.spray, args.failover == "on")
     net = _network(args, topo, events)
     try:
         plans = net.install(states)
-        print(f"mode {args.mode}: " + ", ".join(f"{n} {p}" for n, p in sorted(plans.items())))
+        print(f"mode {args.mode}, failover {args.failover}: " + ", ".join(f"{n} {p}" for n, p in sorted(plans.items())))
     finally:
         net.close()
         events.close()
@@ -199,7 +214,7 @@ def run_reconfigure(args: argparse.Namespace) -> int:
     try:
         with PolatisDriver(host, port, timeout=args.timeout) as ocs:
             rec = Reconfigurer(net, ocs, args.ocs_name, args.mode, args.spray, events, args.probe_timeout,
-                               args.drain_ms)
+                               args.drain_ms, failover=args.failover == "on")
             old = None
             net.connect()
             res = rec.run(args.procedure, new, old, hold_s=args.hold)

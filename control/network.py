@@ -41,13 +41,15 @@ class ProbeResult:
 
 
 def generate_states(topo: Any, mode: str, circuits: dict[str, list[tuple[int, int]]] | None = None,
-                    spray: str = "random") -> dict[str, SwitchState]:
-    """tablegen's documents for a topology, mode and circuit map, as states (fabric switches only)."""
+                    spray: str = "random", failover: bool = True) -> dict[str, SwitchState]:
+    """tablegen's documents for a topology, mode and circuit map, as states (fabric switches only).
+
+    failover=False: no port_liveness member watches its port (no data-plane fast failover)."""
     from tablegen.fabric import Fabric
     from tablegen.files import documents
 
     states = {}
-    for doc in documents(Fabric(topo, circuits), mode, spray):
+    for doc in documents(Fabric(topo, circuits), mode, spray, failover):
         if doc.get("program") == "fabric":
             states[doc["switch"]] = SwitchState.from_doc(doc)
     return states
@@ -118,6 +120,16 @@ class Network:
             raise ValueError(f"entries for switches {missing}: missing; expected one state per switch")
         self.connect()
         return self.sync({n: states[n] for n in self.sessions}, step="install")
+
+    def set_failover(self, on: bool, names: Iterable[str] | None = None) -> dict[str, Plan]:
+        """Turn the data-plane fast failover on or off on the synced switches (liveness groups only)."""
+        have = self.desired()
+        chosen = list(names) if names is not None else list(have)
+        missing = sorted(n for n in chosen if n not in have)
+        if missing:
+            raise ValueError(f"switches {missing}: have no synced state; expected installed switches")
+        return self.sync({n: have[n].with_failover(on) for n in chosen}, step="failover-on" if on else "failover-off",
+                         trust_cache=True)
 
     def desired(self) -> dict[str, SwitchState]:
         """The last state synced to each switch."""

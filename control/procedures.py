@@ -66,7 +66,7 @@ class Reconfigurer:
 
     def __init__(self, net: Network, ocs: OcsDriver, ocs_name: str | None = None, mode: str = "ecmp",
                  spray: str = "random", events: EventLog | None = None, probe_timeout: float = 5.0,
-                 drain_ms: float = 20.0) -> None:
+                 drain_ms: float = 20.0, failover: bool = True) -> None:
         self.net = net
         self.ocs = ocs
         topo_ocs = net.topo.ocs_map()
@@ -77,6 +77,8 @@ class Reconfigurer:
             raise ValueError(f"OCS {self.ocs_name!r}: expected one of {sorted(topo_ocs)}")
         self.attach = {p.port: (p.switch, p.switch_port) for p in topo_ocs[self.ocs_name].ports}
         self.mode, self.spray = mode, spray
+        # False: the states leave every port unwatched, so bbm's outage is not hidden by fast failover
+        self.failover = failover
         self.events = events or net.events
         self.probe_timeout = probe_timeout
         # after the flip to the shadow, packets already tagged version 0 are still on their way over
@@ -89,7 +91,7 @@ class Reconfigurer:
 
     def states(self, circuits: Circuits) -> dict[str, SwitchState]:
         """tablegen's states for this OCS's circuits (other OCSes keep their default maps)."""
-        return generate_states(self.net.topo, self.mode, self._map(circuits), self.spray)
+        return generate_states(self.net.topo, self.mode, self._map(circuits), self.spray, self.failover)
 
     def _map(self, circuits: Circuits) -> dict[str, Circuits]:
         out = {o.name: list(o.circuit_maps.get(o.default_map, [])) if o.default_map else []
@@ -102,6 +104,7 @@ class Reconfigurer:
         if procedure not in PROCEDURES:
             raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
         old = circuits_from_ocs(self.ocs) if old is None else old
+        self._ensure_failover()
         res = Result(procedure)
         t_start = time.monotonic()
         self.events.log("procedure-start", procedure=procedure, old=old, new=new, hold_s=hold_s)
@@ -157,6 +160,14 @@ class Reconfigurer:
         self.events.log("procedure-done", procedure=procedure, total_ms=res.total_ms, control_ms=res.control_ms,
                         steps=res.steps, affected=res.affected)
         return res
+
+    def _ensure_failover(self) -> None:
+        """Before a run: give the synced switches this run's failover setting (liveness groups only)."""
+        have = self.net.desired()
+        fix = {n: st.with_failover(self.failover) for n, st in have.items()}
+        fix = {n: st for n, st in fix.items() if st != have[n]}
+        if fix:
+            self.net.sync(fix, step="failover-on" if self.failover else "failover-off", trust_cache=True)
 
     def _peers(self, circuits: Circuits) -> dict[str, dict[int, str]]:
         """Switch -> port -> the switch it reaches, with these circuits lit."""

@@ -4,7 +4,12 @@ Pure functions over protobufs and entity objects (no I/O), so the rules are unit
 - nothing already right is written again; differing entries are MODIFYed, never deleted and re-added;
 - order keeps references valid: members, groups, then entries (the `late_tables`, e.g. `route`,
   after the others, so a route never points at a path not yet written), then deletions in reverse;
-- stale entries (held, not desired) are deleted, unless `delete=False` (make-before-break steps).
+- stale entries (held, not desired) are deleted, unless `delete=False` (make-before-break steps);
+- sentinel members (action `port_down`, fabric.p4's `port_liveness`) are written alone, before any
+  other member of their profile, and never rewritten while the switch holds them as desired. A
+  selector takes members in creation order, so a sentinel must be its profile's oldest member: when
+  it is missing (or differs) while the profile holds other members, the profile is rebuilt (its
+  table's entries, its groups and members deleted first, then written in order).
 
 Both sides are first turned into an `Index` (identity key -> canonical text and protobuf). Encoding a
 desired entity is memoised, because the pure-Python protobuf runtime makes it the dominant cost of a
@@ -28,6 +33,7 @@ from control.state import SwitchState
 log = logging.getLogger(__name__)
 
 _INS, _MOD, _DEL = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
+SENTINEL_ACTIONS = ("port_down",)  # members that must be the first of their profile (p4src/README.md)
 Key = tuple[Any, ...]
 Item = tuple[str, p4r.Entity]  # canonical text, entity
 
@@ -135,6 +141,7 @@ class Plan:
     modifies: int = 0
     deletes: int = 0
     lines: list[str] = field(default_factory=list)  # "+ entry", "~ entry", "- entry" for logs and tests
+    rebuilt: list[str] = field(default_factory=list)  # action profiles deleted and rewritten (sentinel order)
 
     @property
     def empty(self) -> bool:
@@ -173,16 +180,66 @@ class Held:
     multicast: list[p4r.Entity] = field(default_factory=list)
 
 
+def sentinel_keys(schema: P4Schema, ix: Index, actions: tuple[str, ...] = SENTINEL_ACTIONS) -> set[Key]:
+    """The member keys of `ix` whose action is a sentinel action."""
+    out = set()
+    for key, (_text, proto) in ix.members.items():
+        aid = proto.action_profile_member.action.action_id
+        action = schema.actions.by_id.get(aid)
+        if action is not None and short_name(action.preamble.name) in actions:
+            out.add(key)
+    return out
+
+
+def _rebuild(schema: P4Schema, w: Index, h: Index, out: Plan, sentinels: set[Key]) -> Index:
+    """Delete the held state of every profile whose desired sentinel is not already its oldest member;
+    returns `h` without it (so the rest of the plan writes that profile from scratch, sentinel first)."""
+    profiles = set()
+    for key in sentinels:
+        if key in h.members and h.members[key][0] == w.members[key][0]:
+            continue
+        if any(k[1] == key[1] for k in h.members):
+            profiles.add(key[1])
+    if not profiles:
+        return h
+    tables = {t for pid in profiles for t in schema.action_profiles[pid].table_ids}
+    out.rebuilt = sorted(short_name(schema.action_profiles[p].preamble.name) for p in profiles)
+    log.warning("rebuilding action profiles %s: their sentinel member is missing or differs", out.rebuilt)
+    kept = Index(dict(h.entries), dict(h.defaults), dict(h.members), dict(h.groups), dict(h.multicast))
+    out.phase()
+    for key, (text, proto) in h.entries.items():
+        if key[1] in tables:
+            out.add(_DEL, _entry_key_only(proto), text)
+            del kept.entries[key]
+    for kind in ("groups", "members"):
+        out.phase()
+        for key, (text, proto) in getattr(h, kind).items():
+            if key[1] in profiles:
+                out.add(_DEL, proto, text)
+                del getattr(kept, kind)[key]
+    return kept
+
+
 def plan(schema: P4Schema, want: SwitchState | Index, held: Held | Index, delete: bool = True,
-         late_tables: tuple[str, ...] = ("route",)) -> Plan:
+         late_tables: tuple[str, ...] = ("route",), sentinels: tuple[str, ...] = SENTINEL_ACTIONS) -> Plan:
     """The ordered writes that turn `held` into `want`."""
     w = want if isinstance(want, Index) else Index.of_state(schema, want)
     h = held if isinstance(held, Index) else Index.of_held(schema, held)
     out = Plan()
+    first = sentinel_keys(schema, w, sentinels) if sentinels else set()
+    if first:
+        h = _rebuild(schema, w, h, out, first)
+        out.phase()  # sentinels alone, before every other member
+        for key in first:
+            if key not in h.members:
+                text, proto = w.members[key]
+                out.add(_INS, proto, text)
     for kind in ("members", "groups"):
         out.phase()
         have = getattr(h, kind)
         for key, (text, proto) in getattr(w, kind).items():
+            if key in first:
+                continue
             if key not in have:
                 out.add(_INS, proto, text)
             elif have[key][0] != text:

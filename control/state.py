@@ -63,6 +63,24 @@ class SwitchState:
             st.entries.append(TableEntry("path_version", {"path_id": pid}, "set_version", {"version": ver}))
         return st
 
+    def with_failover(self, on: bool) -> SwitchState:
+        """A copy whose `port_liveness` groups watch their port (on) or no port (off): p4src/README.md.
+
+        The port of a group is the `port` match of the `port_liveness` entry pointing at it; the
+        `port_down` sentinel never watches a port. Only liveness groups change (a clean diff).
+        """
+        st = self.copy()
+        port_of = {e.group_id: int(e.match["port"]) for e in st.entries
+                   if _short(e.table) == "port_liveness" and e.group_id is not None}
+        actions = {m.member_id: m.action for m in st.members if _short(m.profile) == "liveness_selector"}
+        for g in st.groups:
+            if _short(g.profile) != "liveness_selector" or g.group_id not in port_of:
+                continue
+            for m in g.members:
+                if _short(actions.get(m.member_id, "")) == "port_up":
+                    m.watch_port = port_of[g.group_id] if on else None
+        return st
+
     def with_version_entries_from(self, other: SwitchState) -> SwitchState:
         """A copy of `self` whose path_version entries are those of `other` (same path set)."""
         st = self.copy()

@@ -122,6 +122,8 @@ class SwitchSession:
                 self.client.write(phase, batch_size=self.batch_size)
             if delete:
                 self._cache = w
+            elif p.rebuilt:
+                self._cache = None  # a rebuild deleted held state outside `want`: read it next time
             else:
                 kept = Index(dict(h.entries), dict(h.defaults), dict(h.members), dict(h.groups), dict(h.multicast))
                 for name in ("entries", "defaults", "members", "groups", "multicast"):

@@ -1,3 +1,5 @@
+import pytest
+
 from control.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from control.proto import p4r
 from control.reconcile import Held, plan
@@ -85,3 +87,72 @@ def test_versions_helpers():
     flipped = st.with_versions({1: 1, 5: 1})
     assert flipped.path_versions() == {1: 1, 5: 1} and st.path_versions() == {1: 0}
     assert flipped.with_version_entries_from(st).path_versions() == {1: 0}
+
+
+# -- the port_liveness sentinel (p4src/README.md) on the real fabric P4Info -------------------------
+
+
+@pytest.fixture(scope="module")
+def fabric(tmp_path_factory):
+    from control.tests.netbed import compile_program
+
+    return compile_program("fabric", tmp_path_factory.mktemp("fabric")).schema
+
+
+def _generated(failover=True, name="e0_0"):
+    from control.network import generate_states
+    from topo.generators import fattree
+
+    return generate_states(fattree(4), "ecmp", failover=failover)[name]
+
+
+def test_sentinel_written_alone_first(fabric):
+    p = plan(fabric, _generated(), Held())
+    assert p.lines[0] == "+ liveness_selector member 1 -> port_down()" and len(p.phases[0]) == 1
+    assert p.lines[1].startswith("+ liveness_selector member 1001 -> port_up()") and not p.rebuilt
+
+
+def test_failover_toggle_is_a_clean_diff(fabric):
+    on, off = _generated(True), _generated(False)
+    assert off == on.with_failover(False) and on == off.with_failover(True)
+    p = plan(fabric, off, held_of(fabric, on))
+    assert (p.inserts, p.modifies, p.deletes) == (0, 4, 0) and not p.rebuilt
+    assert sorted(p.lines)[0] == "~ liveness_selector group 1 -> [1*1, 1001*1]"
+    assert plan(fabric, on, held_of(fabric, off)).modifies == 4
+    assert plan(fabric, on, held_of(fabric, on)).empty
+
+
+def test_missing_or_changed_sentinel_rebuilds_the_profile(fabric):
+    want = _generated()
+    # an old layout: port_up members (one of them with the sentinel's id) and no port_down member
+    old = want.copy()
+    old.members = [m for m in old.members if m.action != "port_down"]
+    old.members.append(ActionProfileMember("liveness_selector", 1, "port_up"))
+    p = plan(fabric, want, held_of(fabric, old))
+    assert p.rebuilt == ["liveness_selector"]
+    first_insert = next(i for i, line in enumerate(p.lines) if line.startswith("+"))
+    # every liveness entity is gone before the sentinel is written, and the sentinel comes first
+    assert all(line.startswith("-") for line in p.lines[:first_insert])
+    assert {line.split()[1] for line in p.lines[:first_insert]} == {"port_liveness", "liveness_selector"}
+    assert p.lines[first_insert] == "+ liveness_selector member 1 -> port_down()"
+    # other profiles and tables are untouched
+    assert not any("ecmp" in line or "route" in line for line in p.lines)
+    # nothing held of that profile: no rebuild, just the sentinel first
+    bare = want.copy()
+    bare.members = [m for m in bare.members if _short(m.profile) != "liveness_selector"]
+    bare.groups = [g for g in bare.groups if _short(g.profile) != "liveness_selector"]
+    bare.entries = [e for e in bare.entries if e.table != "port_liveness"]
+    p = plan(fabric, want, held_of(fabric, bare))
+    assert not p.rebuilt and p.lines[0] == "+ liveness_selector member 1 -> port_down()"
+
+
+def test_sentinel_never_rewritten_when_held(fabric):
+    want = _generated()
+    have = want.copy()
+    have.members = [m for m in have.members if m.member_id != 1004]  # one port_up member missing
+    p = plan(fabric, want, held_of(fabric, have))
+    assert p.lines == ["+ liveness_selector member 1004 -> port_up()"]
+
+
+def _short(name):
+    return name.rsplit(".", 1)[-1]

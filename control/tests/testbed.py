@@ -33,6 +33,8 @@ class NetTestbed:
     tag: str = field(default_factory=lambda: uuid.uuid4().hex[:4])
     veths: list[str] = field(default_factory=list)
     host_if: dict[str, str] = field(default_factory=dict)
+    port_if: dict[tuple[str, int], str] = field(default_factory=dict)  # (switch, port) -> its interface
+    peer_if: dict[tuple[str, int], str] = field(default_factory=dict)  # (switch, port) -> the far end's
     procs: list[SwitchProcess] = field(default_factory=list)
     ocs: EmulatedOcs | None = None
     ocs_client: P4RuntimeClient | None = None
@@ -51,11 +53,12 @@ class NetTestbed:
         for i, lk in enumerate(self.topo.links):
             a, b = f"tb{t}L{i}a", f"tb{t}L{i}b"
             self._veth(a, b, 1600)
-            for node, port, ifname in ((lk.a, lk.a_port, a), (lk.b, lk.b_port, b)):
+            for node, port, ifname, far in ((lk.a, lk.a_port, a, b), (lk.b, lk.b_port, b, a)):
                 if node in hosts:
                     self.host_if[node] = ifname
                 else:
                     ports[node][port] = ifname
+                    self.port_if[(node, port)], self.peer_if[(node, port)] = ifname, far
         ocs = self.topo.ocs[0]
         ocs_ports: dict[int, str] = {}
         for p in ocs.ports:
@@ -63,6 +66,7 @@ class NetTestbed:
             self._veth(a, b, 1600)
             ocs_ports[p.port] = a
             ports[p.switch][p.switch_port] = b
+            self.port_if[(p.switch, p.switch_port)], self.peer_if[(p.switch, p.switch_port)] = b, a
         for sw in self.topo.switches:
             sw.grpc_port = free_port()
             self.procs.append(SwitchProcess(sw.device_id, ports[sw.name], sw.grpc_port).start())
@@ -79,6 +83,10 @@ class NetTestbed:
         self.ocs.set_map(duplex_pairs(ocs.circuit_maps[ocs.default_map], n), delay=DelayModel.instant())
         self.ocs.wait_settled(5)
         return self
+
+    def cut(self, switch: str, port: int, up: bool = False) -> None:
+        """Take the link of a switch port down (or back up) from its far end, as a cut fibre would."""
+        _ip("link", "set", self.peer_if[(switch, port)], "up" if up else "down")
 
     def close(self) -> None:
         if self.ocs is not None:
