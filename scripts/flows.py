@@ -16,12 +16,14 @@ import time
 CHUNK = 65536
 
 
-def serve(port: int, size: int, timeout: float = 60.0) -> int:
-    """Accept one connection, send size bytes, close; returns the bytes sent."""
+def serve(port: int, size: int, timeout: float = 60.0, cc: str | None = None) -> int:
+    """Accept one connection, send size bytes (with congestion control cc), close; returns the bytes sent."""
     if size <= 0:
         raise ValueError(f"size {size}: expected > 0 bytes")
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if cc:
+        srv.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())  # inherited by accept()
     srv.bind(("0.0.0.0", port))
     srv.listen(1)
     srv.settimeout(timeout)
@@ -65,13 +67,14 @@ def main(argv: list[str] | None = None) -> int:
     a = sub.add_parser("serve")
     a.add_argument("--port", type=int, required=True, metavar="<port>")
     a.add_argument("--size", type=int, required=True, metavar="<bytes>")
+    a.add_argument("--cc", metavar="<algorithm>", help="TCP congestion control (default: the system's)")
     b = sub.add_parser("fetch")
     b.add_argument("--dst", required=True, metavar="<ip>")
     b.add_argument("--port", type=int, required=True, metavar="<port>")
     args = p.parse_args(argv)
     try:
         if args.cmd == "serve":
-            print(serve(args.port, args.size))
+            print(serve(args.port, args.size, cc=args.cc))
         else:
             print(json.dumps(fetch(args.dst, args.port)))
     except (ValueError, OSError) as exc:

@@ -50,6 +50,8 @@ class SsSample:
     rtt_ms: float | None
     rto_ms: float | None
     retrans_total: int | None
+    cc: str | None = None
+    local: str = ""
 
 
 SS_MARK = "@@"
@@ -66,7 +68,7 @@ def parse_ss(text: str) -> list[SsSample]:
     """Samples from the sampler's output: `@@ <epoch>` lines, then `ss -tinH` entries (2 lines each)."""
     out: list[SsSample] = []
     t = 0.0
-    peer = ""
+    peer = local = ""
     for line in text.splitlines():
         if line.startswith(SS_MARK):
             try:
@@ -76,11 +78,13 @@ def parse_ss(text: str) -> list[SsSample]:
             continue
         m = _ADDR.match(line)
         if m and not line.startswith((" ", "\t")):
-            peer = m.group(2)
+            local, peer = m.group(1), m.group(2)
             continue
         if "cwnd:" in line or "rtt:" in line:
+            first = line.split()[0] if line.split() else ""
             out.append(SsSample(t, peer, _int(line, r"\bcwnd:(\d+)"), _float(line, r"\brtt:([\d.]+)"),
-                                _float(line, r"\brto:([\d.]+)"), _int(line, r"\bretrans:\d+/(\d+)")))
+                                _float(line, r"\brto:([\d.]+)"), _int(line, r"\bretrans:\d+/(\d+)"),
+                                first if first.isalpha() else None, local))
     return out
 
 

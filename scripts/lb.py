@@ -107,7 +107,8 @@ class LoadBalancing:
                     for i, (_c, s) in enumerate(group):
                         port = BASE_PORT + i
                         procs.start(self.emu.hosts[s], [sys.executable, "-m", "scripts.flows", "serve", "--port",
-                                                        str(port), "--size", str(size)], f"serve {s}")
+                                                        str(port), "--size", str(size), "--cc",
+                                                        self.spec.workload.cc], f"serve {s}")
                     for i, (_c, s) in enumerate(group):
                         wait_listening(self.emu.hosts[s], BASE_PORT + i)
                     for i, (c, s) in enumerate(group):

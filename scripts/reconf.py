@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import statistics
 import sys
 import time
 from dataclasses import asdict
@@ -167,7 +168,7 @@ class Reconfiguration:
                 procs.start(hosts[s.dst], ["iperf3", "-s", "-1", "-p", str(port)], f"iperf3 -s {s.dst}")
                 wait_listening(hosts[s.dst], port)
                 argv = ["iperf3", "-c", addr[s.dst], "-p", str(port), "-t", str(self.spec.duration_s), "-J",
-                        "-i", "0.1"]
+                        "-i", "0.1", "-C", s.cc]
                 if s.rate_mbit:
                     argv += ["-b", f"{s.rate_mbit}M"]
                 clients.append(procs.start(hosts[s.src], argv, f"iperf3 -c {tag}", run_dir / f"iperf3-{tag}.json"))
@@ -213,21 +214,28 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
         out.update(asdict(m))
         flow = data_flow(sender)
         out["baseline_gap_ms"] = largest_gap([p.t for p in of_connection(sender, flow)], *quiet).ms
+        out["recovery_ms"] = 1000 * (m.gap_end - t_event)  # the thesis's "recovers at T + RTO_min" instant
+        series = throughput_series(data_packets(sender, flow), meta["t_start"], 0.1, meta["t_end"])
+        after = [v for t, v in series if done_s + (t_event - meta["t_start"]) + 1.0 <= t < series[-1][0] - 0.5]
+        out["throughput_after_mbps"] = statistics.median(after) if after else None
         ns = (meta.get("nstat") or {}).get(dyn.src, {})
         out["rto_count"] = ns.get("timeouts", m.rto_estimate)
         out["nstat_retrans_segs"] = ns.get("retrans_segs")
         t0 = meta["t_start"]
         out["series"] = {
-            "throughput": throughput_series(data_packets(sender, flow), t0, 0.1, meta["t_end"]),
+            "throughput": series,
             "rtt": rtt_series(sender, flow, t0)[::5],
             "event_s": t_event - t0,
             "event_done_s": meta["t_event_done"] - t0,
         }
         ss_file = run_dir / "ss.txt"
         if ss_file.exists():
-            ss = parse_ss(ss_file.read_text())
+            # the data connection only (iperf3 also keeps a control connection to the same server)
+            ss = [x for x in parse_ss(ss_file.read_text()) if x.local.endswith(f":{flow[1]}")]
             out["series"]["cwnd"] = [(s.t - t0, s.cwnd) for s in ss if s.cwnd is not None]
             out["series"]["ss_rtt"] = [(s.t - t0, s.rtt_ms) for s in ss if s.rtt_ms is not None]
+            ccs = [s.cc for s in ss if s.cc]
+            out["cc"] = max(set(ccs), key=ccs.count) if ccs else None  # what the sender really ran
         out["static_streams"] = _static_streams(run_dir, meta)
     (run_dir / "metrics.json").write_text(json.dumps(out, default=str))
     return out

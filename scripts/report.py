@@ -18,7 +18,7 @@ THESIS = {
 }
 HITLESS_GAP_MS = 50.0
 RECONF_KEYS = ("retransmissions", "rto_count", "lost_packets", "max_gap_ms", "throughput_dip_pct", "loss_pct",
-               "reordered", "rtt_ms_max", "baseline_gap_ms")
+               "reordered", "rtt_ms_max", "baseline_gap_ms", "recovery_ms", "throughput_after_mbps")
 
 
 def load_runs(out: Path, spec: Spec) -> dict[str, dict[str, Any]]:
@@ -142,17 +142,18 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
     v = summary["variants"]
     if spec.kind in ("reconfiguration", "route-flip"):
         lines += ["| variant | runs | largest gap ms (mean / median / max) | quiet-time gap ms (max) | loss % (retx/sent) "
-                  "| retx | RTOs | dropped pkts | reordered | dip % | hitless runs |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| retx | RTOs | dropped pkts | reordered | dip % | Mbit/s before / after | hitless runs |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for name, s in v.items():
             g = s["max_gap_ms_stats"]
             lines.append(f"| {name} | {s['runs']} | {_f(g.get('mean'), '.0f')} / {_f(g.get('median'), '.0f')} / "
                          f"{_f(g.get('max'), '.0f')} | {_f(s['baseline_gap_ms_stats'].get('max'), '.0f')} | "
                          f"{_f(s['loss_pct'], '.3f')} | {_f(s['retransmissions'])} | "
                          f"{_f(s['rto_count'], '.2f')} | {_f(s['lost_packets'])} | {_f(s['reordered'])} | "
-                         f"{_f(s['throughput_dip_pct'], '.0f')} | {s['hitless_runs']}/{s['runs']} |")
+                         f"{_f(s['throughput_dip_pct'], '.0f')} | {_f(s['throughput_mbps'])} / "
+                         f"{_f(s['throughput_after_mbps'])} | {s['hitless_runs']}/{s['runs']} |")
         ref = THESIS["steering" if len(spec.streams) > 1 else "single"]
-        if spec.kind == "reconfiguration":
+        if spec.kind == "reconfiguration" and set(ref) & set(v):
             lines += ["", "Thesis (seed 000) side by side (OST = bbm, MBB = mbb-timed):", "",
                       "| procedure | thesis gap ms | ours gap ms (mean) | thesis loss % | ours loss % |",
                       "|---|---|---|---|---|"]
@@ -163,12 +164,12 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
             if "bbm" in v and v["bbm"].get("max_gap_ms") is not None:
                 dev = 100 * (v["bbm"]["max_gap_ms"] / ref["bbm"]["max_gap_ms"] - 1)
                 lines.append(f"\nbbm unavailability vs the thesis: {dev:+.0f}% (target within ±15%).")
-            if "mbb" in v:
-                s = v["mbb"]
-                verdict = "hitless in every run" if s["hitless_all"] else \
-                    f"NOT hitless: {s['runs'] - s['hitless_runs']} of {s['runs']} runs had a retransmission, an RTO " \
-                    f"or a gap >= {HITLESS_GAP_MS:g} ms"
-                lines.append(f"\nmbb (target: 0 retransmissions, 0 RTOs, gap < {HITLESS_GAP_MS:g} ms in every run): {verdict}.")
+        if "mbb" in v:
+            s = v["mbb"]
+            verdict = "hitless in every run" if s["hitless_all"] else \
+                f"NOT hitless: {s['runs'] - s['hitless_runs']} of {s['runs']} runs had a retransmission, an RTO " \
+                f"or a gap >= {HITLESS_GAP_MS:g} ms"
+            lines.append(f"\nmbb (target: 0 retransmissions, 0 RTOs, gap < {HITLESS_GAP_MS:g} ms in every run): {verdict}.")
     elif spec.kind == "load-balancing":
         classes = sorted({c for s in v.values() for c in s.get("fct_ms", {})})
         lines += ["| mode | runs | throughput Mbit/s | goodput Mbit/s | " + " | ".join(f"FCT {c} p50/p90 ms"

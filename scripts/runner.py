@@ -49,6 +49,12 @@ def free_grpc_base(devices: int, tries: int = 50) -> int:
     raise RuntimeError(f"no free block of {devices} gRPC ports found")
 
 
+def node_prefix() -> str:
+    """A short random prefix for Mininet node names, so runs of other users do not collide."""
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    return "x" + "".join(rng.choice("abcdefghijkmnpqrstuvwxyz23456789") for _ in range(2))
+
+
 def run_dir(out: Path, variant: Variant, i: int) -> Path:
     """Where run i of a variant keeps its files."""
     return out / variant.name / f"run-{i:03d}"
@@ -124,12 +130,13 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
             emu = Emulation(topo, variant.mode, build_dir=build, switch_bin=switch_bin, ocs_args=ocs_args,
                             circuits=circuits if topo.ocs else None,
                             rto_min=variant.rto_min, grpc_base=base, log_dir=out / variant.name / "emulation",
-                            on_progress=lambda st, d, v=variant.name: log.info("%s %s: %s", v, st, d))
+                            on_progress=lambda st, d, v=variant.name: log.info("%s %s: %s", v, st, d),
+                            prefix=node_prefix())
             say(f"[{spec.name}] {variant.name}: starting {topo.name} ({len(topo.switches)} switches, "
                 f"mode {variant.mode}, rto_min {variant.rto_min or 'default'}, ocs {' '.join(ocs_args) or 'default'})")
             try:
                 emu.start()
-                _tune_hosts(emu)
+                _tune_hosts(emu, variant)
                 exp = _experiment(emu, spec, variant)
                 try:
                     for i in todo:
@@ -157,10 +164,15 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
     return counts
 
 
-def _tune_hosts(emu: Any) -> None:
-    """The thesis's transport: CUBIC on every host (seed 000 R12)."""
-    for h in emu.hosts.values():
-        h.cmd("sysctl -qw net.ipv4.tcp_congestion_control=cubic")
+def _tune_hosts(emu: Any, variant: Variant) -> None:
+    """The variant's sysctls in every host. (CUBIC, seed 000 R12, is chosen per socket by the senders:
+    a namespace may only default to the algorithms the machine allows, which need not include it.)"""
+    settings = {k: str(v) for k, v in variant.sysctl.items()}
+    for name, h in emu.hosts.items():
+        for key, value in settings.items():
+            out = h.cmd(f"sysctl -qw {key}={value}; echo rc=$?").strip()
+            if not out.endswith("rc=0"):
+                raise RuntimeError(f"host {name}: sysctl {key}={value} failed: {out}")
 
 
 def _schedule_args(spec: Spec) -> list[str]:

@@ -29,6 +29,7 @@ class Stream:
     rate_mbit: float = 0.0
     proto: str = "tcp"
     role: str = "dynamic"  # the stream the metrics are about; "static" streams are reported alongside
+    cc: str = "cubic"  # TCP congestion control of the sender's socket (the thesis: CUBIC)
 
 
 @dataclass(slots=True)
@@ -44,6 +45,7 @@ class Variant:
     failover: bool = True  # False: no shadow paths in the tables (the thesis's switches; bbm only)
     initial_map: str | None = None  # circuit map before the event (default: the spec's, else the topology's)
     target_map: str | None = None  # circuit map after it (default: the spec's)
+    sysctl: dict[str, str] = field(default_factory=dict)  # set in every host, e.g. net.ipv4.tcp_reordering
 
 
 @dataclass(slots=True)
@@ -53,6 +55,7 @@ class Workload:
     classes: dict[str, int] = field(default_factory=lambda: {"query": 131072, "short": 512000, "long": 26214400})
     pairs: int = 8
     concurrent: bool = True
+    cc: str = "cubic"
 
 
 @dataclass(slots=True)
@@ -109,6 +112,9 @@ def _variant(item: Any, kind: str, base: dict[str, Any], i: int) -> Variant:
     if not v.failover and v.procedure != "bbm":
         raise ValueError(f"{where}: failover false with {v.procedure!r}; expected bbm (the others move traffic "
                          "to the shadow paths)")
+    for key in v.sysctl:
+        if not key.startswith("net."):
+            raise ValueError(f"{where}: sysctl {key!r}; expected a per-namespace net.* key")
     if v.mode not in MODES:
         raise ValueError(f"{where}: mode {v.mode!r}; expected one of {MODES}")
     return v

@@ -30,9 +30,9 @@ def test_nstat():
 
 def test_ss():
     s = parse_ss(SS)
-    assert [(x.t, x.peer, x.cwnd, x.rtt_ms, x.rto_ms, x.retrans_total) for x in s] == [
-        (1700000000.1, "10.0.3.2:5201", 18, 0.779, 204.0, 3),
-        (1700000000.2, "10.0.3.2:5201", 1, 1.5, 408.0, 4)]
+    assert [(x.t, x.peer, x.cwnd, x.rtt_ms, x.rto_ms, x.retrans_total, x.cc) for x in s] == [
+        (1700000000.1, "10.0.3.2:5201", 18, 0.779, 204.0, 3, "cubic"),
+        (1700000000.2, "10.0.3.2:5201", 1, 1.5, 408.0, 4, "cubic")]
     with pytest.raises(ValueError, match="ss sample mark"):
         parse_ss("@@ x\n")
     assert "ss -tinH dst 10.0.3.2" in ss_sampler_script("10.0.3.2", 0.1, "/tmp/x")

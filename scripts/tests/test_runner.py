@@ -45,6 +45,7 @@ def test_every_procedure_ran(results):
         m = json.loads((d / "metrics.json").read_text())
         assert m["sent"] > 1000, f"{v}: too few data packets: {m['sent']}"
         assert m["scale"] == pytest.approx(0.002)
+        assert m["cc"] == "cubic"  # the thesis's congestion control, whatever the machine's default
         assert {"retransmissions", "rto_count", "lost_packets", "max_gap_ms", "throughput_dip_pct"} <= set(m)
         assert (d / "sender.pcap").stat().st_size > 0 and (d / "events.jsonl").exists()
         events = [json.loads(x)["event"] for x in (d / "events.jsonl").read_text().splitlines()]
