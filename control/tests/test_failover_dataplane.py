@@ -84,3 +84,42 @@ def test_link_cut_with_and_without_failover(bed):
     finally:
         s.stop()
         tb.cut("s2", active, up=True)
+
+
+def test_failover_toggled_at_run_time(pipelines):
+    from topo.generators import ucd4
+
+    topo = ucd4()
+    tb = NetTestbed(topo, pipelines[0], pipelines[1], DelayModel.instant()).start()
+    net = Network(topo, pipelines[0], events=EventLog(), timeout=5)
+    s = None
+    try:
+        net.install(generate_states(topo, "ecmp"))
+        plans = net.set_failover(False)
+        # only the liveness groups change: one MODIFY per switch port, the sentinel untouched
+        for name, p in plans.items():
+            nports = len(topo.switch_map()[name].ports)
+            assert (p.inserts, p.modifies, p.deletes) == (0, nports, 0), (name, p.lines)
+            assert all(line.startswith("~ liveness_selector group") for line in p.lines)
+        assert all(p.empty for p in net.set_failover(False).values())
+        h2, h3 = topo.host_map()["h2"], topo.host_map()["h3"]
+        addr = int(ipaddress.IPv4Address(h3.address))
+        (active,) = next_ports(net.desired()["s2"], addr, 0)
+        gw = topo.switch_map()["s2"].ports[1]
+        s = Stream(tb.host_if["h2"], tb.host_if["h3"],
+                   lambda seq: udp_frame(h2.mac, gw, h2.address, h3.address, seq)).start()
+        time.sleep(0.4)
+        tb.cut("s2", active)
+        t_cut = time.monotonic()
+        time.sleep(0.6)
+        assert arrivals(s, t_cut + 0.25, t_cut + 0.6) == 0
+        t_on = time.monotonic()
+        net.set_failover(True, names=["s2"])  # the port is still down: watching it fails over at once
+        time.sleep(0.6)
+        assert arrivals(s, t_on + 0.25, t_on + 0.6) > 50
+        tb.cut("s2", active, up=True)
+    finally:
+        if s is not None:
+            s.stop()
+        net.close()
+        tb.close()
