@@ -192,13 +192,10 @@ class Bmv2Json:
                                   source_info(loc, fragment), "algo": algo, "input": inputs})
         return name
 
-    def add_field_list(self, elements: list[dict], name: str | None = None) -> int:
-        """A field list (for resubmit, recirculate, clone); returns its id."""
-        for fl in self.field_lists:
-            if fl["elements"] == elements and (name is None or fl["name"] == name):
-                return fl["id"]
+    def new_field_list(self, elements: list[dict], name: str) -> int:
+        """A new field list (ids from 1, in creation order, as p4c's nextId); returns its id."""
         fid = len(self.field_lists) + 1
-        self.field_lists.append({"id": fid, "name": name or f"field_list{fid}", "elements": elements})
+        self.field_lists.append({"id": fid, "name": name, "elements": elements})
         return fid
 
     def add_learn_list(self, name: str, elements: list[dict]) -> int:

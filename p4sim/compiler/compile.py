@@ -73,6 +73,8 @@ def lower(prog: Program, program_file: str) -> Result:
     meta_t = prog.resolve(parser.params[2].typ, prog.scope)
     shared = Shared()
     hdr, meta = shared_storage(bm, hdr_t, meta_t, shared.field_lists, parser.params[1].loc)
+    for idx, elements in shared.field_lists.items():  # p4c's createRecirculateFieldsList, before actions
+        bm.new_field_list(elements, f"field_list{idx}")
     std = bm.std
     std_ent = prog.scope.lookup("standard_metadata_t")
     if isinstance(std_ent, TypeE) and isinstance(std_ent.type, StructT):

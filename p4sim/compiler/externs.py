@@ -3,6 +3,7 @@ lowered to bmv2 arrays and simple_switch primitives."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,8 @@ HASH_ALGOS = {"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16"
               "random": "random", "identity": "identity", "csum16": "csum16", "xor16": "xor16"}
 _UNITS = {"packets": "packets", "bytes": "bytes", "packets_and_bytes": "both"}
 _KINDS = ("counter", "direct_counter", "meter", "direct_meter", "register", "action_profile", "action_selector")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True, eq=False)
@@ -156,11 +159,14 @@ def prim(op: str, params: list[dict], loc: Loc, fragment: str) -> dict:
 
 
 def _preserving_list(sl: StmtLowerer, e: A.Expr) -> int:
+    """Id of the JSON field list `field_list<index>` (p4c's getFieldListById); when no metadata field
+    has @field_list(index), p4c warns and uses a new empty list."""
     idx = sl.const_int(e, "a constant field list index")
-    fields = sl.ctx.field_lists.get(idx)
-    if fields is None:
-        raise CompileError(e.loc, f"no metadata field has @field_list({idx})")
-    return sl.bm.add_field_list(fields, f"field_list{idx}")
+    for fl in sl.bm.field_lists:
+        if fl["name"] == f"field_list{idx}":
+            return fl["id"]
+    log.warning("%s:%s: no user metadata fields tagged with @field_list(%d)", e.loc.file, e.loc.line, idx)
+    return sl.bm.new_field_list([], sl.bm.unique("empty"))
 
 
 def _check_digest_data(v: V, t: Type, e: A.Expr) -> None:
@@ -235,9 +241,9 @@ def extern_function(sl: StmtLowerer, name: str, c: A.Call) -> list[dict]:
         kind = _enum_member(sl, args[0], "CloneType")
         session = sl.coerce(sl.expr(args[1], BitsT(32)), BitsT(32), args[1].loc, "session")
         if name == "clone":
-            fl = 0
-        elif name == "clone3":
-            fl = sl.bm.add_field_list(field_refs(sl, args[2]))
+            fl = sl.bm.new_field_list([], sl.bm.unique("fl"))  # p4c: an empty list per clone() call
+        elif name == "clone3":  # p4c before the _preserving_field_list externs: a list named fl
+            fl = sl.bm.new_field_list(field_refs(sl, args[2]), sl.bm.unique("fl"))
         else:
             fl = _preserving_list(sl, args[2])
         op = "clone_ingress_pkt_to_egress" if kind == "I2E" else "clone_egress_pkt_to_egress"
@@ -245,7 +251,10 @@ def extern_function(sl: StmtLowerer, name: str, c: A.Call) -> list[dict]:
     if name in ("resubmit", "recirculate", "resubmit_preserving_field_list", "recirculate_preserving_field_list"):
         need(1)
         base = name.split("_")[0]
-        fl = _preserving_list(sl, args[0]) if "preserving" in name else sl.bm.add_field_list(field_refs(sl, args[0]))
+        if "preserving" in name:
+            fl = _preserving_list(sl, args[0])
+        else:  # deprecated resubmit(data)/recirculate(data): older p4c named the list after the call
+            fl = sl.bm.new_field_list(field_refs(sl, args[0]), base)
         return [prim(base, [hexstr(fl)], loc, frag)]  # simple_switch primitive taking a field list id
     if name == "log_msg":
         need(1, 2)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from p4sim.compiler.compile import compile_file
 from p4sim.compiler.p4info import _aliases, jenkins_one_at_a_time
-from p4sim.tests.corpus import CORPUS, build, error_of
+from p4sim.tests.corpus import CORPUS, build, error_of, source
 
 
 def test_p4c_id_hash() -> None:
@@ -167,3 +167,22 @@ def test_digest_names_follow_p4c(tmp_path: Path) -> None:
     assert info["plain_t"].type_spec.struct.name == "plain_t"
     assert [ll["name"] for ll in res.json["learn_lists"]] == ["learn", "digest_0", "digest_1", "plain_t"]
     assert "expected 2 members" in error_of(tmp_path, "digest<dg_t>(1, {hdr.h.a});", top=top)
+
+
+def test_field_lists_as_current_p4c(tmp_path: Path) -> None:
+    # p4c: every @field_list(N) list exists up front (ids from 1, metadata field order), clone() gets an
+    # empty list of its own, an index no field carries gets a new empty list (with a warning)
+    src = tmp_path / "fl.p4"
+    body = ("clone(CloneType.I2E, 5); clone_preserving_field_list(CloneType.I2E, 6, 2);"
+            " resubmit_preserving_field_list(1); clone_preserving_field_list(CloneType.I2E, 7, 9);")
+    src.write_text(source(body).replace("struct m_t { bit<8> x; bit<16> y; bool f; }",
+                                        "struct m_t { @field_list(2, 1) bit<8> x; @field_list(1) bit<16> y; bool f; }"))
+    res = compile_file(src)
+    fls = [(f["id"], f["name"], [e["value"][1] for e in f["elements"]]) for f in res.json["field_lists"]]
+    assert fls == [(1, "field_list2", ["m_t.x"]), (2, "field_list1", ["m_t.x", "m_t.y"]), (3, "fl", []),
+                   (4, "empty", [])]
+    ops = [(p["op"], [q["value"] for q in p["parameters"]]) for a in res.json["actions"] for p in a["primitives"]]
+    assert ops == [("clone_ingress_pkt_to_egress", ["0x00000005", "0x03"]),
+                   ("clone_ingress_pkt_to_egress", ["0x00000006", "0x01"]),
+                   ("resubmit", ["0x02"]),
+                   ("clone_ingress_pkt_to_egress", ["0x00000007", "0x04"])]
