@@ -57,6 +57,24 @@ class BlockContext:
                                          extra={"annos": annos, "decl": ent.decl},
                                          fixed_id=id_annotation(ent.decl.annos), loc=ent.decl.loc))
 
+    def ctor_args(self, d: A.Instance, decl: A.Decl, sl: StmtLowerer) -> dict[str, ConstE]:
+        """Constructor arguments of a control or parser instance: compile-time constants by name."""
+        params = list(getattr(decl, "ctor_params", None) or [])
+        if len(d.args) != len(params):
+            raise CompileError(d.loc, f"{d.name}: {decl.name} takes {len(params)} constructor arguments, "
+                               f"found {len(d.args)}")
+        out: dict[str, ConstE] = {}
+        for p, a in zip(params, d.args, strict=True):
+            t = self.prog.resolve(p.typ, self.prog.scope)
+            if not is_scalar(strip(t)):
+                raise CompileError(p.loc, f"{decl.name}: constructor parameter {p.name} of type {t} is not "
+                                   "supported (only bit<W>, int<W>, bool and enum constants)")
+            v = sl.coerce(sl.expr(a.expr, strip(t)), t, a.expr.loc, f"constructor argument {p.name}")
+            if v.const is None:
+                raise CompileError(a.expr.loc, f"constructor argument {p.name} must be a compile-time constant")
+            out[p.name] = ConstE(v.const, t)
+        return out
+
     def bind_params(self, params: list[A.Param], roles: list[Ent | None]) -> None:
         """Bind the block's parameters to the shared architecture storage."""
         for p, ent in zip(params, roles, strict=False):
@@ -77,9 +95,8 @@ class BlockContext:
             if isinstance(tent, DeclE) and tent.kind in ("control", "parser"):
                 if tent.kind == "parser":
                     raise CompileError(d.loc, f"{d.name}: sub-parsers are not supported")
-                if d.args or tent.decl.ctor_params:
-                    raise CompileError(d.loc, f"{d.name}: constructor parameters of controls are not supported")
-                scope.add(d.name, DeclE("subcontrol", tent.decl, qualified(d, prefix)), d.loc)
+                ctor = self.ctor_args(d, tent.decl, sl)
+                scope.add(d.name, DeclE("subcontrol", tent.decl, qualified(d, prefix), ctor), d.loc)
                 return
             qname = qualified(d, prefix)
             # a control instance applied twice declares its locals twice: the externs are shared
@@ -270,6 +287,8 @@ class ControlLowerer(BlockContext):
         if len(c.args) != len(cd.params):
             raise CompileError(c.loc, f"{cd.name}.apply takes {len(cd.params)} arguments, found {len(c.args)}")
         sc = self.prog.scope.child()
+        for n, cv in (ent.extra or {}).items():
+            sc.add(n, cv)
         ev = StmtLowerer(scope, self.prog, self)
         for p, a in zip(cd.params, c.args, strict=False):
             pt = self.prog.resolve(p.typ, sc)

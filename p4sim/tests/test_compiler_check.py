@@ -98,13 +98,13 @@ def test_type_and_name_errors(tmp_path: Path, body: str, locals_: str, message: 
      "select cases must be compile-time constants"),
     ("bit<8> f(in bit<8> x) { x = 1; return x; }", "m.x = f(1);", "",
      "only functions whose body is one `return expr;` can be used in expressions"),
-    ("", "C2(1) c;", "", "constructor parameters of controls are not supported"),
+    ("", "C2({1, 2, true}) c;", "", "constructor parameter k of type struct m_t is not supported"),
     ("extern Foo { Foo(); }", "Foo() f;", "", "extern Foo is not supported by p4sim"),
 ])
 def test_unsupported_constructs_and_bad_programs(tmp_path: Path, top: str, locals_: str, parser: str,
                                                  message: str) -> None:
     if "C2" in locals_:
-        top = "control C2(inout m_t m)(bit<8> k) { apply { } }"
+        top = "control C2(inout m_t m)(m_t k) { apply { } }"
     body = ""
     if "m.x = f(1);" in locals_:
         body, locals_ = locals_, ""
@@ -176,3 +176,15 @@ def test_functions_are_inlined(tmp_path: Path) -> None:
                   p["parameters"][1]["value"]["op"] == "?")
     assert assign["parameters"][1]["value"]["right"] == {"type": "hexstr", "value": "0x09"}
     assert ps[-1]["parameters"][0] == {"type": "field", "value": ["scalars", "m_t.x"]}
+
+
+def test_control_constructor_arguments(tmp_path: Path) -> None:
+    top = """control Sub(inout m_t mm)(bit<8> k, bool twice) {
+        apply { mm.x = twice ? k + k : k; }
+    }"""
+    res = build(tmp_path, "s1.apply(m); s2.apply(m);", "Sub(8w3, true) s1; Sub(5, false) s2;", top=top)
+    consts = sorted(p["parameters"][1]["value"] for p in prims(res) if p["parameters"][1]["type"] == "hexstr")
+    assert consts == ["0x05", "0x06"]
+    assert "Sub takes 2 constructor arguments, found 1" in error_of(tmp_path, "s.apply(m);", "Sub(3) s;", top)
+    assert "constructor argument k must be a compile-time constant" in error_of(
+        tmp_path, "s.apply(m);", "Sub(hdr.h.a, true) s;", top)

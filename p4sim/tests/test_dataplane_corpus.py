@@ -138,3 +138,30 @@ def test_features_packet_out_in_and_resubmit(features_json: bytes) -> None:
     # ether_type 0x9999 misses fwd (drop) and is resubmitted once; the copy is dropped again
     assert d.process(1, bytes.fromhex("030000000000") + ETH[6:] + b"\x99\x99" + b"q" * 30) == []
     assert d.pipeline.register("seen").read(1) == 2  # both passes ran the ingress
+
+
+# ---- nested.p4: controls applied from controls, constructor arguments -------------------------
+
+def test_nested_controls_run_with_inlined_names(tmp_path: Path) -> None:
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+    d = Device(ports={1: "n1", 2: "n2", 3: "n3"})
+    d.commit_pipeline(d.load_pipeline(_compile("nested", tmp_path)))
+    pl = d.pipeline
+    pl.table("IngressImpl.fwd.routing.routing_v4").insert(
+        (Lpm(0x0A000000, 8),), ActionCall("IngressImpl.fwd.routing.set_nexthop", (7,)))
+    pl.table("IngressImpl.fwd.nexthop").insert((Exact(7),), ActionCall("IngressImpl.fwd.to_port", (3, 0xAABBCCDDEEFF)))
+    pl.table("IngressImpl.cls_a.classify").insert((Exact(46),), ActionCall("IngressImpl.cls_a.set_class", (1,)))
+    pl.table("IngressImpl.cls_b.classify").insert((Exact(46),), ActionCall("IngressImpl.cls_b.set_class", (2,)))
+
+    def send(dst: str, dscp: int) -> list[tuple[int, bytes]]:
+        return d.process(1, bytes(Ether(dst="00:00:00:00:00:02") / IP(dst=dst, tos=dscp, ttl=9) / UDP()))
+    (port, frame), = send("10.1.2.3", 46)
+    eth = Ether(frame)
+    # the same Classifier type twice: constructor bases 10 and 100 -> class bytes 11 and 102
+    assert (port, eth.dst, eth.src, eth[IP].ttl) == (3, "aa:bb:cc:dd:ee:ff", "00:00:00:00:0b:66", 8)
+    (port, frame), = send("10.1.2.3", 0)
+    assert Ether(frame).src == "00:00:00:00:00:00"        # cls_a missed: cls_b not applied
+    # not routed: nexthop (and its default drop) is skipped, egress_spec stays 0, TTL untouched
+    (port, frame), = send("11.0.0.1", 46)
+    assert (port, Ether(frame)[IP].ttl) == (0, 9)

@@ -22,6 +22,7 @@ PROGRAMS = {
     "externs": ("p4sim/tests/corpus/externs.p4", []),
     "parser_errors": ("p4sim/tests/corpus/parser_errors.p4", []),
     "special_ops": ("p4sim/tests/corpus/special_ops.p4", []),
+    "nested": ("p4sim/tests/corpus/nested.p4", []),
 }
 
 
