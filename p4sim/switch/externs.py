@@ -89,14 +89,23 @@ class RegisterArray:
             self.cells = [0] * self.size
 
 
+METER_KINDS = ("trTCM", "srTCM", "sr2C")
+
+
 @dataclass(slots=True, frozen=True)
 class MeterConfig:
-    """A two-rate three-colour meter configuration, rates in units/s and bursts in units (P4Runtime)."""
+    """A meter configuration, rates in units/s and bursts in units, as P4Runtime's MeterConfig.
+
+    kind follows P4Info's MeterSpec.Type: "trTCM" (TWO_RATE_THREE_COLOR, RFC 2698, what bmv2 does:
+    cir/cburst/pir/pburst), "srTCM" (SINGLE_RATE_THREE_COLOR, RFC 2697: cir/cburst/eburst) or "sr2C"
+    (SINGLE_RATE_TWO_COLOR: cir/cburst, GREEN or RED)."""
 
     cir: int
     cburst: int
-    pir: int
-    pburst: int
+    pir: int = 0
+    pburst: int = 0
+    eburst: int = 0
+    kind: str = "trTCM"
 
 
 class _Bucket:
@@ -105,11 +114,14 @@ class _Bucket:
     def __init__(self, cfg: MeterConfig, now_us: int) -> None:
         self.cfg = cfg
         self.tc = float(cfg.cburst)
-        self.tp = float(cfg.pburst)
+        # the second bucket: peak (trTCM) or excess (srTCM); none for a two-colour meter
+        self.tp = float(cfg.eburst if cfg.kind == "srTCM" else cfg.pburst if cfg.kind == "trTCM" else 0)
         self.last_us = now_us
 
     def execute(self, units: int, now_us: int) -> int:
         cfg = self.cfg
+        if cfg.kind != "trTCM":
+            return self._single_rate(units, now_us)
         dt = (now_us - self.last_us) / 1e6
         if dt > 0:
             self.tc = min(float(cfg.cburst), self.tc + dt * cfg.cir)
@@ -125,17 +137,38 @@ class _Bucket:
         self.tc -= units
         return GREEN
 
+    def _single_rate(self, units: int, now_us: int) -> int:
+        # RFC 2697 colour-blind srTCM: tokens at cir fill the committed bucket, its overflow the
+        # excess bucket; a two-colour meter has no excess bucket
+        cfg = self.cfg
+        dt = (now_us - self.last_us) / 1e6
+        if dt > 0:
+            add = self.tc + dt * cfg.cir
+            self.tc = min(float(cfg.cburst), add)
+            if cfg.kind == "srTCM":
+                self.tp = min(float(cfg.eburst), self.tp + (add - self.tc))
+            self.last_us = now_us
+        if self.tc >= units:
+            self.tc -= units
+            return GREEN
+        if cfg.kind == "srTCM" and self.tp >= units:
+            self.tp -= units
+            return YELLOW
+        return RED
+
 
 def check_meter_config(name: str, cfg: MeterConfig) -> None:
-    """InvalidArgument unless rates and bursts are non-negative and cir <= pir (bmv2 rule)."""
-    if min(cfg.cir, cfg.cburst, cfg.pir, cfg.pburst) < 0:
+    """InvalidArgument unless rates and bursts are non-negative and, for a trTCM, cir <= pir (bmv2 rule)."""
+    if cfg.kind not in METER_KINDS:
+        raise InvalidArgument(f"meter {name}: kind {cfg.kind!r}, expected one of {', '.join(METER_KINDS)}")
+    if min(cfg.cir, cfg.cburst, cfg.pir, cfg.pburst, cfg.eburst) < 0:
         raise InvalidArgument(f"meter {name}: negative rate or burst in {cfg}")
-    if cfg.cir > cfg.pir:
+    if cfg.kind == "trTCM" and cfg.cir > cfg.pir:
         raise InvalidArgument(f"meter {name}: cir {cfg.cir} > pir {cfg.pir} (a trTCM needs cir <= pir)")
 
 
 class MeterArray:
-    """trTCM meters per index; an unconfigured index marks every packet GREEN (as bmv2)."""
+    """Meters per index (trTCM as bmv2, or single-rate); an unconfigured index marks every packet GREEN (as bmv2)."""
 
     def __init__(self, info: ArrayInfo, lock: threading.RLock) -> None:
         self.info = info
@@ -177,7 +210,7 @@ class MeterArray:
 
 
 class DirectMeter:
-    """A direct meter: one trTCM per table entry, stored on the entry (Entry.meter)."""
+    """A direct meter: one meter per table entry, stored on the entry (Entry.meter)."""
 
     def __init__(self, info: ArrayInfo) -> None:
         self.info = info

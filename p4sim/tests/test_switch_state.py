@@ -248,3 +248,23 @@ def test_hashes_are_bmv2_bit_exact() -> None:
     assert hashes.csum16(b"\x00\x00") == 0xFFFF and hashes.csum16(b"\xff\xff") == 0
     with pytest.raises(ValueError, match="not supported"):
         hashes.algorithm("sha1")
+
+
+def test_single_rate_meters() -> None:
+    """srTCM (RFC 2697) and single-rate two-colour meters, packet units, times in µs."""
+    rp = Device().load_pipeline(programs.replicate())
+    m = rp.meter("meter")
+    # cir 1000 pkt/s, committed bucket 2, excess bucket 1: a burst of 4 is G G Y R
+    m.set_config(0, MeterConfig(cir=1000, cburst=2, eburst=1, kind="srTCM"))
+    assert [m.execute(0, 64, 0) for _ in range(4)] == [0, 0, 1, 2]
+    # 1 ms later one token arrived: it refills the committed bucket first
+    assert [m.execute(0, 64, 1000) for _ in range(2)] == [0, 2]
+    # 10 ms idle: committed bucket full (2), the overflow tops up the excess bucket (1)
+    assert [m.execute(0, 64, 11000) for _ in range(4)] == [0, 0, 1, 2]
+    m.set_config(1, MeterConfig(cir=1000, cburst=1, kind="sr2C"))
+    assert [m.execute(1, 64, 0) for _ in range(2)] == [0, 2]
+    assert m.execute(1, 64, 1000) == 0
+    # a single-rate meter has no cir <= pir rule; an unknown kind is refused
+    m.set_config(2, MeterConfig(cir=30, cburst=5, eburst=10, kind="srTCM"))
+    with pytest.raises(InvalidArgument, match="kind 'xx'"):
+        m.set_config(3, MeterConfig(cir=1, cburst=1, kind="xx"))
