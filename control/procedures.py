@@ -104,7 +104,7 @@ class Reconfigurer:
         if procedure not in PROCEDURES:
             raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
         old = circuits_from_ocs(self.ocs) if old is None else old
-        self._ensure_failover()
+        self._ensure_failover(old)
         res = Result(procedure)
         t_start = time.monotonic()
         self.events.log("procedure-start", procedure=procedure, old=old, new=new, hold_s=hold_s)
@@ -161,13 +161,22 @@ class Reconfigurer:
                         steps=res.steps, affected=res.affected)
         return res
 
-    def _ensure_failover(self) -> None:
-        """Before a run: give the synced switches this run's failover setting (liveness groups only)."""
+    def _ensure_failover(self, old: Circuits) -> None:
+        """Before a run: give every switch this run's failover setting (bbm's outage depends on it).
+
+        A switch synced by this controller gets its liveness groups changed; one it never synced (a
+        fresh `reconfigure` process) is reconciled, without deletions, to the old circuits' state.
+        """
         have = self.net.desired()
         fix = {n: st.with_failover(self.failover) for n, st in have.items()}
         fix = {n: st for n, st in fix.items() if st != have[n]}
+        unsynced = [n for n in self.net.sessions if n not in have]
+        if unsynced:
+            generated = self.states(old)
+            fix.update({n: generated[n] for n in unsynced if n in generated})
         if fix:
-            self.net.sync(fix, step="failover-on" if self.failover else "failover-off", trust_cache=True)
+            self.net.sync(fix, delete=False, step="failover-on" if self.failover else "failover-off",
+                          trust_cache=True)
 
     def _peers(self, circuits: Circuits) -> dict[str, dict[int, str]]:
         """Switch -> port -> the switch it reaches, with these circuits lit."""

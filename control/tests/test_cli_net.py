@@ -60,6 +60,32 @@ def test_install_status_set_mode_reconfigure(setup):
     assert r.returncode == 0, r.stderr
 
 
+def test_failover_option(setup):
+    topo, build, ocs, tmp = setup
+    assert run("install", "--topo", topo, "--build", build).returncode == 0
+    r = run("install", "--topo", topo, "--build", build, "--failover", "off")
+    assert r.returncode == 0, r.stderr
+    # only the liveness groups change (one per port), nothing is inserted or deleted
+    rows = [line for line in r.stdout.splitlines() if line.startswith("s")]
+    assert len(rows) == 4 and all(re.fullmatch(r"s\d: 0 insert, [1-9]\d* modify, 0 delete", x) for x in rows), rows
+    entries = tmp / "entries-on"
+    from tablegen.__main__ import main as tablegen
+
+    assert tablegen([topo, "-o", str(entries)]) == 0
+    r = run("install", "--topo", topo, "--build", build, "--entries", str(entries), "--failover", "off")
+    assert r.returncode == 0 and ", 0 writes" in r.stdout, r.stdout + r.stderr
+    r = run("set-mode", "ecmp", "--topo", topo, "--build", build, "--failover", "on")
+    assert r.returncode == 0 and r.stdout.startswith("mode ecmp, failover on"), r.stderr
+    assert "0 insert, 0 modify" not in r.stdout
+    # a fresh reconfigure process turns failover off before the run, then runs bbm
+    r = run("reconfigure", "--topo", topo, "--build", build, "--procedure", "bbm", "--circuits", "initial",
+            "--ocs", ocs, "--failover", "off", "--events", str(tmp / "bbm.jsonl"))
+    assert r.returncode == 0, r.stderr
+    assert '"failover-off"' in (tmp / "bbm.jsonl").read_text()
+    r = run("install", "--topo", topo, "--build", build, "--failover", "off")
+    assert ", 0 writes" in r.stdout, r.stdout
+
+
 def test_errors_are_one_line(setup):
     topo, build, ocs, tmp = setup
     r = run("install", "--topo", topo, "--build", str(tmp / "nothing"))
