@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="short experiments 1 and 5; results/demo/summary.json")
     d.add_argument("--out", default=str(ROOT / "results" / "demo"), metavar="<dir>")
     d.add_argument("--runs", type=int, default=3, metavar="<n>", help="runs per procedure/mode (default 3)")
+    d.add_argument("--reanalyze", action="store_true", help="only recompute metrics and summaries of stored runs")
     return p
 
 
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo":
             from scripts.demo import demo
 
-            return demo(Path(args.out), args.runs)
+            return demo(Path(args.out), args.runs, args.reanalyze)
         sp = specmod.load(args.spec)
         if args.command == "run" and args.variants:
             keep = args.variants.split(",")

@@ -172,8 +172,9 @@ def reordering(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], flow:
 
 def stream_metrics(sender: Sequence[TcpPacket], t_event: float, receiver: Sequence[TcpPacket] | None = None,
                    window: tuple[float, float] = (1.0, 3.0), rto_min_s: float = 0.2,
-                   bin_s: float = 0.1) -> StreamMetrics:
-    """All metrics of the stream in a sender capture around t_event (epoch s)."""
+                   bin_s: float = 0.1, until: float | None = None) -> StreamMetrics:
+    """All metrics of the stream in a sender capture around t_event (epoch s); drops and reordering
+    count only segments sent before `until` (the tail may still be in flight when captures stop)."""
     flow = data_flow(sender)
     conn = of_connection(sender, flow)
     data = data_packets(sender, flow)
@@ -183,11 +184,12 @@ def stream_metrics(sender: Sequence[TcpPacket], t_event: float, receiver: Sequen
     series = throughput_series(data, t0, bin_s)
     base, dip = throughput_dip(series, t_event - t0)
     rtts = [v for _, v in rtt_series(sender, flow, t0)]
+    early = [p for p in sender if until is None or p.t <= until]
     return StreamMetrics(
         sent=sent, retransmissions=retx, loss_pct=loss, max_gap_ms=gap.ms, gap_start=gap.start,
         gap_end=gap.end, rto_estimate=rto_estimate(data, rto_min_s),
-        lost_packets=receiver_drops(sender, receiver, flow) if receiver is not None else None,
-        reordered=reordering(sender, receiver, flow) if receiver is not None else None,
+        lost_packets=receiver_drops(early, receiver, flow) if receiver is not None else None,
+        reordered=reordering(early, receiver, flow) if receiver is not None else None,
         throughput_mbps=base, throughput_dip_pct=dip,
         rtt_ms_median=statistics.median(rtts) if rtts else None, rtt_ms_max=max(rtts) if rtts else None)
 

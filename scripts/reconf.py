@@ -148,6 +148,7 @@ class Reconfiguration:
             for c in clients:
                 c.wait(timeout=self.spec.duration_s + 30)
             meta["t_end"] = time.time()
+            time.sleep(0.5)  # the last segments reach the receiver's capture
             meta["nstat"] = {n: nstat_delta(before[n], nstat(hosts[n])) for n in before}
         finally:
             procs.stop_all()
@@ -210,7 +211,7 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
     else:
         sender = read_tcp(run_dir / "sender.pcap")
         receiver = read_tcp(run_dir / "receiver.pcap")
-        m = stream_metrics(sender, t_event, receiver, window)
+        m = stream_metrics(sender, t_event, receiver, window, until=meta["t_end"] - 0.5)
         out.update(asdict(m))
         flow = data_flow(sender)
         out["baseline_gap_ms"] = largest_gap([p.t for p in of_connection(sender, flow)], *quiet).ms
