@@ -93,10 +93,12 @@ class BlockContext:
                 raise CompileError(d.loc, f"{d.name}: parser value sets (value_set) are not supported")
             tent = scope.lookup(d.typ.name) if isinstance(d.typ, A.NamedT) else None
             if isinstance(tent, DeclE) and tent.kind in ("control", "parser"):
-                if tent.kind == "parser":
-                    raise CompileError(d.loc, f"{d.name}: sub-parsers are not supported")
+                if (tent.kind == "parser") != isinstance(self.decl, A.ParserDecl):
+                    raise CompileError(d.loc, f"{d.name}: a {tent.kind} instance in a "
+                                       f"{'parser' if isinstance(self.decl, A.ParserDecl) else 'control'}")
                 ctor = self.ctor_args(d, tent.decl, sl)
-                scope.add(d.name, DeclE("subcontrol", tent.decl, qualified(d, prefix), ctor), d.loc)
+                kind = "subparser" if tent.kind == "parser" else "subcontrol"
+                scope.add(d.name, DeclE(kind, tent.decl, qualified(d, prefix), ctor), d.loc)
                 return
             qname = qualified(d, prefix)
             # a control instance applied twice declares its locals twice: the externs are shared

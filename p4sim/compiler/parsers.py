@@ -8,11 +8,11 @@ from p4sim.compiler import ast as A
 from p4sim.compiler.actions import StmtLowerer
 from p4sim.compiler.builder import source_info
 from p4sim.compiler.controls import BlockContext
-from p4sim.compiler.env import DeclE, FieldE, HeaderE, StackE, StructE
+from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import V, describe, hexstr, mask_of
 from p4sim.compiler.externs import HASH_ALGOS, field_refs
-from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, bit_width, strip
+from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, ObjT, bit_width, strip
 
 
 class ParserLowerer(BlockContext):
@@ -32,34 +32,116 @@ class ParserLowerer(BlockContext):
         init: list[A.Stmt] = []
         for loc_decl in d.locals:
             self.declare_local(loc_decl, sl, init)
+        self.states: list[dict] = []
+        self.need_reject = False
+        self._names: set[str] = set()
+        self.parser_states(d, self.scope, "", None, init)
+        if self.need_reject:
+            # bmv2 has no reject state: raise a parser error (v1model continues to ingress with it set)
+            err = hexstr(self.prog.error_code("NoMatch", d.loc), 32)
+            self.states.append({"name": "reject", "id": len(self.states), "parser_ops": [
+                {"op": "verify", "parameters": [{"type": "bool", "value": False}, err]}],
+                "transitions": [{"type": "default", "value": None, "mask": None, "next_state": None}],
+                "transition_key": []})
+        pj = {"name": "parser", "id": 0, "init_state": "start", "parse_states": self.states}
+        self.bm.parsers.append(pj)
+        return pj
+
+    def parser_states(self, d: A.ParserDecl, scope: Any, prefix: str, accept: str | None,
+                      init: list[A.Stmt]) -> str:
+        """Lower the states of parser d (the top parser, or an inlined sub-parser instance named by
+        prefix whose `accept` continues at state accept); returns the JSON name of its start state."""
         names = {s.name for s in d.states}
         if "start" not in names:
             raise CompileError(d.loc, f"parser {d.name} has no start state")
         for s in d.states:
             if s.name in ("accept", "reject"):
                 raise CompileError(s.loc, f"state {s.name} cannot be redefined")
-        states = []
-        need_reject = False
-        for idx, s in enumerate(d.states):
-            stl = StmtLowerer(self.scope.child(), self.prog, self)
-            stl.allow_jumps = False
-            ops = []
-            for st in (init if s.name == "start" else []) + s.stmts:
+        rename = {n: self._state_name(f"{prefix}{n}") for n in names}
+
+        def target(n: str, loc: Any) -> str | None:
+            if n == "accept":
+                return accept
+            if n == "reject":
+                return "reject"
+            if n not in rename:
+                raise CompileError(loc, f"transition to undefined state {n!r}")
+            return rename[n]
+
+        for s in d.states:
+            self.state(s, scope, rename[s.name], target, (init if s.name == "start" else []) + s.stmts)
+        return rename["start"]
+
+    def _state_name(self, base: str) -> str:
+        name, i = base, 0
+        while name in self._names:
+            name, i = f"{base}_{i}", i + 1
+        self._names.add(name)
+        return name
+
+    def state(self, s: A.State, scope: Any, name: str, target: Any, stmts: list[A.Stmt]) -> None:
+        """One parse state; a sub-parser apply splits it: the statements before it, the sub-parser's
+        states (inlined as p4c does), then a continuation state with the rest and the transition."""
+        stl = StmtLowerer(scope.child(), self.prog, self)
+        stl.allow_jumps = False
+        ops: list[dict] = []
+        entry = len(self.states)
+        self.states.append({"name": name, "id": entry})
+        for k, st in enumerate(stmts):
+            sub = self._subparser_apply(st, stl)
+            if sub is None:
                 ops += [self._op(p) for p in stl.stmt(st)]
-            key, trans = self._transition(stl, s, names)
-            need_reject |= any(t["next_state"] == "reject" for t in trans)
-            states.append({"name": s.name, "id": idx, "parser_ops": ops, "transitions": trans,
-                           "transition_key": key})
-        if need_reject:
-            # bmv2 has no reject state: raise a parser error (v1model continues to ingress with it set)
-            err = hexstr(self.prog.error_code("NoMatch", d.loc), 32)
-            states.append({"name": "reject", "id": len(states), "parser_ops": [
-                {"op": "verify", "parameters": [{"type": "bool", "value": False}, err]}],
-                "transitions": [{"type": "default", "value": None, "mask": None, "next_state": None}],
-                "transition_key": []})
-        pj = {"name": "parser", "id": 0, "init_state": "start", "parse_states": states}
-        self.bm.parsers.append(pj)
-        return pj
+                continue
+            cont = self._state_name(f"{name}_cont")
+            start = self.inline_parser(sub, st.call, stl, cont)
+            self.states[entry].update({"parser_ops": ops, "transition_key": [], "transitions": [
+                {"type": "default", "value": None, "mask": None, "next_state": start}]})
+            rest = A.State(s.loc, s.name, s.annos, stmts[k + 1:], s.next, s.select, s.cases, s.trans_loc)
+            self.state(rest, stl.scope, cont, target, rest.stmts)
+            return
+        key, trans = self._transition(stl, s, target)
+        self.need_reject |= any(t["next_state"] == "reject" for t in trans)
+        self.states[entry].update({"parser_ops": ops, "transitions": trans, "transition_key": key})
+
+    def _subparser_apply(self, st: A.Stmt, sl: StmtLowerer) -> DeclE | None:
+        if isinstance(st, A.CallStmt) and isinstance(st.call.func, A.Member) and st.call.func.name == "apply" \
+                and isinstance(st.call.func.expr, A.Name):
+            ent = sl.scope.lookup(st.call.func.expr.name)
+            if isinstance(ent, DeclE) and ent.kind == "subparser":
+                return ent
+        return None
+
+    def inline_parser(self, ent: DeclE, c: A.Call, sl: StmtLowerer, cont: str) -> str:
+        """The states of a sub-parser instance, parameters bound to the apply's arguments; returns
+        the name of its start state. Names are prefixed by the instance (`sub.start`)."""
+        pd: A.ParserDecl = ent.decl
+        if len(c.args) != len(pd.params):
+            raise CompileError(c.loc, f"{pd.name}.apply takes {len(pd.params)} arguments, found {len(c.args)}")
+        sc = self.prog.scope.child()
+        for n, cv in (ent.extra or {}).items():
+            sc.add(n, cv)
+        for p, a in zip(pd.params, c.args, strict=True):
+            pt = self.prog.resolve(p.typ, sc)
+            if isinstance(pt, ObjT) and pt.name == "packet_in":
+                if not (isinstance(a.expr, A.Name) and isinstance(sl.scope.lookup(a.expr.name), DeclE)
+                        and sl.scope.lookup(a.expr.name).kind == "packet"):
+                    raise CompileError(a.expr.loc, f"argument {p.name} of {pd.name}.apply must be the packet")
+                sc.add(p.name, DeclE("packet", None, "packet_in"))
+                continue
+            v = sl.expr(a.expr, strip(pt))
+            if isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)):
+                sl.coerce(v, pt, a.expr.loc, f"argument {p.name}")
+                sc.add(p.name, v.ent)
+            elif v.const is not None and not p.direction.endswith("out"):
+                sc.add(p.name, ConstE(sl.coerce(v, pt, a.expr.loc, f"argument {p.name}").const, pt))
+            else:
+                raise CompileError(a.expr.loc, f"argument {p.name} of {pd.name}.apply must be a variable or a "
+                                   "constant")
+        init: list[A.Stmt] = []
+        sub_sl = StmtLowerer(sc, self.prog, self)
+        for d in pd.locals:
+            self.declare_local(d, sub_sl, init, sc, ent.qname)
+        return self.parser_states(pd, sc, f"{ent.qname.split('.', 1)[-1]}.", cont, init)
 
     @staticmethod
     def _op(p: dict) -> dict:
@@ -81,7 +163,7 @@ class ParserLowerer(BlockContext):
             if not isinstance(strip(e.t), ErrorT):
                 raise CompileError(c.args[1].expr.loc, f"verify expects an error, found {e.t}")
             return [{"op": "verify", "parameters": [sl.cond(b, c.loc), e.j]}]
-        if not (isinstance(f, A.Member) and isinstance(f.expr, A.Name) and f.expr.name == self.packet):
+        if not (isinstance(f, A.Member) and isinstance(f.expr, A.Name) and _is_packet(sl, f.expr.name)):
             return None
         if f.name == "extract":
             if len(c.args) != 1:
@@ -104,23 +186,14 @@ class ParserLowerer(BlockContext):
     def lookahead(self, sl: StmtLowerer, e: A.Expr) -> V | None:
         """`pkt.lookahead<T>()` as a bmv2 lookahead operand."""
         if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead" and \
-                isinstance(e.func.expr, A.Name) and e.func.expr.name == self.packet:
+                isinstance(e.func.expr, A.Name) and _is_packet(sl, e.func.expr.name):
             if len(e.type_args) != 1:
                 raise CompileError(e.loc, "lookahead needs a type argument: lookahead<bit<W>>()")
             t = strip(self.prog.resolve(e.type_args[0], sl.scope))
             return V({"type": "lookahead", "value": [0, bit_width(t)]}, t)
         return None
 
-    def _transition(self, sl: StmtLowerer, s: A.State, names: set[str]) -> tuple[list, list]:
-        def target(n: str, loc: Any) -> str | None:
-            if n == "accept":
-                return None
-            if n == "reject":
-                return "reject"
-            if n not in names:
-                raise CompileError(loc, f"transition to undefined state {n!r}")
-            return n
-
+    def _transition(self, sl: StmtLowerer, s: A.State, target: Any) -> tuple[list, list]:
         if s.select is None:
             nxt = s.next or "accept"
             return [], [{"type": "default", "value": None, "mask": None,
@@ -177,6 +250,11 @@ class ParserLowerer(BlockContext):
         if isinstance(k, A.Range):
             return _range_to_masks(c(k.lo), c(k.hi), w)
         return [(c(k), mask_of(w))]
+
+
+def _is_packet(sl: StmtLowerer, name: str) -> bool:
+    ent = sl.scope.lookup(name)
+    return isinstance(ent, DeclE) and ent.kind == "packet"
 
 
 def _hex_bytes(value: int, width: int) -> str:
