@@ -163,7 +163,7 @@ class Emulation:
         self._preflight()
         self.state = RunState.create()
         if self.log_dir is None:
-            self.log_dir = Path("/tmp/hitless-run") / self.state.run_id
+            self.log_dir = Path(self.state.path).parent / self.state.run_id
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._build()
         self._start_switches()

@@ -1,8 +1,8 @@
 """Mininet emulation: fat-tree pingall in ECMP and spray, ucd4 with the OCS, bad input, clean-net.
 
 Needs root, Mininet and the switch binary ($SWITCH, default p4sim-switch); compiles the programs
-with $P4C (default p4sim-compile) into a temporary build directory. Node names carry the prefix
-`t7` so a test run does not collide with a `make run-topo` on the same machine.
+with $P4C (default p4sim-compile) into a temporary build directory. Node names carry a prefix
+`t<2 chars of the PID>` so a test run does not collide with another or with a `make run-topo`.
 """
 
 from __future__ import annotations
@@ -21,12 +21,14 @@ from topo import generators
 from topo.emulation import cli as emu_cli
 from topo.emulation.state import RunState, clean_net, interface_exists, proc_start_time
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root")
+pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root")]
 mininet = pytest.importorskip("mininet.net", reason="Mininet is not installed")
 
 from topo.emulation.network import Emulation  # noqa: E402 - after the skip checks
 
-PREFIX = "t7"
+# per test process, so two test runs (or a test run and `make run-topo`) never share an interface name
+PREFIX = "t" + "0123456789abcdefghijklmnopqrstuvwxyz"[os.getpid() % 36] + "0123456789abcdefghijklmnopqrstuvwxyz"[
+    os.getpid() // 36 % 36]
 REPO = Path(__file__).resolve().parents[2]
 FAST_OCS = ["--mirror-ms", "20", "--lock-ms", "0", "--lock-jitter-ms", "0", "--poll-ms", "40",
             "--missed-poll-prob", "0"]
@@ -76,12 +78,24 @@ def assert_gone(pids: dict[str, int]) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run records and logs of each test in its own directory (subprocesses too), not /tmp/hitless-run."""
+    import topo.emulation.state as state_mod
+
+    d = tmp_path / "runs"
+    monkeypatch.setattr(state_mod, "STATE_DIR", d)
+    monkeypatch.setenv("HITLESS_RUN_DIR", str(d))
+    return d
+
+
+@pytest.fixture(autouse=True)
 def _no_leftovers():
     assert not our_interfaces(), f"interfaces of an earlier run: {our_interfaces()}"
     yield
     assert not our_interfaces(), f"interfaces left: {our_interfaces()}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["ecmp", "spray"])
 def test_fattree_k4_pingall(build: Path, mode: str) -> None:
     emu = Emulation(generators.fattree(4), mode, build_dir=build, grpc_base=free_grpc_base(), prefix=PREFIX)
@@ -103,6 +117,7 @@ def test_fattree_k4_pingall(build: Path, mode: str) -> None:
     assert_gone(pids)
 
 
+@pytest.mark.slow
 def test_ucd4_cli_pingall_iperf3_and_mbb_over_circuit(build: Path, tmp_path: Path) -> None:
     script = tmp_path / "cmds"
     # h2 (s2) -> h1 (s1) crosses the circuit OCS 3 <-> 1 of the initial map; then the hitless
@@ -124,6 +139,7 @@ def test_ucd4_cli_pingall_iperf3_and_mbb_over_circuit(build: Path, tmp_path: Pat
     assert "ocs: circuits [(3, 4), (2, 5)]" in out and "port 1: s1:2 dark (no circuit)" in out
 
 
+@pytest.mark.slow
 def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
     emu = Emulation(generators.ucd4(), "ecmp", build_dir=build, grpc_base=free_grpc_base(), prefix=PREFIX,
                     ocs_args=FAST_OCS, rto_min="10ms")
@@ -259,6 +275,7 @@ def _run_pids(log: Path) -> dict[str, int]:
     return {p.what: p.pid for p in state.processes}
 
 
+@pytest.mark.slow
 def test_sigterm_cleans_up(build: Path, tmp_path: Path) -> None:
     log = tmp_path / "run.log"
     proc = _start_cli_run(build, log, "--cmd", "h1 sleep 60")
@@ -269,6 +286,7 @@ def test_sigterm_cleans_up(build: Path, tmp_path: Path) -> None:
     assert_gone(pids)
 
 
+@pytest.mark.slow
 def test_killed_run_is_removed_by_clean_net(build: Path, tmp_path: Path) -> None:
     log = tmp_path / "run.log"
     proc = _start_cli_run(build, log, "--cmd", "h1 sleep 60")
@@ -282,6 +300,7 @@ def test_killed_run_is_removed_by_clean_net(build: Path, tmp_path: Path) -> None
     assert_gone(pids)
 
 
+@pytest.mark.slow
 def test_interactive_cli_reads_commands_and_cleans_up_on_exit(build: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "topo", "run", "--topo", "ucd4", "--build", str(build), "--prefix",
                           PREFIX, "--grpc-base", str(free_grpc_base()), "--ocs-arg=--instant"],
