@@ -89,6 +89,7 @@ class Bmv2Json:
         self.register_arrays: list[dict] = []
         self.actions: list[dict] = []
         self.action_ids: dict[str, int] = {}
+        self.parse_vsets: list[dict] = []
         self.digest_names: dict[int, str] = {}  # id of a digest call on a tuple -> digest_N
         self.action_memo: dict[str, int] = {}  # action name + bound directional arguments -> id
         self.parsers: list[dict] = []
@@ -230,7 +231,7 @@ class Bmv2Json:
             "errors": self.errors,
             "enums": self.enums,
             "parsers": self.parsers,
-            "parse_vsets": [],
+            "parse_vsets": self.parse_vsets,
             "deparsers": self.deparsers,
             "meter_arrays": self.meter_arrays,
             "counter_arrays": self.counter_arrays,

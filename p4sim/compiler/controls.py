@@ -57,6 +57,28 @@ class BlockContext:
                                          extra={"annos": annos, "decl": ent.decl},
                                          fixed_id=id_annotation(ent.decl.annos), loc=ent.decl.loc))
 
+    def value_set(self, d: A.Instance, sl: StmtLowerer, qname: str) -> DeclE:
+        """`value_set<T>(size) name;` in a parser: bmv2 parse_vsets and P4Info value_sets (T is bit<W>
+        or a struct of those, matched exactly on the concatenation)."""
+        if not isinstance(self.decl, A.ParserDecl):
+            raise CompileError(d.loc, f"{d.name}: value_set is only allowed in parsers")
+        if len(d.typ.args) != 1 or len(d.args) != 1:
+            raise CompileError(d.loc, f"{d.name}: expected value_set<T>(size)")
+        t = strip(self.prog.resolve(d.typ.args[0], sl.scope))
+        if isinstance(t, StructT) and t.kind == "struct" and all(is_scalar(strip(ft)) for _, ft in t.fields):
+            members = [(n, bit_width(strip(ft))) for n, ft in t.fields]
+        elif is_scalar(t) and not isinstance(t, StructT):
+            members = [("", bit_width(t))]
+        else:
+            raise CompileError(d.loc, f"{d.name}: value_set of {t} is not supported (bit<W> or a struct of bit<W>)")
+        size = sl.const_int(d.args[0].expr, "a constant value set size")
+        width = sum(w for _, w in members)
+        if not any(v["name"] == qname for v in self.bm.parse_vsets):
+            self.bm.parse_vsets.append({"name": qname, "id": len(self.bm.parse_vsets), "compressed_bitwidth": width})
+            self.bm.p4_objs.append(P4InfoObj("value_set", qname, params=members, size=size,
+                                             fixed_id=id_annotation(d.annos), loc=d.loc))
+        return DeclE("value_set", d, qname, (t, width))
+
     def ctor_args(self, d: A.Instance, decl: A.Decl, sl: StmtLowerer) -> dict[str, ConstE]:
         """Constructor arguments of a control or parser instance: compile-time constants by name."""
         params = list(getattr(decl, "ctor_params", None) or [])
@@ -90,7 +112,8 @@ class BlockContext:
             scope.add(d.name, const_value(self.prog, scope, d, self.prog.resolve(d.typ, scope)), d.loc)
         elif isinstance(d, A.Instance):
             if isinstance(d.typ, A.NamedT) and d.typ.name == "value_set":
-                raise CompileError(d.loc, f"{d.name}: parser value sets (value_set) are not supported")
+                scope.add(d.name, self.value_set(d, sl, qualified(d, prefix)), d.loc)
+                return
             tent = scope.lookup(d.typ.name) if isinstance(d.typ, A.NamedT) else None
             if isinstance(tent, DeclE) and tent.kind in ("control", "parser"):
                 if (tent.kind == "parser") != isinstance(self.decl, A.ParserDecl):

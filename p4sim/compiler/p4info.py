@@ -200,6 +200,15 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
                 m.type_spec.bitstring.bit.bitwidth = bit_width(strip(ft))
         else:
             dm.type_spec.bitstring.bit.bitwidth = bit_width(st)
+    for o in bykind.get("value_set", []):
+        vm = info.value_sets.add()
+        pre(vm, o)
+        for i, (mname, w) in enumerate(o.params, 1):
+            mf = vm.match.add()
+            mf.id, mf.bitwidth, mf.match_type = i, w, p4info_pb2.MatchField.EXACT
+            if mname:  # a struct member; a bit<W> value set has one unnamed field, as p4c
+                mf.name = mname
+        vm.size = o.size
     return info
 
 

@@ -214,6 +214,14 @@ class ParserLowerer(BlockContext):
                 trans.append({"type": "default", "value": None, "mask": None,
                               "next_state": target(case.state, case.loc)})
                 continue
+            vset = self._value_set(sl, case.keyset)
+            if vset is not None:
+                if vset.extra[1] != sum(widths):
+                    raise CompileError(case.loc, f"value set {vset.qname} holds {vset.extra[1]}-bit values, "
+                                       f"the select key has {sum(widths)} bits")
+                trans.append({"type": "parse_vset", "value": vset.qname, "mask": None,
+                              "next_state": target(case.state, case.loc)})
+                continue
             if len(ks) != len(keys):
                 raise CompileError(case.loc, f"keyset has {len(ks)} values, select has {len(keys)} keys")
             alts: list[list[tuple[int, int]]] = [[]]
@@ -229,6 +237,16 @@ class ParserLowerer(BlockContext):
                               "next_state": target(case.state, case.loc)})
         return keys, trans
 
+    @staticmethod
+    def _value_set(sl: StmtLowerer, k: A.Expr) -> DeclE | None:
+        if isinstance(k, A.ListExpr) and len(k.items) == 1:
+            k = k.items[0]
+        if isinstance(k, A.Name):
+            ent = sl.scope.lookup(k.name)
+            if isinstance(ent, DeclE) and ent.kind == "value_set":
+                return ent
+        return None
+
     def _keyset(self, sl: StmtLowerer, k: A.Expr, w: int) -> list[tuple[int, int]]:
         t = BitsT(w)
 
@@ -238,8 +256,7 @@ class ParserLowerer(BlockContext):
                 return int(v.const)
             v = sl.coerce(v, t, e.loc, "select value")
             if v.const is None:
-                raise CompileError(e.loc, "select cases must be compile-time constants "
-                                   "(parser value sets are not supported)")
+                raise CompileError(e.loc, "select cases must be compile-time constants or value sets")
             return v.const & mask_of(w)
 
         if isinstance(k, A.Default):

@@ -28,6 +28,7 @@ class ControlGen:
         self.g = g
         self.pg = pg or ParserGen(g)
         self.pg.prim = self.primitive
+        self.pg.bind = self.bind  # value sets in parsers are run-time state too
         self.binds: dict[str, str] = {}  # generated global -> python expression on `pl`
         # fused mode (p4sim.switch.codegen_fused): actions, hashes and selectors are inlined and an
         # `exit` leaves the enclosing single-pass loop instead of returning from a function

@@ -28,6 +28,7 @@ class ParserGen:
     def __init__(self, g: Gen) -> None:
         self.g = g
         self.prim = None  # set by ControlGen: (primitive dict, indent) -> lines
+        self.bind: Any = None  # set by ControlGen: (kind, name, expr on pl) -> a global bound at load
         self.calc_names: dict[str, str] = {}
 
     def err(self, name: str) -> int:
@@ -116,10 +117,12 @@ class ParserGen:
                 out += self.select_key(s, ind)
             for i, t in enumerate(keyed):
                 if t.get("type") == "parse_vset":
-                    raise ValueError(f"parser state {name}: parse value sets are not supported")
-                value = parse_hexstr(t["value"])
-                mask = t.get("mask")
-                cond = f"k == {value}" if mask is None else f"k & {parse_hexstr(mask)} == {value & parse_hexstr(mask)}"
+                    cond = self.vset_cond(s, t)
+                else:
+                    value = parse_hexstr(t["value"])
+                    mask = t.get("mask")
+                    cond = (f"k == {value}" if mask is None
+                            else f"k & {parse_hexstr(mask)} == {value & parse_hexstr(mask)}")
                 out.append(f"{ind}{'if' if i == 0 else 'elif'} {cond}:")
                 body = emit(t.get("next_state"), ind + "    ", path + (name,))
                 if body is None:
@@ -172,6 +175,38 @@ class ParserGen:
         for src, bits in parts:
             expr = f"(({expr}) << {bits}) | {src}" if expr else src
         return out + [f"{ind}k = {expr or 0}"]
+
+    def _key_width(self, k: dict[str, Any]) -> int:
+        if k["type"] == "lookahead":
+            return int(k["value"][1])
+        if k["type"] == "field":
+            return self.g.fwidth(k["value"])
+        if k["type"] == "stack_field":
+            stack, f = k["value"]
+            return self.g.fwidth((self.g.stacks[stack][0], f))
+        raise ValueError(f"parser transition key of type {k['type']!r} is not supported")
+
+    def vset_cond(self, s: dict[str, Any], t: dict[str, Any]) -> str:
+        """Condition of a parse_vset transition: the key without byte padding is a member of the set
+        (bmv2 compares value sets on the compressed key)."""
+        name = t["value"]
+        if name not in self.g.prog.parse_vsets:
+            raise ValueError(f"parser state {s['name']}: value set {name!r} is not in parse_vsets")
+        widths = [self._key_width(k) for k in s.get("transition_key", [])]
+        if sum(widths) != self.g.prog.parse_vsets[name]:
+            raise ValueError(f"parser state {s['name']}: value set {name!r} holds "
+                             f"{self.g.prog.parse_vsets[name]}-bit values, the key has {sum(widths)} bits")
+        terms, off, coff = [], 0, 0
+        for w in reversed(widths):  # least significant key last in k
+            part = f"((k >> {off}) & {(1 << w) - 1})" if off or len(widths) > 1 else "k"
+            terms.append(f"({part} << {coff})" if coff else part)
+            off += (w + 7) // 8 * 8
+            coff += w
+        kc = " | ".join(reversed(terms))
+        if t.get("mask") is not None:
+            kc = f"(({kc}) & {parse_hexstr(t['mask'])})"
+        vs = self.bind("VS", name, f"pl.value_sets[{name!r}].members")
+        return f"({kc}) in {vs}"
 
     def too_short(self, cond: str, ind: str, error: str = "PacketTooShort") -> list[str]:
         """Lines that stop the parser with `error` when cond holds."""
@@ -283,7 +318,9 @@ class ParserGen:
                 out += goto(t.get("next_state"), ind)
                 return out
             if tt == "parse_vset":
-                raise ValueError(f"parser state {s['name']}: parse value sets are not supported")
+                out.append(f"{ind}if {self.vset_cond(s, t)}:")
+                out += goto(t.get("next_state"), ind + "    ")
+                continue
             value = parse_hexstr(t["value"])
             mask = t.get("mask")
             if mask is None:

@@ -234,3 +234,28 @@ class DirectMeter:
         if b is None:
             return GREEN
         return b.execute(nbytes if self.by_bytes else 1, now_us)
+
+
+class ValueSet:
+    """A parser value set (bmv2 parse_vset): exact values of `width` bits. The generated parser holds
+    `members` itself, so writes change the set in place."""
+
+    def __init__(self, name: str, width: int, lock: threading.RLock) -> None:
+        self.name = name
+        self.width = width
+        self.members: set[int] = set()
+        self._lock = lock
+
+    def set_members(self, values: list[int]) -> None:
+        """Replace every member (P4Runtime's MODIFY of a ValueSetEntry); values must fit the width."""
+        for v in values:
+            if not 0 <= v < 1 << self.width:
+                raise InvalidArgument(f"value set {self.name}: value {v:#x} does not fit {self.width} bits")
+        with self._lock:
+            self.members.clear()
+            self.members.update(values)
+
+    def entries(self) -> list[int]:
+        """The members, sorted."""
+        with self._lock:
+            return sorted(self.members)

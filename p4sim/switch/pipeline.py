@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from p4sim.switch import codegen
-from p4sim.switch.externs import CounterArray, DirectMeter, MeterArray, RegisterArray
+from p4sim.switch.externs import CounterArray, DirectMeter, MeterArray, RegisterArray, ValueSet
 from p4sim.switch.profiles import ActionProfile
 from p4sim.switch.program import Program, parse_program
 from p4sim.switch.tables import Table
@@ -35,6 +35,7 @@ class Pipeline:
         self.registers = {n: RegisterArray(i, lock) for n, i in prog.registers.items()}
         self.meters = {n: MeterArray(i, lock) for n, i in prog.meters.items() if not i.is_direct}
         self.direct_meters = {n: DirectMeter(i) for n, i in prog.meters.items() if i.is_direct}
+        self.value_sets = {n: ValueSet(n, w, lock) for n, w in prog.parse_vsets.items()}
         # the generated code needs the state objects; the tables need the generated action functions
         self.code, consts = codegen.generate(prog)
         self.namespace = codegen.load(self.code, consts, prog, self)
@@ -62,6 +63,10 @@ class Pipeline:
     def register(self, name: str) -> RegisterArray:
         """A register array by JSON name or unique suffix."""
         return _by_name(self.registers, name, "register")
+
+    def value_set(self, name: str) -> ValueSet:
+        """The parser value set called name (unique suffix)."""
+        return _by_name(self.value_sets, name, "value set")
 
     def meter(self, name: str) -> MeterArray:
         """An indirect meter array by JSON name or unique suffix."""

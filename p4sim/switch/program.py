@@ -188,6 +188,9 @@ class Program:
             fl["id"]: tuple(tuple(e["value"]) for e in fl.get("elements", []) if e.get("type") == "field")
             for fl in doc.get("field_lists", [])}
         self.calculations: dict[str, dict[str, Any]] = {c["name"]: c for c in doc.get("calculations", [])}
+        # parser value sets: name -> compressed bit width (the select key without byte padding)
+        self.parse_vsets: dict[str, int] = {v["name"]: int(v["compressed_bitwidth"])
+                                            for v in doc.get("parse_vsets", [])}
         self._validate()
 
     def _table(self, pipeline: str, t: dict[str, Any]) -> TableInfo:

@@ -89,8 +89,8 @@ def test_type_and_name_errors(tmp_path: Path, body: str, locals_: str, message: 
     ("header_union u_t { }", "", "", "header unions are not supported"),
     ("header v_t { varbit<8> v; }", "", "", "varbit fields are not supported"),
     ("header odd_t { bit<7> v; }", "", "", "header odd_t: its fields total 7 bits"),
-    ("", "", "value_set<bit<8>>(4) vs; state start { transition accept; }",
-     "parser value sets (value_set) are not supported"),
+    ("", "", "value_set<bit<16>>(4) vs; state start { p.extract(hdr.h); transition select(hdr.h.a) "
+     "{ vs: accept; default: accept; } }", "value set P.vs holds 16-bit values, the select key has 8 bits"),
     ("", "", "state start { transition nowhere; }", "transition to undefined state 'nowhere'"),
     ("", "", "state begin { transition accept; }", "parser P has no start state"),
     ("", "", "state start { p.extract(hdr); transition accept; }", "extract expects a header"),
