@@ -51,7 +51,7 @@ from mininet.node import Host
 
 from topo.emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
 from topo.emulation.links import carrier, filter_tc_noise, host_commands, netem_available
-from topo.emulation.ocs import OcsProcess, ports_up_since
+from topo.emulation.ocs import OcsProcess, first_line, ports_up_since
 from topo.emulation.state import RunState, interface_exists
 from topo.model import OcsPort, Topology, load
 from topo.p4switch import P4Switch, SwitchStartError, port_is_free
@@ -62,6 +62,7 @@ log = logging.getLogger(__name__)
 MODES = ("static", "ecmp", "spray")
 FABRIC_MTU = 1600  # path tag: fabric links need >= 1504 (p4src/README.md)
 LINK_UP_TIMEOUT_S = 15.0
+OCS_START_TIMEOUT_S = 30.0
 
 Progress = Callable[[str, str], None]
 
@@ -321,9 +322,9 @@ class Emulation:
         self._ocs_log = open(self.log_dir / "ocs-emulator.log", "wb")  # noqa: SIM115 - closed in stop()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._ocs_log, start_new_session=True)
         self.state.add_process(proc.pid, "ocs-emulator")
-        line = proc.stdout.readline().decode(errors="replace") if proc.stdout else ""
+        line = first_line(proc, self._ocs_log, OCS_START_TIMEOUT_S)
         if "listening on " not in line:
-            proc.wait(timeout=5)
+            _stop_proc(proc)
             tail = (self.log_dir / "ocs-emulator.log").read_text(errors="replace").strip().splitlines()
             raise RuntimeError(f"ocs-emulator exited with code {proc.returncode}: {tail[-1] if tail else line}")
         address = line.split("listening on ", 1)[1].split()[0]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 
 @dataclass(slots=True)
@@ -43,3 +46,30 @@ def ports_up_since(events: Path, offset: int) -> set[int]:
             up.discard(int(rec["slot"]))
     return up
 
+
+
+def first_line(proc: subprocess.Popen, sink: BinaryIO, timeout: float) -> str:
+    """The first stdout line of a daemon ('' if it exits or stays silent); later lines go to sink."""
+    lines: queue.Queue[bytes] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        first = True
+        try:
+            for raw in proc.stdout:
+                if first:
+                    lines.put(raw)
+                    first = False
+                else:
+                    sink.write(raw)
+                    sink.flush()
+        except (OSError, ValueError):  # the run closed the pipe or the log while stopping
+            pass
+        if first:
+            lines.put(b"")
+
+    threading.Thread(target=pump, name="ocs-stdout", daemon=True).start()
+    try:
+        return lines.get(timeout=timeout).decode(errors="replace")
+    except queue.Empty:
+        return ""
