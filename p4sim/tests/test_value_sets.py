@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import grpc
 import pytest
+from google.rpc import code_pb2
 
 from p4sim.switch.device import Device
+from p4sim.switch.p4runtime.proto import p4r
+from p4sim.switch.p4runtime.testing import running_switch
 from p4sim.switch.values import InvalidArgument
 from p4sim.tests.corpus import build
+from p4sim.tests.test_p4runtime_server import INS, MOD, Client, details
 
 TOP = "struct pair_t { bit<8> a; bit<16> b; }"
 PARSER = ("value_set<bit<8>>(4) pvs; value_set<pair_t>(2) pairs;"
@@ -52,3 +57,44 @@ def test_value_sets_select_states_on_the_switch(tmp_path: Path, monkeypatch: pyt
     assert cls(bytes([9, 0, 5, 0])) == 0
     with pytest.raises(InvalidArgument, match="does not fit 8 bits"):
         d.pipeline.value_set("pvs").set_members([256])
+
+
+def _member(*values: int) -> p4r.ValueSetMember:
+    m = p4r.ValueSetMember()
+    for fid, v in enumerate(values, 1):
+        m.match.add(field_id=fid).exact.value = v.to_bytes(max(1, (v.bit_length() + 7) // 8), "big")
+    return m
+
+
+def test_value_sets_over_p4runtime(tmp_path: Path) -> None:
+    res = build(tmp_path, BODY, top=TOP, parser=PARSER)
+    vs = {v.preamble.name: v.preamble.id for v in res.p4info.value_sets}
+    with running_switch(ports={1: "v1", 2: "v2"}) as sw:
+        c = Client(sw.address)
+        c.arbitrate()
+        req = p4r.SetForwardingPipelineConfigRequest(device_id=1, election_id=p4r.Uint128(low=1),
+                                                     action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+        req.config.p4info.CopyFrom(res.p4info)
+        req.config.p4_device_config = json.dumps(res.json).encode()
+        c.stub.SetForwardingPipelineConfig(req)
+        try:
+            ent = p4r.Entity(value_set_entry=p4r.ValueSetEntry(value_set_id=vs["P.pairs"], members=[_member(3, 5)]))
+            c.write((MOD, ent))
+            assert sw.device.process(1, bytes([3, 0, 5, 0]))[0][1][3] == 4
+            got = c.read(p4r.Entity(value_set_entry=p4r.ValueSetEntry()))
+            by_id = {e.value_set_entry.value_set_id: e.value_set_entry for e in got}
+            assert set(by_id) == set(vs.values()) and not by_id[vs["P.pvs"]].members
+            assert [[(m.field_id, m.exact.value) for m in mem.match] for mem in by_id[vs["P.pairs"]].members] == \
+                [[(1, b"\x03"), (2, b"\x05")]]
+            too_many = p4r.ValueSetEntry(value_set_id=vs["P.pairs"], members=[_member(1, 1), _member(2, 2), _member(3, 3)])
+            for utype, e, code in ((INS, ent, code_pb2.INVALID_ARGUMENT),
+                                   (MOD, p4r.Entity(value_set_entry=too_many), code_pb2.RESOURCE_EXHAUSTED),
+                                   (MOD, p4r.Entity(value_set_entry=p4r.ValueSetEntry(
+                                       value_set_id=vs["P.pvs"], members=[_member(256)])), code_pb2.OUT_OF_RANGE)):
+                with pytest.raises(grpc.RpcError) as exc:
+                    c.write((utype, e))
+                assert [d.canonical_code for d in details(exc.value)] == [code]
+            c.write((MOD, p4r.Entity(value_set_entry=p4r.ValueSetEntry(value_set_id=vs["P.pairs"]))))  # empty it
+            assert sw.device.process(1, bytes([3, 0, 5, 0]))[0][1][3] == 0
+        finally:
+            c.close()

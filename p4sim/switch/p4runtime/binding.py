@@ -16,7 +16,7 @@ from p4sim.switch.p4runtime.schema import OPTIONAL, Schema, TableInfo
 from p4sim.switch.values import FieldMatch, Ternary
 
 if TYPE_CHECKING:
-    from p4sim.switch.externs import CounterArray, DirectMeter, MeterArray, RegisterArray
+    from p4sim.switch.externs import CounterArray, DirectMeter, MeterArray, RegisterArray, ValueSet
     from p4sim.switch.pipeline import Pipeline
     from p4sim.switch.profiles import ActionProfile
     from p4sim.switch.tables import Table
@@ -56,6 +56,7 @@ class Binding:
     meters: dict[int, MeterArray] = field(default_factory=dict)
     registers: dict[int, RegisterArray] = field(default_factory=dict)
     digest_by_learn_id: dict[int, int] = field(default_factory=dict)
+    value_sets: dict[int, ValueSet] = field(default_factory=dict)
 
     def table(self, table_id: int) -> TableBinding:
         """Return the binding of a P4Info table ID (INVALID_ARGUMENT if unknown)."""
@@ -139,4 +140,11 @@ def bind(schema: Schema, pipeline: Pipeline) -> Binding:
         if d.name not in learn_by_name:
             raise invalid(f"P4Info digest {d.name!r} is not a learn list of the device config")
         b.digest_by_learn_id[learn_by_name[d.name]] = d.id
+    for vs in schema.value_sets.values():
+        dev = pipeline.value_sets.get(vs.name)
+        if dev is None:
+            raise invalid(f"P4Info value set {vs.name!r} is not a parse_vset of the device config")
+        if sum(vs.widths) != dev.width:
+            raise invalid(f"P4Info value set {vs.name!r} has {sum(vs.widths)} bits, the device config {dev.width}")
+        b.value_sets[vs.id] = dev
     return b

@@ -124,6 +124,16 @@ class DigestInfo:
 
 
 @dataclass(slots=True)
+class ValueSetInfo:
+    """A parser value set: the widths of its exact match fields, in order, and its size."""
+
+    id: int
+    name: str
+    widths: list[int]
+    size: int
+
+
+@dataclass(slots=True)
 class Schema:
     """A P4Info message indexed by ID."""
 
@@ -138,6 +148,7 @@ class Schema:
     direct_meters: dict[int, ResourceInfo] = field(default_factory=dict)
     registers: dict[int, ResourceInfo] = field(default_factory=dict)
     digests: dict[int, DigestInfo] = field(default_factory=dict)
+    value_sets: dict[int, ValueSetInfo] = field(default_factory=dict)
     packet_in: list[MetadataInfo] = field(default_factory=list)
     packet_out: list[MetadataInfo] = field(default_factory=list)
 
@@ -168,6 +179,10 @@ class Schema:
     def digest(self, digest_id: int) -> DigestInfo:
         """Return the digest with this ID."""
         return _lookup(self.digests, digest_id, "digest")
+
+    def value_set(self, value_set_id: int) -> ValueSetInfo:
+        """Return the value set with this ID."""
+        return _lookup(self.value_sets, value_set_id, "value set")
 
 
 def _lookup(index: dict, object_id: int, what: str):
@@ -258,6 +273,11 @@ def build_schema(p4info: p4i.P4Info) -> Schema:
         elif spec.HasField("bitstring"):
             widths = [_bitwidth(spec)]
         s.digests[d.preamble.id] = DigestInfo(d.preamble.id, d.preamble.name, widths)
+    for vs in p4info.value_sets:
+        if any(m.match_type != p4i.MatchField.EXACT for m in vs.match):
+            raise ValueError(f"value set {vs.preamble.name!r}: only exact match fields are supported")
+        s.value_sets[vs.preamble.id] = ValueSetInfo(vs.preamble.id, vs.preamble.name,
+                                                    [m.bitwidth for m in vs.match], vs.size)
     for cpm in p4info.controller_packet_metadata:
         md = [MetadataInfo(m.id, m.name, m.bitwidth) for m in cpm.metadata]
         if cpm.preamble.name == "packet_in":

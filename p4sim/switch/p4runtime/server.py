@@ -20,7 +20,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from p4sim.switch.p4runtime import config as cfg
-from p4sim.switch.p4runtime import encode, entries, packetio, resources, wire
+from p4sim.switch.p4runtime import encode, entries, packetio, resources, value_sets, wire
 from p4sim.switch.p4runtime.arbitration import Arbiter, Session
 from p4sim.switch.p4runtime.digests import DigestManager
 from p4sim.switch.p4runtime.errors import (
@@ -83,6 +83,8 @@ def _run_update(svc: P4RuntimeService, utype: int, ent: entries.EntryMsg | p4r.E
             resources.write_pre(svc.device.pre, utype, ent.packet_replication_engine_entry)
         elif which == "digest_entry":
             svc.digests.write(utype, ent.digest_entry)  # type: ignore[union-attr]
+        elif which == "value_set_entry":
+            value_sets.write_value_set(b, utype, ent.value_set_entry)
         elif which is None:
             raise invalid("update without an entity")
         else:
@@ -122,6 +124,8 @@ def _read_entity(svc: P4RuntimeService, ent: p4r.Entity, out: list[p4r.Entity | 
         resources.read_pre(svc.device.pre, ent.packet_replication_engine_entry, out)
     elif which == "digest_entry":
         svc.digests.read(ent.digest_entry, out)  # type: ignore[union-attr]
+    elif which == "value_set_entry":
+        value_sets.read_value_sets(b, ent.value_set_entry, out)
     elif which is None:
         raise invalid("read request with an empty entity")
     else:
