@@ -68,10 +68,11 @@ link_mininet() {
   [ -e "$site/mininet" ] || ln -s "$src" "$site/mininet"
 }
 
-if [ ! -f "$APT_STAMP" ]; then
+# The stamp holds the package list, so adding a package to the list installs it on the next run.
+if [ "$(cat "$APT_STAMP" 2>/dev/null)" != "${APT_PACKAGES[*]}" ]; then
   install_apt
   mkdir -p "$VENV"
-  touch "$APT_STAMP"
+  echo "${APT_PACKAGES[*]}" > "$APT_STAMP"
 fi
 make_venv
 say "done"
