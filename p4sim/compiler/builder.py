@@ -7,7 +7,7 @@ from typing import Any
 
 from p4sim.compiler.env import FieldE, HeaderE, StackE
 from p4sim.compiler.errors import Loc
-from p4sim.compiler.types import BitsT, StackT, StructT, Type, bit_width, strip
+from p4sim.compiler.types import BitsT, StackT, StructT, Type, VarbitT, bit_width, strip
 
 JSON_VERSION = [2, 23]
 
@@ -121,23 +121,32 @@ class Bmv2Json:
     def header_type(self, ht: dict) -> str:
         """Add a header type (by name, once)."""
         if ht["name"] not in self._htypes:
-            ht = {"name": ht["name"], "id": len(self.header_types), "fields": ht["fields"]}
+            ht = {"name": ht["name"], "id": len(self.header_types), "fields": ht["fields"],
+                  **({"max_length": ht["max_length"]} if "max_length" in ht else {})}
             self.header_types.append(ht)
             self._htypes[ht["name"]] = ht["name"]
         return ht["name"]
 
     def struct_header_type(self, st: StructT) -> str:
         """The header type of a header (or metadata struct) declaration."""
-        fields = []
+        fields: list[list] = []
         total = 0
+        varbit = False
         for n, t in st.fields:
             ts = strip(t)
             w = bit_width(ts)
-            fields.append([n, w, bool(isinstance(ts, BitsT) and ts.signed)])
+            if isinstance(ts, VarbitT):  # bmv2: width "*", the header's max_length in bytes
+                fields.append([n, "*"])
+                varbit = True
+            else:
+                fields.append([n, w, bool(isinstance(ts, BitsT) and ts.signed)])
             total += w
         if total % 8 and st.kind != "header":  # headers are checked to be whole bytes when declared
             fields.append(["_padding", 8 - total % 8, False])
-        return self.header_type({"name": st.name, "fields": fields})
+        ht: dict = {"name": st.name, "fields": fields}
+        if varbit:
+            ht["max_length"] = total // 8
+        return self.header_type(ht)
 
     def add_header(self, inst: str, st: StructT, metadata: bool) -> HeaderE:
         """A header instance of type st."""

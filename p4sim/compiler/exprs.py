@@ -31,6 +31,7 @@ from p4sim.compiler.types import (
     StringT,
     StructT,
     Type,
+    VarbitT,
     bit_width,
     same,
     strip,
@@ -278,6 +279,9 @@ class ExprLowerer:
                 raise CompileError(e.loc, f"{describe(e)}: {ent.type} has no field {e.name!r}")
             if isinstance(ft, StructT):
                 raise CompileError(e.loc, f"{describe(e)}: nested structs in headers are not supported")
+            if isinstance(strip(ft), VarbitT):
+                raise CompileError(e.loc, f"{describe(e)}: a varbit field can only be extracted and emitted "
+                                   "with its header")
             return self.entity_value(FieldE([ent.inst, e.name], ft), e)
         if isinstance(ent, StructE):
             m = ent.members.get(e.name)

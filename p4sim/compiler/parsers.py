@@ -12,7 +12,7 @@ from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import V, describe, hexstr, mask_of
 from p4sim.compiler.externs import HASH_ALGOS, field_refs
-from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, ObjT, bit_width, strip
+from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, ObjT, VarbitT, bit_width, strip
 
 
 class ParserLowerer(BlockContext):
@@ -147,7 +147,7 @@ class ParserLowerer(BlockContext):
     def _op(p: dict) -> dict:
         if p["op"] == "assign":
             return {"op": "set", "parameters": p["parameters"]}
-        if p["op"] in ("extract", "verify", "advance", "set"):
+        if p["op"] in ("extract", "extract_VL", "verify", "advance", "set"):
             return {"op": p["op"], "parameters": p["parameters"]}
         return {"op": "primitive", "parameters": [{"op": p["op"], "parameters": p["parameters"],
                                                    "source_info": p.get("source_info")}]}
@@ -166,8 +166,10 @@ class ParserLowerer(BlockContext):
         if not (isinstance(f, A.Member) and isinstance(f.expr, A.Name) and _is_packet(sl, f.expr.name)):
             return None
         if f.name == "extract":
+            if len(c.args) == 2:
+                return [self._extract_vl(sl, c)]
             if len(c.args) != 1:
-                raise CompileError(c.loc, "extract with a variable size is not supported (varbit)")
+                raise CompileError(c.loc, "extract takes 1 or 2 arguments")
             a = c.args[0].expr
             if isinstance(a, A.Member) and a.name == "next":
                 st = sl.expr(a.expr)
@@ -182,6 +184,17 @@ class ParserLowerer(BlockContext):
             n = sl.coerce(sl.expr(c.args[0].expr, BitsT(32)), BitsT(32), c.loc, "advance size")
             return [{"op": "advance", "parameters": [n.j]}]
         raise CompileError(c.loc, f"packet_in.{f.name} cannot be called as a statement")
+
+    @staticmethod
+    def _extract_vl(sl: StmtLowerer, c: A.Call) -> dict:
+        """`extract(hdr, size_in_bits)` of a header with a varbit field: bmv2's extract_VL."""
+        v = sl.expr(c.args[0].expr)
+        if not isinstance(v.ent, HeaderE) or not any(isinstance(strip(t), VarbitT) for _, t in v.ent.type.fields):
+            raise CompileError(c.loc, f"extract with a size needs a header with a varbit field, found {v.t}")
+        n = sl.coerce(sl.expr(c.args[1].expr, BitsT(32)), BitsT(32), c.args[1].expr.loc, "varbit size")
+        size = n.j["value"] if n.j.get("type") == "expression" else n.j
+        return {"op": "extract_VL", "parameters": [{"type": "regular", "value": v.ent.inst},
+                                                   {"type": "expression", "value": size}]}
 
     def lookahead(self, sl: StmtLowerer, e: A.Expr) -> V | None:
         """`pkt.lookahead<T>()` as a bmv2 lookahead operand."""

@@ -22,6 +22,7 @@ from p4sim.compiler.types import (
     StructT,
     Type,
     TypeVarT,
+    VarbitT,
     VoidT,
     strip,
 )
@@ -77,7 +78,10 @@ class Program:
                 seen.add(f.name)
                 ft = self.resolve(f.typ, inner)
                 fs = strip(ft)
-                if d.kind == "header" and not isinstance(fs, (BitsT, BoolT, EnumT)):
+                if isinstance(fs, VarbitT) and (d.kind != "header" or any(
+                        isinstance(strip(t), VarbitT) for _, t in st.fields)):
+                    raise CompileError(f.loc, f"{d.name}.{f.name}: varbit fields may only be in headers, one per header")
+                if d.kind == "header" and not isinstance(fs, (BitsT, BoolT, EnumT, VarbitT)):
                     raise CompileError(f.loc, f"{d.name}.{f.name}: header fields must be bit<W>, int<W>, bool "
                                        f"or serializable enums, found {ft}")
                 if isinstance(fs, EnumT) and d.kind == "header" and not fs.underlying:
@@ -157,7 +161,10 @@ class Program:
                 raise CompileError(syn.loc, f"bad width {w}: expected 1..2048")
             return BitsT(w, syn.signed)
         if isinstance(syn, A.VarbitT):
-            raise CompileError(syn.loc, "varbit fields are not supported")
+            w = ExprLowerer(scope, self).const_int(syn.width, "a constant width")
+            if w <= 0 or w % 8:
+                raise CompileError(syn.loc, f"varbit<{w}>: expected a positive multiple of 8 bits (bmv2 extracts bytes)")
+            return VarbitT(w)
         if isinstance(syn, A.TupleT):
             return ListT([self.resolve(a, scope) for a in syn.args])
         if isinstance(syn, A.StackT):

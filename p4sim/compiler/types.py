@@ -25,6 +25,16 @@ class BitsT(Type):
 
 
 @dataclass(slots=True, frozen=True)
+class VarbitT(Type):
+    """varbit<N>: a header field of 0..N bits whose length the parser gives (extract with a size)."""
+
+    max_width: int
+
+    def __str__(self) -> str:
+        return f"varbit<{self.max_width}>"
+
+
+@dataclass(slots=True, frozen=True)
 class InfIntT(Type):
     """The type of integer literals without a width (arbitrary precision)."""
 
@@ -189,6 +199,8 @@ def bit_width(t: Type) -> int:
     t = strip(t)
     if isinstance(t, BitsT):
         return t.width
+    if isinstance(t, VarbitT):
+        return t.max_width
     if isinstance(t, BoolT):
         return 1
     if isinstance(t, ErrorT):

@@ -57,6 +57,10 @@ class Gen:
                 self.meta.add(h)
             for f, _w in fields:
                 self.attr[(h, f)] = f"{base}__{san(f)}"
+        # headers with a variable-length (last) field: header -> (field, attribute of its length in bits)
+        self.varbit: dict[str, tuple[str, str]] = {
+            h: (prog.varbit_fields[hd["header_type"]], f"{self.attr[(h, prog.varbit_fields[hd['header_type']])]}_VL")
+            for h, hd in prog.headers.items() if hd["header_type"] in prog.varbit_fields}
         self.stacks = prog.header_stacks
         # standard_metadata fields by name; older (P4_14-derived) programs keep some of them in
         # intrinsic_metadata / queueing_metadata, named through field_aliases as simple_switch does
@@ -367,6 +371,8 @@ def _packet_class(g: Gen) -> list[str]:
             tmpl[g.attr[(h, f)]] = 0
     for s in g.stacks:
         tmpl[g.stack_next(s)] = 0
+    for _f, vl in g.varbit.values():
+        tmpl[vl] = 0
     tmpl.update({"_b": b"", "_off": 0, "_exit": False, "_clone_i2e": None, "_clone_e2e": None,
                  "_resubmit": None, "_recirc": None, "_digest": None, "_trunc": 0})
     g.consts["TEMPLATE"] = tmpl

@@ -122,6 +122,8 @@ class ControlGen:
             h = self._static_header(ps[0], op)
             lines = [f"{ind}if not p.{g.valid[h]}:"]
             lines += [f"{ind}    p.{g.attr[(h, f)]} = 0" for f, _ in g.hfields[h]]
+            if h in g.varbit:
+                lines.append(f"{ind}    p.{g.varbit[h][1]} = 0")
             return lines + [f"{ind}    p.{g.valid[h]} = 1"]
         if op == "remove_header":
             return [f"{ind}p.{g.valid[self._static_header(ps[0], op)]} = 0"]
@@ -200,6 +202,10 @@ class ControlGen:
         g = self.g
         d, s = self._static_header(dst, "assign_header"), self._static_header(src, "assign_header")
         lines = [f"{ind}p.{g.attr[(d, f)]} = p.{g.attr[(s, f)]}" for f, _ in g.hfields[d]]
+        if d in g.varbit or s in g.varbit:
+            if not (d in g.varbit and s in g.varbit):
+                raise ValueError(f"copy of header {s} to {d}: both or neither must have a variable-length field")
+            lines.append(f"{ind}p.{g.varbit[d][1]} = p.{g.varbit[s][1]}")
         if d not in g.meta:
             lines.append(f"{ind}p.{g.valid[d]} = p.{g.valid[s]}")
         return lines

@@ -212,9 +212,35 @@ class ParserGen:
         """Lines that stop the parser with `error` when cond holds."""
         return [f"{ind}if {cond}:", f"{ind}    err = {self.err(error)}", f"{ind}    break"]
 
+    def extract_vl(self, hdr: str, size: str, ind: str) -> list[str]:
+        """Lines extracting header hdr whose last field is variable-length, `size` bits of it (P4_16 spec:
+        more than the maximum is HeaderTooShort, not whole bytes here ParserInvalidArgument, too few
+        bytes PacketTooShort)."""
+        g = self.g
+        fields = g.hfields[hdr]
+        vf, vl = g.varbit[hdr]
+        fixed = sum(w for f, w in fields if f != vf)
+        vmax = dict(fields)[vf]
+        out = [f"{ind}vl = {size}"]
+        out += self.too_short(f"vl > {vmax}", ind, "HeaderTooShort")
+        out += self.too_short("vl % 8", ind, "ParserInvalidArgument")
+        out += [f"{ind}e = off + {fixed // 8} + (vl >> 3)"] + self.too_short("e > n", ind)
+        out.append(f"{ind}v = int.from_bytes(b[off:e], 'big')")
+        sh = fixed
+        for f, w in fields:
+            if f == vf:
+                continue
+            sh -= w
+            out.append(f"{ind}p.{g.attr[(hdr, f)]} = (v >> (vl + {sh})) & {(1 << w) - 1}")
+        out += [f"{ind}p.{g.attr[(hdr, vf)]} = v & ((1 << vl) - 1)", f"{ind}p.{vl} = vl",
+                f"{ind}p.{g.valid[hdr]} = 1", f"{ind}off = e"]
+        return out
+
     def extract(self, hdr: str, ind: str) -> list[str]:
         """Lines extracting header instance hdr at off."""
         g = self.g
+        if hdr in g.varbit:
+            raise ValueError(f"header {hdr}: extract of a header with a variable-length field needs extract_VL")
         fields = g.hfields[hdr]
         total = sum(w for _, w in fields)
         if total % 8:
@@ -252,6 +278,11 @@ class ParserGen:
                 out.append(f"{ind}p.{nxt} = i + 1")
                 return out
             raise ValueError(f"parser extract of type {t!r} is not supported")
+        if kind == "extract_VL":
+            if params[0]["type"] != "regular" or params[0]["value"] not in g.varbit:
+                raise ValueError(f"extract_VL of {params[0]['value']!r}: expected a header with a variable-length field")
+            pre, size = self.rvalue(params[1], ind)
+            return pre + self.extract_vl(params[0]["value"], size, ind)
         if kind == "set":
             pre, src = self.rvalue(params[1], ind)
             return pre + g.assign(params[0], src, ind, params[1] if params[1]["type"] != "lookahead" else None)
@@ -340,6 +371,17 @@ class ParserGen:
         """Lines appending header hdr's bytes to list `target` if valid."""
         g = self.g
         fields = g.hfields[hdr]
+        if hdr in g.varbit:
+            vf, vl = g.varbit[hdr]
+            fixed = [(f, w) for f, w in fields if f != vf]
+            sh = sum(w for _, w in fixed)
+            terms = [f"p.{g.attr[(hdr, vf)]}"]
+            for f, w in fixed:
+                sh -= w
+                terms.append(f"(p.{g.attr[(hdr, f)]} << (p.{vl} + {sh}))")
+            nb = sum(w for _, w in fixed) // 8
+            return [f"{ind}if p.{g.valid[hdr]}:",
+                    f"{ind}    {target}.append(({' | '.join(terms)}).to_bytes({nb} + (p.{vl} >> 3), 'big'))"]
         total = sum(w for _, w in fields)
         terms = []
         sh = total
@@ -420,6 +462,9 @@ class ParserGen:
 
         for inp in inputs:
             t, v = inp["type"], inp["value"]
+            hdr = v if t == "header" else v[0] if t == "field" else None
+            if hdr in g.varbit and (t == "header" or v[1] == g.varbit[hdr][0]):
+                raise ValueError(f"calculation over the variable-length field of {hdr} is not supported")
             if t == "field":
                 guard = None if (v[0] in g.meta or v[1] == "$valid$") else f"p.{g.valid[v[0]]}"
                 add(guard, f"p.{g.fattr(v)}", g.fwidth(v))

@@ -133,12 +133,19 @@ class Program:
     def __init__(self, doc: dict[str, Any]) -> None:
         self.doc = doc
         self.header_types: dict[str, list[tuple[str, int, bool]]] = {}
+        # header type -> its variable-length field (width "*"); its width above is the maximum, in bits
+        self.varbit_fields: dict[str, str] = {}
         for ht in doc.get("header_types", []):
             fields = []
-            for f in ht["fields"]:
+            for i, f in enumerate(ht["fields"]):
                 width = f[1]
                 if width == "*":
-                    raise ValueError(f"header type {ht['name']}: variable-length fields are not supported")
+                    fixed = sum(int(g[1]) for g in ht["fields"] if g[1] != "*")
+                    if "max_length" not in ht or i != len(ht["fields"]) - 1:
+                        raise ValueError(f"header type {ht['name']}: variable-length field {f[0]!r} must be the "
+                                         "last field and the header needs max_length")
+                    width = int(ht["max_length"]) * 8 - fixed
+                    self.varbit_fields[ht["name"]] = f[0]
                 fields.append((f[0], int(width), bool(f[2]) if len(f) > 2 else False))
             self.header_types[ht["name"]] = fields
         self.headers: dict[str, dict[str, Any]] = {}
