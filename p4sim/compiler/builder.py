@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from p4sim.compiler.env import FieldE, HeaderE, StackE
+from p4sim.compiler.env import FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import Loc
 from p4sim.compiler.types import BitsT, StackT, StructT, Type, VarbitT, bit_width, strip
 
@@ -90,6 +90,8 @@ class Bmv2Json:
         self.actions: list[dict] = []
         self.action_ids: dict[str, int] = {}
         self.parse_vsets: list[dict] = []
+        self.header_union_types: list[dict] = []
+        self.header_unions: list[dict] = []
         self.digest_names: dict[int, str] = {}  # id of a digest call on a tuple -> digest_N
         self.action_memo: dict[str, int] = {}  # action name + bound directional arguments -> id
         self.parsers: list[dict] = []
@@ -154,6 +156,17 @@ class Bmv2Json:
         self.headers.append({"name": inst, "id": len(self.headers), "header_type": ht, "metadata": metadata,
                              "pi_omit": True})
         return HeaderE(inst, st, metadata)
+
+    def add_union(self, name: str, ut: StructT) -> StructE:
+        """A header union: member header instances `name.member` (p4c's HeaderConverter), the union
+        and its type; a StructE of the members whose type has kind header_union."""
+        members = {m: self.add_header(f"{name}.{m}", strip(mt), False) for m, mt in ut.fields}  # type: ignore[arg-type]
+        if not any(t["name"] == ut.name for t in self.header_union_types):
+            self.header_union_types.append({"name": ut.name, "id": len(self.header_union_types),
+                                            "headers": [[m, strip(mt).name] for m, mt in ut.fields]})  # type: ignore[attr-defined]
+        self.header_unions.append({"name": name, "id": len(self.header_unions), "union_type": ut.name,
+                                   "header_ids": [self._header_id(h.inst) for h in members.values()]})
+        return StructE(dict(members), ut)
 
     def add_stack(self, name: str, st: StackT) -> StackE:
         """A header stack and its element instances `name[i]`."""
@@ -233,8 +246,8 @@ class Bmv2Json:
             "header_types": self.header_types,
             "headers": self.headers,
             "header_stacks": self.header_stacks,
-            "header_union_types": [],
-            "header_unions": [],
+            "header_union_types": self.header_union_types,
+            "header_unions": self.header_unions,
             "header_union_stacks": [],
             "field_lists": self.field_lists,
             "errors": self.errors,

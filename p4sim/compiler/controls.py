@@ -145,6 +145,8 @@ class BlockContext:
 def make_storage(bm: Bmv2Json, name: str, t: Type, loc: Any = None) -> Ent:
     """bmv2 storage for a value of type t named name."""
     ts = strip(t)
+    if isinstance(ts, StructT) and ts.kind == "header_union":
+        raise CompileError(loc, f"{name}: header union variables are not supported (only in the headers struct)")
     if is_scalar(ts):
         return bm.scalar(name, t)
     if isinstance(ts, StructT) and ts.kind == "header":
@@ -539,6 +541,8 @@ def _header_struct(bm: Bmv2Json, st: StructT, prefix: str, loc: Any) -> StructE:
         name = f"{prefix}{n}"
         if isinstance(ts, StructT) and ts.kind == "header":
             members[n] = bm.add_header(bm.unique(name), ts, False)
+        elif isinstance(ts, StructT) and ts.kind == "header_union":
+            members[n] = bm.add_union(bm.unique(name), ts)
         elif isinstance(ts, StackT):
             members[n] = bm.add_stack(bm.unique(name), ts)
         elif isinstance(ts, StructT):  # p4c rejects this; p4sim flattens with `_`

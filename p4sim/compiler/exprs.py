@@ -98,6 +98,9 @@ class ExprLowerer:
             v = self.expr(e.func.expr)
             if isinstance(v.ent, HeaderE) and not v.ent.metadata:
                 return V(jexpr("d2b", None, {"type": "field", "value": [v.ent.inst, "$valid$"]}), BoolT())
+            if isinstance(v.ent, StructE) and v.ent.type.kind == "header_union":
+                name = next(iter(v.ent.members.values())).inst.rpartition(".")[0]  # type: ignore[attr-defined]
+                return V(jexpr("valid_union", None, {"type": "header_union", "value": name}), BoolT())
         raise CompileError(e.loc, f"{describe(e.func)}: this call cannot be used as a value here")
 
     def call_function(self, d: A.FunctionDecl, e: A.Call) -> V:

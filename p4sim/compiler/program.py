@@ -64,8 +64,6 @@ class Program:
             base = self.resolve(d.typ, sc)
             sc.add(d.name, TypeE(NewT(d.name, base) if d.new_type else base), d.loc)
         elif isinstance(d, A.StructLike):
-            if d.kind == "header_union":
-                raise CompileError(d.loc, f"header_union {d.name}: header unions are not supported")
             st = StructT(d.kind, d.name, [], d.annos)
             sc.add(d.name, TypeE(st), d.loc)
             inner = sc.child()
@@ -81,6 +79,8 @@ class Program:
                 if isinstance(fs, VarbitT) and (d.kind != "header" or any(
                         isinstance(strip(t), VarbitT) for _, t in st.fields)):
                     raise CompileError(f.loc, f"{d.name}.{f.name}: varbit fields may only be in headers, one per header")
+                if d.kind == "header_union" and not (isinstance(fs, StructT) and fs.kind == "header"):
+                    raise CompileError(f.loc, f"{d.name}.{f.name}: header union members must be headers, found {ft}")
                 if d.kind == "header" and not isinstance(fs, (BitsT, BoolT, EnumT, VarbitT)):
                     raise CompileError(f.loc, f"{d.name}.{f.name}: header fields must be bit<W>, int<W>, bool "
                                        f"or serializable enums, found {ft}")

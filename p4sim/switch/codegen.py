@@ -62,6 +62,9 @@ class Gen:
             h: (prog.varbit_fields[hd["header_type"]], f"{self.attr[(h, prog.varbit_fields[hd['header_type']])]}_VL")
             for h, hd in prog.headers.items() if hd["header_type"] in prog.varbit_fields}
         self.stacks = prog.header_stacks
+        # a header in a union -> the other members (making one valid invalidates them, P4_16 8.20)
+        self.union_siblings: dict[str, list[str]] = {
+            h: [o for o in members if o != h] for members in prog.header_unions.values() for h in members}
         # standard_metadata fields by name; older (P4_14-derived) programs keep some of them in
         # intrinsic_metadata / queueing_metadata, named through field_aliases as simple_switch does
         self.std: dict[str, str] = {f: self.attr[(STD, f)] for f, _w in self.hfields.get(STD, [])}
@@ -160,6 +163,10 @@ class Gen:
             if r["type"] == "header":
                 return f"(p.{self.valid[r['value']]} == 1)"
             return f"({self.hdr_dyn(r)} == 1)"
+        if o == "valid_union":
+            if right.get("type") != "header_union" or right["value"] not in self.prog.header_unions:
+                raise ValueError(f"expression: valid_union of {right!r}: expected a header_union")
+            return "(" + " or ".join(f"p.{self.valid[h]} == 1" for h in self.prog.header_unions[right["value"]]) + ")"
         if o == "d2b":
             return f"({self.ex(right)} != 0)"
         if o == "b2d":

@@ -124,7 +124,8 @@ class ControlGen:
             lines += [f"{ind}    p.{g.attr[(h, f)]} = 0" for f, _ in g.hfields[h]]
             if h in g.varbit:
                 lines.append(f"{ind}    p.{g.varbit[h][1]} = 0")
-            return lines + [f"{ind}    p.{g.valid[h]} = 1"]
+            # a union member made valid invalidates the other members
+            return lines + [f"{ind}    p.{g.valid[h]} = 1"] + [f"{ind}p.{g.valid[o]} = 0" for o in g.union_siblings.get(h, ())]
         if op == "remove_header":
             return [f"{ind}p.{g.valid[self._static_header(ps[0], op)]} = 0"]
         if op in ("mark_to_drop", "drop"):

@@ -234,6 +234,7 @@ class ParserGen:
             out.append(f"{ind}p.{g.attr[(hdr, f)]} = (v >> (vl + {sh})) & {(1 << w) - 1}")
         out += [f"{ind}p.{g.attr[(hdr, vf)]} = v & ((1 << vl) - 1)", f"{ind}p.{vl} = vl",
                 f"{ind}p.{g.valid[hdr]} = 1", f"{ind}off = e"]
+        out += [f"{ind}p.{g.valid[o]} = 0" for o in g.union_siblings.get(hdr, ())]
         return out
 
     def extract(self, hdr: str, ind: str) -> list[str]:
@@ -256,6 +257,7 @@ class ParserGen:
                 expr = f"{expr} & {(1 << w) - 1}"
             out.append(f"{ind}p.{g.attr[(hdr, f)]} = {expr}")
         out.append(f"{ind}p.{g.valid[hdr]} = 1")
+        out += [f"{ind}p.{g.valid[o]} = 0" for o in g.union_siblings.get(hdr, ())]
         out.append(f"{ind}off = e")
         return out
 

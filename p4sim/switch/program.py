@@ -195,6 +195,11 @@ class Program:
             fl["id"]: tuple(tuple(e["value"]) for e in fl.get("elements", []) if e.get("type") == "field")
             for fl in doc.get("field_lists", [])}
         self.calculations: dict[str, dict[str, Any]] = {c["name"]: c for c in doc.get("calculations", [])}
+        # header unions: name -> member header instances (header_unions' header_ids)
+        self.header_unions: dict[str, list[str]] = {
+            u["name"]: [self.header_by_id[i] for i in u["header_ids"]] for u in doc.get("header_unions", [])}
+        if doc.get("header_union_stacks"):
+            raise ValueError("header union stacks are not supported")
         # parser value sets: name -> compressed bit width (the select key without byte padding)
         self.parse_vsets: dict[str, int] = {v["name"]: int(v["compressed_bitwidth"])
                                             for v in doc.get("parse_vsets", [])}
