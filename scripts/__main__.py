@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--out", metavar="<dir>")
     d = sub.add_parser("demo", help="short experiments 1 and 5; results/demo/summary.json")
     d.add_argument("--out", default=str(ROOT / "results" / "demo"), metavar="<dir>")
-    d.add_argument("--runs", type=int, default=3, metavar="<n>", help="runs per procedure/mode (default 3)")
+    d.add_argument("--runs", type=int, default=5, metavar="<n>", help="runs per procedure/mode (default 5)")
     d.add_argument("--reanalyze", action="store_true", help="only recompute metrics and summaries of stored runs")
     return p
 

@@ -30,7 +30,7 @@ def demo_specs(runs: int) -> tuple[specmod.Spec, specmod.Spec]:
     return e1, e5
 
 
-def demo(out: Path, runs: int = 3, reanalyze: bool = False) -> int:
+def demo(out: Path, runs: int = 5, reanalyze: bool = False) -> int:
     """Run both (or only re-analyse stored runs), print the tables, write out/summary.json;
     0 when every run succeeded."""
     t0 = time.monotonic()

@@ -40,6 +40,10 @@ def time_series(data: dict[str, dict[str, Any]], out: Path, name: str) -> list[P
                 ax.plot(xs, ys, lw=0.8, marker="." if key == "rtt" else None, ms=2)
             ax.axvspan(s["event_s"], s["event_done_s"], color="tab:red", alpha=0.2, label="procedure")
             ax.axvline(s["event_s"], color="tab:red", lw=0.8)
+            for step, a, _b in s.get("steps", []):
+                if step in ("ocs", "to-shadow", "flip", "routes", "hold", "probe"):
+                    ax.axvline(a, color="tab:gray", lw=0.5, ls=":")
+                    ax.text(a, ax.get_ylim()[1], step, fontsize=6, rotation=90, va="top", ha="right", color="tab:gray")
             ax.set_ylabel(ylabel, fontsize=8)
             ax.set_title(f"{v}: largest gap {r.get('max_gap_ms', 0):.0f} ms, retx {r.get('retransmissions')}, "
                          f"RTOs {r.get('rto_count')}", fontsize=9)

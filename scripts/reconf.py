@@ -228,6 +228,7 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
             "rtt": rtt_series(sender, flow, t0)[::5],
             "event_s": t_event - t0,
             "event_done_s": meta["t_event_done"] - t0,
+            "steps": step_timeline(run_dir / "events.jsonl", t0),
         }
         ss_file = run_dir / "ss.txt"
         if ss_file.exists():
@@ -239,6 +240,21 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
             out["cc"] = max(set(ccs), key=ccs.count) if ccs else None  # what the sender really ran
         out["static_streams"] = _static_streams(run_dir, meta)
     (run_dir / "metrics.json").write_text(json.dumps(out, default=str))
+    return out
+
+
+def step_timeline(events_file: Path, t0: float) -> list[tuple[str, float, float]]:
+    """(step, start s, end s) of the procedure's steps from the run's event log, relative to t0."""
+    starts: dict[str, float] = {}
+    out = []
+    if not events_file.exists():
+        return out
+    for line in events_file.read_text().splitlines():
+        e = json.loads(line)
+        if e.get("event") == "step-start":
+            starts[e["step"]] = e["t_wall"] - t0
+        elif e.get("event") == "step-done" and e.get("step") in starts:
+            out.append((e["step"], starts.pop(e["step"]), e["t_wall"] - t0))
     return out
 
 
