@@ -165,3 +165,31 @@ def test_nested_controls_run_with_inlined_names(tmp_path: Path) -> None:
     # not routed: nexthop (and its default drop) is skipped, egress_spec stays 0, TTL untouched
     (port, frame), = send("11.0.0.1", 46)
     assert (port, Ether(frame)[IP].ttl) == (0, 9)
+
+
+# ---- parsing.p4: sub-parser, varbit IPv4 options, header union, value set ---------------------
+
+def test_parsing_features_run(tmp_path: Path) -> None:
+    from scapy.layers.inet import IP, TCP, UDP, IPOption_NOP
+    from scapy.layers.l2 import Ether
+    d = Device(ports={1: "q1", 2: "q2"})
+    d.commit_pipeline(d.load_pipeline(_compile("parsing", tmp_path)))
+
+    def run(pkt) -> bytes:  # noqa: ANN001
+        (port, frame), = d.process(1, bytes(pkt))
+        assert port == 2
+        return frame
+    opts = [IPOption_NOP()] * 8  # 8 bytes of options: ihl 7, extracted as varbit and emitted again
+    tcp = Ether() / IP(options=opts, proto=6) / TCP(sport=1, dport=2) / b"pay"
+    out = Ether(run(tcp))
+    assert out.src == "00:00:00:00:04:06" and out[IP].ihl == 7 and bytes(out[IP].payload) == bytes(tcp[IP].payload)
+    # a UDP port in the value set parses the tunnel header (vni + 1); the set starts empty
+    udp = Ether() / IP(proto=17) / UDP(sport=1, dport=4789, chksum=0) / bytes([0, 0, 0, 5]) / b"x"
+    assert run(udp)[-5:] == bytes([0, 0, 0, 5]) + b"x"
+    d.pipeline.value_set("tunnel_ports").set_members([4789])
+    assert run(udp)[-5:] == bytes([0, 0, 0, 6]) + b"x"
+    assert Ether(run(udp)).src == "00:00:00:00:04:11"
+    # UDP from port 7 becomes TCP: only the valid union member is emitted (20 bytes replace 8)
+    u7 = Ether() / IP(proto=17) / UDP(sport=7, dport=9) / (b"z" * 30)
+    frame = run(u7)
+    assert len(frame) == len(bytes(u7)) + 12 and frame[34:38] == bytes([0, 7, 0, 8])

@@ -23,6 +23,7 @@ PROGRAMS = {
     "parser_errors": ("p4sim/tests/corpus/parser_errors.p4", []),
     "special_ops": ("p4sim/tests/corpus/special_ops.p4", []),
     "nested": ("p4sim/tests/corpus/nested.p4", []),
+    "parsing": ("p4sim/tests/corpus/parsing.p4", []),
 }
 
 
