@@ -8,6 +8,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from p4.config.v1 import p4info_pb2
 
@@ -80,12 +81,16 @@ def lower(prog: Program, program_file: str) -> Result:
     if isinstance(std_ent, TypeE) and isinstance(std_ent.type, StructT):
         std.type = std_ent.type  # same fields as builder.STD_META, the v1model declaration's type
     controller_headers(bm, prog.structs)
-    ParserLowerer(prog, bm, parser, shared).run([hdr, meta, std])
-    ChecksumLowerer(prog, bm, blocks["VerifyChecksum"], shared).run([hdr, meta], verify=True)
-    ControlLowerer(prog, bm, blocks["Ingress"], shared, "ingress").run([hdr, meta, std])
-    ControlLowerer(prog, bm, blocks["Egress"], shared, "egress").run([hdr, meta, std])
-    ChecksumLowerer(prog, bm, blocks["ComputeChecksum"], shared).run([hdr, meta], verify=False)
-    DeparserLowerer(prog, bm, blocks["Deparser"], shared).run([hdr])
+    def ctor(lowerer: Any, role: str) -> Any:
+        lowerer.bind_ctor(*prog.main_ctor_args[role])
+        return lowerer
+
+    ctor(ParserLowerer(prog, bm, parser, shared), "Parser").run([hdr, meta, std])
+    ctor(ChecksumLowerer(prog, bm, blocks["VerifyChecksum"], shared), "VerifyChecksum").run([hdr, meta], verify=True)
+    ctor(ControlLowerer(prog, bm, blocks["Ingress"], shared, "ingress"), "Ingress").run([hdr, meta, std])
+    ctor(ControlLowerer(prog, bm, blocks["Egress"], shared, "egress"), "Egress").run([hdr, meta, std])
+    ctor(ChecksumLowerer(prog, bm, blocks["ComputeChecksum"], shared), "ComputeChecksum").run([hdr, meta], verify=False)
+    ctor(DeparserLowerer(prog, bm, blocks["Deparser"], shared), "Deparser").run([hdr])
     _set_result_target(bm)
     info = build_p4info(bm)
     return Result(bm.document(), info)

@@ -79,6 +79,12 @@ class BlockContext:
                                              fixed_id=id_annotation(d.annos), loc=d.loc))
         return DeclE("value_set", d, qname, (t, width))
 
+    def bind_ctor(self, args: list[A.Arg], loc: Any) -> None:
+        """Bind this block's own constructor parameters (`V1Switch(..., Ingress(3), ...)`)."""
+        inst = A.Instance(loc, self.decl.name, [], A.NamedT(loc, self.decl.name), args)
+        for n, cv in self.ctor_args(inst, self.decl, StmtLowerer(self.scope, self.prog, self)).items():
+            self.scope.add(n, cv)
+
     def ctor_args(self, d: A.Instance, decl: A.Decl, sl: StmtLowerer) -> dict[str, ConstE]:
         """Constructor arguments of a control or parser instance: compile-time constants by name."""
         params = list(getattr(decl, "ctor_params", None) or [])

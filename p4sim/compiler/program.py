@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from p4sim.compiler import ast as A
 from p4sim.compiler.env import ConstE, DeclE, Scope, TypeE
 from p4sim.compiler.errors import CompileError, Loc
@@ -197,6 +199,7 @@ class Program:
             raise CompileError(self.main.loc, f"V1Switch expects {len(_ARCH_BLOCKS)} arguments, "
                                f"found {len(self.main.args)}")
         out: dict[str, A.Decl] = {}
+        self.main_ctor_args: dict[str, tuple[list[A.Arg], Any]] = {}
         for role, arg in zip(_ARCH_BLOCKS, self.main.args, strict=False):
             e = arg.expr
             if not (isinstance(e, A.Call) and isinstance(e.func, A.Name)):
@@ -205,8 +208,7 @@ class Program:
             want = "parser" if role == "Parser" else "control"
             if not isinstance(ent, DeclE) or ent.kind != want:
                 raise CompileError(e.loc, f"{e.func.name}: expected a {want} for the {role} of V1Switch")
-            if e.args or ent.decl.ctor_params:
-                raise CompileError(e.loc, f"{e.func.name}: constructor parameters are not supported")
+            self.main_ctor_args[role] = (e.args, e.loc)  # bound by the block's lowerer
             out[role] = ent.decl
         return out
 

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from p4sim.tests.corpus import BODY_LINE, build, error_of
+from p4sim.compiler.compile import compile_file
+from p4sim.compiler.errors import CompileError
+from p4sim.tests.corpus import BODY_LINE, build, error_of, source
 
 
 def prims(res, action: str | None = None) -> list[dict]:
@@ -189,3 +191,14 @@ def test_control_constructor_arguments(tmp_path: Path) -> None:
     assert "Sub takes 2 constructor arguments, found 1" in error_of(tmp_path, "s.apply(m);", "Sub(3) s;", top)
     assert "constructor argument k must be a compile-time constant" in error_of(
         tmp_path, "s.apply(m);", "Sub(hdr.h.a, true) s;", top)
+
+
+def test_v1switch_block_constructor_arguments(tmp_path: Path) -> None:
+    text = source("m.x = k;").replace("control I(inout hs_t hdr, inout m_t m, inout standard_metadata_t sm) {",
+                                      "control I(inout hs_t hdr, inout m_t m, inout standard_metadata_t sm)(bit<8> k) {")
+    src = tmp_path / "top.p4"
+    src.write_text(text.replace("V1Switch(P(), V(), I(), E(), C(), D()) main;", "V1Switch(P(), V(), I(8w42), E(), C(), D()) main;"))
+    assert [p["parameters"][1]["value"] for p in prims(compile_file(src))] == ["0x2a"]
+    src.write_text(text)
+    with pytest.raises(CompileError, match="I takes 1 constructor arguments, found 0"):
+        compile_file(src)
