@@ -193,3 +193,26 @@ def test_parsing_features_run(tmp_path: Path) -> None:
     u7 = Ether() / IP(proto=17) / UDP(sport=7, dport=9) / (b"z" * 30)
     frame = run(u7)
     assert len(frame) == len(bytes(u7)) + 12 and frame[34:38] == bytes([0, 7, 0, 8])
+
+
+def test_parsing_random_and_truncated_frames_do_not_crash(tmp_path: Path) -> None:
+    import random
+    from scapy.layers.inet import IP, UDP, IPOption_NOP
+    from scapy.layers.l2 import Ether
+    d = Device(ports={1: "q1", 2: "q2"})
+    d.commit_pipeline(d.load_pipeline(_compile("parsing", tmp_path)))
+    d.pipeline.value_set("tunnel_ports").set_members([4789])
+    rng = random.Random(7)
+    good = bytes(Ether() / IP(options=[IPOption_NOP()] * 4, proto=17) / UDP(dport=4789) / bytes(8))
+    for i in range(3000):
+        if i % 3 == 0:
+            frame = good[:rng.randrange(len(good) + 1)]          # truncated anywhere, options included
+        elif i % 3 == 1:
+            frame = bytearray(good)
+            frame[14] = 0x40 | rng.randrange(16)                  # any IHL, also < 5 and beyond the frame
+            frame = bytes(frame)
+        else:
+            frame = bytes(rng.randrange(256) for _ in range(rng.randrange(80)))
+        for port, out in d.process(1, frame):
+            assert port == 2 and isinstance(out, bytes)
+    assert d.process(1, good)[0][1][-8:] == bytes([0, 0, 0, 1]) + bytes(4)  # still forwarding: vni + 1
