@@ -197,6 +197,7 @@ def test_parsing_features_run(tmp_path: Path) -> None:
 
 def test_parsing_random_and_truncated_frames_do_not_crash(tmp_path: Path) -> None:
     import random
+
     from scapy.layers.inet import IP, UDP, IPOption_NOP
     from scapy.layers.l2 import Ether
     d = Device(ports={1: "q1", 2: "q2"})
