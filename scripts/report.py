@@ -81,6 +81,7 @@ def lb_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
             .get("mean") for cls in classes}
     jain = {cls: stats([r["classes"][cls]["utilisation"]["jain"] for r in runs if cls in r["classes"]]).get("mean")
             for cls in classes}
+    used = stats([c["utilisation"]["paths_used"] for r in runs for c in r["classes"].values()]).get("mean")
     checks = [c["rate_check_ok"] for r in runs for c in r["classes"].values()]
     return {
         "runs": len(runs),
@@ -93,6 +94,7 @@ def lb_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "utilisation": stats([u for u in util.values() if u is not None]).get("mean"),
         "utilisation_by_class": util,
         "jain_by_class": jain,
+        "core_paths_used": used,
         "max_link_mbps": max((c["max_link_mbps"] for r in runs for c in r["classes"].values()), default=0.0),
         "rate_check_ok": bool(checks) and all(checks),
     }
@@ -188,6 +190,11 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
             held = u[0] < u[1] < u[2]
             lines.append(f"\nSeed 004 ordering static < ECMP < spray on utilisation: {'reproduced' if held else 'NOT reproduced'}"
                          f" ({' / '.join(f'{x:.2f}' for x in u)}).")
+            used = {n: v[n].get("core_paths_used") for n in order}
+            lines.append("Share of core switches that carried traffic: "
+                         + ", ".join(f"{n} {_f(x, '.2f')}" for n, x in used.items())
+                         + ". Below 1 with many flows means the multipath choices are correlated between layers "
+                         "(hash polarization) or per destination, not per flow.")
     else:
         lines += ["| variant | runs | day ms: configured / OCS log mean (p5-p95) / data plane mean (p5-p95) | "
                   "night ms: configured / OCS log mean (p5-p95) / data plane mean (p5-p95) |", "|---|---|---|---|"]
