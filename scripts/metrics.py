@@ -136,15 +136,25 @@ def rto_estimate(data: Sequence[TcpPacket], rto_min_s: float = 0.2) -> int:
 
 
 def receiver_drops(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], flow: Flow) -> int:
-    """Data transmissions of `flow` in the sender capture that never reached the receiver (true drops)."""
-    sent: dict[tuple[int, int], int] = {}
-    for p in sender:
-        if p.flow == flow and p.length > 0:
-            sent[(p.seq, p.length)] = sent.get((p.seq, p.length), 0) + 1
+    """Data transmissions of `flow` in the sender capture that never reached the receiver (true drops).
+
+    Only segments below the highest sequence the receiver saw count: the tail still queued when the
+    captures stopped is in flight, not lost."""
+    got: dict[tuple[int, int], int] = {}
+    top = -1
     for p in receiver:
-        if p.flow == flow and p.length > 0 and sent.get((p.seq, p.length), 0) > 0:
-            sent[(p.seq, p.length)] -= 1
-    return sum(sent.values())
+        if p.flow == flow and p.length > 0:
+            got[(p.seq, p.length)] = got.get((p.seq, p.length), 0) + 1
+            top = max(top, p.seq + p.length)
+    lost = 0
+    for p in sender:
+        if p.flow == flow and p.length > 0 and p.seq + p.length <= top:
+            key = (p.seq, p.length)
+            if got.get(key, 0) > 0:
+                got[key] -= 1
+            else:
+                lost += 1
+    return lost
 
 
 def reordering(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], flow: Flow) -> int:

@@ -220,7 +220,10 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
         after = [v for t, v in series if done_s + (t_event - meta["t_start"]) + 1.0 <= t < series[-1][0] - 0.5]
         out["throughput_after_mbps"] = statistics.median(after) if after else None
         ns = (meta.get("nstat") or {}).get(dyn.src, {})
-        out["rto_count"] = ns.get("timeouts", m.rto_estimate)
+        # the stream's own timeouts (from its capture); nstat counts every connection of the sender's
+        # namespace, iperf3's control connection included, so it is reported next to it only
+        out["rto_count"] = m.rto_estimate
+        out["nstat_timeouts"] = ns.get("timeouts")
         out["nstat_retrans_segs"] = ns.get("retrans_segs")
         t0 = meta["t_start"]
         out["series"] = {
