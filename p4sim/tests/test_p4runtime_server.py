@@ -499,3 +499,33 @@ def test_busy_or_bad_address_is_a_value_error(switch) -> None:
         start_server(Device(device_id=1), switch.address, 1)
     with pytest.raises(ValueError, match="expected <ip>:<port>"):
         start_server(Device(device_id=1), "localhost", 1)
+
+
+def test_single_rate_meter_from_p4info_meter_type(switch) -> None:
+    """A meter whose P4Info MeterSpec.type is single-rate gets cir/cburst/eburst (RFC 2697)."""
+    c = Client(switch.address)
+    try:
+        assert c.arbitrate().arbitration.status.code == code_pb2.OK
+        jpath, ipath = program_files()
+        p4info = load_p4info(ipath)
+        (spec,) = [m.spec for m in p4info.meters if m.preamble.id == PORT_METER]
+        spec.type = spec.SINGLE_RATE_THREE_COLOR
+        req = p4r.SetForwardingPipelineConfigRequest(
+            device_id=1, action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+        req.election_id.low = 1
+        req.config.p4info.CopyFrom(p4info)
+        req.config.p4_device_config = jpath.read_bytes()
+        c.stub.SetForwardingPipelineConfig(req)
+
+        m = p4r.Entity()
+        m.meter_entry.meter_id, m.meter_entry.index.index = PORT_METER, 2
+        cfg = m.meter_entry.config
+        cfg.cir, cfg.cburst, cfg.eburst = 1000, 100, 300
+        c.write((MOD, m))
+        (name,) = switch.device.pipeline.meters
+        got = switch.device.pipeline.meters[name].get_config(2)
+        assert (got.kind, got.cir, got.cburst, got.eburst, got.pir) == ("srTCM", 1000, 100, 300, 0)
+        m.meter_entry.ClearField("config")
+        assert c.read(m)[0].meter_entry.config.eburst == 300
+    finally:
+        c.close()

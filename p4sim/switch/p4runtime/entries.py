@@ -16,6 +16,7 @@ from p4sim.switch.p4runtime import codec, encode
 from p4sim.switch.p4runtime.binding import Binding, TableBinding, device_key
 from p4sim.switch.p4runtime.errors import INTERNAL, PERMISSION_DENIED, UNIMPLEMENTED, P4RuntimeError, invalid
 from p4sim.switch.p4runtime.proto import p4r
+from p4sim.switch.p4runtime.schema import TableInfo
 from p4sim.switch.values import ActionCall, ActionSet, EntryAction, GroupRef, MemberRef
 
 log = logging.getLogger(__name__)
@@ -106,18 +107,29 @@ def watch_port_of(msg: p4r.ActionProfileAction | p4r.ActionProfileGroup.Member) 
     return None
 
 
-def meter_config(msg: p4r.MeterConfig) -> MeterConfig | None:
-    """Return the Device MeterConfig of a message (None for an all-zero config: unconfigured)."""
-    if msg.cir == msg.cburst == msg.pir == msg.pburst == 0:
+def meter_config(msg: p4r.MeterConfig, kind: str = "trTCM") -> MeterConfig | None:
+    """Return the Device MeterConfig of a message (None for an all-zero config: unconfigured).
+
+    kind is the meter's P4Info MeterSpec.type: single-rate meters use cir/cburst/eburst."""
+    values = (msg.cir, msg.cburst, msg.pir, msg.pburst, msg.eburst)
+    if not any(values):
         return None
-    if min(msg.cir, msg.cburst, msg.pir, msg.pburst) < 0:
-        raise invalid(f"negative rate or burst in meter config ({msg.cir}, {msg.cburst}, {msg.pir}, {msg.pburst})")
-    return MeterConfig(msg.cir, msg.cburst, msg.pir, msg.pburst)
+    if min(values) < 0:
+        raise invalid(f"negative rate or burst in meter config {values}")
+    if kind == "trTCM":
+        return MeterConfig(msg.cir, msg.cburst, msg.pir, msg.pburst)
+    return MeterConfig(msg.cir, msg.cburst, eburst=msg.eburst, kind=kind)
+
+
+def _direct_meter_kind(b: Binding, info: TableInfo) -> str:
+    """The meter kind of a table's direct meter."""
+    dm = b.schema.direct_meters.get(info.direct_meter_id)
+    return dm.meter_kind if dm else "trTCM"
 
 
 def meter_to_proto(cfg: MeterConfig, msg: p4r.MeterConfig) -> None:
     """Fill a MeterConfig message."""
-    msg.cir, msg.cburst, msg.pir, msg.pburst = cfg.cir, cfg.cburst, cfg.pir, cfg.pburst
+    msg.cir, msg.cburst, msg.pir, msg.pburst, msg.eburst = cfg.cir, cfg.cburst, cfg.pir, cfg.pburst, cfg.eburst
 
 
 def write_table_entry(b: Binding, utype: int, msg: EntryMsg) -> None:
@@ -151,7 +163,7 @@ def write_table_entry(b: Binding, utype: int, msg: EntryMsg) -> None:
     if has_meter:
         if tb.direct_meter is None:
             raise invalid(f"table {info.name!r} has no direct meter")
-        meter = meter_config(te.meter_config)  # type: ignore[union-attr]
+        meter = meter_config(te.meter_config, _direct_meter_kind(b, info))  # type: ignore[union-attr]
     if utype == INSERT:
         e = table.insert(key, action, prio)
     elif utype == MODIFY:
@@ -336,7 +348,7 @@ def write_direct_meter(b: Binding, utype: int, msg: p4r.DirectMeterEntry) -> Non
         raise invalid(f"table {tb.info.name!r} has no direct meter")
     key = device_key(tb, codec.match_key(tb.info, [codec.match_tuple(m) for m in msg.table_entry.match]))
     e = tb.table.get(key, codec.check_priority(tb.info, msg.table_entry.priority))
-    tb.direct_meter.set_config(e, meter_config(msg.config))
+    tb.direct_meter.set_config(e, meter_config(msg.config, _direct_meter_kind(b, tb.info)))
 
 
 def read_direct_meters(b: Binding, req: p4r.DirectMeterEntry, out: list[p4r.Entity]) -> None:

@@ -153,7 +153,7 @@ def write_meter(b: Binding, utype: int, msg: p4r.MeterEntry) -> None:
     _only_modify(utype, "meter")
     info = b.schema.meter(msg.meter_id)
     arr = b.meters[info.id]
-    cfg = meter_config(msg.config) if msg.HasField("config") else None
+    cfg = meter_config(msg.config, info.meter_kind) if msg.HasField("config") else None
     indices = [_index(msg.index, info.size, info.name)] if msg.HasField("index") else range(info.size)
     for i in indices:
         arr.set_config(i, cfg)

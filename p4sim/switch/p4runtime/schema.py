@@ -103,6 +103,7 @@ class ResourceInfo:
     unit: str = ""
     table_id: int = 0
     bitwidth: int = 0
+    meter_kind: str = "trTCM"  # meters: MeterSpec.type as the device's MeterConfig.kind
 
 
 @dataclass(slots=True)
@@ -221,11 +222,13 @@ def build_schema(p4info: p4i.P4Info) -> Schema:
                                                         table_id=c.direct_table_id)
     for m in p4info.meters:
         s.meters[m.preamble.id] = ResourceInfo(m.preamble.id, m.preamble.name, m.size,
-                                               p4i.MeterSpec.Unit.Name(m.spec.unit).lower())
+                                               p4i.MeterSpec.Unit.Name(m.spec.unit).lower(),
+                                               meter_kind=_meter_kind(m.spec))
     for m in p4info.direct_meters:
         s.direct_meters[m.preamble.id] = ResourceInfo(m.preamble.id, m.preamble.name, 0,
                                                       p4i.MeterSpec.Unit.Name(m.spec.unit).lower(),
-                                                      table_id=m.direct_table_id)
+                                                      table_id=m.direct_table_id,
+                                                      meter_kind=_meter_kind(m.spec))
     for r in p4info.registers:
         s.registers[r.preamble.id] = ResourceInfo(r.preamble.id, r.preamble.name, r.size,
                                                   bitwidth=_bitwidth(r.type_spec))
@@ -285,3 +288,12 @@ def build_schema(p4info: p4i.P4Info) -> Schema:
         elif cpm.preamble.name == "packet_out":
             s.packet_out = md
     return s
+
+
+_METER_KINDS = {"SINGLE_RATE_THREE_COLOR": "srTCM", "SINGLE_RATE_TWO_COLOR": "sr2C"}
+
+
+def _meter_kind(spec: p4i.MeterSpec) -> str:
+    """The device meter kind of a P4Info MeterSpec (two-rate three-colour unless it says otherwise)."""
+    names = {v.number: v.name for v in p4i.MeterSpec.DESCRIPTOR.fields_by_name["type"].enum_type.values}
+    return _METER_KINDS.get(names.get(spec.type, ""), "trTCM")
