@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--event-at", type=float, metavar="<s>", help="override the reconfiguration time")
     r.add_argument("--variants", metavar="<a,b>", help="only these variants")
     r.add_argument("--seed", type=int, default=1, metavar="<n>", help="OCS delay model seed (default 1)")
+    r.add_argument("--build", metavar="<dir>", help="compiled programs (default build/, compiled when stale)")
     s = sub.add_parser("report", help="summary tables and plots of a results directory")
     s.add_argument("spec", metavar="<spec.yaml>")
     s.add_argument("--out", metavar="<dir>", help="results directory (default results/<spec name>)")
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(args.out) if args.out else ROOT / "results" / sp.name
         if args.command == "run":
             sp = specmod.shorten(sp, args.runs, args.duration, args.event_at)
-            counts = run(sp, out, seed=args.seed)
+            counts = run(sp, out, seed=args.seed, build=Path(args.build) if args.build else None)
             print(f"[{sp.name}] {counts['ran']} ran, {counts['skipped']} already done, {counts['failed']} failed")
             return 1 if counts["failed"] else 0
         if args.command == "analyze":

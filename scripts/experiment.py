@@ -14,9 +14,9 @@ from scripts.spec import Spec
 log = logging.getLogger(__name__)
 
 
-def run(spec: Spec, out: Path, seed: int = 1, say=say_flush) -> dict[str, int]:
+def run(spec: Spec, out: Path, seed: int = 1, say=say_flush, build: Path | None = None) -> dict[str, int]:
     """Run the missing runs, then write the summary and plots and print the table."""
-    counts = run_experiment(spec, out, say=say, seed=seed)
+    counts = run_experiment(spec, out, say=say, seed=seed, build=build)
     report(spec, out, say)
     return counts
 

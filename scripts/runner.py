@@ -49,6 +49,13 @@ def free_grpc_base(devices: int, tries: int = 50) -> int:
     raise RuntimeError(f"no free block of {devices} gRPC ports found")
 
 
+def default_p4c() -> str:
+    """$P4C, else p4c-bm2-ss on PATH, else the p4sim compiler of this environment (the Makefile's rule)."""
+    import shutil
+
+    return os.environ.get("P4C") or shutil.which("p4c-bm2-ss") or str(Path(sys.executable).parent / "p4sim-compile")
+
+
 def node_prefix() -> str:
     """A short random prefix for Mininet node names, so runs of other users do not collide."""
     rng = random.Random(os.getpid() ^ time.monotonic_ns())
@@ -100,8 +107,11 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
 
     if os.geteuid() != 0:
         raise ValueError("run: needs root (Mininet namespaces and veth pairs); expected sudo")
-    build = build or ROOT / "build"
-    say(f"[{spec.name}] {ensure_build(build, os.environ.get('P4C'), ROOT / 'p4src')}")
+    if build is None:
+        build = ROOT / "build"
+        say(f"[{spec.name}] {ensure_build(build, default_p4c(), ROOT / 'p4src')}")
+    else:
+        say(f"[{spec.name}] programs from {build}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "spec.json").write_text(json.dumps({"name": spec.name, "kind": spec.kind, "path": spec.path,
                                                "runs": spec.runs, "duration_s": spec.duration_s,

@@ -17,6 +17,8 @@ from scripts.experiment import report
 from scripts.runner import run_experiment
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+# $P4_BUILD_DIR: prebuilt programs (as for control's tests); else build/, compiled when stale
+BUILD = Path(os.environ["P4_BUILD_DIR"]) if os.environ.get("P4_BUILD_DIR") else None
 TOOLS = ("tcpdump", "tshark", "iperf3", "mn")
 
 pytestmark = [
@@ -32,7 +34,7 @@ def results(tmp_path_factory):
     spec.variants = [v for v in spec.variants if v.name in ("bbm", "mbb-timed", "mbb")]
     out = tmp_path_factory.mktemp("e1")
     lines: list[str] = []
-    counts = run_experiment(spec, out, say=lines.append)
+    counts = run_experiment(spec, out, say=lines.append, build=BUILD)
     return spec, out, counts, lines
 
 
@@ -64,7 +66,7 @@ def test_physics(results):
 def test_resume_and_report(results):
     spec, out, _, _ = results
     lines: list[str] = []
-    counts = run_experiment(spec, out, say=lines.append)  # everything exists: no emulation starts
+    counts = run_experiment(spec, out, say=lines.append, build=BUILD)  # everything exists: no emulation starts
     assert counts == {"skipped": 3, "ran": 0, "failed": 0}
     assert not any("starting" in ln for ln in lines)
     summary = report(spec, out, say=lines.append)
