@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default=str(ROOT / "results" / "demo"), metavar="<dir>")
     d.add_argument("--runs", type=int, default=5, metavar="<n>", help="runs per procedure/mode (default 5)")
     d.add_argument("--reanalyze", action="store_true", help="only recompute metrics and summaries of stored runs")
+    d.add_argument("--build", metavar="<dir>", help="compiled programs (default build/, compiled when stale)")
     return p
 
 
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo":
             from scripts.demo import demo
 
-            return demo(Path(args.out), args.runs, args.reanalyze)
+            return demo(Path(args.out), args.runs, args.reanalyze, Path(args.build) if args.build else None)
         sp = specmod.load(args.spec)
         if args.command == "run" and args.variants:
             keep = args.variants.split(",")

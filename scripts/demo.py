@@ -30,7 +30,7 @@ def demo_specs(runs: int) -> tuple[specmod.Spec, specmod.Spec]:
     return e1, e5
 
 
-def demo(out: Path, runs: int = 5, reanalyze: bool = False) -> int:
+def demo(out: Path, runs: int = 5, reanalyze: bool = False, build: Path | None = None) -> int:
     """Run both (or only re-analyse stored runs), print the tables, write out/summary.json;
     0 when every run succeeded."""
     t0 = time.monotonic()
@@ -41,8 +41,8 @@ def demo(out: Path, runs: int = 5, reanalyze: bool = False) -> int:
         report(e5, out / "load_balancing")
         c1 = c5 = {"failed": 0}
     else:
-        c1 = run(e1, out / "reconfiguration")
-        c5 = run(e5, out / "load_balancing")
+        c1 = run(e1, out / "reconfiguration", build=build)
+        c5 = run(e5, out / "load_balancing", build=build)
     summary = demo_summary(out, e1, e5)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     t = summary["targets"]
