@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,11 @@ log = logging.getLogger(__name__)
 PROCEDURES = ("bbm", "mbb-timed", "mbb")
 
 Circuits = list[tuple[int, int]]
+
+# fabric.p4's flowlet_config defaults (p4src/README.md): a flow moves to a gradually set version after
+# an idle gap over GAP, or once the change has waited MAX_HOLD
+FLOWLET_GAP_MS = 5.0
+FLOWLET_MAX_HOLD_MS = 100.0
 
 
 class ProcedureError(Exception):
@@ -61,12 +67,24 @@ def circuits_from_ocs(ocs: OcsDriver) -> Circuits:
     return sorted(out)
 
 
+def with_gradual_versions(state: SwitchState, paths: Iterable[int]) -> SwitchState:
+    """A copy whose `path_version` entries of `paths` move flows gradually (`set_version_gradual`)."""
+    pids = {int(p) for p in paths}
+    have = state.path_versions()
+    st = state.with_versions({pid: have.get(pid, 0) for pid in pids})  # explicit entries for every path
+    for e in st.entries:
+        if e.table.rsplit(".", 1)[-1] == "path_version" and int(e.match["path_id"]) in pids:
+            e.action = "set_version_gradual"
+    return st
+
+
 class Reconfigurer:
     """Runs the procedures on a Network and one OCS of its topology."""
 
     def __init__(self, net: Network, ocs: OcsDriver, ocs_name: str | None = None, mode: str = "ecmp",
                  spray: str = "random", events: EventLog | None = None, probe_timeout: float = 5.0,
-                 drain_ms: float = 20.0, failover: bool = True) -> None:
+                 drain_ms: float = 20.0, failover: bool = True, flowlet_gap_ms: float = FLOWLET_GAP_MS,
+                 flowlet_hold_ms: float = FLOWLET_MAX_HOLD_MS) -> None:
         self.net = net
         self.ocs = ocs
         topo_ocs = net.topo.ocs_map()
@@ -84,6 +102,9 @@ class Reconfigurer:
         # after the flip to the shadow, packets already tagged version 0 are still on their way over
         # the old circuit; wait that long (>= the longest one-way path delay) before darkening it
         self.drain_ms = drain_ms
+        # mbb's flip onto the new circuits is gradual (fabric.p4 flowlet_config: GAP, MAX_HOLD); every
+        # flow has moved GAP + MAX_HOLD after the write, its last old-path packets drain_ms later
+        self.flowlet_gap_ms, self.flowlet_hold_ms = flowlet_gap_ms, flowlet_hold_ms
         hosts = net.topo.hosts
         self.addresses = [int(ipaddress.IPv4Address(h.address)) for h in hosts]
         self.ingress = sorted({lk.a for lk in net.topo.links if lk.b in net.topo.host_map()} |
@@ -131,8 +152,11 @@ class Reconfigurer:
                 shadow = {s: st.with_versions(dict.fromkeys(affected_old.get(s, ()), 1))
                           for s, st in self._current(st_old).items()}
                 mid = {s: st.with_versions(dict.fromkeys(affected_new.get(s, ()), 1)) for s, st in st_new.items()}
+                flowlets = procedure == "mbb" and self._has_gradual()
+                gradual = {s: with_gradual_versions(st, affected_new.get(s, ())) for s, st in st_new.items()} \
+                    if flowlets else st_new
                 step = "prepare"
-                self._timed(res, step, lambda: self._prepare(shadow, mid, st_new), control=False)
+                self._timed(res, step, lambda: self._prepare(shadow, mid, gradual, st_new), control=False)
                 step = "to-shadow"
                 self._timed(res, step, lambda: self.net.sync(shadow, delete=False, step=step, trust_cache=True))
                 step = "drain"
@@ -151,7 +175,19 @@ class Reconfigurer:
                     self._timed(res, step, lambda: self.net.sync(mid, delete=False, step=step, trust_cache=True))
                     step = "probe"
                     self._timed(res, step, lambda: self._probe_new(old, new, res), control=False)
-                step = "flip"
+                if flowlets:
+                    # Onto the (shorter) new circuit at flowlet boundaries, so no flow's packets overtake
+                    # its own still on the shadow path; nothing the flows may still be pinned to (the
+                    # shadow version, old paths) is rewritten or deleted until every flow has moved.
+                    step = "flip"
+                    self._timed(res, step, lambda: self.net.sync(gradual, delete=False, step=step,
+                                                                 trust_cache=True))
+                    step = "flowlet-hold"
+                    hold = self.flowlet_gap_ms + self.flowlet_hold_ms + self.drain_ms
+                    self._timed(res, step, lambda: time.sleep(hold / 1000), control=False)
+                    step = "settle"
+                else:
+                    step = "flip"
                 self._timed(res, step, lambda: self.net.sync(st_new, step=step, trust_cache=True))
         except Exception as exc:
             self.events.log("procedure-error", procedure=procedure, step=step, error=str(exc))
@@ -184,6 +220,19 @@ class Reconfigurer:
 
         fab = Fabric(self.net.topo, self._map(circuits))
         return {s: {port: peer.node for port, peer in ports.items()} for s, ports in fab.peers.items()}
+
+    def _has_gradual(self) -> bool:
+        """Does the fabric program have `set_version_gradual` (older pipelines flip immediately)?"""
+        sess = next(iter(self.net.sessions.values()), None)
+        if sess is None:
+            return False
+        schema = sess.schema
+        try:
+            schema.table_action(schema.tables["path_version"], "set_version_gradual")
+        except (ValueError, KeyError):
+            log.warning("the fabric pipeline has no set_version_gradual: mbb flips immediately")
+            return False
+        return True
 
     def _profiles(self) -> dict[str, str]:
         """Table -> the action profile implementing it, from the fabric schema."""

@@ -14,7 +14,7 @@
 //               | miss
 //             route (LPM) --to_host--> port, dmac (tag stripped in egress)
 //               | set_path(path_id)                      TTL: drop at 0/1, else decrement
-//             version: failover copy | path tag | path_version
+//             version: failover copy | path tag | path_version (+ flowlet gate if gradual)
 //               |
 //             path (path_id, version) --static--> port, dmac
 //               | ecmp / spray
@@ -45,6 +45,7 @@ control FabricIngress(inout fabric_headers_t hdr,
 #include "include/fabric/routing.p4"
 #include "include/fabric/path.p4"
 #include "include/fabric/failover.p4"
+#include "include/fabric/flowlet.p4"
 
     apply {
         if (meta.failover == 0) {
@@ -78,6 +79,25 @@ control FabricIngress(inout fabric_headers_t hdr,
                         meta.version = hdr.path_tag.version;
                     } else {
                         path_version.apply();
+                        flowlet_config.apply();
+                        flowlet_read();
+                        bit<48> now = standard_metadata.ingress_global_timestamp;
+                        if (meta.gradual == 0 || meta.flow_version == meta.version) {
+                            meta.flow_pending = 0;  // immediate, or nothing to change
+                        } else {
+                            // A change is pending for this flow: it moves after an idle gap
+                            // longer than GAP, or once the change has waited MAX_HOLD.
+                            if (meta.flow_pending == 0) {
+                                meta.flow_pending = now;
+                            }
+                            if (now - meta.flow_last_seen > (bit<48>) meta.flowlet_gap ||
+                                    now - meta.flow_pending >= (bit<48>) meta.flowlet_max_hold) {
+                                meta.flow_pending = 0;
+                            } else {
+                                meta.version = meta.flow_version;
+                            }
+                        }
+                        flowlet_write();
                     }
                     path.apply();
                     if (meta.multipath == MULTIPATH_ECMP) {

@@ -159,18 +159,26 @@ class FabricTest(P4RuntimeTest):
         self.insert(entry)
         return entry
 
-    def set_version(self, path_id: int, version: int) -> None:
-        """Make `version` the active version of a path at this (ingress) switch: one write."""
-        entry = TableEntry("path_version", {"path_id": path_id}, "set_version", {"version": version})
+    def set_version(self, path_id: int, version: int, gradual: bool = False) -> None:
+        """Make `version` the active version of a path at this (ingress) switch: one write.
+
+        `gradual`: `set_version_gradual`, each flow moves at its next flowlet boundary.
+        """
+        action = "set_version_gradual" if gradual else "set_version"
+        entry = TableEntry("path_version", {"path_id": path_id}, action, {"version": version})
         if path_id in self._versions:
             self.modify(entry)
         else:
             self.insert(entry)
             self._versions.add(path_id)
 
-    def flip_version(self, path_id: int, to: int) -> None:
+    def flip_version(self, path_id: int, to: int, gradual: bool = False) -> None:
         """The MBB flip: the shadow version becomes active with one MODIFY."""
-        self.set_version(path_id, to)
+        self.set_version(path_id, to, gradual)
+
+    def set_flowlet(self, gap_us: int, max_hold_us: int) -> None:
+        """Modify flowlet_config's default (restored in tearDown): flowlet gap and longest hold."""
+        self.set_default("flowlet_config", "set_flowlet", {"gap_us": gap_us, "max_hold_us": max_hold_us})
 
     # -- ACL ------------------------------------------------------------------------------------
 

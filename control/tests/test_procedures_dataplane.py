@@ -72,6 +72,11 @@ def test_reconfigure_with_traffic(bed, procedure, failover):
     if procedure == "mbb":
         assert s.lost == [], f"mbb lost {len(s.lost)} of {s.sent}"
         assert res.probes >= 2
+        # the flip onto the new circuit is gradual; nothing is settled before every flow has moved
+        assert list(res.steps)[-4:] == ["probe", "flip", "flowlet-hold", "settle"], list(res.steps)
+        assert res.steps["flowlet-hold"] >= rec.flowlet_gap_ms + rec.flowlet_hold_ms
+        flip = [r for r in events.records if r.get("event") == "flip"]  # the writes of the flip step
+        assert len(flip) == 1 and flip[0]["deletes"] == 0 and flip[0]["modifies"] > 0, flip
     if procedure == "bbm" and not failover:
         # no fast failover: the outage lasts until the new circuit carries light (175 ms here) and the
         # new routes are written: the thesis's OST, at 2 ms per frame

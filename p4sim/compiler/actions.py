@@ -226,6 +226,9 @@ class StmtLowerer(ExprLowerer):
             if isinstance(ent, DeclE) and ent.kind == "action":
                 if ent.extra is not None:  # p4c lists every used control-local action in P4Info
                     self.ctx.p4info_action(ent)
+                    # ... and keeps it in the JSON too (a P4Info action must be in the device config),
+                    # even when its body is merged here with the statements around the call
+                    self.ctx.action_id(ent, c.loc, c.args)
                 return self.inline_action(ent.decl, c, ent.extra)
             if isinstance(ent, DeclE) and ent.kind == "function":
                 return extern_function(self, f.name, c)

@@ -186,3 +186,42 @@ def test_field_lists_as_current_p4c(tmp_path: Path) -> None:
                    ("clone_ingress_pkt_to_egress", ["0x00000006", "0x01"]),
                    ("resubmit", ["0x02"]),
                    ("clone_ingress_pkt_to_egress", ["0x00000007", "0x04"])]
+
+
+DIRECT_CALL_SRC = """
+#include <core.p4>
+#include <v1model.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+struct headers_t { eth_t eth; }
+struct meta_t { bit<32> a; bit<32> b; }
+parser P(packet_in pk, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.eth); transition accept; }
+}
+control V(inout headers_t hdr, inout meta_t m) { apply { } }
+control I(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
+    register<bit<32>>(16) r;
+    action load() { r.read(m.a, 32w1); }
+    apply {
+        load();
+        bit<32> x = m.a + 1;
+        m.b = x;
+        sm.egress_spec = (bit<9>) m.b;
+    }
+}
+control E(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers_t hdr, inout meta_t m) { apply { } }
+control D(packet_out pk, in headers_t hdr) { apply { pk.emit(hdr.eth); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_direct_call_merged_with_statements_keeps_the_action_in_json(tmp_path: Path) -> None:
+    # A directly called action merged into one hidden action with the statements after it is still
+    # in P4Info (as p4c lists it), so it must be in the JSON too or the switch refuses the pipeline.
+    src = tmp_path / "direct.p4"
+    src.write_text(DIRECT_CALL_SRC)
+    res = compile_file(src)
+    in_info = {a.preamble.name for a in res.p4info.actions}
+    in_json = {a["name"] for a in res.json["actions"]}
+    assert "I.load" in in_info
+    assert in_info <= in_json

@@ -20,6 +20,13 @@ struct fabric_metadata_t {
     bit<1>    next_hop_set;   // a path or group action chose the egress port
     bit<1>    port_up;        // set only by port_liveness's port_up action
     bit<8>    liveness_pick;  // constant 1: the selector input of port_liveness (see failover.p4)
+    bit<1>    gradual;        // path_version chose set_version_gradual: move at a flowlet boundary
+    bit<32>   flowlet_gap;    // flowlet_config: idle gap (us) that ends a flowlet
+    bit<32>   flowlet_max_hold; // flowlet_config: longest a pending version change waits (us)
+    bit<32>   flow_index;     // 5-tuple hash: index of the flowlet registers
+    version_t flow_version;   // flowlet registers of this flow: its current version,
+    bit<48>   flow_last_seen; // when it was last seen (ingress_global_timestamp, us)
+    bit<48>   flow_pending;   // and since when a change to another version waits (0: none)
     // Kept across the fast-failover resubmit. The parser must not initialise these: it runs
     // again on the resubmitted packet, after the target has restored them.
     @field_list(FL_FAILOVER)

@@ -48,6 +48,22 @@
 #define PORT_COUNTER_SIZE 512
 #endif
 
+// Per-flow flowlet state of the gradual MBB flip, indexed by a 5-tuple hash (collisions only
+// make two flows share a flowlet; MAX_HOLD still bounds the wait). A power of two (TNA masks the hash).
+#ifndef FLOWLET_SIZE
+#define FLOWLET_SIZE 8192
+#endif
+
+// Defaults of flowlet_config (microseconds): the idle gap that ends a flowlet and the longest a
+// pending version change is held back. See p4src/README.md for how they were chosen.
+#ifndef FLOWLET_GAP_US
+#define FLOWLET_GAP_US 5000
+#endif
+
+#ifndef FLOWLET_MAX_HOLD_US
+#define FLOWLET_MAX_HOLD_US 100000
+#endif
+
 #ifndef CIRCUIT_TABLE_SIZE
 #define CIRCUIT_TABLE_SIZE 512
 #endif

@@ -6,7 +6,7 @@
 // Not compiled in this repository (no bf-p4c here): build with the Tofino SDE,
 //   bf-p4c --arch tna -I p4src p4src/tna/fabric.p4 --p4runtime-files fabric.p4info.txtpb
 //
-//  ingress: port_rx, packet-out | probe | acl -> route -> version -> path -> ecmp/spray group
+//  ingress: port_rx, packet-out | probe | acl -> route -> version (flowlet gate) -> path -> ecmp/spray group
 //           -> port_liveness (resubmit with the other version when the port is down)
 //  egress:  packet_in header | port_mac, tag push/strip; port_tx
 
@@ -31,6 +31,7 @@ control FabricIngress(inout tna_headers_t hdr,
 #include "include/routing.p4"
 #include "include/path.p4"
 #include "include/failover.p4"
+#include "include/flowlet.p4"
 
     apply {
         hdr.bridged.setValid();
@@ -70,6 +71,24 @@ control FabricIngress(inout tna_headers_t hdr,
                         hdr.bridged.version = hdr.path_tag.version;
                     } else {
                         path_version.apply();
+                        flowlet_config.apply();
+                        flowlet_prepare();
+                        meta.flow_idle = flowlet_touch.execute(meta.flow_index);
+                        if (meta.gradual == 1) {
+                            meta.flow_held = flowlet_pending.execute(meta.flow_index);
+                            meta.flow_move = 0;
+                            if (meta.flow_idle > meta.flowlet_gap) {
+                                meta.flow_move = 1;
+                            }
+                            if (meta.flow_held >= meta.flowlet_max_hold) {
+                                meta.flow_move = 1;
+                            }
+                        } else {
+                            flowlet_settled.execute(meta.flow_index);
+                            meta.flow_move = 1;
+                        }
+                        meta.flow_current = flowlet_gate.execute(meta.flow_index);
+                        hdr.bridged.version = (version_t) meta.flow_current;
                     }
                     path.apply();
                     if (meta.multipath == MULTIPATH_ECMP) {

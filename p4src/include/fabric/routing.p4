@@ -42,8 +42,18 @@
         meta.has_path = 0;
     }
 
+    // Immediate: every packet of the path takes `version` now (flowlet.p4 keeps the per-flow
+    // state in step, so a later gradual change starts from the truth).
     action set_version(version_t version) {
         meta.version = version;
+        meta.gradual = 0;
+    }
+
+    // Gradual: each flow moves to `version` at its next flowlet boundary (flowlet.p4), so packets
+    // on a shorter new path cannot overtake the flow's packets still on the old one.
+    action set_version_gradual(version_t version) {
+        meta.version = version;
+        meta.gradual = 1;
     }
 
     // The active version of each path, read only for untagged packets (this switch is their
@@ -54,6 +64,7 @@
         }
         actions = {
             set_version;
+            set_version_gradual;
         }
         default_action = set_version(0);
         size = PATH_TABLE_SIZE;

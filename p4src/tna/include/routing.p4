@@ -42,6 +42,13 @@
 
     action set_version(version_t version) {
         hdr.bridged.version = version;
+        meta.gradual = 0;
+    }
+
+    // Each flow moves to `version` at its next flowlet boundary (flowlet.p4).
+    action set_version_gradual(version_t version) {
+        hdr.bridged.version = version;
+        meta.gradual = 1;
     }
 
     // The MBB flip is one MODIFY here, as on v1model.
@@ -51,6 +58,7 @@
         }
         actions = {
             set_version;
+            set_version_gradual;
         }
         default_action = set_version(0);
         size = PATH_TABLE_SIZE;

@@ -56,6 +56,22 @@ struct tna_ingress_metadata_t {
     bit<1>     port_up;
     bit<8>     liveness_pick;  // constant 1: the selector input of port_liveness
     bit<1>     failover;       // this packet is the resubmitted copy
+    bit<1>     gradual;        // path_version chose set_version_gradual (flowlet.p4)
+    bit<32>    flowlet_gap;    // flowlet_config (us)
+    bit<32>    flowlet_max_hold;
+    bit<16>    flow_index;     // 5-tuple hash: index of the flowlet registers
+    bit<32>    now_us;         // global_tstamp in ~us
+    bit<32>    wanted;         // target version + 1 (0: none)
+    bit<32>    flow_idle;      // time since the flow was last seen
+    bit<32>    flow_held;      // time the change has waited
+    bit<1>     flow_move;      // the flow moves to the target version now
+    bit<8>     flow_current;   // the flow's version after the gate
+}
+
+// Flowlet register pair (flowlet.p4): since when a change to version `wanted - 1` waits.
+struct flowlet_pending_t {
+    bit<32> since;
+    bit<32> wanted;
 }
 
 struct tna_egress_metadata_t { }
