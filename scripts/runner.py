@@ -86,7 +86,7 @@ def _experiment(emu: Any, spec: Spec, variant: Variant):
     return ScheduleTiming(emu, spec, variant)
 
 
-class _Terminated(Exception):
+class _Terminated(BaseException):  # noqa: N818 - not an error: a signal, it must end the whole experiment
     pass
 
 
@@ -159,7 +159,7 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
                             (d / "error.txt").unlink(missing_ok=True)
                             say(f"[{spec.name}] {n}/{total} {variant.name} run {i}: {one_line(m)} "
                                 f"({time.monotonic() - t_run:.0f} s, {time.monotonic() - t0:.0f} s total)")
-                        except (RuntimeError, OSError, ValueError, TimeoutError) as exc:
+                        except Exception as exc:  # noqa: BLE001 - one failed run is recorded, the others go on
                             counts["failed"] += 1
                             d.mkdir(parents=True, exist_ok=True)
                             (d / "error.txt").write_text(traceback.format_exc())
