@@ -1,5 +1,11 @@
 """Reconfiguration procedures: bbm (thesis OST), mbb-timed (thesis MBB) and mbb (hitless).
 
+mbb's two flips (old circuit -> electrical shadow, shadow -> new circuit) are flowlet-gated
+(`set_version_gradual`, p4src/README.md): each flow moves at an idle gap, so packets on the shorter
+path never overtake the flow's own packets on the longer one; the procedure then waits GAP + MAX_HOLD
+(read from the switches' `flowlet_config`) + drain_ms before it darkens or rewrites what flows may
+still be pinned to. mbb-timed and bbm flip immediately (the thesis's procedures).
+
 Each step is an event in the EventLog (JSON lines, monotonic and wall clock). Every switch write is
 a reconcile to a whole state, so each switch's desired state is always one that forwards: after a
 fault the procedure stops, reports the step, and leaves traffic where the last completed step put it
@@ -16,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from control.entities import TableEntry
 from control.events import EventLog
 from control.network import Network, generate_states
 from control.ocs.driver import OcsDriver, duplex_pairs
@@ -30,8 +37,8 @@ Circuits = list[tuple[int, int]]
 
 # fabric.p4's flowlet_config defaults (p4src/README.md): a flow moves to a gradually set version after
 # an idle gap over GAP, or once the change has waited MAX_HOLD
-FLOWLET_GAP_MS = 5.0
-FLOWLET_MAX_HOLD_MS = 100.0
+FLOWLET_GAP_MS = 15.0
+FLOWLET_MAX_HOLD_MS = 300.0
 
 
 class ProcedureError(Exception):
@@ -152,15 +159,21 @@ class Reconfigurer:
                 shadow = {s: st.with_versions(dict.fromkeys(affected_old.get(s, ()), 1))
                           for s, st in self._current(st_old).items()}
                 mid = {s: st.with_versions(dict.fromkeys(affected_new.get(s, ()), 1)) for s, st in st_new.items()}
+                # mbb moves flows at flowlet boundaries both ways: measured on ucd4, the old circuit
+                # (through the OCS) is slower than the shadow, and the shadow slower than the new one
                 flowlets = procedure == "mbb" and self._has_gradual()
+                if flowlets:
+                    shadow = {s: with_gradual_versions(st, affected_old.get(s, ())) for s, st in shadow.items()}
                 gradual = {s: with_gradual_versions(st, affected_new.get(s, ())) for s, st in st_new.items()} \
                     if flowlets else st_new
                 step = "prepare"
                 self._timed(res, step, lambda: self._prepare(shadow, mid, gradual, st_new), control=False)
                 step = "to-shadow"
                 self._timed(res, step, lambda: self.net.sync(shadow, delete=False, step=step, trust_cache=True))
+                # nothing may darken the old circuit while a flow can still be pinned to it
                 step = "drain"
-                self._timed(res, step, lambda: time.sleep(self.drain_ms / 1000), control=False)
+                self._timed(res, step, lambda: self._flowlet_hold(affected_old) if flowlets else
+                            time.sleep(self.drain_ms / 1000), control=False)
                 step = "ocs"
                 self._timed(res, step, lambda: self.ocs.set_map(pairs), control=False)
                 step = "ocs-mirrors"
@@ -183,8 +196,7 @@ class Reconfigurer:
                     self._timed(res, step, lambda: self.net.sync(gradual, delete=False, step=step,
                                                                  trust_cache=True))
                     step = "flowlet-hold"
-                    hold = self.flowlet_gap_ms + self.flowlet_hold_ms + self.drain_ms
-                    self._timed(res, step, lambda: time.sleep(hold / 1000), control=False)
+                    self._timed(res, step, lambda: self._flowlet_hold(affected_new), control=False)
                     step = "settle"
                 else:
                     step = "flip"
@@ -220,6 +232,22 @@ class Reconfigurer:
 
         fab = Fabric(self.net.topo, self._map(circuits))
         return {s: {port: peer.node for port, peer in ports.items()} for s, ports in fab.peers.items()}
+
+    def _flowlet_hold(self, affected: dict[str, set[int]]) -> None:
+        """Wait until every flow has left the old version: GAP + MAX_HOLD (the switches' flowlet_config,
+        the largest over the flipped ingress switches), then drain_ms for its last old-path packets."""
+        read: list[float] = []
+        for name in sorted(s for s, paths in affected.items() if paths and s in self.net.sessions):
+            try:
+                got = self.net.sessions[name].client.read_entities(
+                    [TableEntry("flowlet_config", default=True, action=None)])
+                conf = next(e for e in got if isinstance(e, TableEntry) and e.default)
+                read.append((int(conf.params["gap_us"]) + int(conf.params["max_hold_us"])) / 1000)
+            except Exception as exc:  # noqa: BLE001 - an unreadable config: the defaults below
+                log.warning("switch %s: flowlet_config unreadable (%s)", name, exc)
+        wait_ms = max(read) if read else self.flowlet_gap_ms + self.flowlet_hold_ms
+        self.events.log("flowlet-wait", ms=wait_ms + self.drain_ms)
+        time.sleep((wait_ms + self.drain_ms) / 1000)
 
     def _has_gradual(self) -> bool:
         """Does the fabric program have `set_version_gradual` (older pipelines flip immediately)?"""

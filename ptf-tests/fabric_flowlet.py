@@ -48,11 +48,11 @@ class FlowletTest(FabricTest):
 
 @group("fabric")
 class FlowletDefaultTest(FlowletTest):
-    """flowlet_config's default is set_flowlet(5000 us, 100000 us) (p4src/README.md)."""
+    """flowlet_config's default is set_flowlet(15000 us, 300000 us) (p4src/README.md)."""
 
     def runTest(self) -> None:
         dflt = self.read_default("flowlet_config")
-        self.assertEqual((dflt.action, dict(dflt.params)), ("set_flowlet", {"gap_us": 5000, "max_hold_us": 100000}))
+        self.assertEqual((dflt.action, dict(dflt.params)), ("set_flowlet", {"gap_us": 15000, "max_hold_us": 300000}))
 
 
 @group("fabric")

@@ -57,11 +57,11 @@
 // Defaults of flowlet_config (microseconds): the idle gap that ends a flowlet and the longest a
 // pending version change is held back. See p4src/README.md for how they were chosen.
 #ifndef FLOWLET_GAP_US
-#define FLOWLET_GAP_US 5000
+#define FLOWLET_GAP_US 15000
 #endif
 
 #ifndef FLOWLET_MAX_HOLD_US
-#define FLOWLET_MAX_HOLD_US 100000
+#define FLOWLET_MAX_HOLD_US 300000
 #endif
 
 #ifndef CIRCUIT_TABLE_SIZE
