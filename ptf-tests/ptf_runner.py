@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -114,7 +115,20 @@ def stop(proc: subprocess.Popen, timeout: float = 5.0) -> None:
         proc.wait(timeout)
 
 
-def run_program(program: str, args: argparse.Namespace, tests: list[str]) -> int:
+def run_and_count(cmd: list[str], counts: dict[str, int]) -> int:
+    """Run ptf, echoing its unittest report, and add its test and failure counts to `counts`."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        sys.stderr.write(line)
+        if m := re.match(r"Ran (\d+) tests? in", line):
+            counts["ran"] += int(m.group(1))
+        elif line.startswith("FAILED ("):
+            counts["failed"] += sum(int(n) for n in re.findall(r"(?:failures|errors)=(\d+)", line))
+    return proc.wait()
+
+
+def run_program(program: str, args: argparse.Namespace, tests: list[str], counts: dict[str, int]) -> int:
     """Bring up one switch with `program` and run its test group; return ptf's exit code."""
     build = Path(args.build)
     json_path, p4info = build / f"{program}.json", build / f"{program}.p4info.txtpb"
@@ -150,7 +164,7 @@ def run_program(program: str, args: argparse.Namespace, tests: list[str]) -> int
             ptf_cmd += ["-i", f"{p}@{veths.ptf_iface(p)}"]
         ptf_cmd += ["--test-params", params, *(tests or [program])]
         print(f"   {program}: ptf {' '.join(tests or [program])} against {target_label(args.switch)}", flush=True)
-        rc = subprocess.run(ptf_cmd, cwd=ROOT).returncode
+        rc = run_and_count(ptf_cmd, counts)
         if proc.poll() is not None:
             print(f"   {program}: the switch died during the tests (code {proc.returncode}), see {switch_log}")
             rc = rc or 1
@@ -179,12 +193,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     signal.signal(signal.SIGTERM, _interrupt)  # so `finally` cleans up on kill as on Ctrl-C
     failed = []
+    counts = {"ran": 0, "failed": 0, "not_run": 0}
     for program in filter(None, args.programs.split(",")):
         try:
-            rc = run_program(program, args, args.tests)
+            rc = run_program(program, args, args.tests, counts)
         except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
             detail = getattr(exc, "stderr", "") or exc
             print(f"ptf_runner: {program}: {detail}".rstrip())
+            counts["not_run"] += 1
             rc = 1
         except KeyboardInterrupt:
             print(f"ptf_runner: {program}: interrupted; switch stopped, veths removed")
@@ -193,9 +209,9 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(program)
     if failed:
         print(f"ptf: FAILED for {', '.join(failed)}")
-        return 1
-    print("ptf: all passed")
-    return 0
+    # The closing line, as test runners print it; a program whose tests could not run counts as a failure.
+    print(f"ptf: {counts['ran'] - counts['failed']} passed, {counts['failed'] + counts['not_run']} failed")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
