@@ -260,9 +260,14 @@ class EmulatedOcs(OcsDriver):
                     self._run_all(due)
             except Exception:  # a data-plane failure must not stop the timeline
                 log.exception("OCS circuit batch failed")
-            for port, up in self._links_due:
+            if self._links_due:
                 try:
-                    self.links.set_link(port, up)  # type: ignore[union-attr]
+                    set_links = getattr(self.links, "set_links", None)
+                    if set_links is not None:
+                        set_links(self._links_due)
+                    else:
+                        for port, up in self._links_due:
+                            self.links.set_link(port, up)  # type: ignore[union-attr]
                 except Exception:
                     log.exception("OCS link change failed")
             with self._cv:
