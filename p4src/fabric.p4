@@ -18,7 +18,7 @@
 //               |
 //             path (path_id, version) --static--> port, dmac
 //               | ecmp / spray
-//             ecmp_group (5-tuple hash) | spray_group (random / round robin)
+//             ecmp_group (5-tuple + hash_config salt) | spray_group (random / round robin)
 //               |
 //             port_liveness: port down -> resubmit once with the other version
 //
@@ -101,6 +101,7 @@ control FabricIngress(inout fabric_headers_t hdr,
                     }
                     path.apply();
                     if (meta.multipath == MULTIPATH_ECMP) {
+                        hash_config.apply();
                         ecmp_group.apply();
                     } else if (meta.multipath == MULTIPATH_SPRAY) {
                         spray_group.apply();

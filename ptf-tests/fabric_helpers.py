@@ -180,6 +180,10 @@ class FabricTest(P4RuntimeTest):
         """Modify flowlet_config's default (restored in tearDown): flowlet gap and longest hold."""
         self.set_default("flowlet_config", "set_flowlet", {"gap_us": gap_us, "max_hold_us": max_hold_us})
 
+    def set_hash_salt(self, salt: int) -> None:
+        """Modify hash_config's default (restored in tearDown): this switch's ECMP hash salt."""
+        self.set_default("hash_config", "set_hash_salt", {"salt": salt})
+
     # -- ACL ------------------------------------------------------------------------------------
 
     def add_acl(self, priority: int, action: str, params: dict[str, Any] | None = None,

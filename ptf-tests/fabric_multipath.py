@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 
 from fabric_helpers import FabricTest, PathTag, next_hop_mac, routed, tcp_packet
 from p4rt_base import counts_by_port
 from ptf import testutils
 from ptf.testutils import group
-from scapy.layers.inet import IP
+from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
 log = logging.getLogger("fabric_multipath")
 
 ECMP_FLOWS = 512
 ECMP_TOLERANCE = 0.07    # each of 2 ports carries 50% +- 7 points of the flows
+# Salts of tablegen's first two device ids (tablegen.entries.hash_salt(1), hash_salt(2)).
+SALTS = (10423, 49926)
+# Two independent hashes put a flow on the same one of 2 ports half the time: 50% +- 15 points
+# (about 7 standard deviations at 512 flows). A salt that only XORed a constant into the hash
+# would move all flows or none (polarization).
+SALT_AGREEMENT = (0.35, 0.65)
 SPRAY_PACKETS = 2000
 SPRAY_TOLERANCE = 0.04   # each of 2 ports carries 50% +- 4 points of one flow's packets
 BURST = 100              # packets in flight at once, so no queue on the way overflows
@@ -65,6 +72,36 @@ class EcmpTest(MultipathTest):
         # 512 flows (source ports), one packet each.
         flows = [tcp_packet(sport=10000 + i) for i in range(ECMP_FLOWS)]
         self.assert_share(counts_by_port(self.send_and_collect(flows)), [2, 3], ECMP_FLOWS, ECMP_TOLERANCE)
+        testutils.verify_no_other_packets(self)
+
+
+@group("fabric")
+class EcmpSaltTest(MultipathTest):
+    """hash_config: each salt spreads 512 flows evenly, and two salts place them independently."""
+
+    def flow_ports(self, flows: list[Ether]) -> dict[int, int]:
+        """TCP source port of each flow -> the port it left on (one packet per flow)."""
+        return {Ether(frame)[TCP].sport: port for port, frame in self.send_and_collect(flows)}
+
+    def runTest(self) -> None:
+        self.assertEqual(self.read_default("hash_config").params, {"salt": 0})
+        self.add_route("10.0.2.0/24", 1)
+        self.add_group_path(1, 0, "ecmp", [2, 3])
+        flows = [tcp_packet(sport=20000 + i) for i in range(ECMP_FLOWS)]
+        placed = []
+        for salt in SALTS:
+            self.set_hash_salt(salt)
+            placed.append(self.flow_ports(flows))
+            self.assertEqual(len(placed[-1]), ECMP_FLOWS, f"salt {salt}: received {len(placed[-1])} flows")
+            self.assert_share(dict(sorted(Counter(placed[-1].values()).items())), [2, 3], ECMP_FLOWS,
+                              ECMP_TOLERANCE)
+        again = self.flow_ports(flows[:64])  # the last salt still in place: the same ports
+        self.assertEqual(again, {sport: placed[-1][sport] for sport in again}, "a salted flow moved")
+        self.assertEqual(len(again), 64)
+        same = sum(placed[0][sport] == placed[1][sport] for sport in placed[0]) / ECMP_FLOWS
+        log.info("EcmpSaltTest: salts %s place %.1f%% of flows on the same port", SALTS, 100 * same)
+        low, high = SALT_AGREEMENT
+        self.assertTrue(low <= same <= high, f"salts {SALTS}: {same:.1%} of flows on the same port")
         testutils.verify_no_other_packets(self)
 
 

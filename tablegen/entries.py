@@ -16,11 +16,25 @@ from topo.model import Ocs
 Doc = dict[str, Any]
 
 
-def pick(ports: tuple[int, ...], key: str) -> tuple[int, ...]:
-    """Static mode: one port of an equal-cost set, chosen by a stable hash of the destination."""
+def hash_salt(device_id: int) -> int:
+    """The `hash_config` salt of a switch: a 16-bit mixing (murmur3 finaliser) of its device id, never 0."""
+    if device_id < 0:
+        raise ValueError(f"device_id={device_id}: expected a non-negative integer")
+    x = device_id & 0xFFFFFFFF
+    x ^= x >> 16
+    x = (x * 0x85EBCA6B) & 0xFFFFFFFF
+    x ^= x >> 13
+    x = (x * 0xC2B2AE35) & 0xFFFFFFFF
+    x ^= x >> 16
+    return (x & 0xFFFF) or 1
+
+
+def pick(ports: tuple[int, ...], key: str, salt: int = 0) -> tuple[int, ...]:
+    """Static mode: one port of an equal-cost set, chosen by a stable hash of the destination and the
+    switch's salt (so switches of successive layers do not all pick the same rank of port)."""
     if len(ports) <= 1:
         return ports
-    return (ports[zlib.crc32(key.encode()) % len(ports)],)
+    return (ports[zlib.crc32(f"{key}#{salt}".encode()) % len(ports)],)
 
 
 def failover_flag(value: bool | str) -> bool:
@@ -86,7 +100,8 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
     for route in plan.routes:
         hops = route.hops
         if mode == "static":
-            hops = (pick(hops[0], route.prefix), pick(hops[1], route.prefix))
+            salt = hash_salt(sw.device_id)
+            hops = (pick(hops[0], route.prefix, salt), pick(hops[1], route.prefix, salt))
         if route.path_id is not None:
             pid = route.path_id
         else:
@@ -127,6 +142,8 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
         entries.append({"table": "path_version", "match": {"path_id": pid}, "action": "set_version",
                         "params": {"version": 0}})
     entries.append({"table": "path_version", "default": True, "action": "set_version", "params": {"version": 0}})
+    entries.append({"table": "hash_config", "default": True, "action": "set_hash_salt",
+                    "params": {"salt": hash_salt(sw.device_id)}})
     for prefix, port, mac in plan.to_host:
         entries.append({"table": "route", "match": {"ipv4_dst": prefix}, "action": "to_host",
                         "params": {"port": port, "dmac": mac}})

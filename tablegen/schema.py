@@ -17,6 +17,7 @@ FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = 
     "acl": (("ipv4_src", "ipv4_dst", "ingress_port"), ("acl_forward", "acl_drop", "acl_to_cpu"), None),
     "route": (("ipv4_dst",), ("set_path", "to_host", "route_drop"), None),
     "path_version": (("path_id",), ("set_version",), None),
+    "hash_config": ((), ("set_hash_salt",), None),
     "path": (("path_id", "version"),
              ("path_static", "path_ecmp", "path_spray_random", "path_spray_rr", "path_drop"), None),
     "ecmp_group": (("path_id", "version"), ("set_next_hop",), "ecmp_selector"),
@@ -31,7 +32,7 @@ OCS_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
 ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "acl_forward": ("port",), "acl_drop": (), "acl_to_cpu": (),
     "set_path": ("path_id",), "to_host": ("port", "dmac"), "route_drop": (),
-    "set_version": ("version",),
+    "set_version": ("version",), "set_hash_salt": ("salt",),
     "path_static": ("port", "dmac"), "path_ecmp": (), "path_spray_random": (), "path_spray_rr": (),
     "path_drop": (),
     "set_next_hop": ("port", "dmac"), "port_up": (), "port_down": (), "set_smac": ("smac",),

@@ -15,6 +15,7 @@ struct fabric_metadata_t {
     bit<1>    has_path;       // route chose a path id
     path_id_t path_id;
     version_t version;        // path version of this packet (path_version, tag, or failover)
+    bit<32>   hash_mix;       // hash_config: crc32(5-tuple) * salt, in the ECMP selector key
     bit<2>    multipath;      // MULTIPATH_*: which group table picks the next hop
     bit<32>   spray_index;    // selector input of spray_group: random or round-robin counter
     bit<1>    next_hop_set;   // a path or group action chose the egress port

@@ -92,6 +92,7 @@ control FabricIngress(inout tna_headers_t hdr,
                     }
                     path.apply();
                     if (meta.multipath == MULTIPATH_ECMP) {
+                        hash_config.apply();
                         ecmp_group.apply();
                     } else if (meta.multipath == MULTIPATH_SPRAY) {
                         spray_group.apply();

@@ -20,7 +20,7 @@ def test_generate_and_check(ft4, tmp_path, capsys):
     out = tmp_path / "ecmp"
     assert main([str(ft4), "--mode", "ecmp", "-o", str(out)]) == 0
     assert len(list(out.glob("*.json"))) == 20
-    assert "20 files, 428 table entries" in capsys.readouterr().out
+    assert "20 files, 448 table entries" in capsys.readouterr().out
     doc = json.loads((out / "e0_0.json").read_text())
     assert doc["switch"] == "e0_0" and doc["device_id"] == 1
     assert main(["check", str(out), str(ft4), "--mode", "ecmp"]) == 0
@@ -43,7 +43,7 @@ def test_ucd4_circuits(tmp_path, capsys):
     capsys.readouterr()
     assert main(["diff", str(tmp_path / "i"), str(tmp_path / "r")]) == 0
     out = capsys.readouterr().out
-    assert "s2: ~ path path_id=3 version=0" in out and out.endswith("13 changes on 5 switches\n")
+    assert "s2: ~ path path_id=3 version=0" in out and out.endswith("12 changes on 5 switches\n")
 
 
 def test_failover_off_and_check(ft4, tmp_path, capsys):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tablegen.entries import ocs_doc, pick, switch_doc
+from tablegen.entries import hash_salt, ocs_doc, pick, switch_doc
 from tablegen.fabric import Fabric
 from tablegen.files import doc_lines, entry_str
 from tablegen.routing import planner
@@ -64,6 +64,47 @@ def test_static_has_no_groups_and_spreads():
     assert all(g["profile"] == "liveness_selector" for g in d["action_profile_groups"])
     ports = {e["params"]["port"] for e in d["table_entries"] if e["table"] == "path"}
     assert ports == {3, 4}  # destinations hashed over both uplinks
+
+
+def _static_port(doc, prefix):
+    """The port a static-mode document sends `prefix` to (its route's path, version 0)."""
+    pid = next(e["params"]["path_id"] for e in doc["table_entries"]
+               if e["table"] == "route" and e["match"]["ipv4_dst"] == prefix and e["action"] == "set_path")
+    return next(e["params"]["port"] for e in doc["table_entries"]
+                if e["table"] == "path" and e["match"] == {"path_id": pid, "version": 0})
+
+
+def test_hash_salt_per_switch():
+    docs = docs_of(fattree(4), "ecmp")
+    salts = {}
+    for name, d in docs.items():
+        cfg = [e for e in d["table_entries"] if e["table"] == "hash_config"]
+        assert cfg == [{"table": "hash_config", "default": True, "action": "set_hash_salt",
+                        "params": {"salt": hash_salt(d["device_id"])}}]
+        salts[name] = cfg[0]["params"]["salt"]
+    assert len(set(salts.values())) == len(salts) and all(0 < s < 1 << 16 for s in salts.values())
+    assert hash_salt(0) != 0 and hash_salt(7) == hash_salt(7)
+    with pytest.raises(ValueError, match="device_id=-1"):
+        hash_salt(-1)
+
+
+def test_static_uses_every_core():
+    """Static picks depend on the switch: inter-pod destinations reach all 4 cores of a k=4 fat-tree
+    (with one hash for every switch, an edge and the aggregation above it pick the same rank: 2)."""
+    f = Fabric(fattree(4))
+    docs = docs_of(fattree(4), "static")
+    subnets = {n: next(f.hosts[p.node].network for p in f.peers[n].values() if p.is_host)
+               for n, s in f.switches.items() if s.role == "edge"}
+    cores = set()
+    for edge in subnets:
+        for dst, net in subnets.items():
+            if dst[:2] == edge[:2]:
+                continue  # same pod: no core
+            agg = f.peers[edge][_static_port(docs[edge], str(net))].node
+            core = f.peers[agg][_static_port(docs[agg], str(net))].node
+            assert f.switches[core].role == "core"
+            cores.add(core)
+    assert len(cores) == 4
 
 
 def test_spray_modes():

@@ -1,5 +1,5 @@
 // Path selection: each version of each path is one port (static) or a multipath group
-// (ECMP by 5-tuple hash, or per-packet spray, uniform random or round robin).
+// (ECMP by salted 5-tuple hash, or per-packet spray, uniform random or round robin).
 // Declarations for the body of FabricIngress: hdr, meta and standard_metadata are in scope.
 #ifndef P4SRC_INCLUDE_FABRIC_PATH_P4_
 #define P4SRC_INCLUDE_FABRIC_PATH_P4_
@@ -56,13 +56,37 @@
         size = PATH_TABLE_SIZE;
     }
 
+    // Per-switch hash salt against hash polarization: switches of successive layers hashing the
+    // same 5-tuple with the same crc16 make correlated choices. Concatenating a salt to the key
+    // would not help (a CRC is linear: the salt only XORs a constant into the hash, so hash mod 2
+    // is merely inverted), so the salt multiplies a crc32 of the 5-tuple (non-linear in the
+    // flow) and the product joins the selector key. Keyless: only its default action, which the
+    // controller sets per switch; salt 0 adds a constant 0, the unsalted hash.
+    action set_hash_salt(bit<16> salt) {
+        hash(meta.hash_mix, HashAlgorithm.crc32, 32w0,
+             { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+               meta.l4_src_port, meta.l4_dst_port },
+             32w0xFFFFFFFF);
+        meta.hash_mix = meta.hash_mix * (bit<32>) salt;
+    }
+
+    table hash_config {
+        key = {}
+        actions = {
+            set_hash_salt;
+        }
+        default_action = set_hash_salt(16w0);
+        size = 1;
+    }
+
     action set_next_hop(port_t port, mac_addr_t dmac) {
         standard_metadata.egress_spec = port;
         hdr.ethernet.dst_addr = dmac;
         meta.next_hop_set = 1;
     }
 
-    // ECMP groups, one per path version. A dead chosen member is caught by port_liveness.
+    // ECMP groups, one per path version, hashed on the 5-tuple and its salted mix (hash_config).
+    // A dead chosen member is caught by port_liveness.
     table ecmp_group {
         key = {
             meta.path_id: exact @name("path_id");
@@ -72,6 +96,7 @@
             hdr.ipv4.protocol: selector;
             meta.l4_src_port: selector;
             meta.l4_dst_port: selector;
+            meta.hash_mix: selector;
         }
         actions = {
             set_next_hop;

@@ -1,4 +1,4 @@
-// Path selection on Tofino: static, ECMP (CRC16 selector), spray (identity selector on a random
+// Path selection on Tofino: static, ECMP (CRC16 selector on the 5-tuple and a per-switch salt), spray (identity selector on a random
 // number or a round-robin register). Tofino's FAIR selector spreads by hash but does not take the
 // hash modulo the group size, so round robin is even over time rather than exact per packet.
 // Declarations for the body of FabricIngress (hdr, meta, ig_intr_md, ig_dprsr_md, ig_tm_md in scope).
@@ -71,6 +71,26 @@
         size = PATH_TABLE_SIZE;
     }
 
+    // Per-switch hash salt against hash polarization (see ../../include/fabric/path.p4). Tofino
+    // cannot multiply two run-time values, so the salt selects bits of a crc32 of the 5-tuple
+    // (AND): a different salt is a different linear function of the flow, which decorrelates the
+    // layers' choices just as well; a salt concatenated to the key would only XOR a constant.
+    Hash<bit<32>>(HashAlgorithm_t.CRC32) salt_hash;
+
+    action set_hash_salt(bit<16> salt) {
+        meta.hash_mix = salt_hash.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+                                       meta.l4_src_port, meta.l4_dst_port}) & (bit<32>) salt;
+    }
+
+    table hash_config {
+        key = {}
+        actions = {
+            set_hash_salt;
+        }
+        default_action = set_hash_salt(16w0);
+        size = 1;
+    }
+
     action set_next_hop(port_t port, mac_addr_t dmac) {
         ig_tm_md.ucast_egress_port = port;
         hdr.ethernet.dst_addr = dmac;
@@ -86,6 +106,7 @@
             hdr.ipv4.protocol: selector;
             meta.l4_src_port: selector;
             meta.l4_dst_port: selector;
+            meta.hash_mix: selector;
         }
         actions = {
             set_next_hop;

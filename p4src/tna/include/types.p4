@@ -50,6 +50,7 @@ struct tna_ingress_metadata_t {
     bit<1>     acl_hit;
     bit<1>     has_path;
     path_id_t  path_id;
+    bit<32>    hash_mix;       // hash_config: crc32(5-tuple) & salt, in the ECMP selector key
     bit<2>     multipath;
     bit<16>    spray_index;
     bit<1>     next_hop_set;
