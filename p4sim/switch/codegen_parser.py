@@ -314,29 +314,7 @@ class ParserGen:
     def transition(self, s: dict[str, Any], states: dict[str, int], ind: str) -> list[str]:
         """Lines selecting the next state."""
         trans = s.get("transitions", [])
-        keys = s.get("transition_key", [])
-        out: list[str] = []
-        if keys:
-            parts = []
-            for k in keys:
-                if k["type"] == "lookahead":
-                    w = int(k["value"][1])
-                    pre, src = self.rvalue(k, ind)
-                    out += pre
-                elif k["type"] == "field":
-                    w = self.g.fwidth(k["value"])
-                    src = self.g.ex(k)
-                elif k["type"] == "stack_field":
-                    stack, f = k["value"]
-                    w = self.g.fwidth((self.g.stacks[stack][0], f))
-                    src = self.g.ex(k)
-                else:
-                    raise ValueError(f"parser transition key of type {k['type']!r} is not supported")
-                parts.append((src, ((w + 7) // 8) * 8))
-            expr = ""
-            for src, bits in parts:
-                expr = f"(({expr}) << {bits}) | {src}" if expr else src
-            out.append(f"{ind}k = {expr}")
+        out: list[str] = self.select_key(s, ind) if s.get("transition_key") else []
 
         def goto(nxt: str | None, ind2: str) -> list[str]:
             if nxt is None:
