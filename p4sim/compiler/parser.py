@@ -239,9 +239,11 @@ class Parser(ExprParser):
         self.expect(";")
         return A.FunctionDecl(loc, fname, annos, ret, tps, params)
 
-    def parser_decl(self, annos: list[A.Annotation]) -> object:
-        """A parser declaration or prototype."""
-        loc = self.expect("parser").loc
+    def block_header(self, kind: str, annos: list[A.Annotation]) -> tuple:
+        """`parser|control Name<T...>(params)`: (loc, name, type params, params, the prototype if `;` ends it).
+
+        The type parameters stay in scope for the body unless the declaration was a prototype."""
+        loc = self.expect(kind).loc
         name = self.ident()
         self.type_names.add(name)
         tps = self.type_params()
@@ -249,7 +251,14 @@ class Parser(ExprParser):
         params = self.params()
         if self.take(";"):
             self.scoped.pop()
-            return A.BlockTypeDecl(loc, name, annos, "parser", tps, params)
+            return loc, name, tps, params, A.BlockTypeDecl(loc, name, annos, kind, tps, params)
+        return loc, name, tps, params, None
+
+    def parser_decl(self, annos: list[A.Annotation]) -> object:
+        """A parser declaration or prototype."""
+        loc, name, tps, params, proto = self.block_header("parser", annos)
+        if proto is not None:
+            return proto
         ctor = self.params() if self.at("(") else []
         self.expect("{")
         locals_, states = [], []
@@ -337,15 +346,9 @@ class Parser(ExprParser):
 
     def control_decl(self, annos: list[A.Annotation]) -> object:
         """A control declaration or prototype."""
-        loc = self.expect("control").loc
-        name = self.ident()
-        self.type_names.add(name)
-        tps = self.type_params()
-        self.scoped.append(set(tps))
-        params = self.params()
-        if self.take(";"):
-            self.scoped.pop()
-            return A.BlockTypeDecl(loc, name, annos, "control", tps, params)
+        loc, name, tps, params, proto = self.block_header("control", annos)
+        if proto is not None:
+            return proto
         ctor = self.params() if self.at("(") else []
         self.expect("{")
         locals_ = []

@@ -21,6 +21,7 @@ from p4sim.switch.p4runtime.entries import (
 )
 from p4sim.switch.p4runtime.errors import OUT_OF_RANGE, P4RuntimeError, invalid
 from p4sim.switch.p4runtime.proto import p4r
+from p4sim.switch.p4runtime.schema import ResourceInfo
 from p4sim.switch.pre import CloneSession, Pre
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,11 @@ def _index(msg: p4r.Index, size: int, what: str) -> int:
     if msg.index >= size:
         raise P4RuntimeError(OUT_OF_RANGE, f"index {msg.index} of {what} is not in 0..{size - 1}")
     return msg.index
+
+
+def _indices(msg: p4r.CounterEntry | p4r.MeterEntry | p4r.RegisterEntry, info: ResourceInfo) -> list[int] | range:
+    """The indices an entry selects: its index (checked), or every index when it gives none."""
+    return [_index(msg.index, info.size, info.name)] if msg.HasField("index") else range(info.size)
 
 
 def _only_modify(utype: int, what: str) -> None:
@@ -134,7 +140,7 @@ def read_counters(b: Binding, req: p4r.CounterEntry, out: list[p4r.Entity]) -> N
     for cid in ids:
         info = b.schema.counters[cid]
         arr = b.counters[cid]
-        indices = [_index(req.index, info.size, info.name)] if req.HasField("index") else range(info.size)
+        indices = _indices(req, info)
         for i in indices:
             ent = p4r.Entity()
             ce = ent.counter_entry
@@ -154,7 +160,7 @@ def write_meter(b: Binding, utype: int, msg: p4r.MeterEntry) -> None:
     info = b.schema.meter(msg.meter_id)
     arr = b.meters[info.id]
     cfg = meter_config(msg.config, info.meter_kind) if msg.HasField("config") else None
-    indices = [_index(msg.index, info.size, info.name)] if msg.HasField("index") else range(info.size)
+    indices = _indices(msg, info)
     for i in indices:
         arr.set_config(i, cfg)
 
@@ -165,7 +171,7 @@ def read_meters(b: Binding, req: p4r.MeterEntry, out: list[p4r.Entity]) -> None:
     for mid in ids:
         info = b.schema.meters[mid]
         arr = b.meters[mid]
-        indices = [_index(req.index, info.size, info.name)] if req.HasField("index") else range(info.size)
+        indices = _indices(req, info)
         for i in indices:
             ent = p4r.Entity()
             me = ent.meter_entry
@@ -185,7 +191,7 @@ def write_register(b: Binding, utype: int, msg: p4r.RegisterEntry) -> None:
     if msg.data.WhichOneof("data") != "bitstring":
         raise invalid(f"register {info.name!r} holds bit<{info.bitwidth}>: give a bitstring")
     value = codec.decode(msg.data.bitstring, info.bitwidth, f"register {info.name!r}")
-    indices = [_index(msg.index, info.size, info.name)] if msg.HasField("index") else range(info.size)
+    indices = _indices(msg, info)
     for i in indices:
         arr.write(i, value)
 
@@ -196,7 +202,7 @@ def read_registers(b: Binding, req: p4r.RegisterEntry, out: list[p4r.Entity]) ->
     for rid in ids:
         info = b.schema.registers[rid]
         arr = b.registers[rid]
-        indices = [_index(req.index, info.size, info.name)] if req.HasField("index") else range(info.size)
+        indices = _indices(req, info)
         for i in indices:
             ent = p4r.Entity()
             re_ = ent.register_entry
