@@ -111,14 +111,18 @@ UCD4_MAPS = {"initial": [(3, 1), (2, 5), (6, 4)], "reconfigured": [(3, 4), (2, 5
 UCD4_STATIC = [(2, 5)]
 
 
-def ucd4(rate_mbit: float = 1000.0, delay: str = "0.1ms", grpc_base: int = DEFAULT_GRPC_BASE) -> Topology:
+def ucd4(rate_mbit: float = 1000.0, delay: str = "0.1ms", grpc_base: int = DEFAULT_GRPC_BASE,
+         fabric_rate_mbit: float | None = None) -> Topology:
     """The thesis testbed (seed 000, R1): h1..h4 on ToRs s1..s4, inter-ToR circuits through one OCS,
     and the two electrical bypass links MBB needs (s2-s1 and s4-s3).
 
     While s2-s1 and s4-s3 circuits are torn down, the temporary route s2-s1-s4-s3 runs over the bypass
     links and the untouched s1-s4 circuit. Circuit maps `initial` and `reconfigured` are in the OCS entry.
+    Host links run at `rate_mbit`; the bypass links and OCS fibres at `fabric_rate_mbit` (default the same).
     """
-    topo = Topology(name="ucd4", kind="ucd4", params={"rate_mbit": rate_mbit, "delay": delay})
+    fabric = rate_mbit if fabric_rate_mbit is None else fabric_rate_mbit
+    topo = Topology(name="ucd4", kind="ucd4", params={"rate_mbit": rate_mbit, "delay": delay,
+                                                     "fabric_rate_mbit": fabric})
     nports = {"s1": 4, "s2": 3, "s3": 3, "s4": 4}
     for i in range(1, 5):
         topo.switches.append(new_switch(f"s{i}", "tor", i, nports[f"s{i}"], grpc_base))
@@ -126,10 +130,10 @@ def ucd4(rate_mbit: float = 1000.0, delay: str = "0.1ms", grpc_base: int = DEFAU
         h = _host(f"h{i}", f"10.0.{i}", 2)
         topo.hosts.append(h)
         topo.links.append(Link(h.name, 0, f"s{i}", 1, rate_mbit, delay))
-    topo.links.append(Link("s2", 3, "s1", 4, rate_mbit, delay))  # bypass 1
-    topo.links.append(Link("s4", 4, "s3", 3, rate_mbit, delay))  # bypass 2
+    topo.links.append(Link("s2", 3, "s1", 4, fabric, delay))  # bypass 1
+    topo.links.append(Link("s4", 4, "s3", 3, fabric, delay))  # bypass 2
     topo.ocs.append(Ocs("ocs", 5, grpc_base + 5, [OcsPort(p, s, sp) for p, s, sp in UCD4_OCS_PORTS],
-                        rate_mbit, delay, {k: list(v) for k, v in UCD4_MAPS.items()}, "initial",
+                        fabric, delay, {k: list(v) for k, v in UCD4_MAPS.items()}, "initial",
                         list(UCD4_STATIC)))
     return topo
 

@@ -25,6 +25,10 @@ log = logging.getLogger(__name__)
 CPU_PORT = 255
 START_TIMEOUT_S = 60.0
 THRIFT_BASE = 9090  # bmv2's Thrift server: one port per device
+# Switch processes run at this niceness: on a small machine traffic generators, captures and the
+# controller otherwise delay a software switch's forwarding by milliseconds (two switch hops under a
+# 16 Mbit/s stream and five captures on 2 cores: median 1.4 ms, p99 6.6 ms at 0; 0.4 / 1.6 ms at -15).
+SWITCH_NICE = -15
 
 
 class SwitchStartError(RuntimeError):
@@ -74,6 +78,7 @@ class P4Switch(Switch):
         pcap_dir: str | None = None,
         cpu_port: int = CPU_PORT,
         start_timeout: float = START_TIMEOUT_S,
+        nice: int = SWITCH_NICE,
         **params,
     ) -> None:
         super().__init__(name, dpid=f"{device_id:x}", **params)
@@ -83,6 +88,7 @@ class P4Switch(Switch):
         self.grpc_port = grpc_port
         self.cpu_port = cpu_port
         self.start_timeout = start_timeout
+        self.nice = nice
         self.log_path = Path(log_dir) / f"{name}.log"
         self.pcap_dir = pcap_dir
         self.proc: subprocess.Popen | None = None
@@ -110,6 +116,8 @@ class P4Switch(Switch):
         if self.pcap_dir:
             Path(self.pcap_dir).mkdir(parents=True, exist_ok=True)
         cmd = self.command_line()
+        if self.nice:
+            cmd = ["nice", "-n", str(self.nice), *cmd]  # every thread of the switch inherits it
         log.info("%s: %s", self.name, " ".join(cmd))
         with open(self.log_path, "wb") as out:
             try:

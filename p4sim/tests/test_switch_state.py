@@ -268,3 +268,17 @@ def test_single_rate_meters() -> None:
     m.set_config(2, MeterConfig(cir=30, cburst=5, eburst=10, kind="srTCM"))
     with pytest.raises(InvalidArgument, match="kind 'xx'"):
         m.set_config(3, MeterConfig(cir=1, cburst=1, kind="xx"))
+
+
+def test_commit_exempts_the_loaded_program_from_garbage_collection() -> None:
+    import gc
+
+    d = Device(ports={1: "a"})
+    pl = d.load_pipeline(programs.l3_ecmp())
+    gc.unfreeze()
+    d.commit_pipeline(pl)
+    try:
+        # a full collection afterwards scans only what came later, not the program and its tables
+        assert gc.get_freeze_count() > 1000 and d.pipeline is pl
+    finally:
+        gc.unfreeze()

@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="Mi
 mininet = pytest.importorskip("mininet.net", reason="Mininet is not installed")
 
 from topo.emulation.network import Emulation  # noqa: E402 - after the skip checks
+from topo.p4switch import SWITCH_NICE  # noqa: E402
 
 # per test process, so two test runs (or a test run and `make run-topo`) never share an interface name
 PREFIX = "t" + "0123456789abcdefghijklmnopqrstuvwxyz"[os.getpid() % 36] + "0123456789abcdefghijklmnopqrstuvwxyz"[
@@ -147,6 +148,8 @@ def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
         assert "rto_min lock 10ms" in emu.cmd("h1", "ip route show default") or \
             "rto_min 10ms" in emu.cmd("h1", "ip route show default")
         assert emu.ocs is not None and emu.ocs.circuits == [(3, 1), (2, 5), (6, 4)]
+        switch_pids = [pid for name, pid in emu.pids().items() if name.startswith("switch ")]
+        assert len(switch_pids) == 5 and {os.getpriority(os.PRIO_PROCESS, p) for p in switch_pids} == {SWITCH_NICE}
         assert all(emu.ocs_link_up(p) for p in range(1, 7))
         # `reconfigured` keeps 2-5, joins 3-4 and leaves 1 and 6 dark
         emu.set_circuits([(3, 4), (2, 5)])

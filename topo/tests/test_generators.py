@@ -82,6 +82,16 @@ def test_ucd4_thesis_testbed():
     assert bypass == [("s1", "s2"), ("s3", "s4")]
 
 
+def test_ucd4_fabric_rate_applies_to_bypasses_and_fibres_only():
+    t = validate(ucd4(rate_mbit=20, fabric_rate_mbit=21))
+    hosts = {h.name for h in t.hosts}
+    rates = {(lk.a, lk.b): lk.rate_mbit for lk in t.links}
+    assert {r for (a, b), r in rates.items() if hosts & {a, b}} == {20}
+    assert {r for (a, b), r in rates.items() if not hosts & {a, b}} == {21}
+    assert t.ocs[0].rate_mbit == 21 and t.params["fabric_rate_mbit"] == 21
+    assert ucd4(rate_mbit=20).ocs[0].rate_mbit == 20  # default: the host rate
+
+
 def test_hybrid_leafspine_adds_one_optical_port_per_tor():
     t = validate(hybrid(leafspine(6, 2, 4)))
     (ocs,) = t.ocs
