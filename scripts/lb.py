@@ -5,7 +5,9 @@ pods (all at once, or one at a time). Per flow: FCT (client timer, connect to th
 goodput = payload / FCT, throughput = every L2 byte on the client's link, both directions / FCT (seed
 004 R22-R24); the rate check applies to each direction of the (full-duplex) link.
 Per class: mean network utilisation over the core switches (bytes each forwarded, as mean/max and
-Jain's index, R26) and the hard check that no flow and no link exceeded the link rate (R24).
+Jain's index, R26) and the hard check that no flow and no link exceeded the link rate (R24). Run one at
+a time, each flow also gets its own `mnu`: mean/max of the bytes it put through each core switch, the
+paper's per-flow "mean network utilisation" (0.25 for one path of four, 1 when spread evenly).
 """
 
 from __future__ import annotations
@@ -105,6 +107,7 @@ class LoadBalancing:
                 core0, links0, t0 = self._core_tx(), self._link_tx(), time.monotonic()
                 for group in groups:
                     h0 = {c: self._host_bytes(c) for c, _ in group}
+                    g0 = self._core_tx()
                     clients = []
                     for i, (_c, s) in enumerate(group):
                         port = BASE_PORT + i
@@ -128,6 +131,9 @@ class LoadBalancing:
                                    throughput_mbps=(rx + tx) * 8 / res["fct_s"] / 1e6,
                                    max_direction_mbps=max(rx, tx) * 8 / res["fct_s"] / 1e6)
                         flows.append(res)
+                    if len(group) == 1:  # alone in the network: the core counters saw this flow only
+                        g1 = self._core_tx()
+                        flows[-1]["mnu"] = utilisation([g1[n] - g0[n] for n in self.core])["mean_over_max"]
                 elapsed = time.monotonic() - t0
                 core1, links1 = self._core_tx(), self._link_tx()
             finally:

@@ -4,7 +4,7 @@ import pytest
 
 from scripts.lb import pairs_for, utilisation
 from scripts.metrics import parse_arrivals, udp_metrics
-from scripts.report import markdown, percentile, reconf_summary
+from scripts.report import lb_summary, markdown, percentile, reconf_summary
 from scripts.schedule import bursts
 from scripts.spec import parse
 
@@ -74,3 +74,21 @@ def test_reconf_summary_verdict():
     md = markdown(spec, {"scale": None, "link_rate_mbit": 20, "reference_rate_mbit": None, "variants": {"mbb": s}})
     assert "NOT hitless: 1 of 2 runs" in md
     assert percentile([1, 2, 3, 4], 50) == 2 and percentile([1, 2, 3, 4], 99) == 4
+
+
+def test_lb_summary_per_flow_mnu_and_its_line():
+    def run(mnus, util):
+        flows = [{"fct_s": 0.1, "throughput_mbps": 9.0, "goodput_mbps": 8.0, "mnu": m} for m in mnus]
+        return {"classes": {"query": {"flows": flows, "utilisation": util, "max_link_mbps": 10.0,
+                                      "rate_check_ok": True}}}
+
+    one_path = utilisation([100, 0, 0, 0])
+    modes = {"static": lb_summary([run([0.25, 0.25], one_path)]), "ecmp": lb_summary([run([0.25, 0.25], one_path)]),
+             "spray": lb_summary([run([0.9, 1.0], utilisation([9, 10, 10, 10]))])}
+    assert modes["spray"]["flow_mnu"] == pytest.approx(0.95) and modes["static"]["flow_mnu"] == 0.25
+    assert lb_summary([run([None], one_path)])["flow_mnu"] is None  # flows that ran concurrently
+    spec = parse({"name": "x", "kind": "load-balancing", "variants": ["static", "ecmp", "spray"],
+                  "workload": {"classes": {"query": 1000}, "pairs": 2}})
+    md = markdown(spec, {"scale": 1, "link_rate_mbit": 20, "reference_rate_mbit": 20, "variants": modes})
+    assert "Per-flow utilisation (each flow alone, the paper's MNU; 0.25 = one core of four): " \
+           "static 0.25 / ecmp 0.25 / spray 0.95" in md
