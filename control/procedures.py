@@ -28,6 +28,7 @@ from control.network import Network, generate_states
 from control.ocs.driver import OcsDriver, duplex_pairs
 from control.reconcile import Index
 from control.state import SwitchState, affected_paths, forwarding_signature
+from tablegen.schema import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +36,10 @@ PROCEDURES = ("bbm", "mbb-timed", "mbb")
 
 Circuits = list[tuple[int, int]]
 
-# fabric.p4's flowlet_config defaults (p4src/README.md): a flow moves to a gradually set version after
+# flowlet_config as tablegen writes it (p4src/README.md): a flow moves to a gradually set version after
 # an idle gap over GAP, or once the change has waited MAX_HOLD
-FLOWLET_GAP_MS = 15.0
-FLOWLET_MAX_HOLD_MS = 300.0
+FLOWLET_GAP_MS = FLOWLET_GAP_US / 1000
+FLOWLET_MAX_HOLD_MS = FLOWLET_MAX_HOLD_US / 1000
 
 
 class ProcedureError(Exception):

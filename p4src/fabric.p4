@@ -90,13 +90,20 @@ control FabricIngress(inout fabric_headers_t hdr,
                             if (meta.flow_pending == 0) {
                                 meta.flow_pending = now;
                             }
-                            if (now - meta.flow_last_seen > (bit<48>) meta.flowlet_gap ||
+                            if (now > meta.flow_departure + (bit<48>) meta.flowlet_gap ||
                                     now - meta.flow_pending >= (bit<48>) meta.flowlet_max_hold) {
                                 meta.flow_pending = 0;
                             } else {
                                 meta.version = meta.flow_version;
                             }
                         }
+                        // This packet leaves once the flow's earlier ones have: ~length x BYTE_NS
+                        // later (ns >> 10: units of 1.024 us).
+                        if (meta.flow_departure < now) {
+                            meta.flow_departure = now;
+                        }
+                        meta.flow_departure = meta.flow_departure +
+                            (((bit<48>) standard_metadata.packet_length * (bit<48>) meta.flowlet_byte_ns) >> 10);
                         flowlet_write();
                     }
                     path.apply();

@@ -48,11 +48,12 @@ class FlowletTest(FabricTest):
 
 @group("fabric")
 class FlowletDefaultTest(FlowletTest):
-    """flowlet_config's default is set_flowlet(15000 us, 300000 us) (p4src/README.md)."""
+    """flowlet_config's default is set_flowlet(8000 us, 300000 us, 0 ns a byte) (p4src/README.md)."""
 
     def runTest(self) -> None:
         dflt = self.read_default("flowlet_config")
-        self.assertEqual((dflt.action, dict(dflt.params)), ("set_flowlet", {"gap_us": 15000, "max_hold_us": 300000}))
+        self.assertEqual((dflt.action, dict(dflt.params)),
+                         ("set_flowlet", {"gap_us": 8000, "max_hold_us": 300000, "byte_ns": 0}))
 
 
 @group("fabric")
@@ -79,6 +80,30 @@ class FlowletWaitsForGapTest(FlowletTest):
         for i in range(11, 14):
             self.send(1, self.pkt(i))
             testutils.verify_packet(self, routed(self.pkt(i), NEW, next_hop_mac(NEW), 1), NEW)
+        testutils.verify_no_other_packets(self)
+
+
+@group("fabric")
+class FlowletGapCountsFromDepartureTest(FlowletTest):
+    """With BYTE_NS, an idle gap starts when the flow's packets have left at line rate, not on arrival."""
+
+    sport = 40004
+
+    def runTest(self) -> None:
+        length = len(self.pkt(0))
+        tx_s = 1.0  # each packet keeps the (slow) port busy for 1 s: length x byte_ns / 1024 us
+        self.set_flowlet(GAP_US, 30_000_000, int(tx_s * 1e6 * 1024 / length))
+        self.send(1, self.pkt(0))
+        testutils.verify_packet(self, routed(self.pkt(0), OLD, next_hop_mac(OLD), 0), OLD)
+        self.flip_version(1, 1, gradual=True)
+        # 2 GAP after the arrival, but the first packet is still leaving: not a gap, no move
+        time.sleep(2 * GAP_US / 1e6)
+        self.send(1, self.pkt(1))
+        testutils.verify_packet(self, routed(self.pkt(1), OLD, next_hop_mac(OLD), 0), OLD)
+        # both have left 2 s after the first arrival; at 2.6 s GAP has passed since: the flow moves
+        time.sleep(2 * tx_s)
+        self.send(1, self.pkt(2))
+        testutils.verify_packet(self, routed(self.pkt(2), NEW, next_hop_mac(NEW), 1), NEW)
         testutils.verify_no_other_packets(self)
 
 

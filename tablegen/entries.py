@@ -10,8 +10,16 @@ from typing import Any
 
 from tablegen.fabric import CircuitMap, Fabric
 from tablegen.routing import SwitchPlan
-from tablegen.schema import FAILOVER, LIVENESS_SENTINEL, LIVENESS_UP_BASE, MODES, SPRAY_KINDS
-from topo.model import Ocs
+from tablegen.schema import (
+    FAILOVER,
+    FLOWLET_GAP_US,
+    FLOWLET_MAX_HOLD_US,
+    LIVENESS_SENTINEL,
+    LIVENESS_UP_BASE,
+    MODES,
+    SPRAY_KINDS,
+)
+from topo.model import Ocs, Topology
 
 Doc = dict[str, Any]
 
@@ -27,6 +35,15 @@ def hash_salt(device_id: int) -> int:
     x = (x * 0xC2B2AE35) & 0xFFFFFFFF
     x ^= x >> 16
     return (x & 0xFFFF) or 1
+
+
+def byte_ns(topo: Topology, switch: str) -> int:
+    """ns a byte takes on the switch's slowest fabric port (links to switches, OCS fibres); 0 if none."""
+    hosts = topo.host_map()
+    rates = [lk.rate_mbit for lk in topo.links if switch in (lk.a, lk.b) and not {lk.a, lk.b} & set(hosts)]
+    rates += [o.rate_mbit for o in topo.ocs for p in o.ports if p.switch == switch]
+    rates = [r for r in rates if r > 0]
+    return max(1, round(8000 / min(rates))) if rates else 0
 
 
 def pick(ports: tuple[int, ...], key: str, salt: int = 0) -> tuple[int, ...]:
@@ -144,6 +161,9 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
     entries.append({"table": "path_version", "default": True, "action": "set_version", "params": {"version": 0}})
     entries.append({"table": "hash_config", "default": True, "action": "set_hash_salt",
                     "params": {"salt": hash_salt(sw.device_id)}})
+    entries.append({"table": "flowlet_config", "default": True, "action": "set_flowlet",
+                    "params": {"gap_us": FLOWLET_GAP_US, "max_hold_us": FLOWLET_MAX_HOLD_US,
+                               "byte_ns": byte_ns(fabric.topo, name)}})
     for prefix, port, mac in plan.to_host:
         entries.append({"table": "route", "match": {"ipv4_dst": prefix}, "action": "to_host",
                         "params": {"port": port, "dmac": mac}})

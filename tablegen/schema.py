@@ -12,12 +12,18 @@ FAILOVER = ("on", "off")
 LIVENESS_SENTINEL = 1
 LIVENESS_UP_BASE = 1000
 
+# The gradual MBB flip (p4src/README.md, flowlet_config): a flow moves after an idle gap of GAP counted
+# from when its last packet left at the fabric's line rate, or once the change has waited MAX_HOLD.
+FLOWLET_GAP_US = 8_000
+FLOWLET_MAX_HOLD_US = 300_000
+
 # table -> (match fields, actions allowed, action profile or None)
 FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
     "acl": (("ipv4_src", "ipv4_dst", "ingress_port"), ("acl_forward", "acl_drop", "acl_to_cpu"), None),
     "route": (("ipv4_dst",), ("set_path", "to_host", "route_drop"), None),
     "path_version": (("path_id",), ("set_version",), None),
     "hash_config": ((), ("set_hash_salt",), None),
+    "flowlet_config": ((), ("set_flowlet",), None),
     "path": (("path_id", "version"),
              ("path_static", "path_ecmp", "path_spray_random", "path_spray_rr", "path_drop"), None),
     "ecmp_group": (("path_id", "version"), ("set_next_hop",), "ecmp_selector"),
@@ -32,7 +38,7 @@ OCS_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
 ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "acl_forward": ("port",), "acl_drop": (), "acl_to_cpu": (),
     "set_path": ("path_id",), "to_host": ("port", "dmac"), "route_drop": (),
-    "set_version": ("version",), "set_hash_salt": ("salt",),
+    "set_version": ("version",), "set_hash_salt": ("salt",), "set_flowlet": ("gap_us", "max_hold_us", "byte_ns"),
     "path_static": ("port", "dmac"), "path_ecmp": (), "path_spray_random": (), "path_spray_rr": (),
     "path_drop": (),
     "set_next_hop": ("port", "dmac"), "port_up": (), "port_down": (), "set_smac": ("smac",),

@@ -109,7 +109,7 @@ def test_fabric_every_table_kind(shell) -> None:
     rx.index = 1
     assert next(iter(rx.read())).packet_count == 1
     reg = shell.service.committed.binding.schema.registers
-    assert sorted(r.name for r in reg.values()) == ["FabricIngress.flow_last_seen", "FabricIngress.flow_pending_since",
+    assert sorted(r.name for r in reg.values()) == ["FabricIngress.flow_departure", "FabricIngress.flow_pending_since",
                                                     "FabricIngress.flow_version", "FabricIngress.spray_rr"]
 
     # everything goes away again

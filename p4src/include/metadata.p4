@@ -24,9 +24,10 @@ struct fabric_metadata_t {
     bit<1>    gradual;        // path_version chose set_version_gradual: move at a flowlet boundary
     bit<32>   flowlet_gap;    // flowlet_config: idle gap (us) that ends a flowlet
     bit<32>   flowlet_max_hold; // flowlet_config: longest a pending version change waits (us)
+    bit<32>   flowlet_byte_ns;  // flowlet_config: fabric line rate as ns per byte (0: gaps at arrival)
     bit<32>   flow_index;     // 5-tuple hash: index of the flowlet registers
     version_t flow_version;   // flowlet registers of this flow: its current version,
-    bit<48>   flow_last_seen; // when it was last seen (ingress_global_timestamp, us)
+    bit<48>   flow_departure; // when its last packet has left at line rate (us; flowlet.p4)
     bit<48>   flow_pending;   // and since when a change to another version waits (0: none)
     // Kept across the fast-failover resubmit. The parser must not initialise these: it runs
     // again on the resubmitted packet, after the target has restored them.

@@ -57,7 +57,12 @@
 // Defaults of flowlet_config (microseconds): the idle gap that ends a flowlet and the longest a
 // pending version change is held back. See p4src/README.md for how they were chosen.
 #ifndef FLOWLET_GAP_US
-#define FLOWLET_GAP_US 15000
+#define FLOWLET_GAP_US 8000
+#endif
+
+// 0: the gap counts from the flow's last arrival (tablegen sets the fabric's line rate).
+#ifndef FLOWLET_BYTE_NS
+#define FLOWLET_BYTE_NS 0
 #endif
 
 #ifndef FLOWLET_MAX_HOLD_US

@@ -20,7 +20,7 @@ def test_generate_and_check(ft4, tmp_path, capsys):
     out = tmp_path / "ecmp"
     assert main([str(ft4), "--mode", "ecmp", "-o", str(out)]) == 0
     assert len(list(out.glob("*.json"))) == 20
-    assert "20 files, 448 table entries" in capsys.readouterr().out
+    assert "20 files, 468 table entries" in capsys.readouterr().out
     doc = json.loads((out / "e0_0.json").read_text())
     assert doc["switch"] == "e0_0" and doc["device_id"] == 1
     assert main(["check", str(out), str(ft4), "--mode", "ecmp"]) == 0

@@ -2,10 +2,11 @@
 
 import pytest
 
-from tablegen.entries import hash_salt, ocs_doc, pick, switch_doc
+from tablegen.entries import byte_ns, hash_salt, ocs_doc, pick, switch_doc
 from tablegen.fabric import Fabric
 from tablegen.files import doc_lines, entry_str
 from tablegen.routing import planner
+from tablegen.schema import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US
 from topo.generators import fattree, ucd4
 
 from .conftest import docs_of
@@ -170,3 +171,14 @@ def test_encode_matches_json_dumps():
     for doc in docs_of(ucd4()).values():
         for x in doc["action_profile_groups"] + doc["table_entries"]:
             assert encode(x) == json.dumps(x)
+
+
+def test_flowlet_config_carries_the_fabric_line_rate():
+    topo = ucd4(rate_mbit=20, fabric_rate_mbit=21)
+    docs = docs_of(topo, "ecmp")
+    for d in (d for d in docs.values() if d["program"] == "fabric"):
+        (cfg,) = [e for e in d["table_entries"] if e["table"] == "flowlet_config"]
+        # 8000 / 21 Mbit/s: 381 ns a byte on the bypasses and OCS fibres (host links do not count)
+        assert cfg == {"table": "flowlet_config", "default": True, "action": "set_flowlet",
+                       "params": {"gap_us": FLOWLET_GAP_US, "max_hold_us": FLOWLET_MAX_HOLD_US, "byte_ns": 381}}
+    assert byte_ns(fattree(4, rate_mbit=10_000), "c0_0") == 1  # at least 1 ns: never "no rate"

@@ -53,7 +53,11 @@
         }
     };
 
-    action set_flowlet(bit<32> gap_us, bit<32> max_hold_us) {
+    // byte_ns is in the signature so both programs share one P4Runtime contract, but Tofino counts
+    // the gap from arrival: the departure estimate multiplies two variables, which its ALUs cannot.
+    // On hardware a host cannot send faster than its line rate, so a same-rate fabric port keeps
+    // no standing queue and arrival gaps are departure gaps; the estimate is for emulated links.
+    action set_flowlet(bit<32> gap_us, bit<32> max_hold_us, bit<32> byte_ns) {
         meta.flowlet_gap = gap_us;
         meta.flowlet_max_hold = max_hold_us;
     }
@@ -64,7 +68,7 @@
         actions = {
             set_flowlet;
         }
-        default_action = set_flowlet(FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US);
+        default_action = set_flowlet(FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US, FLOWLET_BYTE_NS);
         size = 1;
     }
 
