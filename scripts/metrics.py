@@ -35,6 +35,7 @@ class StreamMetrics:
 
     sent: int
     retransmissions: int
+    retransmissions_before_event: int  # the emulation's, not the procedure's: it had not started
     loss_pct: float
     max_gap_ms: float
     gap_start: float
@@ -197,6 +198,7 @@ def stream_metrics(sender: Sequence[TcpPacket], t_event: float, receiver: Sequen
     early = [p for p in sender if until is None or p.t <= until]
     return StreamMetrics(
         sent=sent, retransmissions=retx, loss_pct=loss, max_gap_ms=gap.ms, gap_start=gap.start,
+        retransmissions_before_event=sum(1 for p in data if p.retrans and p.t < t_event),
         gap_end=gap.end, rto_estimate=rto_estimate(data, rto_min_s),
         lost_packets=receiver_drops(early, receiver, flow) if receiver is not None else None,
         reordered=reordering(early, receiver, flow) if receiver is not None else None,

@@ -33,6 +33,8 @@ def test_loss_gap_rto_drops(synth):
     assert s.retrans == 2
     assert m.sent == s.sent
     assert m.retransmissions == s.retrans
+    assert m.retransmissions_before_event == 0  # both come after the outage starts
+    assert stream_metrics(sender, s.t0 + s.down + 1.0, receiver).retransmissions_before_event == 2
     assert m.loss_pct == pytest.approx(100 * s.retrans / s.sent)
     assert m.max_gap_ms == pytest.approx(400, abs=2)
     assert m.rto_estimate == 2
