@@ -15,7 +15,18 @@ from p4sim.compiler.exprs import describe
 from p4sim.compiler.externs import make_instance
 from p4sim.compiler.program import Program, const_value, qualified
 from p4sim.compiler.tables import TableLowerer
-from p4sim.compiler.types import BitsT, EnumT, ErrorT, StackT, StructT, Type, bit_width, is_scalar, strip
+from p4sim.compiler.types import (
+    BitsT,
+    EnumT,
+    ErrorT,
+    ObjT,
+    StackT,
+    StructT,
+    Type,
+    bit_width,
+    is_scalar,
+    strip,
+)
 
 
 class BlockContext:
@@ -108,6 +119,35 @@ class BlockContext:
         for p, ent in zip(params, roles, strict=False):
             if ent is not None:
                 self.scope.add(p.name, ent, p.loc)
+
+    def apply_scope(self, ent: DeclE, c: A.Call, ev: StmtLowerer) -> Scope:
+        """The scope a sub-parser or sub-control instance is inlined in: its constructor values, then
+        each apply parameter bound to its argument, evaluated by `ev` in the caller's scope (a variable
+        is aliased, a constant given to a non-out parameter is its value, packet_in is the packet)."""
+        decl = ent.decl
+        if len(c.args) != len(decl.params):
+            raise CompileError(c.loc, f"{decl.name}.apply takes {len(decl.params)} arguments, found {len(c.args)}")
+        sc = self.prog.scope.child()
+        for n, cv in (ent.extra or {}).items():
+            sc.add(n, cv)
+        for p, a in zip(decl.params, c.args, strict=True):
+            pt = self.prog.resolve(p.typ, sc)
+            if isinstance(pt, ObjT) and pt.name == "packet_in":
+                caller = ev.scope.lookup(a.expr.name) if isinstance(a.expr, A.Name) else None
+                if not (isinstance(caller, DeclE) and caller.kind == "packet"):
+                    raise CompileError(a.expr.loc, f"argument {p.name} of {decl.name}.apply must be the packet")
+                sc.add(p.name, DeclE("packet", None, "packet_in"))
+                continue
+            v = ev.expr(a.expr, strip(pt))
+            if isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)):
+                ev.coerce(v, pt, a.expr.loc, f"argument {p.name}")
+                sc.add(p.name, v.ent)
+            elif v.const is not None and not p.direction.endswith("out"):
+                sc.add(p.name, ConstE(ev.coerce(v, pt, a.expr.loc, f"argument {p.name}").const, pt))
+            else:
+                raise CompileError(a.expr.loc, f"argument {p.name} of {decl.name}.apply must be a variable or a "
+                                   "constant")
+        return sc
 
     def declare_local(self, d: object, sl: StmtLowerer, init: list[A.Stmt], scope: Scope | None = None,
                       prefix: str | None = None) -> None:
@@ -317,24 +357,7 @@ class ControlLowerer(BlockContext):
     def inline_control(self, ent: DeclE, c: A.Call, nxt: str | None, scope: Scope) -> str | None:
         """Inline a control instance's apply (as p4c's Inline pass), names prefixed by the instance."""
         cd: A.ControlDecl = ent.decl
-        if len(c.args) != len(cd.params):
-            raise CompileError(c.loc, f"{cd.name}.apply takes {len(cd.params)} arguments, found {len(c.args)}")
-        sc = self.prog.scope.child()
-        for n, cv in (ent.extra or {}).items():
-            sc.add(n, cv)
-        ev = StmtLowerer(scope, self.prog, self)
-        for p, a in zip(cd.params, c.args, strict=False):
-            pt = self.prog.resolve(p.typ, sc)
-            v = ev.expr(a.expr, strip(pt))
-            if isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)):
-                ev.coerce(v, pt, a.expr.loc, f"argument {p.name}")
-                sc.add(p.name, v.ent)
-            elif v.const is not None and not p.direction.endswith("out"):
-                v = ev.coerce(v, pt, a.expr.loc, f"argument {p.name}")
-                sc.add(p.name, ConstE(v.const, pt))
-            else:
-                raise CompileError(a.expr.loc, f"argument {p.name} of {cd.name}.apply must be a variable or a "
-                                   "constant")
+        sc = self.apply_scope(ent, c, StmtLowerer(scope, self.prog, self))
         init: list[A.Stmt] = []
         sl = StmtLowerer(sc, self.prog, self)
         for d in cd.locals:

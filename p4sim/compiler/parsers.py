@@ -8,11 +8,11 @@ from p4sim.compiler import ast as A
 from p4sim.compiler.actions import StmtLowerer
 from p4sim.compiler.builder import source_info
 from p4sim.compiler.controls import BlockContext
-from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
+from p4sim.compiler.env import DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import V, describe, hexstr, mask_of
 from p4sim.compiler.externs import HASH_ALGOS, field_refs
-from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, ObjT, VarbitT, bit_width, strip
+from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, VarbitT, bit_width, strip
 
 
 class ParserLowerer(BlockContext):
@@ -115,28 +115,7 @@ class ParserLowerer(BlockContext):
         """The states of a sub-parser instance, parameters bound to the apply's arguments; returns
         the name of its start state. Names are prefixed by the instance (`sub.start`)."""
         pd: A.ParserDecl = ent.decl
-        if len(c.args) != len(pd.params):
-            raise CompileError(c.loc, f"{pd.name}.apply takes {len(pd.params)} arguments, found {len(c.args)}")
-        sc = self.prog.scope.child()
-        for n, cv in (ent.extra or {}).items():
-            sc.add(n, cv)
-        for p, a in zip(pd.params, c.args, strict=True):
-            pt = self.prog.resolve(p.typ, sc)
-            if isinstance(pt, ObjT) and pt.name == "packet_in":
-                if not (isinstance(a.expr, A.Name) and isinstance(sl.scope.lookup(a.expr.name), DeclE)
-                        and sl.scope.lookup(a.expr.name).kind == "packet"):
-                    raise CompileError(a.expr.loc, f"argument {p.name} of {pd.name}.apply must be the packet")
-                sc.add(p.name, DeclE("packet", None, "packet_in"))
-                continue
-            v = sl.expr(a.expr, strip(pt))
-            if isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)):
-                sl.coerce(v, pt, a.expr.loc, f"argument {p.name}")
-                sc.add(p.name, v.ent)
-            elif v.const is not None and not p.direction.endswith("out"):
-                sc.add(p.name, ConstE(sl.coerce(v, pt, a.expr.loc, f"argument {p.name}").const, pt))
-            else:
-                raise CompileError(a.expr.loc, f"argument {p.name} of {pd.name}.apply must be a variable or a "
-                                   "constant")
+        sc = self.apply_scope(ent, c, sl)
         init: list[A.Stmt] = []
         sub_sl = StmtLowerer(sc, self.prog, self)
         for d in pd.locals:
