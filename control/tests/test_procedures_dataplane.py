@@ -11,19 +11,12 @@ from control.events import EventLog
 from control.network import Network, generate_states
 from control.ocs.delay import DelayModel
 from control.procedures import Reconfigurer
-from control.tests.netbed import compile_program
 from control.tests.testbed import NetTestbed, Stream, udp_frame
 
 log = logging.getLogger(__name__)
 
 pytestmark = [pytest.mark.root, pytest.mark.slow,
               pytest.mark.skipif(os.geteuid() != 0, reason="needs root for veth pairs")]
-
-
-@pytest.fixture(scope="module")
-def pipelines(tmp_path_factory):
-    out = tmp_path_factory.mktemp("build")
-    return compile_program("fabric", out), compile_program("ocs", out)
 
 
 @pytest.fixture
