@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from p4sim.compiler.compile import compile_file
 from p4sim.switch.device import Device
-from p4sim.tests.corpus import error_of, source
+from p4sim.tests.corpus import build, error_of
 
 PARSER = ("state start { p.extract(hdr.h); transition select(hdr.h.a) { 1: one; 2: two; default: accept; } }"
           " state one { p.extract(hdr.u.v1); transition accept; } state two { p.extract(hdr.u.v2); transition accept; }")
@@ -20,11 +19,7 @@ TYPES = "header v1_t { bit<8> x; }\nheader v2_t { bit<16> y; }\nheader_union u_t
 
 
 def _compile(tmp_path: Path) -> dict:
-    text = source(BODY, "", "", PARSER).replace("struct hs_t { h_t h; }", TYPES + "struct hs_t { h_t h; u_t u; }")
-    text = text.replace("p.emit(hdr.h);", "p.emit(hdr.h); p.emit(hdr.u);")
-    src = tmp_path / "hu.p4"
-    src.write_text(text)
-    return compile_file(src).json
+    return build(tmp_path, BODY, parser=PARSER, types=TYPES, headers=("u_t u",)).json
 
 
 def test_header_union_json_as_p4c(tmp_path: Path) -> None:

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from p4sim.compiler.compile import compile_file
 from p4sim.compiler.errors import CompileError
 from p4sim.switch.device import Device
-from p4sim.tests.corpus import source
+from p4sim.tests.corpus import build
 
 PARSER = "state start { p.extract(hdr.h); p.extract(hdr.o, (bit<32>)hdr.h.a * 8); transition accept; }"
 BODY = ("sm.egress_spec = 2; hdr.h.c = hdr.o.len;"
@@ -19,12 +18,8 @@ BODY = ("sm.egress_spec = 2; hdr.h.c = hdr.o.len;"
 
 
 def _compile(tmp_path: Path, body: str = BODY) -> dict:
-    text = source(body, "", "", PARSER).replace(
-        "struct hs_t { h_t h; }", "header opt_t { bit<8> len; varbit<32> data; }\nstruct hs_t { h_t h; opt_t o; }")
-    text = text.replace("p.emit(hdr.h);", "p.emit(hdr.h); p.emit(hdr.o);")
-    src = tmp_path / "vb.p4"
-    src.write_text(text)
-    return compile_file(src).json
+    return build(tmp_path, body, parser=PARSER, types="header opt_t { bit<8> len; varbit<32> data; }\n",
+                 headers=("opt_t o",)).json
 
 
 def test_varbit_json_as_p4c(tmp_path: Path) -> None:

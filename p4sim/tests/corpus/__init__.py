@@ -37,18 +37,26 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 BODY_LINE = SKELETON.split("\n").index("BODY") + 1  # line of BODY in the written file
 
 
-def source(body: str = "", locals_: str = "", top: str = "", parser: str = "") -> str:
-    """The skeleton with the given parts."""
+def source(body: str = "", locals_: str = "", top: str = "", parser: str = "", types: str = "",
+           headers: tuple[str, ...] = ()) -> str:
+    """The skeleton with the given parts; `types` declared before the headers struct, `headers` (e.g.
+    "u_t u") more members of it, emitted after hdr.h in order."""
     text = SKELETON.replace("LOCALS", locals_).replace("BODY", body).replace("TOP", top)
     if parser:
         text = text.replace("state start { p.extract(hdr.h); transition accept; }", parser)
+    if types or headers:
+        text = text.replace("struct hs_t { h_t h; }", types + "struct hs_t { h_t h;" +
+                            "".join(f" {h};" for h in headers) + " }")
+        text = text.replace("p.emit(hdr.h);", "p.emit(hdr.h);" +
+                            "".join(f" p.emit(hdr.{h.split()[-1]});" for h in headers))
     return text
 
 
-def build(tmp_path: Path, body: str = "", locals_: str = "", top: str = "", parser: str = "") -> Result:
-    """Compile the skeleton with the given parts."""
+def build(tmp_path: Path, body: str = "", locals_: str = "", top: str = "", parser: str = "", types: str = "",
+          headers: tuple[str, ...] = ()) -> Result:
+    """Compile the skeleton with the given parts (see source)."""
     src = tmp_path / "prog.p4"
-    src.write_text(source(body, locals_, top, parser))
+    src.write_text(source(body, locals_, top, parser, types, headers))
     return compile_file(src)
 
 
