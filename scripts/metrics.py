@@ -5,7 +5,8 @@
   capture that overlaps a window around the reconfiguration;
 - throughput over time (payload per bin), RTT over time (tshark's ack_rtt);
 - receiver-side drops (data segments sent but never seen at the receiver), reordering (first
-  transmissions that reach the receiver below the highest sequence already seen), RTO estimate.
+  transmissions that reach the receiver below the highest sequence already seen), RTO estimate;
+- spurious retransmissions: copies the receiver got twice (the first copy was late, not lost).
 Pure functions over TcpPacket lists, so they are tested on synthetic captures.
 """
 
@@ -41,8 +42,10 @@ class StreamMetrics:
     gap_start: float
     gap_end: float
     rto_estimate: int
+    rtos_before_event: int
     lost_packets: int | None
     reordered: int | None
+    spurious_retransmissions: int | None  # from the event on
     throughput_mbps: float
     throughput_dip_pct: float
     rtt_ms_median: float | None
@@ -181,6 +184,19 @@ def reordering(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], flow:
     return sum(1 for k in late if got.get(k, 0) >= sent.get(k, 0))
 
 
+def spurious_retransmissions(receiver: Sequence[TcpPacket], flow: Flow, since: float) -> int:
+    """Data segments of `flow` that reached the receiver again from `since` on: each repeat is a
+    retransmission whose original was not lost but late (reordering or a premature timer)."""
+    seen: set[tuple[int, int]] = set()
+    repeats = 0
+    for p in sorted((p for p in receiver if p.flow == flow and p.length > 0), key=lambda p: p.t):
+        key = (p.seq, p.length)
+        if key in seen and p.t >= since:
+            repeats += 1
+        seen.add(key)
+    return repeats
+
+
 def stream_metrics(sender: Sequence[TcpPacket], t_event: float, receiver: Sequence[TcpPacket] | None = None,
                    window: tuple[float, float] = (1.0, 3.0), rto_min_s: float = 0.2,
                    bin_s: float = 0.1, until: float | None = None) -> StreamMetrics:
@@ -200,8 +216,10 @@ def stream_metrics(sender: Sequence[TcpPacket], t_event: float, receiver: Sequen
         sent=sent, retransmissions=retx, loss_pct=loss, max_gap_ms=gap.ms, gap_start=gap.start,
         retransmissions_before_event=sum(1 for p in data if p.retrans and p.t < t_event),
         gap_end=gap.end, rto_estimate=rto_estimate(data, rto_min_s),
+        rtos_before_event=rto_estimate([p for p in data if p.t < t_event], rto_min_s),
         lost_packets=receiver_drops(early, receiver, flow) if receiver is not None else None,
         reordered=reordering(early, receiver, flow) if receiver is not None else None,
+        spurious_retransmissions=spurious_retransmissions(receiver, flow, t_event) if receiver is not None else None,
         throughput_mbps=base, throughput_dip_pct=dip,
         rtt_ms_median=statistics.median(rtts) if rtts else None, rtt_ms_max=max(rtts) if rtts else None)
 

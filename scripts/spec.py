@@ -174,11 +174,15 @@ def shorten(spec: Spec, runs: int | None = None, duration_s: float | None = None
 def make_topology(spec: Spec) -> Any:
     """The topo.model.Topology the spec describes (topo.generators with its parameters)."""
     from topo import generators
+    from topo.validate import validate
 
     args = dict(spec.topology)
     gen = args.pop("generator")
     hybrid = args.pop("hybrid", None)
+    queue = args.pop("switch_queue_pkts", None)
     topo = getattr(generators, gen)(**args)
     if hybrid is not None:
         generators.hybrid(topo, **(hybrid or {}))
-    return topo
+    if queue is not None:
+        topo.params["switch_queue_pkts"] = queue  # the emulation bounds every switch port's queue
+    return validate(topo)

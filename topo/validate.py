@@ -60,6 +60,9 @@ def validate(topo: Topology) -> Topology:
             raise ValueError(f"IPv4 address {addr}: used by {ips[addr]} and {h.name}")
         ips[addr] = h.name
     _links(topo)
+    queue = topo.params.get("switch_queue_pkts")
+    if queue is not None and (isinstance(queue, bool) or not isinstance(queue, int) or queue < 1):
+        raise ValueError(f"params.switch_queue_pkts={queue!r}: expected an integer >= 1 (frames per switch port)")
     return topo
 
 

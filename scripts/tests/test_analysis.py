@@ -4,7 +4,7 @@ import pytest
 
 from scripts.lb import pairs_for, utilisation
 from scripts.metrics import parse_arrivals, udp_metrics
-from scripts.report import lb_summary, markdown, percentile, reconf_summary
+from scripts.report import hitless_run, lb_summary, markdown, percentile, reconf_summary
 from scripts.schedule import bursts
 from scripts.spec import parse
 
@@ -77,6 +77,24 @@ def test_reconf_summary_verdict():
     md = markdown(spec, {"scale": None, "link_rate_mbit": 20, "reference_rate_mbit": None, "variants": {"mbb": s}})
     assert "NOT hitless: 1 of 2 runs" in md
     assert percentile([1, 2, 3, 4], 50) == 2 and percentile([1, 2, 3, 4], 99) == 4
+
+
+def test_congested_verdict_counts_spurious_retransmissions_only():
+    # a saturating stream: its drops at the full bottleneck are congestion's, repaired by retransmissions
+    drops = {"retransmissions": 40, "spurious_retransmissions": 0, "rto_count": 0, "max_gap_ms": 12.0,
+             "congested": True}
+    assert hitless_run(drops) is True
+    assert hitless_run(dict(drops, congested=False)) is False  # a paced stream: every retransmission counts
+    assert hitless_run(dict(drops, spurious_retransmissions=1)) is False  # a late original: reordering
+    assert hitless_run(dict(drops, rto_count=1)) is False
+    assert hitless_run(dict(drops, rto_count=1, rtos_before_event=1)) is True  # congestion's, before the procedure
+    assert hitless_run(dict(drops, max_gap_ms=50.0)) is False
+    assert hitless_run({"congested": True}) is False  # nothing measured is not hitless
+    spec = parse({"name": "x", "kind": "reconfiguration", "streams": [{"src": "h2", "dst": "h3", "rate_mbit": 0}],
+                  "variants": ["mbb"]})
+    md = markdown(spec, {"scale": None, "link_rate_mbit": 20, "reference_rate_mbit": None,
+                         "variants": {"mbb": reconf_summary([dict(drops, spurious_retransmissions=2), drops])}})
+    assert "target: 0 spurious retransmissions" in md and "NOT hitless: 1 of 2 runs had a spurious" in md
 
 
 def test_lb_summary_per_flow_mnu_and_its_line():

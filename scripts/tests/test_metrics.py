@@ -37,7 +37,8 @@ def test_loss_gap_rto_drops(synth):
     assert stream_metrics(sender, s.t0 + s.down + 1.0, receiver).retransmissions_before_event == 2
     assert m.loss_pct == pytest.approx(100 * s.retrans / s.sent)
     assert m.max_gap_ms == pytest.approx(400, abs=2)
-    assert m.rto_estimate == 2
+    assert m.rto_estimate == 2 and m.rtos_before_event == 0
+    assert stream_metrics(sender, s.t0 + s.down + 1.0, receiver).rtos_before_event == 2
     assert m.lost_packets == 2  # the segment sent into the outage and its first retransmission
     assert m.reordered == 0
     assert m.throughput_dip_pct == pytest.approx(100)
@@ -86,3 +87,19 @@ def test_reordering_counts_late_first_arrivals_only():
     # 301's first copy is lost and its retransmission arrives after nothing higher: not reordering
     receiver = [seg(0.01, 1), seg(0.21, 201), seg(0.22, 101), seg(0.51, 101), seg(0.61, 301)]
     assert reordering(sender, receiver, flow) == 1
+
+
+def test_spurious_retransmissions_are_repeats_at_the_receiver():
+    from scripts.capture import TcpPacket
+    from scripts.metrics import spurious_retransmissions
+
+    def seg(t, seq, flow=("a", 1, "b", 2)):
+        return TcpPacket(t, *flow, 0, seq, 100)
+
+    flow = ("a", 1, "b", 2)
+    # 101 arrives twice (late original, then its retransmission): spurious; 301 arrives once (its
+    # original was lost): a needed retransmission; the other direction and a repeat before 0.3 s don't count
+    receiver = [seg(0.01, 1), seg(0.21, 201), seg(0.22, 101), seg(0.25, 1), seg(0.51, 101), seg(0.61, 301),
+                seg(0.7, 101, ("b", 2, "a", 1)), seg(0.8, 101, ("b", 2, "a", 1))]
+    assert spurious_retransmissions(receiver, flow, 0.3) == 1
+    assert spurious_retransmissions(receiver, flow, 0.0) == 2

@@ -27,6 +27,14 @@ def base(**kw):
     return d
 
 
+def test_switch_queue_goes_to_the_topology():
+    topo = make_topology(parse(base(topology={"generator": "ucd4", "rate_mbit": 20, "switch_queue_pkts": 4})))
+    assert topo.params["switch_queue_pkts"] == 4 and topo.params["rate_mbit"] == 20
+    assert "switch_queue_pkts" not in make_topology(parse(base())).params  # the kernel's default
+    with pytest.raises(ValueError, match="switch_queue_pkts=0: expected an integer >= 1"):
+        make_topology(parse(base(topology={"generator": "ucd4", "switch_queue_pkts": 0})))
+
+
 def test_variants_shorthand_and_defaults():
     s = parse(base(variants=["bbm", {"name": "slow", "procedure": "mbb-timed", "hold_s": 2}],
                    defaults={"rto_min": "800ms"}))

@@ -31,6 +31,19 @@ def netem_available() -> bool:
     return bool(_NETEM)
 
 
+def limit_queue(ifname: str, pkts: int, delay: str | None) -> None:
+    """Bound an interface's egress queue (a switch port's buffer) to `pkts` frames.
+
+    Mininet's TCLink shapes with HTB class 5:1 and, with a delay, a netem child `10:` whose default
+    limit is 1000 frames; without netem the class's leaf is a pfifo of txqueuelen (1000) frames. Both
+    are hundreds of ms at the scaled-down rates, far deeper than a datacenter switch's port buffer."""
+    leaf = ["netem", "delay", delay, "limit", str(pkts)] if delay else ["pfifo", "limit", str(pkts)]
+    res = subprocess.run(["tc", "qdisc", "replace", "dev", ifname, "parent", "5:1", "handle", "10:", *leaf],
+                         capture_output=True, text=True, check=False, timeout=10)
+    if res.returncode != 0:
+        raise RuntimeError(f"tc: queue limit {pkts} on {ifname}: {res.stderr.strip() or res.returncode}")
+
+
 class _NoHtbQuantum(logging.Filter):
     """Drops tc's advice about HTB quantum at high rates, which Mininet logs as an error."""
 

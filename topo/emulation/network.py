@@ -50,7 +50,7 @@ from mininet.net import Mininet
 from mininet.node import Host
 
 from topo.emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
-from topo.emulation.links import carrier, filter_tc_noise, host_commands, netem_available
+from topo.emulation.links import carrier, filter_tc_noise, host_commands, limit_queue, netem_available
 from topo.emulation.ocs import OcsProcess, first_line, ports_up_since
 from topo.emulation.state import RunState, interface_exists
 from topo.model import OcsPort, Topology, load
@@ -245,15 +245,21 @@ class Emulation:
         netem = netem_available()
         if not netem:
             log.info("link delays not emulated: this kernel has no netem qdisc (rates still apply)")
+        queue = self.topo.params.get("switch_queue_pkts")  # frames per switch port; None: the kernel's 1000
         for lk in self.topo.links:
             opts = {"bw": lk.rate_mbit, "delay": lk.delay if netem else None}
             link = net.addLink(self.prefix + lk.a, self.prefix + lk.b, port1=lk.a_port, port2=lk.b_port, **opts)
             if lk.a not in hmap and lk.b not in hmap:
                 fabric_intfs += [link.intf1.name, link.intf2.name]
+            for end, intf in ((lk.a, link.intf1), (lk.b, link.intf2)):
+                if queue and end not in hmap:
+                    limit_queue(intf.name, queue, opts["delay"])
         for o in self.topo.ocs:
             for p in o.ports:
-                add_fibre(self.switches[p.switch], p.switch_port, self.switches[o.name], p.port, self.fibre(o.name, p),
-                          FABRIC_MTU, bw=o.rate_mbit, delay=o.delay if netem else None)
+                fibre = add_fibre(self.switches[p.switch], p.switch_port, self.switches[o.name], p.port,
+                                  self.fibre(o.name, p), FABRIC_MTU, bw=o.rate_mbit, delay=o.delay if netem else None)
+                if queue:
+                    limit_queue(fibre.tor_intf, queue, o.delay if netem else None)
         for sw in self.switches.values():
             for intf in sw.intfList():
                 if intf.name != "lo":

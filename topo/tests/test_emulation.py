@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -142,9 +143,17 @@ def test_ucd4_cli_pingall_iperf3_and_mbb_over_circuit(build: Path, tmp_path: Pat
 
 @pytest.mark.slow
 def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
-    emu = Emulation(generators.ucd4(), "ecmp", build_dir=build, grpc_base=free_grpc_base(), prefix=PREFIX,
+    topo = generators.ucd4()
+    topo.params["switch_queue_pkts"] = 3
+    emu = Emulation(topo, "ecmp", build_dir=build, grpc_base=free_grpc_base(), prefix=PREFIX,
                     ocs_args=FAST_OCS, rto_min="10ms")
     with emu:
+        # every switch port (host-facing, bypass, fibre) queues at most 3 frames; the hosts keep theirs
+        for port in (1, 2, 4):
+            qdiscs = subprocess.run(["tc", "qdisc", "show", "dev", emu.intf("s1", port)], capture_output=True,
+                                    text=True, check=True).stdout
+            assert re.search(r"(pfifo|netem) 10: .*limit 3", qdiscs), qdiscs
+        assert "limit 3" not in emu.cmd("h1", "tc qdisc show")
         assert "rto_min lock 10ms" in emu.cmd("h1", "ip route show default") or \
             "rto_min 10ms" in emu.cmd("h1", "ip route show default")
         assert emu.ocs is not None and emu.ocs.circuits == [(3, 1), (2, 5), (6, 4)]

@@ -117,3 +117,14 @@ def test_host_without_link_and_duplicate_name():
     t.hosts[0].name = "e0_0"
     with pytest.raises(ValueError, match="name 'e0_0': used twice"):
         validate(t)
+
+
+@pytest.mark.parametrize("queue", [0, -3, "4", 2.5, True])
+def test_bad_switch_queue(queue):
+    t = ucd4()
+    t.params["switch_queue_pkts"] = queue
+    with pytest.raises(ValueError, match=f"params.switch_queue_pkts={queue!r}: expected an integer >= 1") as exc:
+        validate(t)
+    _one_line(exc)
+    t.params["switch_queue_pkts"] = 4
+    validate(t)
