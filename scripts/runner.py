@@ -205,7 +205,8 @@ def one_line(m: dict[str, Any]) -> str:
     if "day_ms" in m:
         return f"day {m['day_ms'].get('mean', 0):.1f} ms, night {m['night_ms'].get('mean', 0):.1f} ms"
     gap = m.get("max_gap_ms", 0.0)
-    return (f"gap {gap:.0f} ms, retx {m.get('retransmissions', 0)}, rto {m.get('rto_count', 0)}, "
+    spurious = f" ({m['spurious_retransmissions']} spurious)" if m.get("spurious_retransmissions") else ""
+    return (f"gap {gap:.0f} ms, retx {m.get('retransmissions', 0)}{spurious}, rto {m.get('rto_count', 0)}, "
             f"lost {m.get('lost_packets')}, dip {m.get('throughput_dip_pct') or 0:.0f}%")
 
 
