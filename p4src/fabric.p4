@@ -71,6 +71,26 @@ control FabricIngress(inout fabric_headers_t hdr,
                         hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
                     }
                 }
+                bit<48> now = standard_metadata.ingress_global_timestamp;
+                // The flowlet gate runs where a flow enters the fabric (no tag yet); the ACKs of a
+                // TCP flow pass the same switch on their way back to its sender.
+                bool gate = meta.has_path == 1 && meta.failover == 0 && !hdr.path_tag.isValid();
+                bool ack_back = meta.to_host == 1 && hdr.tcp.isValid() && (hdr.tcp.flags & TCP_FLAG_ACK) != 0;
+                if (gate || ack_back) {
+                    flowlet_config.apply();
+                }
+                if (ack_back) {
+                    flowlet_read_acked_flow();
+                    // The acknowledged flow waits to move: hold its sender (window 0) until at most
+                    // one segment is unacknowledged, except on a duplicate ACK (a loss to repair);
+                    // MAX_HOLD ends the pause anyway.
+                    bit<32> unacked = meta.flow_sent_end - hdr.tcp.ack_no;  // modulo 2^32
+                    if (meta.flowlet_pause == 1 && meta.flow_pending != 0 && hdr.tcp.ack_no != meta.flow_acked &&
+                            unacked > FLOWLET_DRAIN_SLACK && unacked < 32w0x80000000 &&
+                            now - meta.flow_pending < (bit<48>) meta.flowlet_max_hold) {
+                        hold_sender();
+                    }
+                }
                 if (meta.has_path == 1) {
                     // One version per packet: failover copy, else the upstream tag, else local.
                     if (meta.failover == 1) {
@@ -79,22 +99,39 @@ control FabricIngress(inout fabric_headers_t hdr,
                         meta.version = hdr.path_tag.version;
                     } else {
                         path_version.apply();
-                        flowlet_config.apply();
                         flowlet_read();
-                        bit<48> now = standard_metadata.ingress_global_timestamp;
+                        // TCP: everything the flow sent has been acknowledged, none of it is left
+                        // on the old path (a new flow in this slot has sent nothing: also drained);
+                        // or it was held and released with one segment unacknowledged (flowlet.p4).
+                        bool drained = hdr.tcp.isValid() && meta.flowlet_pause == 1 &&
+                                       (meta.flow_acked == meta.flow_sent_end ||
+                                        (meta.flow_held == 1 && meta.flow_sent_end - meta.flow_acked <= FLOWLET_DRAIN_SLACK));
                         if (meta.gradual == 0 || meta.flow_version == meta.version) {
                             meta.flow_pending = 0;  // immediate, or nothing to change
+                            meta.flow_held = 0;
                         } else {
                             // A change is pending for this flow: it moves after an idle gap
-                            // longer than GAP, or once the change has waited MAX_HOLD.
+                            // longer than GAP, once drained, or once the change has waited MAX_HOLD.
                             if (meta.flow_pending == 0) {
                                 meta.flow_pending = now;
                             }
-                            if (now > meta.flow_departure + (bit<48>) meta.flowlet_gap ||
+                            if (now > meta.flow_departure + (bit<48>) meta.flowlet_gap || drained ||
                                     now - meta.flow_pending >= (bit<48>) meta.flowlet_max_hold) {
                                 meta.flow_pending = 0;
+                                meta.flow_held = 0;
                             } else {
                                 meta.version = meta.flow_version;
+                            }
+                        }
+                        if (hdr.tcp.isValid()) {
+                            // New data moves the flow's end on, a retransmission does not (sequence
+                            // order modulo 2^32); so does any segment once the slot has idled past
+                            // MAX_HOLD (a new flow hashed to it).
+                            bit<32> end = hdr.tcp.seq_no + (bit<32>) (hdr.ipv4.total_len - 16w20 -
+                                                                     ((bit<16>) hdr.tcp.data_offset << 2));
+                            if (end - meta.flow_sent_end < 32w0x80000000 ||
+                                    now > meta.flow_departure + (bit<48>) meta.flowlet_max_hold) {
+                                meta.flow_sent_end = end;
                             }
                         }
                         // This packet leaves once the flow's earlier ones have: ~length x BYTE_NS

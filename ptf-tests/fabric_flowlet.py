@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from fabric_helpers import FabricTest, PathTag, next_hop_mac, routed, tcp_packet
+from fabric_helpers import HOST_MAC, FabricTest, PathTag, next_hop_mac, port_mac, routed, tagged, tcp_packet
 from ptf import testutils
 from ptf.testutils import group
-from scapy.layers.inet import IP
+from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
 OLD, NEW = 2, 3  # ports of version 0 (old path) and version 1 (new path)
@@ -48,12 +48,12 @@ class FlowletTest(FabricTest):
 
 @group("fabric")
 class FlowletDefaultTest(FlowletTest):
-    """flowlet_config's default is set_flowlet(8000 us, 300000 us, 0 ns a byte) (p4src/README.md)."""
+    """flowlet_config's default is set_flowlet(8000 us, 300000 us, 0 ns a byte, no pause) (p4src/README.md)."""
 
     def runTest(self) -> None:
         dflt = self.read_default("flowlet_config")
         self.assertEqual((dflt.action, dict(dflt.params)),
-                         ("set_flowlet", {"gap_us": 8000, "max_hold_us": 300000, "byte_ns": 0}))
+                         ("set_flowlet", {"gap_us": 8000, "max_hold_us": 300000, "byte_ns": 0, "pause": 0}))
 
 
 @group("fabric")
@@ -168,7 +168,7 @@ class FlowletImmediateOverridesTest(FlowletTest):
 class FlowletFailoverTest(FlowletTest):
     """Fast failover overrides the flowlet gate: a flow held on a dead version takes the other one."""
 
-    sport = 40004
+    sport = 40005
 
     def runTest(self) -> None:
         self.set_flowlet(30_000_000, 30_000_000)  # neither a gap nor the hold can move the flow
@@ -187,3 +187,48 @@ class FlowletFailoverTest(FlowletTest):
         self.send(1, pkt)
         got = self.collect(timeout=0.3)
         return bool(got) and all(p == port for p, _ in got)
+
+
+@group("fabric")
+class FlowletPauseUntilDrainedTest(FlowletTest):
+    """With PAUSE, a pending TCP flow's ACKs reach its sender with window 0 while more than one segment
+    is unacknowledged; the ACK leaving one keeps its window, and the flow's next segment moves."""
+
+    sport = 40006
+    seg = 1000  # payload bytes of each data segment
+
+    def data(self, i: int) -> Ether:
+        """Data segment `i` of the flow from the host behind port 1 (sequence numbers from 1000)."""
+        return (Ether(dst=port_mac(1), src=HOST_MAC) / IP(src="10.0.1.1", dst="10.0.2.2", id=i)
+                / TCP(sport=self.sport, dport=80, flags="A", seq=1000 * (i + 1), ack=7) / (b"d" * self.seg))
+
+    def ack(self, upto: int, window: int = 5000) -> Ether:
+        """The receiver's ACK of segments 0..upto-1 as it arrives from the fabric on the old path, tagged
+        (scapy computes its checksums, so the switch's incremental TCP checksum update is checked byte
+        for byte in what it delivers)."""
+        return tagged(Ether(dst=port_mac(OLD), src=next_hop_mac(OLD)) / IP(src="10.0.2.2", dst="10.0.1.1", id=upto)
+                      / TCP(sport=80, dport=self.sport, flags="A", seq=7, ack=1000 * (upto + 1), window=window), 0)
+
+    def delivered(self, upto: int, window: int) -> Ether:
+        """That ACK as the sender gets it: untagged, routed, with `window`."""
+        return routed(self.ack(upto, window), 1, HOST_MAC, None)
+
+    def sent(self, i: int, port: int) -> None:
+        self.send(1, self.data(i))
+        testutils.verify_packet(self, routed(self.data(i), port, next_hop_mac(port), int(port == NEW)), port)
+
+    def runTest(self) -> None:
+        self.add_host("10.0.1.1/32", 1, HOST_MAC)
+        self.set_flowlet(GAP_US, 30_000_000, 0, pause=1)  # neither a gap nor MAX_HOLD: only draining
+        self.sent(0, OLD)
+        self.flip_version(1, 1, gradual=True)
+        self.sent(1, OLD)  # segments 0-2 in flight: the move is pending
+        self.sent(2, OLD)
+        self.send(OLD, self.ack(1))  # two segments unacknowledged: the sender must wait
+        testutils.verify_packet(self, self.delivered(1, 0), 1)
+        self.send(OLD, self.ack(2))  # one left (its ACK may be delayed): the real window goes through
+        testutils.verify_packet(self, self.delivered(2, 5000), 1)
+        self.sent(3, NEW)
+        self.send(OLD, self.ack(3))  # moved: nothing pending, ACKs pass untouched
+        testutils.verify_packet(self, self.delivered(3, 5000), 1)
+        testutils.verify_no_other_packets(self)

@@ -176,10 +176,11 @@ class FabricTest(P4RuntimeTest):
         """The MBB flip: the shadow version becomes active with one MODIFY."""
         self.set_version(path_id, to, gradual)
 
-    def set_flowlet(self, gap_us: int, max_hold_us: int, byte_ns: int = 0) -> None:
-        """Modify flowlet_config's default (restored in tearDown): flowlet gap, longest hold, line rate."""
+    def set_flowlet(self, gap_us: int, max_hold_us: int, byte_ns: int = 0, pause: int = 0) -> None:
+        """Modify flowlet_config's default (restored in tearDown): flowlet gap, longest hold, line rate,
+        pausing a pending TCP flow."""
         self.set_default("flowlet_config", "set_flowlet",
-                         {"gap_us": gap_us, "max_hold_us": max_hold_us, "byte_ns": byte_ns})
+                         {"gap_us": gap_us, "max_hold_us": max_hold_us, "byte_ns": byte_ns, "pause": pause})
 
     def set_hash_salt(self, salt: int) -> None:
         """Modify hash_config's default (restored in tearDown): this switch's ECMP hash salt."""

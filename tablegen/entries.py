@@ -14,6 +14,7 @@ from tablegen.schema import (
     FAILOVER,
     FLOWLET_GAP_US,
     FLOWLET_MAX_HOLD_US,
+    FLOWLET_PAUSE,
     LIVENESS_SENTINEL,
     LIVENESS_UP_BASE,
     MODES,
@@ -163,7 +164,7 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
                     "params": {"salt": hash_salt(sw.device_id)}})
     entries.append({"table": "flowlet_config", "default": True, "action": "set_flowlet",
                     "params": {"gap_us": FLOWLET_GAP_US, "max_hold_us": FLOWLET_MAX_HOLD_US,
-                               "byte_ns": byte_ns(fabric.topo, name)}})
+                               "byte_ns": byte_ns(fabric.topo, name), "pause": FLOWLET_PAUSE}})
     for prefix, port, mac in plan.to_host:
         entries.append({"table": "route", "match": {"ipv4_dst": prefix}, "action": "to_host",
                         "params": {"port": port, "dmac": mac}})

@@ -13,9 +13,12 @@ LIVENESS_SENTINEL = 1
 LIVENESS_UP_BASE = 1000
 
 # The gradual MBB flip (p4src/README.md, flowlet_config): a flow moves after an idle gap of GAP counted
-# from when its last packet left at the fabric's line rate, or once the change has waited MAX_HOLD.
+# from when its last packet left at the fabric's line rate, once drained (TCP: everything it sent is
+# acknowledged; with PAUSE its sender is held by zero-window ACKs meanwhile), or once the change has
+# waited MAX_HOLD.
 FLOWLET_GAP_US = 8_000
 FLOWLET_MAX_HOLD_US = 300_000
+FLOWLET_PAUSE = 1
 
 # table -> (match fields, actions allowed, action profile or None)
 FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
@@ -38,7 +41,7 @@ OCS_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
 ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "acl_forward": ("port",), "acl_drop": (), "acl_to_cpu": (),
     "set_path": ("path_id",), "to_host": ("port", "dmac"), "route_drop": (),
-    "set_version": ("version",), "set_hash_salt": ("salt",), "set_flowlet": ("gap_us", "max_hold_us", "byte_ns"),
+    "set_version": ("version",), "set_hash_salt": ("salt",), "set_flowlet": ("gap_us", "max_hold_us", "byte_ns", "pause"),
     "path_static": ("port", "dmac"), "path_ecmp": (), "path_spray_random": (), "path_spray_rr": (),
     "path_drop": (),
     "set_next_hop": ("port", "dmac"), "port_up": (), "port_down": (), "set_smac": ("smac",),

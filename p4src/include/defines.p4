@@ -22,6 +22,8 @@ const bit<8> IP_PROTO_ICMP = 1;
 const bit<8> IP_PROTO_TCP  = 6;
 const bit<8> IP_PROTO_UDP  = 17;
 
+const bit<8> TCP_FLAG_ACK = 0x10;
+
 // multipath kind chosen by the `path` table
 const bit<2> MULTIPATH_NONE  = 0;
 const bit<2> MULTIPATH_ECMP  = 1;

@@ -25,10 +25,14 @@ struct fabric_metadata_t {
     bit<32>   flowlet_gap;    // flowlet_config: idle gap (us) that ends a flowlet
     bit<32>   flowlet_max_hold; // flowlet_config: longest a pending version change waits (us)
     bit<32>   flowlet_byte_ns;  // flowlet_config: fabric line rate as ns per byte (0: gaps at arrival)
+    bit<1>    flowlet_pause;  // flowlet_config: pause a pending TCP flow (zero window) until drained
     bit<32>   flow_index;     // 5-tuple hash: index of the flowlet registers
     version_t flow_version;   // flowlet registers of this flow: its current version,
-    bit<48>   flow_departure; // when its last packet has left at line rate (us; flowlet.p4)
-    bit<48>   flow_pending;   // and since when a change to another version waits (0: none)
+    bit<48>   flow_departure; // when its last packet has left at line rate (us; flowlet.p4),
+    bit<48>   flow_pending;   // since when a change to another version waits (0: none),
+    bit<32>   flow_sent_end;  // TCP: the sequence number after its highest data byte,
+    bit<32>   flow_acked;     // TCP: the last acknowledgement its receiver sent back,
+    bit<1>    flow_held;      // TCP: and whether its sender has been held (zero window) for this move
     // Kept across the fast-failover resubmit. The parser must not initialise these: it runs
     // again on the resubmitted packet, after the target has restored them.
     @field_list(FL_FAILOVER)

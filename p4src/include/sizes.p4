@@ -65,6 +65,18 @@
 #define FLOWLET_BYTE_NS 0
 #endif
 
+// 1: pause a pending TCP flow until it is drained (flowlet.p4); tablegen turns it on.
+#ifndef FLOWLET_PAUSE
+#define FLOWLET_PAUSE 0
+#endif
+
+// A held TCP flow is released (and may move) once at most this many bytes, one segment, are
+// unacknowledged: its receiver delays the ACK of a last odd segment by up to 40 ms, and that segment
+// was queued right behind the acknowledged ones, ahead of anything the sender sends on release.
+#ifndef FLOWLET_DRAIN_SLACK
+#define FLOWLET_DRAIN_SLACK 1500
+#endif
+
 #ifndef FLOWLET_MAX_HOLD_US
 #define FLOWLET_MAX_HOLD_US 300000
 #endif

@@ -6,7 +6,7 @@ from tablegen.entries import byte_ns, hash_salt, ocs_doc, pick, switch_doc
 from tablegen.fabric import Fabric
 from tablegen.files import doc_lines, entry_str
 from tablegen.routing import planner
-from tablegen.schema import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US
+from tablegen.schema import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US, FLOWLET_PAUSE
 from topo.generators import fattree, ucd4
 
 from .conftest import docs_of
@@ -180,5 +180,6 @@ def test_flowlet_config_carries_the_fabric_line_rate():
         (cfg,) = [e for e in d["table_entries"] if e["table"] == "flowlet_config"]
         # 8000 / 21 Mbit/s: 381 ns a byte on the bypasses and OCS fibres (host links do not count)
         assert cfg == {"table": "flowlet_config", "default": True, "action": "set_flowlet",
-                       "params": {"gap_us": FLOWLET_GAP_US, "max_hold_us": FLOWLET_MAX_HOLD_US, "byte_ns": 381}}
+                       "params": {"gap_us": FLOWLET_GAP_US, "max_hold_us": FLOWLET_MAX_HOLD_US, "byte_ns": 381,
+                                  "pause": FLOWLET_PAUSE}}
     assert byte_ns(fattree(4, rate_mbit=10_000), "c0_0") == 1  # at least 1 ns: never "no rate"

@@ -57,7 +57,9 @@
     // the gap from arrival: the departure estimate multiplies two variables, which its ALUs cannot.
     // On hardware a host cannot send faster than its line rate, so a same-rate fabric port keeps
     // no standing queue and arrival gaps are departure gaps; the estimate is for emulated links.
-    action set_flowlet(bit<32> gap_us, bit<32> max_hold_us, bit<32> byte_ns) {
+    // pause (hold a pending TCP flow with zero-window ACKs until drained) is in the signature for the
+    // same reason and not implemented here yet: a flow that never pauses moves after MAX_HOLD.
+    action set_flowlet(bit<32> gap_us, bit<32> max_hold_us, bit<32> byte_ns, bit<1> pause) {
         meta.flowlet_gap = gap_us;
         meta.flowlet_max_hold = max_hold_us;
     }
@@ -68,7 +70,7 @@
         actions = {
             set_flowlet;
         }
-        default_action = set_flowlet(FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US, FLOWLET_BYTE_NS);
+        default_action = set_flowlet(FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US, FLOWLET_BYTE_NS, FLOWLET_PAUSE);
         size = 1;
     }
 
