@@ -214,7 +214,7 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
         m = stream_metrics(sender, t_event, receiver, window, until=meta["t_end"] - 0.5)
         out.update(asdict(m))
         # a saturating stream fills the bottleneck queue until it drops, whatever the procedure does
-        out["congested"] = any(s["proto"] == "tcp" and not s["rate_mbit"] for s in meta["streams"])
+        out["congested"] = any(Stream(**s).saturating for s in meta["streams"])
         flow = data_flow(sender)
         out["baseline_gap_ms"] = largest_gap([p.t for p in of_connection(sender, flow)], *quiet).ms
         out["recovery_ms"] = 1000 * (m.gap_end - t_event)  # the thesis's "recovers at T + RTO_min" instant

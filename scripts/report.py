@@ -186,8 +186,7 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
                 lines.append(f"\nbbm unavailability vs the thesis: {dev:+.0f}% (target within ±15%).")
         if "mbb" in v:
             s = v["mbb"]
-            retx = "spurious retransmission" if any(st.rate_mbit == 0 and st.proto == "tcp" for st in spec.streams) \
-                else "retransmission"
+            retx = "spurious retransmission" if any(st.saturating for st in spec.streams) else "retransmission"
             verdict = "hitless in every run" if s["hitless_all"] else \
                 f"NOT hitless: {s['runs'] - s['hitless_runs']} of {s['runs']} runs had a {retx}, an RTO " \
                 f"or a gap >= {HITLESS_GAP_MS:g} ms"

@@ -31,6 +31,11 @@ class Stream:
     role: str = "dynamic"  # the stream the metrics are about; "static" streams are reported alongside
     cc: str = "cubic"  # TCP congestion control of the sender's socket (the thesis: CUBIC)
 
+    @property
+    def saturating(self) -> bool:
+        """Unlimited TCP: it fills its bottleneck queue until it drops, whatever the network does."""
+        return self.proto == "tcp" and not self.rate_mbit
+
 
 @dataclass(slots=True)
 class Variant:
