@@ -111,11 +111,12 @@ control FabricIngress(inout fabric_headers_t hdr,
                             meta.flow_held = 0;
                         } else {
                             // A change is pending for this flow: it moves after an idle gap
-                            // longer than GAP, once drained, or once the change has waited MAX_HOLD.
+                            // longer than GAP (not one the hold made: its old path may be slower),
+                            // once drained, or once the change has waited MAX_HOLD.
                             if (meta.flow_pending == 0) {
                                 meta.flow_pending = now;
                             }
-                            if (now > meta.flow_departure + (bit<48>) meta.flowlet_gap || drained ||
+                            if ((meta.flow_held == 0 && now > meta.flow_departure + (bit<48>) meta.flowlet_gap) || drained ||
                                     now - meta.flow_pending >= (bit<48>) meta.flowlet_max_hold) {
                                 meta.flow_pending = 0;
                                 meta.flow_held = 0;

@@ -192,7 +192,8 @@ class FlowletFailoverTest(FlowletTest):
 @group("fabric")
 class FlowletPauseUntilDrainedTest(FlowletTest):
     """With PAUSE, a pending TCP flow's ACKs reach its sender with window 0 while more than one segment
-    is unacknowledged; the ACK leaving one keeps its window, and the flow's next segment moves."""
+    is unacknowledged, and the idle time that makes is no flowlet gap; the ACK leaving one segment
+    keeps its window, and the flow's next segment moves."""
 
     sport = 40006
     seg = 1000  # payload bytes of each data segment
@@ -226,9 +227,13 @@ class FlowletPauseUntilDrainedTest(FlowletTest):
         self.sent(2, OLD)
         self.send(OLD, self.ack(1))  # two segments unacknowledged: the sender must wait
         testutils.verify_packet(self, self.delivered(1, 0), 1)
-        self.send(OLD, self.ack(2))  # one left (its ACK may be delayed): the real window goes through
-        testutils.verify_packet(self, self.delivered(2, 5000), 1)
-        self.sent(3, NEW)
-        self.send(OLD, self.ack(3))  # moved: nothing pending, ACKs pass untouched
+        time.sleep(2 * GAP_US / 1e6)  # idle because it was held: the old path may still hold segments
+        self.sent(3, OLD)
+        self.send(OLD, self.ack(2))
+        testutils.verify_packet(self, self.delivered(2, 0), 1)
+        self.send(OLD, self.ack(3))  # one left (its ACK may be delayed): the real window goes through
         testutils.verify_packet(self, self.delivered(3, 5000), 1)
+        self.sent(4, NEW)
+        self.send(OLD, self.ack(4))  # moved: nothing pending, ACKs pass untouched
+        testutils.verify_packet(self, self.delivered(4, 5000), 1)
         testutils.verify_no_other_packets(self)
