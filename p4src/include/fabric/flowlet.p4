@@ -11,9 +11,9 @@
 // is pending the ACKs its ToR delivers to the sender carry a zero receive window (the flow is held)
 // until one leaves at most DRAIN_SLACK (one segment) unacknowledged; the sender stops for one round
 // trip, the old path drains, and its next segment takes the new path in order. A duplicate ACK (a
-// loss on the old path) keeps its window, so the sender can repair the loss. The one segment may
-// be unacknowledged only because the receiver delays its ACK (up to 40 ms): it travelled right
-// behind the acknowledged ones. Zero window with data in flight arms no persist timer.
+// loss on the old path) keeps its window. One segment is allowed as the receiver may delay its ACK
+// (40 ms); it is assumed to arrive first, which a shared queue on the old path can break
+// (scripts/README.md). Zero window with data in flight arms no persist timer.
 // GAP, MAX_HOLD, BYTE_NS and PAUSE are controller state (the keyless table flowlet_config); the
 // per-flow state is data-plane state in registers (PI cannot write registers, and needs not).
 // Declarations for the body of FabricIngress: hdr, meta and standard_metadata are in scope.
