@@ -50,7 +50,14 @@ from mininet.net import Mininet
 from mininet.node import Host
 
 from topo.emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
-from topo.emulation.links import carrier, filter_tc_noise, host_commands, limit_queue, netem_available
+from topo.emulation.links import (
+    carrier,
+    filter_tc_noise,
+    host_commands,
+    limit_queue,
+    netem_available,
+    steer_by_flow,
+)
 from topo.emulation.ocs import OcsProcess, first_line, ports_up_since
 from topo.emulation.state import RunState, interface_exists
 from topo.model import OcsPort, Topology, load
@@ -264,6 +271,8 @@ class Emulation:
             for intf in sw.intfList():
                 if intf.name != "lo":
                     disable_ipv6(intf.name)
+        for name in self._planned_interfaces():  # switch ports and the fibres' patch ends
+            steer_by_flow(name)
         for name in fabric_intfs:
             subprocess.run(["ip", "link", "set", "dev", name, "mtu", str(FABRIC_MTU)], check=True,
                            capture_output=True, timeout=10)

@@ -25,6 +25,7 @@ from topo.emulation.state import RunState, clean_net, interface_exists, proc_sta
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root")]
 mininet = pytest.importorskip("mininet.net", reason="Mininet is not installed")
 
+from topo.emulation.links import cpu_mask, rps_path  # noqa: E402
 from topo.emulation.network import Emulation  # noqa: E402 - after the skip checks
 from topo.p4switch import SWITCH_NICE  # noqa: E402
 
@@ -112,6 +113,11 @@ def test_fattree_k4_pingall(build: Path, mode: str) -> None:
         assert rc == 0 and "tcp-segmentation-offload: off" in out
         assert "generic-receive-offload: off" in out
         assert "PERMANENT" in emu.cmd("h0_0_0", "ip neigh show 10.0.0.1")
+        # every veth steers by flow hash (RPS over every CPU), the hosts' ends too
+        mask = int(cpu_mask().replace(",", ""), 16)
+        assert int(Path(rps_path(emu.intf("e0_0", 3))).read_text().replace(",", ""), 16) == mask
+        host_rps = emu.cmd("h0_0_0", f"cat {rps_path(emu.intf('h0_0_0', 0))}")  # a host has its own sysfs
+        assert int(host_rps.strip().replace(",", ""), 16) == mask
         state_file = Path(emu.state.path)
         assert state_file.exists()
         assert emu.rss_bytes() > 0
