@@ -26,7 +26,7 @@ from typing import Any
 
 from control.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from control.proto import p4r
-from control.resources import MulticastGroup
+from control.resources import CloneSession, MulticastGroup
 from control.schema import P4Schema, short_name
 from control.state import SwitchState
 
@@ -80,13 +80,14 @@ def encode(schema: P4Schema, entity: Any) -> Item:
 
 @dataclass(slots=True)
 class Index:
-    """Entities by identity: table entries, defaults (by table id), members, groups, multicast groups."""
+    """Entities by identity: table entries, defaults (by table id), members, groups, and the packet
+    replication engine's multicast groups and clone sessions (by ("multicast"|"clone", id))."""
 
     entries: dict[Key, Item] = field(default_factory=dict)
     defaults: dict[int, Item] = field(default_factory=dict)
     members: dict[Key, Item] = field(default_factory=dict)
     groups: dict[Key, Item] = field(default_factory=dict)
-    multicast: dict[int, Item] = field(default_factory=dict)
+    pre: dict[Key, Item] = field(default_factory=dict)
 
     @classmethod
     def of_state(cls, schema: P4Schema, st: SwitchState) -> Index:
@@ -108,7 +109,9 @@ class Index:
             text, proto = encode(schema, d)
             ix.defaults[proto.table_entry.table_id] = (text, proto)
         for mg in st.multicast:
-            ix.multicast[mg.group_id] = (str(mg), mg.to_proto())
+            ix.pre[("multicast", mg.group_id)] = (str(mg), mg.to_proto())
+        for cs in st.clones:
+            ix.pre[("clone", cs.session_id)] = (str(cs), cs.to_proto())
         return ix
 
     @classmethod
@@ -126,10 +129,18 @@ class Index:
             ix.entries[entry_key(e.table_entry)] = (str(TableEntry.from_proto(schema, e)), e)
         for e in held.defaults:
             ix.defaults[e.table_entry.table_id] = (str(TableEntry.from_proto(schema, e)), e)
-        for e in held.multicast:
-            mg = MulticastGroup.from_proto(schema, e)
-            ix.multicast[mg.group_id] = (str(mg), e)
+        for e in held.pre:
+            if e.packet_replication_engine_entry.WhichOneof("type") == "multicast_group_entry":
+                mg = MulticastGroup.from_proto(schema, e)
+                ix.pre[("multicast", mg.group_id)] = (str(mg), e)
+            else:
+                cs = CloneSession.from_proto(schema, e)
+                ix.pre[("clone", cs.session_id)] = (str(cs), e)
         return ix
+
+    def copy(self) -> Index:
+        """A copy whose dicts can be changed without changing this index."""
+        return Index(dict(self.entries), dict(self.defaults), dict(self.members), dict(self.groups), dict(self.pre))
 
 
 @dataclass(slots=True)
@@ -171,13 +182,14 @@ class Plan:
 
 @dataclass(slots=True)
 class Held:
-    """What a switch holds, as read: table entries, default entries, members, groups, multicast groups."""
+    """What a switch holds, as read: table entries, default entries, members, groups, multicast groups
+    and clone sessions."""
 
     entries: list[p4r.Entity] = field(default_factory=list)
     defaults: list[p4r.Entity] = field(default_factory=list)
     members: list[p4r.Entity] = field(default_factory=list)
     groups: list[p4r.Entity] = field(default_factory=list)
-    multicast: list[p4r.Entity] = field(default_factory=list)
+    pre: list[p4r.Entity] = field(default_factory=list)
 
 
 def sentinel_keys(schema: P4Schema, ix: Index, actions: tuple[str, ...] = SENTINEL_ACTIONS) -> set[Key]:
@@ -205,7 +217,7 @@ def _rebuild(schema: P4Schema, w: Index, h: Index, out: Plan, sentinels: set[Key
     tables = {t for pid in profiles for t in schema.action_profiles[pid].table_ids}
     out.rebuilt = sorted(short_name(schema.action_profiles[p].preamble.name) for p in profiles)
     log.warning("rebuilding action profiles %s: their sentinel member is missing or differs", out.rebuilt)
-    kept = Index(dict(h.entries), dict(h.defaults), dict(h.members), dict(h.groups), dict(h.multicast))
+    kept = h.copy()
     out.phase()
     for key, (text, proto) in h.entries.items():
         if key[1] in tables:
@@ -258,10 +270,10 @@ def plan(schema: P4Schema, want: SwitchState | Index, held: Held | Index, delete
             for tid, (text, proto) in w.defaults.items():
                 if h.defaults.get(tid, ("",))[0] != text:
                     out.add(_MOD, proto, text)
-            for gid, (text, proto) in w.multicast.items():
-                if gid not in h.multicast:
+            for key, (text, proto) in w.pre.items():
+                if key not in h.pre:
                     out.add(_INS, proto, text)
-                elif h.multicast[gid][0] != text:
+                elif h.pre[key][0] != text:
                     out.add(_MOD, proto, text)
     if delete:
         # late tables first (stop using a path before it goes), then the rest, then groups, members
@@ -276,8 +288,8 @@ def plan(schema: P4Schema, want: SwitchState | Index, held: Held | Index, delete
             for key, (text, proto) in getattr(h, kind).items():
                 if key not in want_kind:
                     out.add(_DEL, proto, text)
-        for gid, (text, proto) in h.multicast.items():
-            if gid not in w.multicast:
+        for key, (text, proto) in h.pre.items():
+            if key not in w.pre:
                 out.add(_DEL, proto, text)
     out.phases = [p for p in out.phases if p]
     return out

@@ -88,7 +88,8 @@ class SwitchSession:
             return True
 
     def read_held(self, want: SwitchState | None = None) -> Held:
-        """Read entries, defaults (of the tables `want` sets), members, groups and multicast groups."""
+        """Read entries, defaults (of the tables `want` sets), members, groups, and the multicast groups
+        and clone sessions if `want` has any."""
         s = self.schema
         c = self.client
         held = Held()
@@ -101,7 +102,9 @@ class SwitchSession:
             held.members = c.read([wildcard(s, "action_profile_member")])
             held.groups = c.read([wildcard(s, "action_profile_group")])
         if want is not None and want.multicast:
-            held.multicast = c.read([wildcard(s, "multicast_group_entry")])
+            held.pre += c.read([wildcard(s, "multicast_group_entry")])
+        if want is not None and want.clones:
+            held.pre += c.read([wildcard(s, "clone_session_entry")])
         return held
 
     def sync(self, want: SwitchState, delete: bool = True, trust_cache: bool = False) -> Plan:
@@ -125,8 +128,8 @@ class SwitchSession:
             elif p.rebuilt:
                 self._cache = None  # a rebuild deleted held state outside `want`: read it next time
             else:
-                kept = Index(dict(h.entries), dict(h.defaults), dict(h.members), dict(h.groups), dict(h.multicast))
-                for name in ("entries", "defaults", "members", "groups", "multicast"):
+                kept = h.copy()
+                for name in ("entries", "defaults", "members", "groups", "pre"):
                     getattr(kept, name).update(getattr(w, name))
                 self._cache = kept
             self.desired = want

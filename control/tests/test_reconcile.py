@@ -25,6 +25,7 @@ def held_of(schema, st):
     h.members = [m.to_proto(schema) for m in st.members]
     h.groups = [g.to_proto(schema) for g in st.groups]
     h.defaults = [d.to_proto(schema) for d in st.defaults]
+    h.pre = [x.to_proto(schema) for x in [*st.multicast, *st.clones]]
     return h
 
 
@@ -156,3 +157,23 @@ def test_sentinel_never_rewritten_when_held(fabric):
 
 def _short(name):
     return name.rsplit(".", 1)[-1]
+
+
+def test_clone_sessions_and_multicast_groups_are_reconciled_by_id(schema):
+    from control.resources import CloneSession, MulticastGroup
+
+    def pre_state(clones, groups=()):
+        st = state([route("10.0.1.0/24", 1)])
+        st.clones = [CloneSession.from_dict(c) for c in clones]
+        st.multicast = [MulticastGroup.from_dict(g) for g in groups]
+        return st
+
+    want = pre_state([{"session_id": 100, "replicas": [{"port": 255}]}], [{"group_id": 1, "replicas": [{"port": 1}]}])
+    p = plan(schema, want, Held())
+    assert sorted(line for line in p.lines if "route" not in line) == [
+        "+ clone 100 -> [255.0]", "+ multicast 1 -> [1.0]"]
+    assert plan(schema, want, held_of(schema, want)).empty
+    moved = pre_state([{"session_id": 100, "replicas": [{"port": 7}]}, {"session_id": 5}])
+    p = plan(schema, want, held_of(schema, moved))
+    assert sorted(p.lines) == ["+ multicast 1 -> [1.0]", "- clone 5 -> []", "~ clone 100 -> [255.0]"]
+    assert sorted(plan(schema, want, held_of(schema, moved), delete=False).lines) == ["+ multicast 1 -> [1.0]", "~ clone 100 -> [255.0]"]

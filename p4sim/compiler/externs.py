@@ -137,7 +137,8 @@ def field_refs(sl: StmtLowerer, e: A.Expr) -> list[dict]:
             for item in v.const:
                 walk(item, loc)
         elif v.const is not None and isinstance(v.const, int) and isinstance(strip(v.t), BitsT):
-            out.append(hexstr(v.const, strip(v.t).width))
+            width = strip(v.t).width
+            out.append({**hexstr(v.const, width), "bitwidth": width})  # bmv2 needs it: the width is not in the string
         else:
             raise CompileError(loc, f"{describe(e)}: expected fields, a header or a struct in a field list")
 

@@ -202,3 +202,12 @@ def test_v1switch_block_constructor_arguments(tmp_path: Path) -> None:
     src.write_text(text)
     with pytest.raises(CompileError, match="I takes 1 constructor arguments, found 0"):
         compile_file(src)
+
+
+def test_constant_in_a_calculation_has_its_bitwidth(tmp_path: Path) -> None:
+    # bmv2 cannot infer a constant's width from its hex string (4w1 and 8w1 are both "0x01")
+    res = build(tmp_path, "hash(m.y, HashAlgorithm.csum16, 16w0, {hdr.h.a, 4w1, 4w0, 8w0}, 32w65536);")
+    inputs = res.json["calculations"][0]["input"]
+    assert inputs[1:] == [{"type": "hexstr", "value": "0x01", "bitwidth": 4},
+                          {"type": "hexstr", "value": "0x00", "bitwidth": 4},
+                          {"type": "hexstr", "value": "0x00", "bitwidth": 8}]
