@@ -10,10 +10,11 @@
 //               | no                                                      routed:   port_mac (smac)
 //             probe? --yes--> CPU (packet-in with ingress port)                     tag push/strip
 //               | no                                                      port_tx
-//             acl (priority table) --hit--> forward / drop / CPU
-//               | miss
+//             acl (priority table) --hit--> forward / drop / CPU          drain probe copy:
+//               | miss                                                      rewrite, recirculate
 //             route (LPM) --to_host--> port, dmac (tag stripped in egress)
 //               | set_path(path_id)                      TTL: drop at 0/1, else decrement
+//               |                     (ACK to a held TCP flow: window 0; one segment left: drain probe)
 //             version: failover copy | path tag | path_version (+ flowlet gate if gradual)
 //               |
 //             path (path_id, version) --static--> port, dmac
@@ -48,7 +49,7 @@ control FabricIngress(inout fabric_headers_t hdr,
 #include "include/fabric/flowlet.p4"
 
     apply {
-        if (meta.failover == 0) {
+        if (meta.failover == 0 && meta.drain_probe == 0) {
             port_rx.count((bit<32>) standard_metadata.ingress_port);  // a resubmitted copy was counted
         }
         if (hdr.packet_out.isValid()) {
@@ -81,14 +82,17 @@ control FabricIngress(inout fabric_headers_t hdr,
                 }
                 if (ack_back) {
                     flowlet_read_acked_flow();
-                    // The acknowledged flow waits to move: hold its sender (window 0) until at most
-                    // one segment is unacknowledged, except on a duplicate ACK (a loss to repair);
-                    // MAX_HOLD ends the pause anyway.
+                    // The acknowledged flow waits to move: hold its sender (window 0) until it is
+                    // drained, except on a duplicate ACK (a loss to repair); with one segment left,
+                    // ask the receiver for its ACK now. MAX_HOLD ends the pause anyway.
                     bit<32> unacked = meta.flow_sent_end - hdr.tcp.ack_no;  // modulo 2^32
                     if (meta.flowlet_pause == 1 && meta.flow_pending != 0 && hdr.tcp.ack_no != meta.flow_acked &&
-                            unacked > FLOWLET_DRAIN_SLACK && unacked < 32w0x80000000 &&
+                            unacked != 0 && unacked < 32w0x80000000 &&
                             now - meta.flow_pending < (bit<48>) meta.flowlet_max_hold) {
                         hold_sender();
+                        if (unacked <= FLOWLET_DRAIN_SLACK) {
+                            send_drain_probe();
+                        }
                     }
                 }
                 if (meta.has_path == 1) {
@@ -100,26 +104,24 @@ control FabricIngress(inout fabric_headers_t hdr,
                     } else {
                         path_version.apply();
                         flowlet_read();
-                        // TCP: everything the flow sent has been acknowledged, none of it is left
-                        // on the old path (a new flow in this slot has sent nothing: also drained);
-                        // or it was held and released with one segment unacknowledged (flowlet.p4).
-                        bool drained = hdr.tcp.isValid() && meta.flowlet_pause == 1 &&
-                                       (meta.flow_acked == meta.flow_sent_end ||
-                                        (meta.flow_held == 1 && meta.flow_sent_end - meta.flow_acked <= FLOWLET_DRAIN_SLACK));
+                        // With PAUSE a TCP flow moves by its ACKs, never on a gap (a stalled old
+                        // path can be slower than GAP): once everything it sent has been acknowledged,
+                        // none of it is left on the old path (a new flow in this slot has sent
+                        // nothing: also drained).
+                        bool by_acks = hdr.tcp.isValid() && meta.flowlet_pause == 1;
+                        bool drained = by_acks && meta.flow_acked == meta.flow_sent_end;
                         if (meta.gradual == 0 || meta.flow_version == meta.version) {
                             meta.flow_pending = 0;  // immediate, or nothing to change
-                            meta.flow_held = 0;
                         } else {
                             // A change is pending for this flow: it moves after an idle gap
-                            // longer than GAP (not one the hold made: its old path may be slower),
-                            // once drained, or once the change has waited MAX_HOLD.
+                            // longer than GAP (not a flow moved by its ACKs), once drained, or once
+                            // the change has waited MAX_HOLD.
                             if (meta.flow_pending == 0) {
                                 meta.flow_pending = now;
                             }
-                            if ((meta.flow_held == 0 && now > meta.flow_departure + (bit<48>) meta.flowlet_gap) || drained ||
+                            if ((!by_acks && now > meta.flow_departure + (bit<48>) meta.flowlet_gap) || drained ||
                                     now - meta.flow_pending >= (bit<48>) meta.flowlet_max_hold) {
                                 meta.flow_pending = 0;
-                                meta.flow_held = 0;
                             } else {
                                 meta.version = meta.flow_version;
                             }
@@ -178,21 +180,28 @@ control FabricEgress(inout fabric_headers_t hdr,
 #include "include/fabric/egress_rewrite.p4"
 
     apply {
-        if (standard_metadata.egress_port == CPU_PORT) {
-            set_packet_in();
-        } else if (meta.routed == 1) {
-            port_mac.apply();
-            if (meta.to_host == 1) {
-                if (hdr.path_tag.isValid()) {
-                    strip_tag();
-                }
-            } else if (hdr.path_tag.isValid()) {
-                update_tag();
-            } else {
-                push_tag();
+        if (meta.drain_probe == 1 && standard_metadata.instance_type == INSTANCE_TYPE_INGRESS_CLONE) {
+            if (hdr.path_tag.isValid()) {
+                strip_tag();
             }
+            make_drain_probe();  // recirculated: it never leaves on the clone session's port
+        } else {
+            if (standard_metadata.egress_port == CPU_PORT) {
+                set_packet_in();
+            } else if (meta.routed == 1) {
+                port_mac.apply();
+                if (meta.to_host == 1) {
+                    if (hdr.path_tag.isValid()) {
+                        strip_tag();
+                    }
+                } else if (hdr.path_tag.isValid()) {
+                    update_tag();
+                } else {
+                    push_tag();
+                }
+            }
+            port_tx.count((bit<32>) standard_metadata.egress_port);
         }
-        port_tx.count((bit<32>) standard_metadata.egress_port);
     }
 }
 

@@ -4,11 +4,24 @@ from __future__ import annotations
 
 import time
 
-from fabric_helpers import HOST_MAC, FabricTest, PathTag, next_hop_mac, port_mac, routed, tagged, tcp_packet
+from fabric_helpers import (
+    ETHERTYPE_PATH_TAG,
+    HOST_MAC,
+    FabricTest,
+    PathTag,
+    next_hop_mac,
+    port_mac,
+    routed,
+    tagged,
+    tcp_packet,
+)
 from ptf import testutils
 from ptf.testutils import group
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
+
+from control.resources import CloneSession, Replica
+from tablegen.schema import DRAIN_PROBE_SESSION
 
 OLD, NEW = 2, 3  # ports of version 0 (old path) and version 1 (new path)
 # Test timing (loose enough for a loaded 2-core machine): packets 20-30 ms apart stay in a flowlet.
@@ -191,12 +204,15 @@ class FlowletFailoverTest(FlowletTest):
 
 @group("fabric")
 class FlowletPauseUntilDrainedTest(FlowletTest):
-    """With PAUSE, a pending TCP flow's ACKs reach its sender with window 0 while more than one segment
-    is unacknowledged, and the idle time that makes is no flowlet gap; the ACK leaving one segment
-    keeps its window, and the flow's next segment moves."""
+    """With PAUSE, a pending TCP flow's ACKs reach its sender with window 0 until everything it sent is
+    acknowledged, and the idle time that makes is no flowlet gap. The held ACK that leaves one segment
+    sends a drain probe on the old path, right behind that segment: a zero-length segment of the flow,
+    one byte before the acknowledgement, which its receiver answers at once. That answer (everything
+    acknowledged) keeps its window, and the flow's next segment moves."""
 
     sport = 40006
     seg = 1000  # payload bytes of each data segment
+    opts = [("NOP", None), ("NOP", None), ("Timestamp", (11, 22))]  # 12 bytes the probe leaves behind
 
     def data(self, i: int) -> Ether:
         """Data segment `i` of the flow from the host behind port 1 (sequence numbers from 1000)."""
@@ -208,11 +224,21 @@ class FlowletPauseUntilDrainedTest(FlowletTest):
         (scapy computes its checksums, so the switch's incremental TCP checksum update is checked byte
         for byte in what it delivers)."""
         return tagged(Ether(dst=port_mac(OLD), src=next_hop_mac(OLD)) / IP(src="10.0.2.2", dst="10.0.1.1", id=upto)
-                      / TCP(sport=80, dport=self.sport, flags="A", seq=7, ack=1000 * (upto + 1), window=window), 0)
+                      / TCP(sport=80, dport=self.sport, flags="A", seq=7, ack=1000 * (upto + 1), window=window,
+                            options=self.opts), 0)
 
     def delivered(self, upto: int, window: int) -> Ether:
         """That ACK as the sender gets it: untagged, routed, with `window`."""
         return routed(self.ack(upto, window), 1, HOST_MAC, None)
+
+    def probe(self, upto: int) -> Ether:
+        """The drain probe that ACK makes, as it leaves on the old path: addresses and ports swapped,
+        sequence one before the acknowledgement, 40 bytes of IPv4 (checksums computed by scapy), then
+        the ACK's TCP options as bytes past the IPv4 length."""
+        p = (Ether(dst=next_hop_mac(OLD), src=port_mac(OLD), type=ETHERTYPE_PATH_TAG)
+             / PathTag(version=0, hops=1, type=0x0800) / IP(src="10.0.1.1", dst="10.0.2.2", id=upto, ttl=63)
+             / TCP(sport=self.sport, dport=80, flags="A", seq=1000 * (upto + 1) - 1, ack=7, window=5000))
+        return Ether(bytes(p) + bytes(TCP(options=self.opts))[20:])
 
     def sent(self, i: int, port: int) -> None:
         self.send(1, self.data(i))
@@ -220,6 +246,7 @@ class FlowletPauseUntilDrainedTest(FlowletTest):
 
     def runTest(self) -> None:
         self.add_host("10.0.1.1/32", 1, HOST_MAC)
+        self.insert(CloneSession(DRAIN_PROBE_SESSION, [Replica(self.cpu_port)]))  # as tablegen writes it
         self.set_flowlet(GAP_US, 30_000_000, 0, pause=1)  # neither a gap nor MAX_HOLD: only draining
         self.sent(0, OLD)
         self.flip_version(1, 1, gradual=True)
@@ -231,9 +258,34 @@ class FlowletPauseUntilDrainedTest(FlowletTest):
         self.sent(3, OLD)
         self.send(OLD, self.ack(2))
         testutils.verify_packet(self, self.delivered(2, 0), 1)
-        self.send(OLD, self.ack(3))  # one left (its ACK may be delayed): the real window goes through
-        testutils.verify_packet(self, self.delivered(3, 5000), 1)
-        self.sent(4, NEW)
-        self.send(OLD, self.ack(4))  # moved: nothing pending, ACKs pass untouched
+        testutils.verify_no_other_packets(self)  # two segments left: the receiver ACKs them at once
+        self.send(OLD, self.ack(3))  # one left, whose ACK may be delayed: held, and a probe behind it
+        testutils.verify_packet(self, self.delivered(3, 0), 1)
+        testutils.verify_packet(self, self.probe(3), OLD)
+        self.send(OLD, self.ack(4))  # the receiver's answer: drained, the real window goes through
         testutils.verify_packet(self, self.delivered(4, 5000), 1)
+        self.sent(4, NEW)
+        self.send(OLD, self.ack(5))  # moved: nothing pending, ACKs pass untouched
+        testutils.verify_packet(self, self.delivered(5, 5000), 1)
+        testutils.verify_no_other_packets(self)
+
+
+@group("fabric")
+class FlowletTcpMovesByAcksTest(FlowletPauseUntilDrainedTest):
+    """With PAUSE, an idle gap does not move a TCP flow that has data unacknowledged (its old path may
+    be stalled for longer than GAP); the ACK of everything it sent does."""
+
+    sport = 40007
+
+    def runTest(self) -> None:
+        self.add_host("10.0.1.1/32", 1, HOST_MAC)
+        self.set_flowlet(GAP_US, 30_000_000, 0, pause=1)  # MAX_HOLD out of reach
+        self.sent(0, OLD)
+        self.flip_version(1, 1, gradual=True)
+        self.sent(1, OLD)  # pending; segments 0-1 in flight
+        time.sleep(2 * GAP_US / 1e6)  # a gap, but nothing acknowledged: 0-1 may still be on the old path
+        self.sent(2, OLD)
+        self.send(OLD, self.ack(3))  # everything acknowledged: nothing to hold, the window goes through
+        testutils.verify_packet(self, self.delivered(3, 5000), 1)
+        self.sent(3, NEW)
         testutils.verify_no_other_packets(self)

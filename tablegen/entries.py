@@ -11,6 +11,7 @@ from typing import Any
 from tablegen.fabric import CircuitMap, Fabric
 from tablegen.routing import SwitchPlan
 from tablegen.schema import (
+    DRAIN_PROBE_SESSION,
     FAILOVER,
     FLOWLET_GAP_US,
     FLOWLET_MAX_HOLD_US,
@@ -20,7 +21,7 @@ from tablegen.schema import (
     MODES,
     SPRAY_KINDS,
 )
-from topo.model import Ocs, Topology
+from topo.model import CPU_PORT, Ocs, Topology
 
 Doc = dict[str, Any]
 
@@ -172,7 +173,8 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
         entries.append({"table": "route", "match": {"ipv4_dst": prefix}, "action": "route_drop", "params": {}})
     entries.extend(route_entries)
     return {"switch": name, "device_id": sw.device_id, "program": "fabric",
-            "action_profile_members": members, "action_profile_groups": groups, "table_entries": entries}
+            "action_profile_members": members, "action_profile_groups": groups, "table_entries": entries,
+            "clone_sessions": [{"session_id": DRAIN_PROBE_SESSION, "replicas": [{"port": CPU_PORT}]}]}
 
 
 def ocs_doc(ocs: Ocs, circuits: list[tuple[int, int]]) -> Doc:

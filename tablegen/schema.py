@@ -19,6 +19,9 @@ LIVENESS_UP_BASE = 1000
 FLOWLET_GAP_US = 8_000
 FLOWLET_MAX_HOLD_US = 300_000
 FLOWLET_PAUSE = 1
+# fabric.p4's clone session for drain probes (p4src/include/defines.p4 DRAIN_PROBE_SESSION): pointed at
+# the CPU port, where the copy never leaves (the program recirculates it)
+DRAIN_PROBE_SESSION = 100
 
 # table -> (match fields, actions allowed, action profile or None)
 FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {

@@ -110,8 +110,7 @@ def test_fabric_every_table_kind(shell) -> None:
     assert next(iter(rx.read())).packet_count == 1
     reg = shell.service.committed.binding.schema.registers
     assert sorted(r.name for r in reg.values()) == [
-        "FabricIngress.flow_acked", "FabricIngress.flow_departure", "FabricIngress.flow_held",
-        "FabricIngress.flow_pending_since", "FabricIngress.flow_sent_end", "FabricIngress.flow_version",
+        "FabricIngress.flow_acked", "FabricIngress.flow_departure", "FabricIngress.flow_pending_since", "FabricIngress.flow_sent_end", "FabricIngress.flow_version",
         "FabricIngress.spray_rr"]
 
     # everything goes away again

@@ -31,5 +31,16 @@ const bit<2> MULTIPATH_SPRAY = 2;
 
 // Field list of the metadata kept across the fast-failover resubmit (@field_list).
 #define FL_FAILOVER 1
+// Field list of the metadata kept from a held ACK to its drain probe (clone, recirculate: flowlet.p4).
+#define FL_DRAIN_PROBE 2
+
+// The clone session of drain probes. The controller points it at the CPU port; the copy never leaves
+// there (egress recirculates it).
+#ifndef DRAIN_PROBE_SESSION
+#define DRAIN_PROBE_SESSION 100
+#endif
+
+// standard_metadata.instance_type of an ingress-to-egress clone (simple_switch)
+const bit<32> INSTANCE_TYPE_INGRESS_CLONE = 1;
 
 #endif  // P4SRC_INCLUDE_DEFINES_P4_

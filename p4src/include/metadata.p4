@@ -31,14 +31,16 @@ struct fabric_metadata_t {
     bit<48>   flow_departure; // when its last packet has left at line rate (us; flowlet.p4),
     bit<48>   flow_pending;   // since when a change to another version waits (0: none),
     bit<32>   flow_sent_end;  // TCP: the sequence number after its highest data byte,
-    bit<32>   flow_acked;     // TCP: the last acknowledgement its receiver sent back,
-    bit<1>    flow_held;      // TCP: and whether its sender has been held (zero window) for this move
+    bit<32>   flow_acked;     // TCP: the last acknowledgement its receiver sent back
     // Kept across the fast-failover resubmit. The parser must not initialise these: it runs
     // again on the resubmitted packet, after the target has restored them.
     @field_list(FL_FAILOVER)
     bit<1>    failover;       // this packet is the resubmitted copy
     @field_list(FL_FAILOVER)
     version_t failover_version;
+    // Set on a held ACK that asks for a drain probe; its clone, and the probe that clone becomes, keep it.
+    @field_list(FL_DRAIN_PROBE)
+    bit<1>    drain_probe;
 }
 
 struct ocs_metadata_t {

@@ -70,9 +70,8 @@
 #define FLOWLET_PAUSE 0
 #endif
 
-// A held TCP flow is released (and may move) once at most this many bytes, one segment, are
-// unacknowledged: its receiver delays the ACK of a last odd segment by up to 40 ms, and that segment
-// was queued right behind the acknowledged ones, ahead of anything the sender sends on release.
+// A held ACK that leaves at most this many bytes (one segment) unacknowledged sends a drain probe:
+// the receiver may delay its ACK of a lone last segment by 40 ms (flowlet.p4).
 #ifndef FLOWLET_DRAIN_SLACK
 #define FLOWLET_DRAIN_SLACK 1500
 #endif

@@ -54,7 +54,8 @@ def test_liveness_sentinel_first_and_failover_off():
 def test_order_members_groups_entries():
     d = docs_of(fattree(4))["a0_0"]
     assert list(d) == ["switch", "device_id", "program", "action_profile_members", "action_profile_groups",
-                       "table_entries"]
+                       "table_entries", "clone_sessions"]
+    assert d["clone_sessions"] == [{"session_id": 100, "replicas": [{"port": 255}]}]  # drain probes: CPU port
     tables = [e["table"] for e in d["table_entries"]]
     assert tables.index("path") < tables.index("route")  # a route never points at a missing path
     assert d["device_id"] == 9 and d["program"] == "fabric"

@@ -42,6 +42,28 @@
         hdr.path_tag.setInvalid();
     }
 
+    // A copy of a held ACK (flowlet.p4 send_drain_probe) becomes a zero-length segment of the flow it
+    // acknowledges, one byte before the acknowledgement (an old segment: the receiver ACKs at once),
+    // and goes back to ingress to be forwarded as that flow's packet, on the flow's current path. The
+    // ACK's TCP options stay behind the header as bytes the 40-byte IPv4 length leaves out.
+    action make_drain_probe() {
+        ipv4_addr_t addr = hdr.ipv4.src_addr;
+        hdr.ipv4.src_addr = hdr.ipv4.dst_addr;
+        hdr.ipv4.dst_addr = addr;
+        hdr.ipv4.total_len = 40;
+        bit<16> port = hdr.tcp.src_port;
+        hdr.tcp.src_port = hdr.tcp.dst_port;
+        hdr.tcp.dst_port = port;
+        bit<32> seq = hdr.tcp.seq_no;
+        hdr.tcp.seq_no = hdr.tcp.ack_no - 1;
+        hdr.tcp.ack_no = seq;
+        hdr.tcp.data_offset = 5;
+        hdr.tcp.res = 0;
+        hdr.tcp.flags = TCP_FLAG_ACK;
+        hdr.tcp.urgent_ptr = 0;
+        recirculate_preserving_field_list(FL_DRAIN_PROBE);
+    }
+
     action set_packet_in() {
         hdr.packet_in.setValid();
         hdr.packet_in.ingress_port = meta.ingress_port;

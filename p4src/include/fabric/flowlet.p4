@@ -5,15 +5,17 @@
 // moves). The gap counts from the flow's departure, not its arrival: with BYTE_NS (the fabric
 // port's line rate, ns per byte) each packet keeps the port busy for its length, so a burst that
 // arrived faster than the port sends it is still queued during what looks idle at the ingress.
-// A TCP flow may also move once it is drained: its receiver has acknowledged every byte it sent,
-// so none of its packets is left on the old path, whatever queue that path holds further on. A flow
-// that never pauses (an unlimited stream on a congested path) is made to: with PAUSE, while its move
-// is pending the ACKs its ToR delivers to the sender carry a zero receive window (the flow is held)
-// until one leaves at most DRAIN_SLACK (one segment) unacknowledged; the sender stops for one round
-// trip, the old path drains, and its next segment takes the new path in order. A duplicate ACK (a
-// loss on the old path) keeps its window. One segment is allowed as the receiver may delay its ACK
-// (40 ms); it is assumed to arrive first, which a shared queue on the old path can break
-// (scripts/README.md). Zero window with data in flight arms no persist timer.
+// With PAUSE a TCP flow moves by its ACKs instead of gaps: once it is drained (its receiver has
+// acknowledged every byte it sent, so none of its packets is left on the old path, whatever queue or
+// stall that path holds further on; a gap cannot tell). A flow that never pauses (an unlimited
+// stream) is made to: while its move is pending, the ACKs its ToR delivers to the sender carry a
+// zero receive window (the flow is held) until everything is acknowledged; the sender stops for
+// about one round trip and its next segment takes the new path in order. A duplicate ACK (a loss
+// on the old path) keeps its window. The receiver may delay the ACK of a lone last segment by 40 ms,
+// so the held ACK that leaves at most one segment sends a drain probe: a copy becomes a zero-length
+// segment of the flow, one byte before what the receiver acknowledged, recirculated so it leaves on
+// the old path right behind that last segment. An old segment is answered at once (RFC 9293
+// 3.10.7.4), and that answer drains the flow. Zero window with data in flight arms no persist timer.
 // GAP, MAX_HOLD, BYTE_NS and PAUSE are controller state (the keyless table flowlet_config); the
 // per-flow state is data-plane state in registers (PI cannot write registers, and needs not).
 // Declarations for the body of FabricIngress: hdr, meta and standard_metadata are in scope.
@@ -29,7 +31,6 @@
     // the last acknowledgement of its receiver (at the same switch, on the way back to the sender).
     register<bit<32>>(FLOWLET_SIZE) flow_sent_end;
     register<bit<32>>(FLOWLET_SIZE) flow_acked;
-    register<bit<1>>(FLOWLET_SIZE) flow_held;    // its sender got a zero window for the pending move
 
     action set_flowlet(bit<32> gap_us, bit<32> max_hold_us, bit<32> byte_ns, bit<1> pause) {
         meta.flowlet_gap = gap_us;
@@ -58,7 +59,6 @@
         flow_pending_since.read(meta.flow_pending, meta.flow_index);
         flow_sent_end.read(meta.flow_sent_end, meta.flow_index);
         flow_acked.read(meta.flow_acked, meta.flow_index);
-        flow_held.read(meta.flow_held, meta.flow_index);
     }
 
     action flowlet_write() {
@@ -66,7 +66,6 @@
         flow_departure.write(meta.flow_index, meta.flow_departure);
         flow_pending_since.write(meta.flow_index, meta.flow_pending);
         flow_sent_end.write(meta.flow_index, meta.flow_sent_end);
-        flow_held.write(meta.flow_index, meta.flow_held);
     }
 
     // An ACK on its way to the sender: the flowlet state of the flow it acknowledges (the reversed
@@ -85,12 +84,18 @@
     // Hold the sender of the acknowledged flow: receive window 0, with the TCP checksum updated
     // incrementally (RFC 1624: HC' = ~(~HC + ~m + m')).
     action hold_sender() {
-        flow_held.write(meta.flow_index, 1);
         bit<32> sum = (bit<32>) (~hdr.tcp.checksum) + (bit<32>) (~hdr.tcp.window);
         sum = (sum & 32w0xffff) + (sum >> 16);
         sum = (sum & 32w0xffff) + (sum >> 16);
         hdr.tcp.checksum = ~((bit<16>) sum);
         hdr.tcp.window = 0;
+    }
+
+    // Ask the receiver for its ACK now: a copy of this ACK becomes the drain probe (FabricEgress
+    // make_drain_probe, then forwarded as the flow's own packet).
+    action send_drain_probe() {
+        meta.drain_probe = 1;
+        clone_preserving_field_list(CloneType.I2E, DRAIN_PROBE_SESSION, FL_DRAIN_PROBE);
     }
 
 #endif  // P4SRC_INCLUDE_FABRIC_FLOWLET_P4_
