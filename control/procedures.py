@@ -1,8 +1,9 @@
 """Reconfiguration procedures: bbm (thesis OST), mbb-timed (thesis MBB) and mbb (hitless).
 
 mbb's two flips (old circuit -> electrical shadow, shadow -> new circuit) are flowlet-gated
-(`set_version_gradual`, p4src/README.md): each flow moves at an idle gap, so packets on the shorter
-path never overtake the flow's own packets on the longer one; the procedure then waits GAP + MAX_HOLD
+(`set_version_gradual`, p4src/README.md): each flow moves at a flowlet boundary (a TCP flow once it
+is drained, others at an idle gap), so packets on the shorter path never overtake the flow's own
+packets on the longer one; the procedure then waits GAP + MAX_HOLD
 (read from the switches' `flowlet_config`) + drain_ms before it darkens or rewrites what flows may
 still be pinned to. mbb-timed and bbm flip immediately (the thesis's procedures).
 
@@ -36,8 +37,8 @@ PROCEDURES = ("bbm", "mbb-timed", "mbb")
 
 Circuits = list[tuple[int, int]]
 
-# flowlet_config as tablegen writes it (p4src/README.md): a flow moves to a gradually set version after
-# an idle gap over GAP, or once the change has waited MAX_HOLD
+# flowlet_config as tablegen writes it (p4src/README.md): a flow moves to a gradually set version once
+# drained (TCP) or after an idle gap over GAP (other flows), or once the change has waited MAX_HOLD
 FLOWLET_GAP_MS = FLOWLET_GAP_US / 1000
 FLOWLET_MAX_HOLD_MS = FLOWLET_MAX_HOLD_US / 1000
 

@@ -12,10 +12,10 @@ FAILOVER = ("on", "off")
 LIVENESS_SENTINEL = 1
 LIVENESS_UP_BASE = 1000
 
-# The gradual MBB flip (p4src/README.md, flowlet_config): a flow moves after an idle gap of GAP counted
-# from when its last packet left at the fabric's line rate, once drained (TCP: everything it sent is
-# acknowledged; with PAUSE its sender is held by zero-window ACKs meanwhile), or once the change has
-# waited MAX_HOLD.
+# The gradual MBB flip (p4src/README.md, flowlet_config): with PAUSE a TCP flow moves once drained
+# (everything it sent is acknowledged; its sender is held by zero-window ACKs meanwhile, and a drain
+# probe asks for the last ACK), other flows after an idle gap of GAP counted from when their last
+# packet left at the fabric's line rate; any flow once the change has waited MAX_HOLD.
 FLOWLET_GAP_US = 8_000
 FLOWLET_MAX_HOLD_US = 300_000
 FLOWLET_PAUSE = 1

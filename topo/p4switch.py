@@ -20,9 +20,10 @@ from pathlib import Path
 
 from mininet.node import Switch
 
+from topo.model import CPU_PORT
+
 log = logging.getLogger(__name__)
 
-CPU_PORT = 255
 START_TIMEOUT_S = 60.0
 THRIFT_BASE = 9090  # bmv2's Thrift server: one port per device
 # Switch processes run at this niceness: on a small machine traffic generators, captures and the
