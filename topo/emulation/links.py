@@ -73,12 +73,9 @@ def steer_by_flow(ifname: str) -> None:
 
 
 def steer_by_flow_command(ifname: str) -> str:
-    """steer_by_flow for a host's interface, as a command run in the host's network namespace. A
-    Mininet host (and `ip netns exec`) has the namespace's sysfs mounted; elsewhere it is mounted in a
-    private mount namespace, gone when the command ends."""
-    path, mask = rps_path(ifname), cpu_mask()
-    return (f"{{ [ -e {path} ] && echo {mask} > {path} || "
-            f"unshare -m sh -c 'mount -t sysfs sysfs /sys && echo {mask} > {path}'; }} 2>/dev/null || true")
+    """steer_by_flow for a host's interface, as a command run in the host (a Mininet host mounts its
+    namespace's own sysfs)."""
+    return f"{{ echo {cpu_mask()} > {rps_path(ifname)}; }} 2>/dev/null || true"
 
 
 class _NoHtbQuantum(logging.Filter):
