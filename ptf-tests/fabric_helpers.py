@@ -17,6 +17,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Packet, bind_layers
 
 from control.entities import ActionProfileGroup, ActionProfileMember, GroupMember, TableEntry
+from tablegen.entries import port_watch
 
 ETHERTYPE_PATH_TAG = 0x88B5
 ETHERTYPE_PROBE = 0x88B6
@@ -94,7 +95,8 @@ class FabricTest(P4RuntimeTest):
         return next(self._ids)
 
     def provision_ports(self, ports: list[int]) -> None:
-        """Give each port its source MAC and a liveness group (p4src/README.md, port_liveness).
+        """Give each port its source MAC and a liveness group (p4src/README.md, port_liveness), and
+        every action profile its port-watch group, as tablegen does.
 
         The `port_down` sentinel is the first member of liveness_selector, `port_up` the second;
         each port's group holds both, with `port_up` watching the port.
@@ -111,6 +113,9 @@ class FabricTest(P4RuntimeTest):
             entries.append(TableEntry("port_mac", {"egress_port": port}, "set_smac", {"smac": port_mac(port)}))
         self.insert(*groups)
         self.insert(*entries)
+        members, watch_groups = port_watch(ports)
+        self.insert(*(ActionProfileMember.from_dict(m) for m in members))
+        self.insert(*(ActionProfileGroup.from_dict(g) for g in watch_groups))
 
     # -- routing --------------------------------------------------------------------------------
 

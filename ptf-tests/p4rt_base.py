@@ -7,10 +7,13 @@ Test params (``--test-params``, Python literals separated by ``;``):
     device_id  P4Runtime device id (default 1)
     cpu_port   CPU port of the switch (default 255)
     target     a label for logs only ('bmv2', 'p4sim'); no test behaves differently on it
-    ifaces     'PORT:IFACE,...': the switch-side interface of each port (port up/down tests)
+    ifaces     'PORT:IFACE,...': per switch port, the interface that takes its link down (port up/down tests)
 
 Every entity a test writes through this class is removed in tearDown (newest first), default
-entries are restored, and ports taken down are brought back up. Tests never build protobufs:
+entries are restored, and ports taken down are brought back up. A port goes down the way a real
+link does: the switch port loses carrier (the runner's link interface goes down), while the
+switch's own interface stays up (bmv2 stops receiving on every port while one of its interfaces is
+administratively down). Tests never build protobufs:
 they use the entity classes of ``control``.
 """
 
@@ -72,7 +75,7 @@ class P4RuntimeTest(BaseTest):
         self.device_id = int(params.get("device_id", 1))
         self.cpu_port = int(params.get("cpu_port", 255))
         self.target = str(params.get("target", "unknown"))
-        self.switch_ifaces = _parse_ifaces(str(params.get("ifaces", "")))
+        self.link_ifaces = _parse_ifaces(str(params.get("ifaces", "")))
         self.ports = sorted(port for (device, port) in ptf.config["port_map"] if device == 0)
         self._undo: list[tuple[str, Callable[[], None]]] = []
         self.client = P4RuntimeClient(self.grpc_addr, device_id=self.device_id,
@@ -189,13 +192,13 @@ class P4RuntimeTest(BaseTest):
     # -- ports ----------------------------------------------------------------------------------
 
     def set_port_up(self, port: int, up: bool) -> None:
-        """Take a switch port's interface down or up (restored to up in tearDown)."""
-        iface = self.switch_ifaces.get(port)
+        """Take a switch port's link down or up: carrier loss, restored in tearDown."""
+        iface = self.link_ifaces.get(port)
         if iface is None:
-            self.skipTest(f"port {port} has no switch interface in the 'ifaces' test param")
+            self.skipTest(f"port {port} has no link interface in the 'ifaces' test param")
         _link(iface, up)
         if not up:
-            self._undo.append((f"port {port} up", lambda: _link(iface, True)))
+            self._undo.append((f"port {port} up", lambda: _restore_link(iface)))
 
     # -- data plane -----------------------------------------------------------------------------
 
@@ -222,6 +225,17 @@ class P4RuntimeTest(BaseTest):
                 self.fail(f"{what}: not true after {timeout:.1f} s")
             time.sleep(interval)
         return time.monotonic() - start
+
+
+# bmv2 polls its ports' operstate every 200 ms and PI then updates watched members asynchronously
+# (p4sim polls the same way): a test that brings a port back waits this long, so the next test does
+# not start while the switch still counts the port as down.
+PORT_STATUS_SETTLE = 0.6
+
+
+def _restore_link(iface: str) -> None:
+    _link(iface, True)
+    time.sleep(PORT_STATUS_SETTLE)
 
 
 def _link(iface: str, up: bool, timeout: float = 5.0) -> None:

@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from topo.emulation.fibre import patch
+
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DIR = Path(__file__).resolve().parent
 DEVICE_ID = 1
@@ -33,7 +35,13 @@ READY_TIMEOUT = 60.0
 
 @dataclass(slots=True)
 class Veths:
-    """The veth pairs of one run: switch side `sw[i]`, PTF side `ptf[i]` for port i+1."""
+    """The links of one run, one per port N: the switch's `pt<tok>s<N>` and PTF's `pt<tok>p<N>`, each a
+    veth end whose peer (`...m<N>`, `...n<N>`) is patched to the other's (topo/emulation/fibre.py).
+
+    A test takes port N down by setting `pt<tok>m<N>` down: the switch port loses carrier as with a
+    real link, while neither process's own interface goes down (bmv2 stops receiving on every port
+    while one of its interfaces is down, and PTF's reader thread dies on a down interface).
+    """
 
     token: str
     count: int
@@ -47,13 +55,20 @@ class Veths:
         """The PTF-side interface of `port`."""
         return f"pt{self.token}p{port}"
 
+    def link_iface(self, port: int) -> str:
+        """The interface that takes `port`'s link down (the switch side's veth peer)."""
+        return f"pt{self.token}m{port}"
+
     def create(self) -> None:
-        """Create the pairs, MTU 1600, IPv6 off, up."""
+        """Create the patched pairs, MTU 1600, IPv6 off, up."""
         for port in range(1, self.count + 1):
             sw, pt = self.switch_iface(port), self.ptf_iface(port)
-            _ip("link", "add", sw, "type", "veth", "peer", "name", pt)
-            self.created.append(sw)
-            for iface in (sw, pt):
+            mid_sw, mid_pt = self.link_iface(port), f"pt{self.token}n{port}"
+            for a, b in ((sw, mid_sw), (pt, mid_pt)):
+                _ip("link", "add", a, "type", "veth", "peer", "name", b)
+                self.created.append(a)
+            patch(mid_sw, mid_pt)
+            for iface in (sw, mid_sw, pt, mid_pt):
                 _sysctl(f"net.ipv6.conf.{iface}.disable_ipv6", "1")
                 _ip("link", "set", "dev", iface, "mtu", str(MTU), "up")
 
@@ -153,7 +168,7 @@ def run_program(program: str, args: argparse.Namespace, tests: list[str], counts
         with open(switch_log, "w") as out:
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
         wait_ready(proc, port, READY_TIMEOUT)
-        ifaces = ",".join(f"{p}:{veths.switch_iface(p)}" for p in range(1, args.ports + 1))
+        ifaces = ",".join(f"{p}:{veths.link_iface(p)}" for p in range(1, args.ports + 1))
         params = ";".join([f"grpcaddr='{addr}'", f"p4info='{p4info.resolve()}'",
                            f"config='{json_path.resolve()}'", f"device_id={DEVICE_ID}",
                            f"cpu_port={CPU_PORT}", f"target='{target_label(args.switch)}'",

@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tablegen.fabric import CircuitMap, Fabric
-from tablegen.schema import ACTION_PARAMS, FABRIC_TABLES, MULTIPATH_ACTIONS, OCS_TABLES, PROFILE_TABLE
+from tablegen.schema import (
+    ACTION_PARAMS,
+    FABRIC_TABLES,
+    MULTIPATH_ACTIONS,
+    OCS_TABLES,
+    PORT_WATCH_ACTIONS,
+    PORT_WATCH_GROUP,
+    PROFILE_TABLE,
+)
 from topo.model import Topology
 
 log = logging.getLogger(__name__)
@@ -118,7 +126,7 @@ def _liveness_groups(where: str, doc: dict[str, Any], members: dict[tuple[str, i
                          "with the lowest id")
     out: dict[int, int] = {}
     for g in doc.get("action_profile_groups", []):
-        if g["profile"] != "liveness_selector":
+        if g["profile"] != "liveness_selector" or g["group_id"] == PORT_WATCH_GROUP:
             continue
         name = f"{where}: liveness group {g['group_id']}"
         ms = g["members"]
@@ -139,6 +147,23 @@ def _liveness_groups(where: str, doc: dict[str, Any], members: dict[tuple[str, i
     return out
 
 
+def _port_watch_group(where: str, g: dict[str, Any],
+                      members: dict[tuple[str, int], tuple[str, dict[str, Any]]]) -> set[int]:
+    """Check a port-watch group (p4src/README.md): each member watches its own port. The ports watched."""
+    name = f"{where}: {g['profile']} group {g['group_id']} (port watch)"
+    action = PORT_WATCH_ACTIONS.get(g["profile"])
+    ports: set[int] = set()
+    for gm in g["members"]:
+        port = gm.get("watch_port")
+        if port is None or port in ports:
+            raise ValueError(f"{name}: member {gm['member_id']} watches {port}: expected one member per port, "
+                             "each watching it")
+        if members[(g["profile"], gm["member_id"])][0] != action:
+            raise ValueError(f"{name}: member {gm['member_id']}: expected action {action}")
+        ports.add(port)
+    return ports
+
+
 def compile_doc(doc: dict[str, Any], failover: bool | None = None) -> Compiled:
     """Index a fabric switch document; raises ValueError on names outside the p4src contract or a
     broken liveness/group layout. failover True/False also requires watched/unwatched port_up members."""
@@ -149,7 +174,11 @@ def compile_doc(doc: dict[str, Any], failover: bool | None = None) -> Compiled:
             raise ValueError(f"{where}: profile {m['profile']!r}: expected one of {', '.join(PROFILE_TABLE)}")
         members[(m["profile"], m["member_id"])] = (m["action"], m["params"])
     groups: dict[tuple[str, int], list[int]] = {}
+    watched: dict[str, set[int]] = {}
     for g in doc.get("action_profile_groups", []):
+        if g["group_id"] == PORT_WATCH_GROUP:
+            watched[g["profile"]] = _port_watch_group(where, g, members)
+            continue
         ports = []
         for gm in g["members"]:
             key = (g["profile"], gm["member_id"])
@@ -162,6 +191,11 @@ def compile_doc(doc: dict[str, Any], failover: bool | None = None) -> Compiled:
                 ports.append(members[key][1]["port"])
         groups[(g["profile"], g["group_id"])] = ports
     live = _liveness_groups(where, doc, members, failover)
+    ports = {e["match"]["egress_port"] for e in doc["table_entries"] if e["table"] == "port_mac"}
+    for profile in PORT_WATCH_ACTIONS:
+        if missing := ports - watched.get(profile, set()):
+            raise ValueError(f"{where}: {profile} group {PORT_WATCH_GROUP} (port watch) lacks ports {sorted(missing)}: "
+                             "expected a member watching every port (p4src/README.md)")
     c = Compiled({}, {}, {}, set(), False, set(), {})
     for e in doc["table_entries"]:
         _check_names(e, FABRIC_TABLES, where)

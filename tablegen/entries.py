@@ -19,6 +19,9 @@ from tablegen.schema import (
     LIVENESS_SENTINEL,
     LIVENESS_UP_BASE,
     MODES,
+    PORT_WATCH_ACTIONS,
+    PORT_WATCH_BASE,
+    PORT_WATCH_GROUP,
     SPRAY_KINDS,
 )
 from topo.model import CPU_PORT, Ocs, Topology
@@ -88,6 +91,26 @@ def liveness(ports: list[int], failover: bool = True) -> tuple[list[Doc], list[D
     return members, groups, entries
 
 
+def port_watch(ports: list[int]) -> tuple[list[Doc], list[Doc]]:
+    """The port-watch group of every action profile: (members, groups), p4src/README.md.
+
+    On bmv2, PI keeps a port status per action profile and drops a port-down event as "unchanged"
+    when a profile that never watched that port is asked first; a member watching every port in
+    every profile keeps each profile's status right, whatever the forwarding mode and failover.
+    """
+    members: list[Doc] = []
+    groups: list[Doc] = []
+    for profile, action in PORT_WATCH_ACTIONS.items():
+        refs = []
+        for port in sorted(ports):
+            params = {"port": port, "dmac": "00:00:00:00:00:00"} if action == "set_next_hop" else {}
+            members.append({"profile": profile, "member_id": PORT_WATCH_BASE + port, "action": action,
+                            "params": params})
+            refs.append({"member_id": PORT_WATCH_BASE + port, "weight": 1, "watch_port": port})
+        groups.append({"profile": profile, "group_id": PORT_WATCH_GROUP, "members": refs})
+    return members, groups
+
+
 def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random",
                failover: bool | str = True) -> Doc:
     """The entry document of one fabric switch for a forwarding mode (static, ecmp or spray).
@@ -106,6 +129,9 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
     multipath_action = "path_ecmp" if mode != "spray" else f"path_spray_{spray}"
 
     members, groups, live_entries = liveness(list(sw.ports), failover)
+    watch_members, watch_groups = port_watch(list(sw.ports))
+    members += watch_members
+    groups += watch_groups
     entries: list[Doc] = []
     for port, mac in sorted(sw.ports.items()):
         entries.append({"table": "port_mac", "match": {"egress_port": port}, "action": "set_smac",

@@ -12,6 +12,15 @@ FAILOVER = ("on", "off")
 LIVENESS_SENTINEL = 1
 LIVENESS_UP_BASE = 1000
 
+# Port-watch groups (p4src/README.md, "Port status on bmv2"): every action profile holds group
+# PORT_WATCH_GROUP, whose member PORT_WATCH_BASE + P watches port P. Nothing points at these groups;
+# they keep each profile's port state right in PI's watch-port enforcer.
+PORT_WATCH_GROUP = 10_000
+PORT_WATCH_BASE = 2000
+# The action each profile's watch members carry (never run: no table entry points at the group).
+PORT_WATCH_ACTIONS = {"ecmp_selector": "set_next_hop", "spray_selector": "set_next_hop",
+                      "liveness_selector": "port_up"}
+
 # The gradual MBB flip (p4src/README.md, flowlet_config): with PAUSE a TCP flow moves once drained
 # (everything it sent is acknowledged; its sender is held by zero-window ACKs meanwhile, and a drain
 # probe asks for the last ACK), other flows after an idle gap of GAP counted from when their last

@@ -5,6 +5,7 @@ import copy
 import pytest
 
 from tablegen.check import check, compile_doc, sample_pairs
+from tablegen.schema import PORT_WATCH_GROUP
 from topo.generators import fattree, hybrid, leafspine, ucd4
 
 from .conftest import docs_of
@@ -36,8 +37,13 @@ def test_generated_entries_pass(name, make, circuits, mode):
 def test_fattree_groups_have_k_over_2_members():
     docs = docs_of(fattree(8))
     for name in ("e3_2", "a5_1"):
-        groups = [g for g in docs[name]["action_profile_groups"] if g["profile"] == "ecmp_selector"]
+        groups = [g for g in _path_groups(docs[name]) if g["profile"] == "ecmp_selector"]
         assert [len(g["members"]) for g in groups] == [4]
+
+
+def _path_groups(doc):
+    """The groups of a document other than the port-watch groups."""
+    return [g for g in doc["action_profile_groups"] if g["group_id"] != PORT_WATCH_GROUP]
 
 
 def _report(topo, docs, mode="ecmp"):
@@ -47,7 +53,7 @@ def _report(topo, docs, mode="ecmp"):
 def test_missing_group_member_is_caught():
     topo = fattree(4)
     docs = docs_of(topo)
-    g = next(g for g in docs["e0_0"]["action_profile_groups"] if g["profile"] == "ecmp_selector")
+    g = next(g for g in _path_groups(docs["e0_0"]) if g["profile"] == "ecmp_selector")
     g["members"].pop()
     r = _report(topo, docs)
     assert not r.ok and "least-cost next hops = [3, 4]" in r.errors[0]
@@ -148,7 +154,7 @@ def test_failover_layouts_pass_and_are_told_apart(failover):
 
 
 def _live(doc):
-    return [g for g in doc["action_profile_groups"] if g["profile"] == "liveness_selector"]
+    return [g for g in _path_groups(doc) if g["profile"] == "liveness_selector"]
 
 
 @pytest.mark.parametrize("breakage,msg", [
@@ -177,9 +183,32 @@ def test_broken_liveness_layout_is_caught(breakage, msg):
     elif breakage == "wrong-port":
         groups[1]["members"][1]["watch_port"] = 3
     elif breakage == "ecmp-watched":
-        g = next(g for g in doc["action_profile_groups"] if g["profile"] == "ecmp_selector")
+        g = next(g for g in _path_groups(doc) if g["profile"] == "ecmp_selector")
         g["members"][0]["watch_port"] = g["members"][0]["member_id"]
     elif breakage == "down-as-up":  # the group's second member is the sentinel itself
         groups[0]["members"][1] = {"member_id": 1, "weight": 1, "watch_port": 1}
     with pytest.raises(ValueError, match=msg.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+        compile_doc(doc)
+
+
+@pytest.mark.parametrize("breakage,msg", [
+    ("missing", "spray_selector group 10000 (port watch) lacks ports [1, 2, 3, 4]"),
+    ("port-left-out", "ecmp_selector group 10000 (port watch) lacks ports [4]"),
+    ("unwatched", "member 2001 watches None: expected one member per port"),
+    ("twice", "member 2002 watches 1: expected one member per port"),
+])
+def test_broken_port_watch_group_is_caught(breakage, msg):
+    doc = copy.deepcopy(docs_of(fattree(4))["e0_0"])
+    watch = {g["profile"]: g for g in doc["action_profile_groups"] if g["group_id"] == PORT_WATCH_GROUP}
+    assert sorted(watch) == ["ecmp_selector", "liveness_selector", "spray_selector"]
+    compile_doc(doc)
+    if breakage == "missing":
+        doc["action_profile_groups"].remove(watch["spray_selector"])
+    elif breakage == "port-left-out":
+        watch["ecmp_selector"]["members"].pop()
+    elif breakage == "unwatched":
+        watch["liveness_selector"]["members"][0].pop("watch_port")
+    elif breakage == "twice":
+        watch["liveness_selector"]["members"][1]["watch_port"] = 1
+    with pytest.raises(ValueError, match=msg.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(").replace(")", r"\)")):
         compile_doc(doc)

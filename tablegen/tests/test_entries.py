@@ -6,7 +6,7 @@ from tablegen.entries import byte_ns, hash_salt, ocs_doc, pick, switch_doc
 from tablegen.fabric import Fabric
 from tablegen.files import doc_lines, entry_str
 from tablegen.routing import planner
-from tablegen.schema import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US, FLOWLET_PAUSE
+from tablegen.schema import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US, FLOWLET_PAUSE, PORT_WATCH_GROUP
 from topo.generators import fattree, ucd4
 
 from .conftest import docs_of
@@ -39,7 +39,8 @@ def test_liveness_sentinel_first_and_failover_off():
     live = [m for m in on["action_profile_members"] if m["profile"] == "liveness_selector"]
     assert on["action_profile_members"][0] == live[0] == {"profile": "liveness_selector", "member_id": 1,
                                                           "action": "port_down", "params": {}}
-    assert [m["member_id"] for m in live[1:]] == [1001, 1002, 1003, 1004]
+    assert [m["member_id"] for m in live[1:]] == [1001, 1002, 1003, 1004, 2001, 2002, 2003, 2004]
+    assert "group liveness_selector 10000 = [2001@1 2002@2 2003@3 2004@4]" in doc_lines(on)
     off = docs_of(fattree(4), failover=False)["e0_0"]
     assert "group liveness_selector 3 = [1@- 1003@-]" in doc_lines(off)
     # on and off differ only in the watch ports of the liveness groups: a clean run-time diff
@@ -63,7 +64,8 @@ def test_order_members_groups_entries():
 
 def test_static_has_no_groups_and_spreads():
     d = docs_of(fattree(4), "static")["e0_0"]
-    assert all(g["profile"] == "liveness_selector" for g in d["action_profile_groups"])
+    assert all(g["profile"] == "liveness_selector" for g in d["action_profile_groups"]
+               if g["group_id"] != PORT_WATCH_GROUP)
     ports = {e["params"]["port"] for e in d["table_entries"] if e["table"] == "path"}
     assert ports == {3, 4}  # destinations hashed over both uplinks
 

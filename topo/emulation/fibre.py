@@ -47,6 +47,18 @@ class Fibre:
         return [self.tor_intf, self.ocs_intf, *self.patch]
 
 
+def patch(a: str, b: str) -> None:
+    """Patch two interfaces together in the kernel: what arrives on one leaves on the other (tc mirred).
+
+    With `x <-veth-> a ~patch~ b <-veth-> y`, setting `a` down takes x's carrier away while y, and
+    whatever process reads y, stays up: a link that loses light on one side only.
+    """
+    for src, dst in ((a, b), (b, a)):
+        _ip("tc", "qdisc", "add", "dev", src, "handle", "ffff:", "ingress")
+        _ip("tc", "filter", "add", "dev", src, "parent", "ffff:", "protocol", "all", "u32", "match", "u32", "0", "0",
+            "action", "mirred", "egress", "redirect", "dev", dst)
+
+
 def fibre_names(tor_intf: str, ocs_intf: str) -> Fibre:
     """The interface names of the fibre between two switch interfaces (patch ends: `<ocs intf>t|o`)."""
     return Fibre(tor_intf, ocs_intf, (f"{ocs_intf}t", f"{ocs_intf}o"))
@@ -58,10 +70,7 @@ def add_fibre(tor_node, tor_port: int, ocs_node, ocs_port: int, fibre: Fibre, mt
     t, o = fibre.patch
     _ip("ip", "link", "add", fibre.tor_intf, "mtu", str(mtu), "type", "veth", "peer", "name", t, "mtu", str(mtu))
     _ip("ip", "link", "add", fibre.ocs_intf, "mtu", str(mtu), "type", "veth", "peer", "name", o, "mtu", str(mtu))
-    for a, b in ((t, o), (o, t)):
-        _ip("tc", "qdisc", "add", "dev", a, "handle", "ffff:", "ingress")
-        _ip("tc", "filter", "add", "dev", a, "parent", "ffff:", "protocol", "all", "u32", "match", "u32", "0", "0",
-            "action", "mirred", "egress", "redirect", "dev", b)
+    patch(t, o)
     for name in fibre.names:
         disable_ipv6(name)
         _ip("ip", "link", "set", "dev", name, "up")
