@@ -1,5 +1,5 @@
 # hitless: make targets are verbs. Variables choose the target and the topology.
-#   P4C=     P4 compiler   (default: p4c-bm2-ss if on PATH, else p4sim-compile)
+#   P4C=     P4 compiler   (default: p4c-bm2-ss if on PATH, else p4sim-compile; topo/emulation/target.py)
 #   SWITCH=  P4 switch     (default: simple_switch_grpc if on PATH, else p4sim-switch)
 #   TOPO=    fattree | leafspine | ucd4        K= fat-tree arity (even, >= 4)
 #   MODE=    static | ecmp | spray             OCS=1 attaches the emulated OCS
@@ -21,8 +21,10 @@ MODE ?= ecmp
 OCS  ?= 0
 CMD  ?=
 
-P4C    ?= $(or $(shell command -v p4c-bm2-ss 2>/dev/null),$(CURDIR)/$(VENV)/bin/p4sim-compile)
-SWITCH ?= $(or $(shell command -v simple_switch_grpc 2>/dev/null),$(CURDIR)/$(VENV)/bin/p4sim-switch)
+# Empty means "choose at run time" (the real tools once `make setup` has installed them). The Python
+# entry points read them from the environment, so no value is pasted into a shell command.
+P4C    ?=
+SWITCH ?=
 export P4C SWITCH
 
 ifeq ($(filter $(TOPO),$(TOPOS)),)
@@ -32,16 +34,13 @@ ifeq ($(filter $(MODE),$(MODES)),)
 $(error MODE=$(MODE) is not a forwarding mode; valid values: $(MODES))
 endif
 
-P4_PROGRAMS := fabric ocs
-P4_OUTPUTS  := $(foreach p,$(P4_PROGRAMS),$(BUILD)/$(p).json $(BUILD)/$(p).p4info.txtpb)
-
-.PHONY: help setup test pytest lint p4-build run-topo ptf demo bench clean clean-net
+.PHONY: help setup test pytest lint p4-build run-topo ptf ptf-all demo bench clean clean-net
 
 help:
 	@echo "make setup     install system packages and the Python environment (.venv)"
 	@echo "make run-topo  TOPO=$(TOPO) K=$(K) MODE=$(MODE) [OCS=1] [CMD=pingall]: run a topology in Mininet"
-	@echo "make test      lint, unit and integration tests, PTF packet tests"
-	@echo "make ptf       PTF packet tests of the P4 programs on SWITCH"
+	@echo "make test      lint, unit and integration tests, PTF packet tests on every compiler x switch pairing"
+	@echo "make ptf       PTF packet tests of the P4 programs with P4C on SWITCH"
 	@echo "make p4-build  compile p4src/ with P4C into $(BUILD)/"
 	@echo "make demo      short versions of the experiments, results in results/demo/"
 	@echo "make bench     benchmarks (compiler, switch, tablegen, controller)"
@@ -63,24 +62,25 @@ pytest: $(VENV)/.pip-stamp
 	@echo "== pytest"
 	@$(VENV)/bin/pytest
 
-test: setup lint pytest ptf
+test: setup lint pytest ptf-all
 
+# Compiles what is missing, older than p4src/, or built by another compiler (build/.compiler).
 p4-build: $(VENV)/.pip-stamp
-	@echo "== p4-build with $(P4C)"
-	@mkdir -p $(BUILD)
-	@set -e; for p in $(P4_PROGRAMS); do \
-	  echo "   $$p.p4 -> $(BUILD)/$$p.json"; \
-	  "$(P4C)" p4src/$$p.p4 -I p4src -o $(BUILD)/$$p.json --p4runtime-files $(BUILD)/$$p.p4info.txtpb; \
-	done
+	@echo "== p4-build"
+	@$(PY) -m topo build --build $(BUILD)
 
 run-topo: $(VENV)/.pip-stamp
-	@echo "== run-topo $(if $(TOPO_FILE),TOPO_FILE=$(TOPO_FILE),TOPO=$(TOPO) K=$(K)) MODE=$(MODE) OCS=$(OCS) SWITCH=$(notdir $(firstword $(SWITCH)))"
+	@echo "== run-topo $(if $(TOPO_FILE),TOPO_FILE,TOPO=$(TOPO) K=$(K)) MODE=$(MODE) OCS=$(OCS)"
 	@$(PY) -m topo run $(if $(TOPO_FILE),--topo-file "$(TOPO_FILE)",--topo $(TOPO) --k $(K)) --mode $(MODE) \
-	  --ocs $(OCS) --switch "$(SWITCH)" --p4c "$(P4C)" --build $(BUILD) $(if $(CMD),--cmd "$(CMD)") $(RUN_ARGS)
+	  --ocs $(OCS) --build $(BUILD) $(if $(CMD),--cmd "$(CMD)") $(RUN_ARGS)
 
-ptf: p4-build
-	@echo "== ptf against $(SWITCH)"
-	@$(PY) ptf-tests/ptf_runner.py --switch "$(SWITCH)" --build $(BUILD)
+ptf: $(VENV)/.pip-stamp
+	@echo "== ptf"
+	@$(PY) ptf-tests/ptf_runner.py --build $(BUILD)
+
+ptf-all: $(VENV)/.pip-stamp
+	@echo "== ptf on every compiler x switch pairing installed"
+	@$(PY) ptf-tests/ptf_runner.py --all-pairings --build $(BUILD)
 
 demo: $(VENV)/.pip-stamp
 	@echo "== demo: short experiments 1 (bbm, mbb-timed, mbb on ucd4) and 5 (static, ecmp, spray on a k=4 fat-tree)"

@@ -1,12 +1,14 @@
 """Run the PTF suite: veth pairs, one switch per program, ptf, and cleanup of all of it.
 
-    python ptf-tests/ptf_runner.py --switch SWITCH [--programs fabric,ocs] [--ports 4] [TEST ...]
+    python ptf-tests/ptf_runner.py [--p4c P4C] [--switch SWITCH] [--build DIR] [--programs fabric,ocs] [TEST ...]
+    python ptf-tests/ptf_runner.py --all-pairings [--build DIR]     # every compiler x switch installed
 
-Expects build/<program>.json and build/<program>.p4info.txtpb (`make p4-build`). For each program
-it creates PORTS veth pairs (MTU 1600, IPv6 off so the kernel sends nothing on them), starts
-SWITCH with the simple_switch_grpc command shape on a free loopback port, runs the tests of the
-program's group, then stops the switch (by PID) and deletes the veths, also on failure or Ctrl-C.
-Nothing here knows which target SWITCH is; the tests get the target only as a label.
+Compiles p4src/ into the build directory when it is stale or from another compiler
+(topo/emulation/target.py). For each program it creates PORTS patched veth links (MTU 1600, IPv6 off
+so the kernel sends nothing on them), starts SWITCH with the simple_switch_grpc command shape on a
+free loopback port, runs the tests of the program's group, then stops the switch (by PID) and
+deletes the veths, also on failure or Ctrl-C. Nothing here knows which target SWITCH is; the tests
+get the target only as a label. With --all-pairings each pairing builds into DIR/ptf-<compiler>/.
 (ptf imports every file of ptf-tests/; this one defines no test.)
 """
 
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from topo.emulation.fibre import patch
+from topo.emulation.target import Target, free_port, label, pairings
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DIR = Path(__file__).resolve().parent
@@ -89,21 +92,6 @@ def _sysctl(key: str, value: str) -> None:
         path.write_text(value)
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def target_label(switch: str) -> str:
-    """A label for logs: 'bmv2' for simple_switch_grpc, 'p4sim' for p4sim-switch."""
-    name = Path(switch).name
-    if name.startswith("simple_switch"):
-        return "bmv2"
-    return "p4sim" if "p4sim" in name else name
-
-
 def wait_ready(proc: subprocess.Popen, port: int, timeout: float) -> None:
     """Wait until the switch accepts TCP connections on `port`; raise if it exits or times out."""
     deadline = time.monotonic() + timeout
@@ -143,13 +131,10 @@ def run_and_count(cmd: list[str], counts: dict[str, int]) -> int:
     return proc.wait()
 
 
-def run_program(program: str, args: argparse.Namespace, tests: list[str], counts: dict[str, int]) -> int:
+def run_program(program: str, target: Target, build: Path, args: argparse.Namespace, counts: dict[str, int]) -> int:
     """Bring up one switch with `program` and run its test group; return ptf's exit code."""
-    build = Path(args.build)
+    tests = args.tests
     json_path, p4info = build / f"{program}.json", build / f"{program}.p4info.txtpb"
-    for path in (json_path, p4info):
-        if not path.exists():
-            raise FileNotFoundError(f"{path}: not built; run make p4-build first")
     logs = build / "ptf"
     logs.mkdir(parents=True, exist_ok=True)
     veths = Veths(f"{os.getpid() % 4096:03x}", args.ports)
@@ -158,11 +143,8 @@ def run_program(program: str, args: argparse.Namespace, tests: list[str], counts
         veths.create()
         port = free_port()
         addr = f"127.0.0.1:{port}"
-        cmd = [args.switch]
-        for p in range(1, args.ports + 1):
-            cmd += ["-i", f"{p}@{veths.switch_iface(p)}"]
-        cmd += ["--device-id", str(DEVICE_ID), str(json_path),
-                "--", "--grpc-server-addr", addr, "--cpu-port", str(CPU_PORT)]
+        cmd = target.switch_command({p: veths.switch_iface(p) for p in range(1, args.ports + 1)}, DEVICE_ID,
+                                    addr, json_path, CPU_PORT)
         switch_log = logs / f"{program}-switch.log"
         print(f"   {program}: {' '.join(cmd)}  (log {switch_log})", flush=True)
         with open(switch_log, "w") as out:
@@ -171,14 +153,14 @@ def run_program(program: str, args: argparse.Namespace, tests: list[str], counts
         ifaces = ",".join(f"{p}:{veths.link_iface(p)}" for p in range(1, args.ports + 1))
         params = ";".join([f"grpcaddr='{addr}'", f"p4info='{p4info.resolve()}'",
                            f"config='{json_path.resolve()}'", f"device_id={DEVICE_ID}",
-                           f"cpu_port={CPU_PORT}", f"target='{target_label(args.switch)}'",
+                           f"cpu_port={CPU_PORT}", f"target='{label(target.switch)}'",
                            f"ifaces='{ifaces}'"])
         ptf_cmd = [str(Path(sys.executable).parent / "ptf"), "--test-dir", str(TEST_DIR),
                    "--log-file", str(logs / f"{program}-ptf.log")]
         for p in range(1, args.ports + 1):
             ptf_cmd += ["-i", f"{p}@{veths.ptf_iface(p)}"]
         ptf_cmd += ["--test-params", params, *(tests or [program])]
-        print(f"   {program}: ptf {' '.join(tests or [program])} against {target_label(args.switch)}", flush=True)
+        print(f"   {program}: ptf {' '.join(tests or [program])} against {label(target.switch)}", flush=True)
         rc = run_and_count(ptf_cmd, counts)
         if proc.poll() is not None:
             print(f"   {program}: the switch died during the tests (code {proc.returncode}), see {switch_log}")
@@ -190,6 +172,22 @@ def run_program(program: str, args: argparse.Namespace, tests: list[str], counts
         veths.delete()
 
 
+def run_pairing(target: Target, build: Path, args: argparse.Namespace) -> tuple[int, int]:
+    """Compile for `target` when stale, run every program's group on it; (passed, failed)."""
+    print(f"== ptf on {target.name}: {target.ensure_build(build, ROOT / 'p4src')}", flush=True)
+    counts = {"ran": 0, "failed": 0, "not_run": 0}
+    for program in filter(None, args.programs.split(",")):
+        try:
+            failed_before = counts["failed"]
+            if run_program(program, target, build, args, counts) and counts["failed"] == failed_before:
+                counts["not_run"] += 1  # ptf or the switch failed without a failed test to show for it
+        except (OSError, RuntimeError, ValueError, subprocess.CalledProcessError) as exc:
+            detail = getattr(exc, "stderr", "") or exc
+            print(f"ptf_runner: {target.name} {program}: {detail}".rstrip())
+            counts["not_run"] += 1
+    return counts["ran"] - counts["failed"], counts["failed"] + counts["not_run"]
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -197,7 +195,10 @@ def _interrupt(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     p = argparse.ArgumentParser(prog="ptf_runner", description="Run the PTF suite against SWITCH.")
-    p.add_argument("--switch", default=os.environ.get("SWITCH", "simple_switch_grpc"), metavar="SWITCH")
+    p.add_argument("--p4c", metavar="P4C", help="P4 compiler (default $P4C, else p4c-bm2-ss on PATH, else p4sim)")
+    p.add_argument("--switch", metavar="SWITCH", help="P4 switch (default $SWITCH, else simple_switch_grpc, else p4sim)")
+    p.add_argument("--all-pairings", action="store_true",
+                   help="run on every compiler x switch pairing installed (p4sim always; p4c and bmv2 if present)")
     p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
     p.add_argument("--programs", default="fabric,ocs", metavar="P[,P]")
     p.add_argument("--ports", type=int, default=4, metavar="N")
@@ -207,25 +208,26 @@ def main(argv: list[str] | None = None) -> int:
         print("ptf_runner: needs root (veth pairs, raw sockets)")
         return 2
     signal.signal(signal.SIGTERM, _interrupt)  # so `finally` cleans up on kill as on Ctrl-C
-    failed = []
-    counts = {"ran": 0, "failed": 0, "not_run": 0}
-    for program in filter(None, args.programs.split(",")):
-        try:
-            rc = run_program(program, args, args.tests, counts)
-        except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
-            detail = getattr(exc, "stderr", "") or exc
-            print(f"ptf_runner: {program}: {detail}".rstrip())
-            counts["not_run"] += 1
-            rc = 1
-        except KeyboardInterrupt:
-            print(f"ptf_runner: {program}: interrupted; switch stopped, veths removed")
-            return 130
-        if rc:
-            failed.append(program)
-    if failed:
-        print(f"ptf: FAILED for {', '.join(failed)}")
+    try:
+        if args.all_pairings:
+            runs = [(t, Path(args.build) / f"ptf-{label(t.p4c)}") for t in pairings()]
+        else:
+            runs = [(Target.from_env(args.p4c, args.switch), Path(args.build))]
+    except ValueError as exc:
+        print(f"ptf_runner: {exc}")
+        return 2
+    results = []
+    try:
+        for target, build in runs:
+            results.append((target.name, *run_pairing(target, build, args)))
+    except KeyboardInterrupt:
+        print("ptf_runner: interrupted; switch stopped, veths removed")
+        return 130
+    for name, passed, failed in results:
+        print(f"ptf {name}: {passed} passed, {failed} failed")
+    passed, failed = sum(r[1] for r in results), sum(r[2] for r in results)
     # The closing line, as test runners print it; a program whose tests could not run counts as a failure.
-    print(f"ptf: {counts['ran'] - counts['failed']} passed, {counts['failed'] + counts['not_run']} failed")
+    print(f"ptf: {passed} passed, {failed} failed")
     return 1 if failed else 0
 
 

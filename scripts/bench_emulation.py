@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from topo import generators  # noqa: E402
-from topo.emulation.cli import ensure_build  # noqa: E402
+from topo.emulation.target import Target  # noqa: E402
 
 
 def one(topo, mode: str, build: Path, seconds: float, pair: tuple[str, str], ocs_args: list[str]) -> dict:
@@ -61,8 +61,7 @@ def main() -> int:
         print("bench_emulation: needs root (Mininet); skipped")
         return 0
     build = Path(args.build)
-    print(ensure_build(build, os.environ.get("P4C") or str(Path(sys.executable).parent / "p4sim-compile"),
-                       ROOT / "p4src"))
+    print(Target.from_env().ensure_build(build, ROOT / "p4src"))
     print(f"{'topology':22} {'mode':7} {'ready s':>8} {'stop s':>7} {'MiB RSS':>8} {'procs':>6} "
           f"{'ping loss':>9} {'iperf3 Mbit/s':>14}")
     runs = [(f"fattree k=4 {args.rate:g}M", generators.fattree(4, args.rate), m, ("h0_0_0", "h3_1_1"), [])

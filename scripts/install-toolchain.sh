@@ -48,5 +48,5 @@ for f in "$LIBDIR"/*.so.*; do
 done
 [ "$repaired" -eq 0 ] || { say "restored $repaired library symlinks"; ldconfig; }
 
-"$PREFIX/bin/p4c-bm2-ss" --version | head -n 1 | sed 's/^/[toolchain] p4c-bm2-ss /'
+"$PREFIX/bin/p4c-bm2-ss" --version 2>&1 | grep -m1 Version | sed 's/^/[toolchain] p4c-bm2-ss /'
 "$PREFIX/bin/simple_switch_grpc" --version | sed 's/^/[toolchain] simple_switch_grpc /'

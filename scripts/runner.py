@@ -49,13 +49,6 @@ def free_grpc_base(devices: int, tries: int = 50) -> int:
     raise RuntimeError(f"no free block of {devices} gRPC ports found")
 
 
-def default_p4c() -> str:
-    """$P4C, else p4c-bm2-ss on PATH, else the p4sim compiler of this environment (the Makefile's rule)."""
-    import shutil
-
-    return os.environ.get("P4C") or shutil.which("p4c-bm2-ss") or str(Path(sys.executable).parent / "p4sim-compile")
-
-
 def node_prefix() -> str:
     """A short random prefix for Mininet node names, so runs of other users do not collide."""
     rng = random.Random(os.getpid() ^ time.monotonic_ns())
@@ -99,8 +92,8 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
     """Run every missing run of every variant; returns counts (done before, ran, failed)."""
     from mininet.log import setLogLevel
 
-    from topo.emulation.cli import ensure_build
     from topo.emulation.network import Emulation
+    from topo.emulation.target import Target
 
     # Mininet's own log: errors only (its tc warnings about htb quanta are noise here)
     setLogLevel("info" if log.isEnabledFor(logging.INFO) else "critical")
@@ -109,7 +102,7 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
         raise ValueError("run: needs root (Mininet namespaces and veth pairs); expected sudo")
     if build is None:
         build = ROOT / "build"
-        say(f"[{spec.name}] {ensure_build(build, default_p4c(), ROOT / 'p4src')}")
+        say(f"[{spec.name}] {Target.from_env().ensure_build(build, ROOT / 'p4src')}")
     else:
         say(f"[{spec.name}] programs from {build}")
     out.mkdir(parents=True, exist_ok=True)

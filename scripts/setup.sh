@@ -75,4 +75,9 @@ if [ "$(cat "$APT_STAMP" 2>/dev/null)" != "${APT_PACKAGES[*]}" ]; then
   echo "${APT_PACKAGES[*]}" > "$APT_STAMP"
 fi
 make_venv
+# The reference p4c/bmv2 build, when the project sits beside ../shared/toolchain (CI, the project's
+# machines); elsewhere p4sim stays the target. Needs root for apt; skipped with a note otherwise.
+if [ -x ../shared/toolchain/install.sh ] || [ -n "${HITLESS_TOOLCHAIN:-}" ]; then
+  as_root bash scripts/install-toolchain.sh
+fi
 say "done"

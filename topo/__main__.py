@@ -84,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
             print(args.output)
         elif args.command == "run":
             return emulation_cli.run(args)
+        elif args.command == "build":
+            return emulation_cli.build(args)
         elif args.command == "clean-net":
             return emulation_cli.clean(args)
     except ValueError as exc:

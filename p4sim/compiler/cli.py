@@ -4,6 +4,7 @@ import argparse
 import logging
 import sys
 
+from p4sim import package_version
 from p4sim.compiler.compile import compile_file, write_outputs
 from p4sim.compiler.errors import CompileError
 
@@ -17,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
     p.add_argument("-D", dest="define", action="append", default=[], metavar="NAME[=VALUE]")
     p.add_argument("-v", dest="verbose", action="store_true", help="log progress")
+    p.add_argument("--version", action="version", version=f"p4sim-compile {package_version()}")
     return p
 
 

@@ -14,6 +14,8 @@ import socket
 import sys
 import threading
 
+from p4sim import package_version
+
 log = logging.getLogger("p4sim.switch")
 
 
@@ -39,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grpc-server-addr", default="127.0.0.1:9559", metavar="<ip>:<port>",
                    help="P4Runtime server address (default 127.0.0.1:9559)")
     p.add_argument("--cpu-port", type=int, default=None, metavar="N", help="CPU port for packet-in/out")
+    p.add_argument("--version", action="version", version=f"{package_version()}-p4sim")
     return p
 
 

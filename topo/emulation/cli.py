@@ -13,19 +13,18 @@ import argparse
 import logging
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from topo import generators
+from topo.emulation.target import Target
 from topo.model import DEFAULT_GRPC_BASE, Topology, load
 from topo.validate import validate
 
 log = logging.getLogger(__name__)
 
-PROGRAMS = ("fabric", "ocs")
 PINGALL = ("pingall", "pingallfull")
 
 
@@ -44,11 +43,7 @@ def add_parsers(sub: Any) -> None:
     r.add_argument("--ocs-arg", action="append", default=[], metavar="<opt>",
                    help="extra ocs-emulator option, e.g. --ocs-arg=--instant (repeatable)")
     r.add_argument("--cmd", metavar="<command|script>", help="run this Mininet CLI command or script, then exit")
-    r.add_argument("--switch", default=os.environ.get("SWITCH"), metavar="<binary>",
-                   help="P4 switch binary (default $SWITCH, else simple_switch_grpc or p4sim-switch)")
-    r.add_argument("--p4c", default=os.environ.get("P4C"), metavar="<binary>",
-                   help="P4 compiler used when build/ is stale (default $P4C)")
-    r.add_argument("--build", default="build", metavar="<dir>", help="compiled programs (default build)")
+    add_target_options(r)
     r.add_argument("--grpc-base", type=int, default=DEFAULT_GRPC_BASE, metavar="<port>",
                    help=f"device N listens on base+N (default {DEFAULT_GRPC_BASE}; generated topologies only)")
     r.add_argument("--prefix", default="", metavar="<text>",
@@ -56,8 +51,26 @@ def add_parsers(sub: Any) -> None:
     r.add_argument("--rto-min", metavar="<time>", help="TCP rto_min on every host route, e.g. 10ms")
     r.add_argument("--pcap", action="store_true", help="switches write pcaps into the log directory")
     r.add_argument("--log-dir", metavar="<dir>", help="switch logs and event logs (default /tmp/hitless-run/<run id>)")
+    b = sub.add_parser("build", help="compile p4src/ into the build directory when stale (make p4-build)")
+    add_target_options(b)
     c = sub.add_parser("clean-net", help="remove what a killed run left behind (its recorded PIDs and interfaces)")
     c.add_argument("--force", action="store_true", help="also runs whose process is still alive")
+
+
+def add_target_options(p: argparse.ArgumentParser) -> None:
+    """--switch, --p4c and --build (topo/emulation/target.py chooses the defaults)."""
+    p.add_argument("--switch", metavar="<binary>",
+                   help="P4 switch (default $SWITCH, else simple_switch_grpc on PATH, else p4sim-switch)")
+    p.add_argument("--p4c", metavar="<binary>",
+                   help="P4 compiler used when build/ is stale or from another compiler "
+                        "(default $P4C, else p4c-bm2-ss on PATH, else p4sim-compile)")
+    p.add_argument("--build", default="build", metavar="<dir>", help="compiled programs (default build)")
+
+
+def build(args: argparse.Namespace) -> int:
+    """`build`: compile what is stale (missing, older than p4src/, or from another compiler)."""
+    print(Target.from_env(args.p4c).ensure_build(Path(args.build)))
+    return 0
 
 
 def topology(args: argparse.Namespace) -> Topology:
@@ -73,38 +86,6 @@ def topology(args: argparse.Namespace) -> Topology:
     if args.ocs and not topo.ocs:
         generators.hybrid(topo)
     return validate(topo)
-
-
-def stale_programs(build: Path, src: Path = Path("p4src")) -> list[str]:
-    """Programs whose build outputs are missing or older than any file under src."""
-    newest = max((f.stat().st_mtime for f in src.rglob("*.p4")), default=0.0) if src.is_dir() else 0.0
-    out = []
-    for prog in PROGRAMS:
-        outs = [build / f"{prog}.json", build / f"{prog}.p4info.txtpb"]
-        if not all(f.exists() for f in outs) or min(f.stat().st_mtime for f in outs) < newest:
-            out.append(prog)
-    return out
-
-
-def ensure_build(build: Path, p4c: str | None, src: Path = Path("p4src")) -> str:
-    """Compile stale programs with p4c; returns what was done, raises ValueError if it cannot."""
-    stale = stale_programs(build, src)
-    if not stale:
-        return f"{build}/ up to date"
-    if not p4c:
-        raise ValueError(f"{build}/{stale[0]}.json: missing or stale; expected `make p4-build` or --p4c")
-    build.mkdir(parents=True, exist_ok=True)
-    for prog in stale:
-        cmd = [p4c, str(src / f"{prog}.p4"), "-I", str(src), "-o", str(build / f"{prog}.json"),
-               "--p4runtime-files", str(build / f"{prog}.p4info.txtpb")]
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)
-        except OSError as exc:
-            raise ValueError(f"P4 compiler {p4c!r}: cannot run ({exc.strerror})") from None
-        if res.returncode != 0:
-            last = (res.stderr or res.stdout).strip().splitlines()
-            raise ValueError(f"{prog}.p4: {Path(p4c).name} failed: {last[-1] if last else res.returncode}")
-    return f"compiled {', '.join(stale)} with {Path(p4c).name}"
 
 
 def check_command(topo: Topology, line: str) -> None:
@@ -191,9 +172,10 @@ def run(args: argparse.Namespace) -> int:
     if args.cmd:
         check_command(topo, args.cmd)
     build = Path(args.build)
-    progress("compile", ensure_build(build, args.p4c))
+    target = Target.from_env(args.p4c, args.switch)
+    progress("compile", target.ensure_build(build))
     _quiet_mininet()
-    emu = Emulation(topo, args.mode, build_dir=build, switch_bin=args.switch, spray=args.spray,
+    emu = Emulation(topo, args.mode, build_dir=build, switch_bin=target.switch, spray=args.spray,
                     circuits=args.circuits, ocs_args=args.ocs_arg, rto_min=args.rto_min, pcap=args.pcap,
                     log_dir=args.log_dir, on_progress=progress, prefix=args.prefix)
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}

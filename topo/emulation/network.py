@@ -38,7 +38,6 @@ import json
 import logging
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -60,6 +59,7 @@ from topo.emulation.links import (
 )
 from topo.emulation.ocs import OcsProcess, first_line, ports_up_since
 from topo.emulation.state import RunState, interface_exists
+from topo.emulation.target import choose_switch
 from topo.model import OcsPort, Topology, load
 from topo.p4switch import P4Switch, SwitchStartError, port_is_free
 from topo.validate import validate
@@ -72,28 +72,6 @@ LINK_UP_TIMEOUT_S = 15.0
 OCS_START_TIMEOUT_S = 30.0
 
 Progress = Callable[[str, str], None]
-
-
-def default_switch_bin() -> str:
-    """$SWITCH, else simple_switch_grpc on PATH, else p4sim-switch next to this Python or on PATH."""
-    env = os.environ.get("SWITCH")
-    if env:
-        return env
-    for name in ("simple_switch_grpc",):
-        found = shutil.which(name)
-        if found:
-            return found
-    local = Path(sys.executable).parent / "p4sim-switch"
-    return str(local) if local.exists() else (shutil.which("p4sim-switch") or "p4sim-switch")
-
-
-def resolve_binary(command: str) -> str:
-    """The command with its executable made absolute, or ValueError naming it."""
-    words = shlex.split(command)
-    path = shutil.which(words[0]) if words else None
-    if path is None:
-        raise ValueError(f"switch binary {command!r}: not found or not executable; expected SWITCH=<path>")
-    return shlex.join([path, *words[1:]])
 
 
 def intf_name(node: str, port: int) -> str:
@@ -130,7 +108,7 @@ class Emulation:
         self.spray = spray
         self.circuits_spec = circuits
         self.build_dir = Path(build_dir)
-        self.switch_bin = switch_bin or default_switch_bin()
+        self.switch_bin = switch_bin
         self.ocs_args = list(ocs_args or [])
         self.rto_min = rto_min
         self.pcap = pcap
@@ -182,7 +160,7 @@ class Emulation:
 
     def _preflight(self) -> None:
         """Every check that needs nothing started: binaries, build outputs, ports, interface names."""
-        self.switch_bin = resolve_binary(self.switch_bin)
+        self.switch_bin = choose_switch(self.switch_bin)
         programs = ["fabric"] + (["ocs"] if self.topo.ocs else [])
         for prog in programs:
             for suffix in (".json", ".p4info.txtpb"):

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from topo import generators
-from topo.emulation import cli as emu_cli
 from topo.emulation.state import RunState, clean_net, interface_exists, proc_start_time
+from topo.emulation.target import Target
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root")]
 mininet = pytest.importorskip("mininet.net", reason="Mininet is not installed")
@@ -37,16 +37,11 @@ FAST_OCS = ["--mirror-ms", "20", "--lock-ms", "0", "--lock-jitter-ms", "0", "--p
             "--missed-poll-prob", "0"]
 
 
-def p4c() -> str:
-    """$P4C, else p4sim-compile next to this Python."""
-    return os.environ.get("P4C") or str(Path(sys.executable).parent / "p4sim-compile")
-
-
 @pytest.fixture(scope="module")
 def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """fabric and ocs compiled into a fresh directory."""
     out = tmp_path_factory.mktemp("build")
-    emu_cli.ensure_build(out, p4c(), REPO / "p4src")
+    Target.from_env().ensure_build(out, REPO / "p4src")
     return out
 
 
