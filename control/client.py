@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,6 +31,8 @@ _CHANNEL_OPTIONS = [
     ("grpc.max_metadata_size", 64 << 20),
 ]
 _STOP = object()
+# How long a refused election id ("already used" by a session that is closing) is retried on connect.
+ELECTION_RELEASE_S = 3.0
 
 
 class Encodable(Protocol):
@@ -85,8 +88,26 @@ class P4RuntimeClient:
     # -- session ----------------------------------------------------------------------------------
 
     def connect(self, timeout: float | None = None) -> bool:
-        """Open the channel and the stream, send arbitration; return True when this client is primary."""
+        """Open the channel and the stream, send arbitration; return True when this client is primary.
+
+        A server may still hold the stream of a session that just closed with the same election id
+        (bmv2's PI notices a cancelled stream asynchronously) and refuse the id as "already used":
+        that refusal is retried for up to ELECTION_RELEASE_S before it is raised.
+        """
         timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + ELECTION_RELEASE_S
+        while True:
+            try:
+                return self._connect_once(timeout)
+            except P4RuntimeError as exc:
+                if (exc.code != grpc.StatusCode.INVALID_ARGUMENT or "already used" not in str(exc)
+                        or time.monotonic() > deadline):
+                    raise
+                log.debug("%s: election id %s still held by a closing session; retrying", self.address,
+                          self.election_id)
+                time.sleep(0.05)
+
+    def _connect_once(self, timeout: float) -> bool:
         with self._lock:
             self._close_locked()
             self._closed.clear()

@@ -35,6 +35,7 @@ from control.client import P4RuntimeClient, wildcard
 from control.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from control.resources import CounterEntry, DirectCounterEntry, Packet
 from control.schema import P4Schema
+from topo.emulation.target import PORT_STATUS_SETTLE_S
 
 log = logging.getLogger(__name__)
 
@@ -227,15 +228,11 @@ class P4RuntimeTest(BaseTest):
         return time.monotonic() - start
 
 
-# bmv2 polls its ports' operstate every 200 ms and PI then updates watched members asynchronously
-# (p4sim polls the same way): a test that brings a port back waits this long, so the next test does
-# not start while the switch still counts the port as down.
-PORT_STATUS_SETTLE = 0.6
-
-
 def _restore_link(iface: str) -> None:
+    """Bring a link back and wait until the switch has noticed (its port poll), so the next test
+    does not start while the switch still counts the port as down."""
     _link(iface, True)
-    time.sleep(PORT_STATUS_SETTLE)
+    time.sleep(PORT_STATUS_SETTLE_S)
 
 
 def _link(iface: str, up: bool, timeout: float = 5.0) -> None:

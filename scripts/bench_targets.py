@@ -147,7 +147,8 @@ def main() -> int:
     """Entry point."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=3.0, metavar="S", help="offered-load time per frame size")
-    ap.add_argument("--entries", type=int, default=5000, metavar="N", help="route entries written (default 5000)")
+    ap.add_argument("--entries", type=int, default=4000, metavar="N",
+                    help="route entries written (default 4000; the table holds 4096)")
     ap.add_argument("--k", default="4,8", metavar="K[,K]", help="fat-trees to bring up (default 4,8; '' for none)")
     ap.add_argument("--build", default=str(ROOT / "build" / "bench"), metavar="DIR")
     args = ap.parse_args()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shlex
 import signal
 import socket
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from mininet.node import Switch
 
+from topo.emulation.target import switch_command
 from topo.model import CPU_PORT
 
 log = logging.getLogger(__name__)
@@ -96,18 +96,13 @@ class P4Switch(Switch):
 
     def command_line(self) -> list[str]:
         """The switch command: ports, device id, program, then the target options after `--`."""
-        args = shlex.split(self.switch_bin)  # SWITCH may carry options: "simple_switch_grpc --log-console"
-        for port, intf in sorted(self.intfs.items()):
-            if intf.name != "lo":
-                args += ["-i", f"{port}@{intf.name}"]
-        args += ["--device-id", str(self.device_id)]
+        ports = {port: intf.name for port, intf in self.intfs.items() if intf.name != "lo"}
         # bmv2 also opens a Thrift server; give each switch its own port so several can run.
-        args += ["--thrift-port", str(THRIFT_BASE + self.device_id)]
+        options = ("--thrift-port", str(THRIFT_BASE + self.device_id))
         if self.pcap_dir:
-            args += ["--pcap", self.pcap_dir]
-        args += [self.json_path, "--", "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}",
-                 "--cpu-port", str(self.cpu_port)]
-        return args
+            options += ("--pcap", self.pcap_dir)
+        return switch_command(self.switch_bin, ports, self.device_id, f"127.0.0.1:{self.grpc_port}",
+                              Path(self.json_path), self.cpu_port, options)
 
     def start(self, controllers) -> None:  # noqa: ARG002 - Mininet's signature
         """Launch the switch process (batchStartup waits for it)."""

@@ -24,6 +24,11 @@ REAL_SWITCH = "simple_switch_grpc"
 CPU_PORT = 255
 COMPILE_TIMEOUT_S = 600
 STAMP = ".compiler"
+DEFAULT_LOG_LEVEL = "warn"
+# bmv2's port monitor reads every port's operstate this often (p4sim polls the same way); PI then
+# (de)activates watched members. A switch has noticed a carrier change after about two periods.
+PORT_STATUS_POLL_S = 0.2
+PORT_STATUS_SETTLE_S = 3 * PORT_STATUS_POLL_S
 
 
 def _venv_tool(name: str) -> str:
@@ -59,7 +64,7 @@ def choose_compiler(p4c: str | None = None) -> str:
 def choose_switch(switch: str | None = None) -> str:
     """`switch`, else $SWITCH, else simple_switch_grpc on PATH, else p4sim-switch; absolute, or ValueError."""
     switch = switch or os.environ.get("SWITCH") or shutil.which(REAL_SWITCH) or _venv_tool("p4sim-switch")
-    return _resolve(switch, "P4 switch")
+    return _resolve(switch, "switch binary")
 
 
 def label(command: str) -> str:
@@ -149,13 +154,27 @@ class Target:
     def switch_command(self, ports: dict[int, str], device_id: int, grpc_addr: str,
                        json_path: Path | None = None, cpu_port: int = CPU_PORT,
                        options: tuple[str, ...] = ()) -> list[str]:
-        """The simple_switch_grpc command shape (p4sim-switch takes the same): `--no-p4` without a JSON."""
-        cmd = shlex.split(self.switch)
-        for port, ifname in sorted(ports.items()):
-            cmd += ["-i", f"{port}@{ifname}"]
-        cmd += ["--device-id", str(device_id), *options]
-        cmd += [str(json_path)] if json_path is not None else ["--no-p4"]
-        return cmd + ["--", "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port)]
+        """This target's switch command line (see `switch_command`)."""
+        return switch_command(self.switch, ports, device_id, grpc_addr, json_path, cpu_port, options)
+
+
+def switch_command(switch: str, ports: dict[int, str], device_id: int, grpc_addr: str,
+                   json_path: Path | None = None, cpu_port: int = CPU_PORT,
+                   options: tuple[str, ...] = ()) -> list[str]:
+    """The simple_switch_grpc command shape (p4sim-switch takes the same): `--no-p4` without a JSON.
+
+    Unless SWITCH sets a log level itself, the switch runs at `-L warn`: bmv2's default level is
+    trace, and it formats every per-packet trace line even with no log sink, which cuts its
+    forwarding rate about threefold (scripts/bench_targets.py).
+    """
+    cmd = shlex.split(switch)
+    if not {"-L", "--log-level"} & set(cmd) and not any(w.startswith("--log-level=") for w in cmd):
+        cmd += ["-L", DEFAULT_LOG_LEVEL]
+    for port, ifname in sorted(ports.items()):
+        cmd += ["-i", f"{port}@{ifname}"]
+    cmd += ["--device-id", str(device_id), *options]
+    cmd += [str(json_path)] if json_path is not None else ["--no-p4"]
+    return cmd + ["--", "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port)]
 
 
 def pairings() -> list[Target]:

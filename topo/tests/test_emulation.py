@@ -20,7 +20,7 @@ import pytest
 
 from topo import generators
 from topo.emulation.state import RunState, clean_net, interface_exists, proc_start_time
-from topo.emulation.target import Target
+from topo.emulation.target import PORT_STATUS_SETTLE_S, Target
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root")]
 mininet = pytest.importorskip("mininet.net", reason="Mininet is not installed")
@@ -168,7 +168,9 @@ def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
         with emu.ocs.driver() as drv:
             assert drv.query()[3] == 6 + 4
         # s1's route to h2 still points at the dark port 2 (the tables were not touched): the switch
-        # sees no carrier there and fails over to the shadow path, the bypass link on port 4
+        # sees no carrier there (within its port poll) and fails over to the shadow path, the bypass
+        # link on port 4
+        time.sleep(PORT_STATUS_SETTLE_S)
         before = emu.counters("s1")
         emu.cmd("h1", "ping -c3 -i0.2 -W1 10.0.2.2")
         after = emu.counters("s1")
