@@ -76,6 +76,12 @@ def without_failover(state: SwitchState) -> SwitchState:
     return st
 
 
+def port_count_delta(before: dict, after: dict) -> dict[str, dict[str, dict[int, int]]]:
+    """Packets counted per switch, counter and port between two `port_counts` readings."""
+    return {s: {c: {p: n - before.get(s, {}).get(c, {}).get(p, 0) for p, n in cells.items()}
+                for c, cells in counters.items()} for s, counters in after.items()}
+
+
 class NoFailoverReconfigurer(Reconfigurer):
     """A Reconfigurer whose states have no shadow paths (the thesis's switches)."""
 
@@ -107,6 +113,11 @@ class Reconfiguration:
             self.emu.set_circuits(self.initial)
         self.emu.controller.sync(self.rec.states(self.initial), step="reset")
 
+    def port_counts(self) -> dict[str, dict[str, dict[int, int]]]:
+        """Every fabric switch's port_rx and port_tx packet counts (where a lost packet was dropped)."""
+        return {s: {c: {p: v[0] for p, v in self.emu.counters(s, c).items()} for c in ("port_rx", "port_tx")}
+                for s in self.emu.controller.sessions}
+
     def shadow_states(self) -> dict:
         """The initial states with the paths the target map changes flipped to their shadow (version 1)."""
         old, new = self.rec.states(self.initial), self.rec.states(self.target)
@@ -128,6 +139,7 @@ class Reconfiguration:
         meta: dict[str, Any] = {"variant": asdict(self.variant), "spec": self.spec.name,
                                 "streams": [asdict(s) for s in self.spec.streams], "scale": self.spec.scale}
         try:
+            counts_before = self.port_counts()
             procs.tcpdump(hosts[dyn.src], host_intf(hosts[dyn.src]), run_dir / "sender.pcap")
             procs.tcpdump(hosts[dyn.dst], host_intf(hosts[dyn.dst]), run_dir / "receiver.pcap")
             before = {n: nstat(hosts[n]) for n in (dyn.src, dyn.dst)}
@@ -150,6 +162,7 @@ class Reconfiguration:
             meta["t_end"] = time.time()
             time.sleep(0.5)  # the last segments reach the receiver's capture
             meta["nstat"] = {n: nstat_delta(before[n], nstat(hosts[n])) for n in before}
+            meta["port_counts"] = port_count_delta(counts_before, self.port_counts())
         finally:
             procs.stop_all()
             self.emu.controller.events = net_events
