@@ -10,7 +10,7 @@ from p4sim.compiler.builder import source_info
 from p4sim.compiler.controls import BlockContext
 from p4sim.compiler.env import DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError
-from p4sim.compiler.exprs import V, describe, hexstr, mask_of
+from p4sim.compiler.exprs import V, describe, hexstr, mask_of, operand
 from p4sim.compiler.externs import HASH_ALGOS, field_refs
 from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, VarbitT, bit_width, strip
 
@@ -161,7 +161,7 @@ class ParserLowerer(BlockContext):
             return [{"op": "extract", "parameters": [{"type": "regular", "value": v.ent.inst}]}]
         if f.name == "advance":
             n = sl.coerce(sl.expr(c.args[0].expr, BitsT(32)), BitsT(32), c.loc, "advance size")
-            return [{"op": "advance", "parameters": [n.j]}]
+            return [{"op": "advance", "parameters": [operand(n.j)]}]
         raise CompileError(c.loc, f"packet_in.{f.name} cannot be called as a statement")
 
     @staticmethod
@@ -171,9 +171,8 @@ class ParserLowerer(BlockContext):
         if not isinstance(v.ent, HeaderE) or not any(isinstance(strip(t), VarbitT) for _, t in v.ent.type.fields):
             raise CompileError(c.loc, f"extract with a size needs a header with a varbit field, found {v.t}")
         n = sl.coerce(sl.expr(c.args[1].expr, BitsT(32)), BitsT(32), c.args[1].expr.loc, "varbit size")
-        size = n.j["value"] if n.j.get("type") == "expression" else n.j
         return {"op": "extract_VL", "parameters": [{"type": "regular", "value": v.ent.inst},
-                                                   {"type": "expression", "value": size}]}
+                                                   {"type": "expression", "value": n.j}]}
 
     def lookahead(self, sl: StmtLowerer, e: A.Expr) -> V | None:
         """`pkt.lookahead<T>()` as a bmv2 lookahead operand."""
