@@ -61,6 +61,28 @@ def jexpr(op: str, left: dict | None, right: dict | None) -> dict:
     return {"type": "expression", "value": {"op": op, "left": left, "right": right}}
 
 
+def operand(j: dict) -> dict:
+    """A type-value object as a parameter of a primitive or parser op. bmv2 (JSON_format.md, actions)
+    reads a parameter of type `expression` as a whole expression, so an operator node is wrapped once
+    more; action data inside an expression is `local`, not `runtime_data`."""
+    if j.get("type") == "expression":
+        return {"type": "expression", "value": _local_data(j)}
+    return j
+
+
+def _local_data(j: dict) -> dict:
+    t = j.get("type")
+    if t == "runtime_data":
+        return {"type": "local", "value": j["value"]}
+    if t != "expression":
+        return j
+    node = dict(j["value"])
+    for side in ("left", "right", "cond"):
+        if isinstance(node.get(side), dict):
+            node[side] = _local_data(node[side])
+    return {"type": "expression", "value": node}
+
+
 def mask_of(width: int) -> int:
     """All-ones of width bits."""
     return (1 << width) - 1

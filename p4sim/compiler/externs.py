@@ -11,7 +11,7 @@ from p4sim.compiler import ast as A
 from p4sim.compiler.builder import Bmv2Json, P4InfoObj, id_annotation, source_info
 from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError, Loc
-from p4sim.compiler.exprs import V, describe, hexstr
+from p4sim.compiler.exprs import V, describe, hexstr, operand
 from p4sim.compiler.types import BitsT, BoolT, EnumT, ListT, ObjT, StructT, Type, bit_width, strip
 
 if TYPE_CHECKING:
@@ -155,8 +155,8 @@ def _enum_member(sl: StmtLowerer, e: A.Expr, enum: str) -> str:
 
 
 def prim(op: str, params: list[dict], loc: Loc, fragment: str) -> dict:
-    """A bmv2 primitive call."""
-    return {"op": op, "parameters": params, "source_info": source_info(loc, fragment)}
+    """A bmv2 primitive call (parameters in bmv2's parameter form, see exprs.operand)."""
+    return {"op": op, "parameters": [operand(p) for p in params], "source_info": source_info(loc, fragment)}
 
 
 def _preserving_list(sl: StmtLowerer, e: A.Expr) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from p4sim.compiler import ast as A
@@ -10,9 +11,11 @@ from p4sim.compiler.builder import source_info
 from p4sim.compiler.controls import BlockContext
 from p4sim.compiler.env import DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError
-from p4sim.compiler.exprs import V, describe, hexstr, mask_of
+from p4sim.compiler.exprs import V, describe, mask_of, operand
 from p4sim.compiler.externs import HASH_ALGOS, field_refs
 from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, VarbitT, bit_width, strip
+
+log = logging.getLogger(__name__)
 
 
 class ParserLowerer(BlockContext):
@@ -33,16 +36,8 @@ class ParserLowerer(BlockContext):
         for loc_decl in d.locals:
             self.declare_local(loc_decl, sl, init)
         self.states: list[dict] = []
-        self.need_reject = False
         self._names: set[str] = set()
         self.parser_states(d, self.scope, "", None, init)
-        if self.need_reject:
-            # bmv2 has no reject state: raise a parser error (v1model continues to ingress with it set)
-            err = hexstr(self.prog.error_code("NoMatch", d.loc), 32)
-            self.states.append({"name": "reject", "id": len(self.states), "parser_ops": [
-                {"op": "verify", "parameters": [{"type": "bool", "value": False}, err]}],
-                "transitions": [{"type": "default", "value": None, "mask": None, "next_state": None}],
-                "transition_key": []})
         pj = {"name": "parser", "id": 0, "init_state": "start", "parse_states": self.states}
         self.bm.parsers.append(pj)
         return pj
@@ -63,7 +58,10 @@ class ParserLowerer(BlockContext):
             if n == "accept":
                 return accept
             if n == "reject":
-                return "reject"
+                # as p4c's bmv2 back end: the parser ends as if it accepted (no parser error)
+                log.warning("%s:%s: warning: Explicit transition to reject not supported on this target",
+                            loc.file, loc.line)
+                return None
             if n not in rename:
                 raise CompileError(loc, f"transition to undefined state {n!r}")
             return rename[n]
@@ -100,7 +98,6 @@ class ParserLowerer(BlockContext):
             self.state(rest, stl.scope, cont, target, rest.stmts)
             return
         key, trans = self._transition(stl, s, target)
-        self.need_reject |= any(t["next_state"] == "reject" for t in trans)
         self.states[entry].update({"parser_ops": ops, "transitions": trans, "transition_key": key})
 
     def _subparser_apply(self, st: A.Stmt, sl: StmtLowerer) -> DeclE | None:
@@ -161,7 +158,7 @@ class ParserLowerer(BlockContext):
             return [{"op": "extract", "parameters": [{"type": "regular", "value": v.ent.inst}]}]
         if f.name == "advance":
             n = sl.coerce(sl.expr(c.args[0].expr, BitsT(32)), BitsT(32), c.loc, "advance size")
-            return [{"op": "advance", "parameters": [n.j]}]
+            return [{"op": "advance", "parameters": [operand(n.j)]}]
         raise CompileError(c.loc, f"packet_in.{f.name} cannot be called as a statement")
 
     @staticmethod
@@ -171,9 +168,8 @@ class ParserLowerer(BlockContext):
         if not isinstance(v.ent, HeaderE) or not any(isinstance(strip(t), VarbitT) for _, t in v.ent.type.fields):
             raise CompileError(c.loc, f"extract with a size needs a header with a varbit field, found {v.t}")
         n = sl.coerce(sl.expr(c.args[1].expr, BitsT(32)), BitsT(32), c.args[1].expr.loc, "varbit size")
-        size = n.j["value"] if n.j.get("type") == "expression" else n.j
         return {"op": "extract_VL", "parameters": [{"type": "regular", "value": v.ent.inst},
-                                                   {"type": "expression", "value": size}]}
+                                                   {"type": "expression", "value": n.j}]}
 
     def lookahead(self, sl: StmtLowerer, e: A.Expr) -> V | None:
         """`pkt.lookahead<T>()` as a bmv2 lookahead operand."""

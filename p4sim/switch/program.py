@@ -12,9 +12,11 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from p4sim.switch.operands import check_operands
+
 log = logging.getLogger(__name__)
 
-MATCH_KINDS = ("exact", "lpm", "ternary", "range", "optional", "valid")
+MATCH_KINDS = ("exact", "lpm", "ternary", "range", "valid")  # bmv2's; p4c writes an optional key as ternary
 
 
 @dataclass(slots=True, frozen=True)
@@ -251,6 +253,7 @@ class Program:
         raise ValueError(f"field {hdr}.{fname}: header {hdr!r} has no field {fname!r}")
 
     def _validate(self) -> None:
+        check_operands(self.doc)  # what bmv2 rejects at load time, p4sim rejects too
         for t in self.tables.values():
             for aid in t.action_ids:
                 if aid not in self.actions:

@@ -19,10 +19,10 @@ def prims(res, action: str | None = None) -> list[dict]:
 def test_widths_inferred_and_arithmetic_masked(tmp_path: Path) -> None:
     res = build(tmp_path, "m.x = hdr.h.a + 1; m.y = hdr.h.a ++ hdr.h.c; m.f = hdr.h.b[3:0] == 4w2;")
     ps = prims(res)
-    add = ps[0]["parameters"][1]["value"]
+    add = ps[0]["parameters"][1]["value"]["value"]  # a parameter of type expression wraps an expression
     assert add["op"] == "&" and add["right"]["value"] == "0xff" and add["left"]["value"]["op"] == "+"
-    assert ps[0]["parameters"][1]["value"]["left"]["value"]["right"] == {"type": "hexstr", "value": "0x01"}
-    assert ps[2]["parameters"][1]["value"]["op"] == "b2d"
+    assert add["left"]["value"]["right"] == {"type": "hexstr", "value": "0x01"}
+    assert ps[2]["parameters"][1]["value"]["value"]["op"] == "b2d"
 
 
 def test_constant_folding_and_casts(tmp_path: Path) -> None:
@@ -31,7 +31,7 @@ def test_constant_folding_and_casts(tmp_path: Path) -> None:
     ps = prims(res)
     assert ps[0]["parameters"][1] == {"type": "hexstr", "value": "0x43"}
     assert ps[1]["parameters"][1] == {"type": "field", "value": ["h", "a"]}  # widening: no mask
-    assert ps[2]["parameters"][1]["value"]["op"] == "&"                     # narrowing: masked
+    assert ps[2]["parameters"][1]["value"]["value"]["op"] == "&"            # narrowing: masked
     assert ps[4]["parameters"][1] == {"type": "hexstr", "value": "0x0001"}  # wraps modulo 2^16
 
 
@@ -176,8 +176,8 @@ def test_functions_are_inlined(tmp_path: Path) -> None:
     res = build(tmp_path, "m.x = max8(hdr.h.a, K); bump(m.x);", top=top)
     ps = prims(res)
     assign = next(p for p in ps if p["parameters"][1]["type"] == "expression" and
-                  p["parameters"][1]["value"]["op"] == "?")
-    assert assign["parameters"][1]["value"]["right"] == {"type": "hexstr", "value": "0x09"}
+                  p["parameters"][1]["value"]["value"]["op"] == "?")
+    assert assign["parameters"][1]["value"]["value"]["right"] == {"type": "hexstr", "value": "0x09"}
     assert ps[-1]["parameters"][0] == {"type": "field", "value": ["scalars", "m_t.x"]}
 
 

@@ -83,7 +83,24 @@ def test_if_in_action_is_predicated(tmp_path: Path) -> None:
     act = next(a for a in res.json["actions"] if a["name"] == "I.a")
     ops = [p["op"] for p in act["primitives"]]
     assert ops == ["assign", "assign", "assign"]
-    assert act["primitives"][1]["parameters"][1]["value"]["op"] == "?"
+    assert act["primitives"][1]["parameters"][1]["value"]["value"]["op"] == "?"
+
+
+def test_parameters_in_bmv2_form(tmp_path: Path) -> None:
+    # bmv2 JSON_format.md: a parameter of type expression holds a whole expression (so an operator node
+    # is wrapped twice, as p4c writes it); action data is runtime_data as a parameter, local inside one
+    res = build(tmp_path, "t.apply();", "action a(bit<8> v) { m.x = v; m.x = v + 1; }"
+                " table t { key = { m.y: exact; } actions = { a; } }")
+    act = next(a for a in res.json["actions"] if a["name"] == "I.a")
+    plain, added = (p["parameters"][1] for p in act["primitives"])
+    assert plain == {"type": "runtime_data", "value": 0}
+    assert added["type"] == "expression" and added["value"]["type"] == "expression"
+    node = added["value"]["value"]
+    assert node["op"] == "&" and node["left"]["value"]["left"] == {"type": "local", "value": 0}
+    parser = ("state start { p.extract(hdr.h); p.advance((bit<32>)hdr.h.a * 8); transition accept; }")
+    (op,) = [o for o in build(tmp_path, parser=parser).json["parsers"][0]["parse_states"][0]["parser_ops"]
+             if o["op"] == "advance"]
+    assert op["parameters"][0]["type"] == "expression" and op["parameters"][0]["value"]["value"]["op"] == "&"
 
 
 def test_idle_timeout_and_optional_keys(tmp_path: Path) -> None:

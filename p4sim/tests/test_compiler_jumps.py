@@ -41,7 +41,7 @@ def test_if_around_calls_becomes_jumps_with_absolute_offsets(tmp_path: Path) -> 
         ("exit", None), ("assign", None)]
     jz = next(p for a in res.json["actions"] if a["name"] == "I.a" for p in a["primitives"]
               if p["op"] == "_jump_if_zero")
-    assert jz["parameters"][0]["value"]["op"] == "b2d"  # p4c converts the condition to data
+    assert jz["parameters"][0]["value"]["value"]["op"] == "b2d"  # p4c converts the condition to data
 
 
 def test_assignments_only_stay_predicated(tmp_path: Path) -> None:

@@ -133,7 +133,7 @@ def test_l3_ttl_one_is_dropped_and_acl_priorities(l3: Device) -> None:
     acl = l3.pipeline.table("acl")
     acl.insert((Ternary(0x0A000001, 0xFFFFFFFF), None, None), ActionCall("Ing.acl_forward", (4,)), priority=10)
     acl.insert((None, Ternary(0x0A000000, 0xFF000000), None), ActionCall("Ing.drop"), priority=5)
-    acl.insert((None, None, Exact(2)), ActionCall("Ing.acl_forward", (3,)), priority=20)
+    acl.insert((None, None, Ternary(2, 0x1FF)), ActionCall("Ing.acl_forward", (3,)), priority=20)
     assert [p for p, _ in l3.process(1, _udp(src="10.0.0.1"))] == [4]
     assert l3.process(1, _udp(src="10.0.0.2")) == []
     assert [p for p, _ in l3.process(2, _udp(src="10.0.0.2"))] == [3]

@@ -45,7 +45,7 @@ def test_table_info_and_suffix_lookup(pl) -> None:  # noqa: ANN001
     t = pl.table("acl")
     assert t.name == "Ing.acl" and t.info.needs_priority
     assert [(k.name, k.match_type, k.bitwidth) for k in t.info.key] == [
-        ("ipv4_src", "ternary", 32), ("ipv4_dst", "ternary", 32), ("ingress_port", "optional", 9)]
+        ("ipv4_src", "ternary", 32), ("ipv4_dst", "ternary", 32), ("ingress_port", "ternary", 9)]
     with pytest.raises(ValueError, match="not found"):
         pl.table("nope")
 

@@ -28,7 +28,8 @@ def test_varbit_json_as_p4c(tmp_path: Path) -> None:
     assert ht["fields"] == [["len", 8, False], ["data", "*"]] and ht["max_length"] == 5
     op = doc["parsers"][0]["parse_states"][0]["parser_ops"][1]
     assert op["op"] == "extract_VL" and op["parameters"][0] == {"type": "regular", "value": "o"}
-    assert op["parameters"][1]["type"] == "expression"
+    length = op["parameters"][1]
+    assert length["type"] == "expression" and length["value"]["type"] == "expression"  # a whole expression
 
 
 @pytest.mark.parametrize("fused", ["1", "0"])

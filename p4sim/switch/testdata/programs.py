@@ -173,7 +173,7 @@ def _ipv4_checksum(b: Builder) -> None:
 
 
 def l3_ecmp() -> bytes:
-    """An L3 program: ACL (ternary+optional, priorities), LPM route to an ECMP selector (crc16 5-tuple),
+    """An L3 program: ACL (ternary, priorities; bmv2 has no optional match kind), LPM route to an ECMP selector (crc16 5-tuple),
     TTL check and decrement, egress source MAC table, per-port counters, IPv4 checksum verify/update."""
     b = Builder("l3_ecmp")
     b.header_type("scalars_0", [("userMetadata.nhop", 16)])
@@ -210,7 +210,7 @@ def l3_ecmp() -> bytes:
     b.table(ing, "tbl_drop", [], ["Ing.drop"], "Ing.drop", const_default=True)
     acl = b.table(ing, "Ing.acl", [("ternary", ["ipv4", "srcAddr"], "ipv4_src"),
                                    ("ternary", ["ipv4", "dstAddr"], "ipv4_dst"),
-                                   ("optional", ["standard_metadata", "ingress_port"], "ingress_port")],
+                                   ("ternary", ["standard_metadata", "ingress_port"], "ingress_port")],
                   ["Ing.acl_forward", "Ing.drop", "NoAction"], "NoAction", with_counters=True)
     acl["next_tables"] = {"__HIT__": None, "__MISS__": "Ing.route"}
     b.table(ing, "Ing.route", [("lpm", ["ipv4", "dstAddr"], "ipv4_dst")], ["Ing.set_next_hop", "Ing.drop"],

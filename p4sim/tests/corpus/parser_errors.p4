@@ -1,5 +1,6 @@
-/* Parser errors as v1model reports them: `transition reject`, verify() with a program error,
- * and a truncated header; ingress writes the error it sees into the source MAC. */
+/* Parser errors as bmv2 reports them: verify() with a program error and a truncated header;
+ * `transition reject` is accept there (p4c's bmv2 back end). Ingress writes the error it sees
+ * into the source MAC. */
 #include <core.p4>
 #include <v1model.p4>
 
