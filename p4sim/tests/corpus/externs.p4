@@ -111,7 +111,7 @@ control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm)
         if (sm.instance_type == 1) {
             hdr.op.mark = 0xc1;
             hdr.op.h16 = (bit<16>)meta.tag;
-        } else if (hdr.op.isValid() && hdr.op.op == 3 && sm.instance_type == 0) {
+        } else if (hdr.op.isValid() && hdr.op.op == 3 && meta.rec == 0) {  // bmv2: a recirculated copy's egress sees instance_type 0 too
             meta.rec = 4;
             recirculate_preserving_field_list(3);
         }
