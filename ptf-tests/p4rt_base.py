@@ -195,7 +195,7 @@ class P4RuntimeTest(BaseTest):
             self.skipTest(f"port {port} has no switch interface in the 'ifaces' test param")
         _link(iface, up)
         if not up:
-            self._undo.append((f"port {port} up", lambda: _link(iface, True)))
+            self._undo.append((f"port {port} up", lambda: _link(iface, True, settle=PORT_POLL_SETTLE_S)))
 
     # -- data plane -----------------------------------------------------------------------------
 
@@ -224,8 +224,13 @@ class P4RuntimeTest(BaseTest):
         return time.monotonic() - start
 
 
-def _link(iface: str, up: bool, timeout: float = 5.0) -> None:
-    """Set a link up or down and wait until the kernel reports that operational state."""
+# bmv2 and p4sim read operstate every 200 ms (then PI updates watch ports): a port restored in
+# tearDown is up for the next test only after a poll period and a margin.
+PORT_POLL_SETTLE_S = 0.5
+
+
+def _link(iface: str, up: bool, timeout: float = 5.0, settle: float = 0.0) -> None:
+    """Set a link up or down and wait until the kernel reports that operational state (and `settle` s more)."""
     subprocess.run(["ip", "link", "set", "dev", iface, "up" if up else "down"], check=True)
     want = "up" if up else "down"
     state = Path(f"/sys/class/net/{iface}/operstate")
@@ -234,6 +239,7 @@ def _link(iface: str, up: bool, timeout: float = 5.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{iface}: operstate {state.read_text().strip()!r} after {timeout} s; expected {want}")
         time.sleep(0.02)
+    time.sleep(settle)
 
 
 def counts_by_port(packets: Iterable[tuple[int, bytes]]) -> dict[int, int]:
