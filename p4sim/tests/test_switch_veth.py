@@ -220,3 +220,23 @@ def test_up_is_operstate_starting_with_u() -> None:
         with open(f"/sys/class/net/{a}/operstate") as f:
             assert f.read().strip() == "down"
         assert not iface_up(a)
+
+
+def test_admin_down_port_leaves_the_other_ports_working(net) -> None:  # noqa: ANN001
+    """Unlike bmv2 (which stops reading every port while one of its interfaces is admin-down, README)."""
+    dev, hosts, pairs = net
+    subprocess.run(["ip", "link", "set", pairs[1][0], "down"], check=True)  # the switch side of port 2
+    try:
+        hosts[0].send(_udp("10.0.3.7"))
+        assert hosts[2].recv(5.0, _ours) is not None
+        hosts[2].send(_udp("10.0.2.7"))  # to the down port: dropped, nothing else happens
+        time.sleep(0.1)
+        hosts[0].send(_udp("10.0.3.8"))
+        assert hosts[2].recv(5.0, _ours) is not None
+    finally:
+        subprocess.run(["ip", "link", "set", pairs[1][0], "up"], check=True)
+    deadline = time.monotonic() + 3
+    while not dev.port_up(2) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    hosts[0].send(_udp("10.0.2.7"))
+    assert hosts[1].recv(5.0, _ours) is not None
