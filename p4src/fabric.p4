@@ -15,7 +15,7 @@
 //             route (LPM) --to_host--> port, dmac (tag stripped in egress)
 //               | set_path(path_id)                      TTL: drop at 0/1, else decrement
 //               |                     (ACK to a held TCP flow: window 0; one segment left: drain probe)
-//             version: failover copy | path tag | path_version (+ flowlet gate if gradual)
+//             version: failover copy | path tag | drain probe: the flow's | path_version (+ flowlet gate)
 //               |
 //             path (path_id, version) --static--> port, dmac
 //               | ecmp / spray
@@ -101,6 +101,13 @@ control FabricIngress(inout fabric_headers_t hdr,
                         meta.version = meta.failover_version;
                     } else if (hdr.path_tag.isValid()) {
                         meta.version = hdr.path_tag.version;
+                    } else if (meta.drain_probe == 1) {
+                        // The drain probe follows the flow's last segment on the version the flow
+                        // is on, and is no packet of the flow for its flowlet state. (Recirculated,
+                        // it has ingress_global_timestamp 0 on bmv2: the gate would see MAX_HOLD
+                        // long past and move the flow.)
+                        flowlet_read();
+                        meta.version = meta.flow_version;
                     } else {
                         path_version.apply();
                         flowlet_read();

@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="P4Runtime server address (default 127.0.0.1:9559)")
     p.add_argument("--cpu-port", type=int, default=None, metavar="N", help="CPU port for packet-in/out")
     p.add_argument("--version", action="version", version=f"{package_version()}-p4sim")
+    p.add_argument("--priority-queues", type=int, default=1, metavar="N",
+                   help="priority queues per port (default 1): a packet whose standard_metadata.priority "
+                        "is N or more is dropped, as by simple_switch")
     return p
 
 
@@ -122,7 +125,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"program {args.json!r} given together with --no-p4; give one")
     ports = parse_ports(args.interface)
     host, gport = parse_addr(args.grpc_server_addr)
-    dev = Device(ports=ports, cpu_port=args.cpu_port, device_id=args.device_id, pcap_dir=args.pcap)
+    dev = Device(ports=ports, cpu_port=args.cpu_port, device_id=args.device_id, pcap_dir=args.pcap,
+                 nb_queues=args.priority_queues)
     if args.json:
         try:
             with open(args.json, "rb") as f:

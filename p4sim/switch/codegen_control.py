@@ -124,10 +124,17 @@ class ControlGen:
             lines += [f"{ind}    p.{g.attr[(h, f)]} = 0" for f, _ in g.hfields[h]]
             if h in g.varbit:
                 lines.append(f"{ind}    p.{g.varbit[h][1]} = 0")
+            # bmv2 keeps the packet's length in a register that add_header/remove_header move by the
+            # header's size; egress starts with standard_metadata.packet_length set from it
+            lines.append(f"{ind}    p._dlen += {self._fixed_bytes(h)}")
             # a union member made valid invalidates the other members
             return lines + [f"{ind}    p.{g.valid[h]} = 1"] + [f"{ind}p.{g.valid[o]} = 0" for o in g.union_siblings.get(h, ())]
         if op == "remove_header":
-            return [f"{ind}p.{g.valid[self._static_header(ps[0], op)]} = 0"]
+            h = self._static_header(ps[0], op)
+            size = str(self._fixed_bytes(h))
+            if h in g.varbit:
+                size += f" + p.{g.varbit[h][1]} // 8"
+            return [f"{ind}if p.{g.valid[h]}:", f"{ind}    p._dlen -= {size}", f"{ind}    p.{g.valid[h]} = 0"]
         if op in ("mark_to_drop", "drop"):
             lines = [f"{ind}{self.std('egress_spec')} = {DROP_PORT}"]
             if "mcast_grp" in g.std:
@@ -140,10 +147,10 @@ class ControlGen:
         if op == "count":
             c = self.bind("CTR", ps[0]["value"], f"pl.counters[{ps[0]['value']!r}]")
             return [f"{ind}i = {ex(ps[1])}", f"{ind}if 0 <= i < {c}.size:",
-                    f"{ind}    {c}.packets[i] += 1", f"{ind}    {c}.bytes[i] += {self.std('packet_length')}"]
+                    f"{ind}    {c}.packets[i] += 1", f"{ind}    {c}.bytes[i] += p._ilen"]
         if op == "execute_meter":
             m = self.bind("MTR", ps[0]["value"], f"pl.meters[{ps[0]['value']!r}]")
-            return g.assign(ps[2], f"{m}.execute({ex(ps[1])}, {self.std('packet_length')}, {self.now()})", ind)
+            return g.assign(ps[2], f"{m}.execute({ex(ps[1])}, p._ilen, p._now)", ind)
         if op == "register_read":
             r = self.bind("REG", ps[1]["value"], f"pl.registers[{ps[1]['value']!r}]")
             return [f"{ind}i = {ex(ps[2])}"] + g.assign(ps[0], f"{r}.cells[i] if 0 <= i < {r}.size else 0", ind)
@@ -186,11 +193,10 @@ class ControlGen:
             return [f"{ind}_stack_{op}(p, {attrs}, {valids}, {g.stack_next(stack)!r}, {ex(ps[1])})"]
         raise ValueError(f"primitive {op!r} is not supported by p4sim")
 
-    def now(self) -> str:
-        """Source of the current time in microseconds (the packet's ingress timestamp)."""
-        if "ingress_global_timestamp" in self.g.std:
-            return self.std("ingress_global_timestamp")
-        return "int(_time() * 1e6)"
+    def _fixed_bytes(self, h: str) -> int:
+        """Bytes of a header's fixed-width fields (a variable-length field counts 0)."""
+        vl = self.g.varbit.get(h, (None,))[0]
+        return sum(w for f, w in self.g.hfields[h] if f != vl) // 8
 
     def _static_header(self, v: dict[str, Any], op: str) -> str:
         h = self.g.header_ref(v)
@@ -291,13 +297,13 @@ class ControlGen:
                     f"{ind}    e = {tbl}.default", f"{ind}    hit = False", f"{ind}else:", f"{ind}    hit = True"]
             i2 = ind + "    "
             if info.with_counters:
-                out += [f"{i2}e.packets += 1", f"{i2}e.bytes += {self.std('packet_length')}"]
+                out += [f"{i2}e.packets += 1", f"{i2}e.bytes += p._ilen"]
             if info.direct_meters:
                 dm = g.prog.meters[info.direct_meters]
                 m = self.bind("DM", dm.name, f"pl.direct_meters[{dm.name!r}]")
                 if dm.result_target:
                     out += g.assign({"type": "field", "value": list(dm.result_target)},
-                                    f"{m}.execute(e, {self.std('packet_length')}, {self.now()})", i2)
+                                    f"{m}.execute(e, p._ilen, p._now)", i2)
             if info.type != "simple":
                 ap = self.profile_json.get(info.action_profile or "")
                 sel = getattr(self, "sel_fns", {}).get(info.action_profile or "")
@@ -387,13 +393,13 @@ class ControlGen:
         out += [f"        e = {tbl}.default", "        hit = False"]
         out += ["    else:", "        hit = True"]
         if info.with_counters:
-            out += ["        e.packets += 1", f"        e.bytes += {self.std('packet_length')}"]
+            out += ["        e.packets += 1", "        e.bytes += p._ilen"]
         if info.direct_meters:
             dm = g.prog.meters[info.direct_meters]
             m = self.bind("DM", dm.name, f"pl.direct_meters[{dm.name!r}]")
             if dm.result_target:
                 out += g.assign({"type": "field", "value": list(dm.result_target)},
-                                f"{m}.execute(e, {self.std('packet_length')}, {self.now()})", "        ")
+                                f"{m}.execute(e, p._ilen, p._now)", "        ")
         if info.type != "simple":
             sel = getattr(self, "sel_fns", {}).get(info.action_profile or "")
             out += ["        m = e.member", "        if m is None:"]

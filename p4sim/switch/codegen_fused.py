@@ -16,6 +16,7 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
+from p4sim.switch.codegen import egress_start
 from p4sim.switch.codegen_flow import FlowGen, Unstructured
 
 if TYPE_CHECKING:
@@ -66,7 +67,8 @@ def _build(g: Gen, pg: ParserGen, cg: ControlGen) -> list[str]:
     out = ["def FUSED(b, port, now, dev, pl):"]
     # all fields start as the template values (0; metadata valid), as a fresh packet object would
     out.append("    " + ", ".join(names) + (", = FUSED_INIT" if len(names) == 1 else " = FUSED_INIT"))
-    out += ["    p._b = b", f"    {sm('ingress_port')} = port", f"    {sm('packet_length')} = len(b)"]
+    out += ["    p._b = b", f"    {sm('ingress_port')} = port", f"    {sm('packet_length')} = len(b)",
+            "    p._ilen = len(b)", "    p._now = now"]
     if "ingress_global_timestamp" in g.std:
         out.append(f"    {sm('ingress_global_timestamp')} = now")
     out += ["    n = len(b)", "    off = 0", "    err = 0", "    while True:"] + parse + ["        break",
@@ -84,11 +86,8 @@ def _build(g: Gen, pg: ParserGen, cg: ControlGen) -> list[str]:
             mcast = f" or {sm('mcast_grp')}" if "mcast_grp" in g.std else ""
             out += [f"    if p._clone_i2e is not None or p._digest is not None or p._resubmit is not None{mcast}:",
                     "        return SLOW(dev, pl, _spill(locals()), None, now)",
-                    f"    spec = {sm('egress_spec')}", "    if spec == 511:", "        return []",
-                    f"    {sm('egress_port')} = spec", f"    {sm('egress_spec')} = 0"]
-            for f in ("enq_timestamp", "egress_global_timestamp"):
-                if f in g.std:
-                    out.append(f"    {sm(f)} = now")
+                    f"    spec = {sm('egress_spec')}", "    if spec == 511:", "        return []"]
+            out += egress_start(g, sm, "    ")
     out += ["    if p._clone_e2e is not None or p._recirc is not None:",
             "        return SLOW(dev, pl, _spill(locals()), spec, now)",
             f"    if {sm('egress_spec')} == 511:", "        return []"]

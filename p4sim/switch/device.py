@@ -91,7 +91,7 @@ class Device:
     """A switch: ports, one running pipeline, the packet replication engine and the control hooks."""
 
     def __init__(self, ports: dict[int, str] | None = None, cpu_port: int | None = None,
-                 device_id: int = 0, pcap_dir: str | None = None) -> None:
+                 device_id: int = 0, pcap_dir: str | None = None, nb_queues: int = 1) -> None:
         self.ports: dict[int, str] = dict(ports or {})
         for port in self.ports:
             if not 0 <= port < DROP_PORT:
@@ -100,7 +100,10 @@ class Device:
             raise ValueError(f"cpu port {cpu_port}: expected 1..{DROP_PORT - 1}")
         if cpu_port is not None and cpu_port in self.ports:
             raise ValueError(f"cpu port {cpu_port}: also given as a front-panel port")
+        if not 1 <= nb_queues <= 8:
+            raise ValueError(f"priority queues {nb_queues}: expected 1..8 (standard_metadata.priority has 3 bits)")
         self.cpu_port = cpu_port
+        self.nb_queues = nb_queues
         self.device_id = device_id
         self.pcap_dir = pcap_dir
         self.lock = threading.RLock()
@@ -119,7 +122,7 @@ class Device:
     def load_pipeline(self, json_bytes: bytes | str) -> Pipeline:
         """Parse, validate and compile a bmv2 JSON program (not yet running); ValueError if bad."""
         data = json_bytes.encode() if isinstance(json_bytes, str) else bytes(json_bytes)
-        return Pipeline(data, self.port_up, self.lock)
+        return Pipeline(data, self.port_up, self.lock, self.nb_queues)
 
     def commit_pipeline(self, pipeline: Pipeline | None) -> None:
         """Make `pipeline` the running program (fresh state); None removes it (frames are dropped)."""

@@ -5,6 +5,17 @@ ingress parser -> verify checksums -> ingress -> [I2E clones] [digest] [resubmit
 -> [E2E clones] -> drop if egress_spec is 511 -> update checksums -> deparser -> [recirculate]
 -> transmit. instance_type values are simple_switch's: 0 normal, 1 ingress clone, 2 egress clone,
 4 recirculated, 5 replicated, 6 resubmitted. Resubmit/recirculate loops are cut after 16 rounds.
+
+What a copy keeps is simple_switch's (targets/simple_switch/simple_switch.cpp, checked against the
+binary by p4sim/tests/test_switch_parity.py): a resubmitted or recirculated packet starts with
+every metadata field 0 (ingress_port and ingress_global_timestamp included) except its field list,
+instance_type and packet_length, and is parsed again; an I2E clone is the original frame parsed
+again with the original ingress_port, then all metadata is reset (what the parser set is lost) and
+the field list copied; an E2E clone keeps the headers as egress left them, with all metadata reset
+but the field list. A unicast packet enters egress with instance_type 0 (also after a resubmit or
+recirculation); multicast replicas keep a copy of everything. packet_length in egress is the
+length register: the ingress length moved by every add_header/remove_header (setValid/setInvalid).
+A priority at or above the number of priority queues drops the packet where it would be queued.
 """
 
 from __future__ import annotations
@@ -41,20 +52,25 @@ class _Flow:
         self.sm = self.ns["STD_ATTRS"]
         self.now = dev.now_us()
 
-    def new(self, frame: bytes, port: int, itype: int, src: Any = None, field_list: int | None = None) -> Any:
-        """A packet parsed from frame; fields of `field_list` are copied from src before parsing
-        (as simple_switch does: a parser that assigns them overwrites the preserved values)."""
+    def new(self, frame: bytes, port: int, itype: int, src: Any = None, field_list: int | None = None,
+            ts: int | None = None) -> Any:
+        """A packet about to be parsed from frame (entering ingress): standard metadata for a frame
+        from `port` at time `ts` (None: now), then `field_list` copied from src, then instance_type
+        and packet_length, as simple_switch orders them; the parser runs last (a parser that assigns
+        preserved fields overwrites them)."""
         p = self.P()
-        if field_list is not None:
-            self.preserve(src, p, field_list)
         sm = self.sm
         p._b = frame
+        p._ilen = len(frame)
+        p._now = self.now
         setattr(p, sm["ingress_port"], port)
+        if "ingress_global_timestamp" in sm:
+            setattr(p, sm["ingress_global_timestamp"], self.now if ts is None else ts)
+        if field_list is not None:
+            self.preserve(src, p, field_list)
         setattr(p, sm["packet_length"], len(frame))
         if "instance_type" in sm:
             setattr(p, sm["instance_type"], itype)
-        if "ingress_global_timestamp" in sm:
-            setattr(p, sm["ingress_global_timestamp"], self.now)
         ns = self.ns
         ns["parse"](p, frame)
         ns["verify_checksums"](p)
@@ -80,7 +96,8 @@ class _Flow:
             if depth >= MAX_LOOPS:
                 log.warning("resubmit loop cut after %d rounds", depth)
                 return
-            q = self.new(p._b, getattr(p, sm["ingress_port"]), RESUBMIT, p, p._resubmit)
+            # the original frame again, with metadata reset: ingress_port and the timestamp are 0
+            q = self.new(p._b, 0, RESUBMIT, p, p._resubmit, ts=0)
             self.ingress(q, depth + 1)
             return
         mgid = getattr(p, sm["mcast_grp"]) if "mcast_grp" in sm else 0
@@ -100,6 +117,8 @@ class _Flow:
         if spec == DROP:
             return
         setattr(p, sm["egress_port"], spec)
+        if "instance_type" in sm:
+            setattr(p, sm["instance_type"], NORMAL)
         self.egress(p, depth)
 
     def clone(self, p: Any, sid: int, fl: int, itype: int, frame: bytes | None, depth: int) -> None:
@@ -108,19 +127,19 @@ class _Flow:
             return
         sm = self.sm
         for port, rid in session.replicas:
-            if frame is not None:  # I2E: the original frame, parsed again, metadata reset
-                q = self.new(frame, getattr(p, sm["ingress_port"]), itype, p, fl)
+            if frame is not None:
+                # I2E: the original frame parsed again with its ingress_port; then every metadata
+                # field is reset (the parser's assignments too) and the field list copied
+                q = self.new(frame, getattr(p, sm["ingress_port"]), itype)
             else:  # E2E: the headers as egress left them, metadata reset
                 q = self.P()
                 q.__dict__ = p.__dict__.copy()
-                for attr in self.pl.namespace["META_ATTRS"]:
-                    setattr(q, attr, 0)
-                setattr(q, sm["ingress_port"], getattr(p, sm["ingress_port"]))
-                setattr(q, sm["packet_length"], getattr(p, sm["packet_length"]))
-                if "instance_type" in sm:
-                    setattr(q, sm["instance_type"], itype)
                 q._clone_e2e = q._recirc = None
-                self.preserve(p, q, fl)
+            for attr in self.pl.namespace["META_ATTRS"]:
+                setattr(q, attr, 0)
+            self.preserve(p, q, fl)
+            if "instance_type" in sm:
+                setattr(q, sm["instance_type"], itype)
             setattr(q, sm["egress_port"], port)
             if "egress_rid" in sm:
                 setattr(q, sm["egress_rid"], rid)
@@ -139,11 +158,23 @@ class _Flow:
 
     def egress(self, p: Any, depth: int) -> None:
         ns, sm = self.ns, self.sm
+        if "priority" in sm and getattr(p, sm["priority"]) >= ns["NB_QUEUES"]:
+            log.debug("priority %d beyond the %d queue(s): dropped", getattr(p, sm["priority"]), ns["NB_QUEUES"])
+            return
         port = getattr(p, sm["egress_port"])
         setattr(p, sm["egress_spec"], 0)
-        for f in ("enq_timestamp", "egress_global_timestamp"):
-            if f in sm:
-                setattr(p, sm[f], self.now)
+        setattr(p, sm["packet_length"], p._ilen + p._dlen)
+        if ns["QUEUE_TIME"]:
+            tq = self.dev.now_us()
+            te = self.dev.now_us()
+        else:
+            tq = te = self.now
+        if "enq_timestamp" in sm:
+            setattr(p, sm["enq_timestamp"], tq & 0xFFFFFFFF)
+        if "deq_timedelta" in sm:
+            setattr(p, sm["deq_timedelta"], (te - tq) & 0xFFFFFFFF)
+        if "egress_global_timestamp" in sm:
+            setattr(p, sm["egress_global_timestamp"], te)
         ns["egress"](p)
         p._exit = False
         self.after_egress(p, port, depth)
@@ -162,7 +193,8 @@ class _Flow:
             if depth >= MAX_LOOPS:
                 log.warning("recirculate loop cut after %d rounds", depth)
                 return
-            q = self.new(frame, getattr(p, sm["ingress_port"]), RECIRC, p, p._recirc)
+            # the deparsed frame, with metadata reset: ingress_port and the timestamp are 0
+            q = self.new(frame, 0, RECIRC, p, p._recirc, ts=0)
             self.ingress(q, depth + 1)
             return
         if p._trunc and len(frame) > p._trunc:

@@ -25,8 +25,11 @@ log = logging.getLogger(__name__)
 class Pipeline:
     """A program ready to run: compiled code plus its tables, profiles, counters, registers, meters."""
 
-    def __init__(self, json_bytes: bytes, port_up: Callable[[int], bool], lock: threading.RLock) -> None:
+    def __init__(self, json_bytes: bytes, port_up: Callable[[int], bool], lock: threading.RLock,
+                 nb_queues: int = 1) -> None:
         self.json_bytes = bytes(json_bytes)
+        # simple_switch's --priority-queues: a packet whose priority is not below it is dropped
+        self.nb_queues = nb_queues
         self.program: Program = parse_program(self.json_bytes)
         self.lock = lock
         prog = self.program

@@ -1,8 +1,10 @@
-"""Ports on Linux interfaces: AF_PACKET raw sockets under epoll, link state from rtnetlink, pcap.
+"""Ports on Linux interfaces: AF_PACKET raw sockets under epoll, link state polled as bmv2 does, pcap.
 
 One thread reads every port; a frame the switch sends itself is not read back (PACKET_IGNORE_OUTGOING,
-or the PACKET_OUTGOING packet type on older kernels). Link changes arrive on an RTMGRP_LINK netlink
-socket; a port is up when /sys/class/net/IF/operstate is "up" (or "unknown" with IFF_UP, as for tun).
+or the PACKET_OUTGOING packet type on older kernels). Link state is bmv2's: its PortMonitor reads
+/sys/class/net/IF/operstate every 200 ms and counts a port as up when the state starts with 'u'
+("up", or "unknown" as for tun and loopback-like devices); here the same thread polls on the same
+period, so a change is seen 0-200 ms after it happens, as on bmv2.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ ETH_P_ALL = 0x0003
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
 PACKET_OUTGOING = 4
-RTMGRP_LINK = 1
 BATCH = 64
+PORT_POLL_S = 0.2  # bmv2's PortMonitor period
 
 
 def iface_exists(name: str) -> bool:
@@ -38,18 +40,13 @@ def iface_exists(name: str) -> bool:
 
 
 def iface_up(name: str) -> bool:
-    """True if the interface's operational state is up."""
+    """bmv2's rule: up iff /sys/class/net/IF/operstate starts with 'u' ("up", "unknown"); an
+    interface that is gone is down."""
     try:
         with open(f"/sys/class/net/{name}/operstate") as f:
-            state = f.read().strip()
-        if state == "up":
-            return True
-        if state == "unknown":
-            with open(f"/sys/class/net/{name}/flags") as f:
-                return bool(int(f.read().strip(), 16) & 1)
+            return f.read(1) == "u"
     except OSError:
         return False
-    return False
 
 
 class PcapWriter:
@@ -110,9 +107,6 @@ class PortIO:
                 os.makedirs(dev.pcap_dir, exist_ok=True)
                 self._pcap_in[port] = PcapWriter(os.path.join(dev.pcap_dir, f"{ifname}_in.pcap"))
                 self._pcap_out[port] = PcapWriter(os.path.join(dev.pcap_dir, f"{ifname}_out.pcap"))
-        self._nl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
-        self._nl.bind((0, RTMGRP_LINK))
-        self._nl.setblocking(False)
         self._wake_r, self._wake_w = os.pipe()
         self._buf = bytearray(65536)
         self._view = memoryview(self._buf)
@@ -143,11 +137,10 @@ class PortIO:
             w.close()
         self._pcap_in.clear()
         self._pcap_out.clear()
-        if getattr(self, "_nl", None) is not None:
-            self._nl.close()
+        if getattr(self, "_wake_r", None) is not None:
             os.close(self._wake_r)
             os.close(self._wake_w)
-            self._nl = None  # type: ignore[assignment]
+            self._wake_r = self._wake_w = None  # type: ignore[assignment]
 
     def send(self, port: int, frame: bytes) -> None:
         """Transmit a frame on a port (unknown or down ports drop it)."""
@@ -166,12 +159,8 @@ class PortIO:
             if e.errno not in (errno.ENETDOWN, errno.ENXIO, errno.EAGAIN, errno.ENOBUFS, errno.EMSGSIZE):
                 log.warning("port %d: send failed: %s", port, e)
 
-    def _link_event(self) -> None:
-        try:
-            while True:
-                self._nl.recv(65536)
-        except BlockingIOError:
-            pass
+    def poll_link_state(self) -> None:
+        """Read every port's operstate once (bmv2's PortMonitor tick) and record changes."""
         for port, ifname in self.dev.ports.items():
             self.dev.set_port_status(port, iface_up(ifname))
 
@@ -179,19 +168,22 @@ class PortIO:
         ep = select.epoll()
         for fd in self._fd_port:
             ep.register(fd, select.EPOLLIN)
-        ep.register(self._nl.fileno(), select.EPOLLIN)
         ep.register(self._wake_r, select.EPOLLIN)
         dev = self.dev
-        nl_fd = self._nl.fileno()
+        clock = time.monotonic
+        next_poll = clock() + PORT_POLL_S
         try:
             while not self._stop:
-                for fd, ev in ep.poll(1.0):
+                now = clock()
+                if now >= next_poll:
+                    self.poll_link_state()
+                    next_poll += PORT_POLL_S
+                    if next_poll <= now:  # fell behind (a long stall): keep the period, skip the backlog
+                        next_poll = now + PORT_POLL_S
+                for fd, ev in ep.poll(max(0.0, next_poll - clock())):
                     if fd == self._wake_r:
                         return
                     try:
-                        if fd == nl_fd:
-                            self._link_event()
-                            continue
                         port = self._fd_port[fd]
                         sock = self.socks[port]
                         if ev & (select.EPOLLERR | select.EPOLLHUP):
@@ -204,7 +196,7 @@ class PortIO:
                     except OSError as e:
                         port = self._fd_port.get(fd)
                         if port is None:
-                            log.warning("netlink socket error: %s", e)
+                            log.warning("poll error: %s", e)
                         elif not iface_exists(dev.ports[port]):
                             # the interface went away (Mininet teardown): stop polling it, keep the rest
                             self._detach(ep, fd, port, "interface removed")

@@ -1,15 +1,18 @@
 """Action profiles and action selectors: members, groups with weights and watch ports, one-shot sets.
 
-A selector picks a group member as bmv2 does: the hash of the selector input modulo the number of
-active members, members ordered by creation (bmv2's member handles). A member with weight w counts
-w times. A member whose watch port is down is inactive (PI deactivates it in bmv2), so a group whose
-members all watch down ports behaves as empty: the table lookup is a miss... as in bmv2, where an
-empty group makes the table apply the default action.
+A selector picks a group member as bmv2 with PI does (PI's pibmv2::GroupSelection): the hash of the
+selector input modulo the number of active members, the active members ordered by bmv2 member
+handle. bmv2 gives a new member the lowest free handle of its profile, so a member created after a
+deletion can sort before older ones. PI programs a member of weight w as w bmv2 members: the
+member's own handle and w - 1 copies, created (lowest free handles again) when a group first needs
+them, in member id order, and deleted when no group needs them any more. A member whose watch port
+is down is inactive (PI deactivates it). A group whose members are all inactive makes the lookup a
+miss here; bmv2 with PI computes h % 0 there and crashes (p4src/README.md: never let it happen).
 """
 
 from __future__ import annotations
 
-import itertools
+import heapq
 import logging
 import threading
 from collections.abc import Callable
@@ -30,18 +33,41 @@ log = logging.getLogger(__name__)
 
 
 class Member:
-    """An action profile member: an action with arguments."""
+    """An action profile member: an action with arguments, and its bmv2 member handles (the first
+    its own, the others copies for weights; see the module docstring)."""
 
-    __slots__ = ("id", "action", "fn", "args", "aid", "seq", "refs")
+    __slots__ = ("id", "action", "fn", "args", "aid", "handles", "weights", "refs")
 
-    def __init__(self, member_id: int, action: ActionCall, fn: Callable[..., None], aid: int, seq: int) -> None:
+    def __init__(self, member_id: int, action: ActionCall, fn: Callable[..., None], aid: int, handle: int) -> None:
         self.id = member_id
         self.action = action
         self.fn = fn
         self.args = tuple(action.args)
         self.aid = aid
-        self.seq = seq
+        self.handles = [handle]
+        # weight -> how many groups use the member with that weight (PI's weight_counts; the member
+        # itself counts as one use of weight 1)
+        self.weights: dict[int, int] = {1: 1}
         self.refs = 0
+
+
+class Handles:
+    """bmv2's handle allocation: the lowest free handle."""
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._free: list[int] = []
+
+    def take(self) -> int:
+        """The lowest free handle."""
+        if self._free:
+            return heapq.heappop(self._free)
+        self._next += 1
+        return self._next - 1
+
+    def give(self, handle: int) -> None:
+        """Free a handle."""
+        heapq.heappush(self._free, handle)
 
 
 class Group:
@@ -58,13 +84,14 @@ class Group:
         self.one_shot = one_shot
 
     def refresh(self, port_up: Callable[[int], bool]) -> None:
-        """Recompute the active member list (members whose watch port is up, repeated by weight)."""
-        active: list[tuple[int, Member, int]] = []
+        """Recompute the active members: every bmv2 member (handle) of a member whose watch port is
+        up, in handle order."""
+        active: list[tuple[int, Member]] = []
         for m, weight, watch in self.members:
             if watch is None or port_up(watch):
-                active.append((m.seq, m, weight))
+                active += [(h, m) for h in m.handles[:weight]]
         active.sort(key=lambda x: x[0])
-        self.active = [m for _, m, w in active for _ in range(w)]
+        self.active = [m for _, m in active]
 
     def pick(self, h: int) -> Member | None:
         """The member a hash value selects, or None if no member is active."""
@@ -83,7 +110,7 @@ class ActionProfile:
         self._fns = action_fns
         self._port_up = port_up
         self._lock = lock
-        self._seq = itertools.count()
+        self._handles = Handles()
         self.members: dict[int, Member] = {}
         self.groups: dict[int, Group] = {}
         self._one_shots: list[Group] = []
@@ -98,7 +125,7 @@ class ActionProfile:
         if ai is None:
             raise InvalidArgument(f"action profile {self.name}: action {call.name!r} is not one of {sorted(self._actions)}")
         check_args(ai, call.args, f"action profile {self.name}")
-        return Member(member_id, call, self._fns[ai.id], ai.id, next(self._seq))
+        return Member(member_id, call, self._fns[ai.id], ai.id, self._handles.take())
 
     def insert_member(self, member_id: int, call: ActionCall) -> Member:
         """Add a member; AlreadyExists if the id is taken."""
@@ -115,8 +142,11 @@ class ActionProfile:
         """Change a member's action in place (groups and entries using it see the change)."""
         with self._lock:
             m = self.get_member(member_id)
-            new = self._member(member_id, call)
-            m.action, m.fn, m.args, m.aid = new.action, new.fn, new.args, new.aid
+            ai = self._actions.get(call.name)
+            if ai is None:
+                raise InvalidArgument(f"action profile {self.name}: action {call.name!r} is not one of {sorted(self._actions)}")
+            check_args(ai, call.args, f"action profile {self.name}")
+            m.action, m.fn, m.args, m.aid = call, self._fns[ai.id], tuple(call.args), ai.id
             return m
 
     def delete_member(self, member_id: int) -> None:
@@ -125,6 +155,8 @@ class ActionProfile:
             m = self.get_member(member_id)
             if m.refs:
                 raise InUse(f"action profile {self.name}: member {member_id} is used by {m.refs} group(s)/entries")
+            for h in m.handles:
+                self._handles.give(h)
             del self.members[member_id]
 
     def get_member(self, member_id: int) -> Member:
@@ -146,12 +178,27 @@ class ActionProfile:
             entries.append((self.get_member(mid), weight, watch))
         if g.max_size and sum(w for _, w, _ in entries) > g.max_size:
             raise ResourceExhausted(f"action profile {self.name}: group {g.id} exceeds max_size {g.max_size}")
-        for m, _, _ in g.members:
+        old = g.members
+        # PI: copies for the new weights first (in member id order), the unused ones deleted after
+        for m, weight, _ in sorted(entries, key=lambda e: e[0].id):
+            while len(m.handles) < weight:
+                m.handles.append(self._handles.take())
+        for m, weight, _ in old:
             m.refs -= 1
-        for m, _, _ in entries:
+            m.weights[weight] -= 1
+        for m, weight, _ in entries:
             m.refs += 1
+            m.weights[weight] = m.weights.get(weight, 0) + 1
         g.members = entries
+        for m in {id(m): m for m, _, _ in old + entries}.values():
+            self._purge_copies(m)
         g.refresh(self._port_up)
+
+    def _purge_copies(self, m: Member) -> None:
+        """Delete the copies of a member that no group's weight needs any more (PI)."""
+        need = max(w for w, n in m.weights.items() if n > 0)
+        while len(m.handles) > need:
+            self._handles.give(m.handles.pop())
 
     def insert_group(self, group_id: int, members: list[tuple[int, int, int | None]], max_size: int = 0) -> Group:
         """Add a group of (member_id, weight, watch_port or None); AlreadyExists if the id is taken."""
@@ -192,10 +239,18 @@ class ActionProfile:
         """An anonymous group for a P4Runtime one-shot action set (owned by one table entry)."""
         with self._lock:
             g = Group(-1, 0, one_shot=True)
-            for i, (call, weight, watch) in enumerate(aset.actions):
+            for i, (call, weight, _) in enumerate(aset.actions):
                 if weight < 1:
                     raise InvalidArgument(f"action profile {self.name}: one-shot action {i} weight {weight} must be >= 1")
-                g.members.append((self._member(-1 - i, call), weight, watch))
+                ai = self._actions.get(call.name)
+                if ai is None:
+                    raise InvalidArgument(f"action profile {self.name}: action {call.name!r} is not one of "
+                                          f"{sorted(self._actions)}")
+                check_args(ai, call.args, f"action profile {self.name}")
+            for i, (call, weight, watch) in enumerate(aset.actions):
+                m = self._member(-1 - i, call)
+                m.handles += [self._handles.take() for _ in range(weight - 1)]
+                g.members.append((m, weight, watch))
             g.refresh(self._port_up)
             self._one_shots.append(g)
             return g
@@ -205,6 +260,9 @@ class ActionProfile:
         with self._lock:
             if g in self._one_shots:
                 self._one_shots.remove(g)
+                for m, _, _ in g.members:
+                    for h in m.handles:
+                        self._handles.give(h)
 
     def ref_member(self, member_id: int, delta: int) -> None:
         """Count a table entry's reference to a member (used by tables)."""

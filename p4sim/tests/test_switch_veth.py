@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from p4sim.switch.device import Device
+from p4sim.switch.ports import PORT_POLL_S, iface_up
 from p4sim.switch.testdata import programs
 from p4sim.switch.testdata.veth import RawPort, is_root, veth_pairs
 from p4sim.switch.values import ActionCall, Lpm
@@ -183,3 +185,58 @@ def test_port_flap_keeps_forwarding(net) -> None:  # noqa: ANN001
     assert hosts[1].recv(5.0, _ours) is not None
     hosts[1].send(_udp("10.0.3.7"))  # and the flapped port still receives
     assert hosts[2].recv(5.0, _ours) is not None
+
+
+def test_link_state_is_polled_like_bmv2(net) -> None:  # noqa: ANN001
+    """bmv2's PortMonitor reads operstate every 200 ms: a change shows 0-200 ms later, not at once."""
+    dev, hosts, pairs = net
+    seen = threading.Event()
+    dev.on_port_status = lambda port, up: seen.set() if port == 2 else None
+    delays = []
+    for state in ("down", "up") * 4:
+        seen.clear()
+        t = time.monotonic()
+        subprocess.run(["ip", "link", "set", pairs[1][1], state], check=True)
+        assert seen.wait(3.0), f"no port status event for {state}"
+        delays.append(time.monotonic() - t)
+    assert max(delays) < PORT_POLL_S + 0.3, delays
+    assert max(delays) > 0.03, f"changes seen at once, not polled: {delays}"
+
+
+def test_up_is_operstate_starting_with_u() -> None:
+    """bmv2's rule: "up" and "unknown" (loopback, tun) are up; "down", "lowerlayerdown" are not."""
+    with open("/sys/class/net/lo/operstate") as f:
+        assert f.read().strip() == "unknown"
+    assert iface_up("lo")
+    assert not iface_up("p4simnosuchif0")
+    with veth_pairs(1, "sw2u") as pairs:
+        (a, b), = pairs
+        assert iface_up(a)
+        subprocess.run(["ip", "link", "set", b, "down"], check=True)  # the peer: carrier lost
+        with open(f"/sys/class/net/{a}/operstate") as f:
+            assert f.read().strip() == "lowerlayerdown"
+        assert not iface_up(a)
+        subprocess.run(["ip", "link", "set", a, "down"], check=True)  # administratively down
+        with open(f"/sys/class/net/{a}/operstate") as f:
+            assert f.read().strip() == "down"
+        assert not iface_up(a)
+
+
+def test_admin_down_port_leaves_the_other_ports_working(net) -> None:  # noqa: ANN001
+    """Unlike bmv2 (which stops reading every port while one of its interfaces is admin-down, README)."""
+    dev, hosts, pairs = net
+    subprocess.run(["ip", "link", "set", pairs[1][0], "down"], check=True)  # the switch side of port 2
+    try:
+        hosts[0].send(_udp("10.0.3.7"))
+        assert hosts[2].recv(5.0, _ours) is not None
+        hosts[2].send(_udp("10.0.2.7"))  # to the down port: dropped, nothing else happens
+        time.sleep(0.1)
+        hosts[0].send(_udp("10.0.3.8"))
+        assert hosts[2].recv(5.0, _ours) is not None
+    finally:
+        subprocess.run(["ip", "link", "set", pairs[1][0], "up"], check=True)
+    deadline = time.monotonic() + 3
+    while not dev.port_up(2) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    hosts[0].send(_udp("10.0.2.7"))
+    assert hosts[1].recv(5.0, _ours) is not None

@@ -1,9 +1,13 @@
 """Packet-in and packet-out: the controller headers of P4Info controller_packet_metadata, as bits.
 
-As in PI for bmv2: a PacketOut becomes one frame arriving on the CPU port, the `packet_out` header
-(its metadata fields packed in P4Info order, most significant bit first) followed by the payload; a
-frame the program sends to the CPU port starts with the `packet_in` header, which is unpacked into
-PacketIn metadata and removed from the payload.
+As in PI for bmv2 (proto/frontend/src/packet_io_mgr.cpp): a PacketOut becomes one frame arriving on
+the CPU port, the `packet_out` header (its metadata fields packed in P4Info order, most significant
+bit first; a field not given is 0, a field given twice takes the last value) followed by the
+payload; a frame the program sends to the CPU port starts with the `packet_in` header, which is
+unpacked into PacketIn metadata (every field, padding included) and removed from the payload. PI
+drops a frame shorter than the packet_in header, and rejects unknown metadata ids and values too
+wide for their field; bmv2's PI does so silently (no StreamError unless the client asks for error
+reporting), p4sim answers with a StreamError.
 """
 
 from __future__ import annotations
@@ -31,8 +35,7 @@ def packet_out_frame(fields: list[MetadataInfo], msg: p4r.PacketOut) -> bytes:
         f = by_id.get(md.metadata_id)
         if f is None:
             raise invalid(f"unknown packet_out metadata id {md.metadata_id}")
-        if md.metadata_id in values:
-            raise invalid(f"packet_out metadata {f.name!r} given twice")
+        # given twice: the last value counts (PI); a field not given is 0 (PI)
         values[md.metadata_id] = codec.decode(md.value, f.bitwidth, f"packet_out metadata {f.name!r}")
     acc = 0
     bits = 0
