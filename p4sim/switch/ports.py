@@ -31,6 +31,25 @@ SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
 PACKET_OUTGOING = 4
 BATCH = 64
+# The kernel takes a frame's outer VLAN tag off on receive and hands it over as PACKET_AUXDATA
+# (struct tpacket_auxdata); libpcap, and so bmv2, puts it back into the frame. So does p4sim.
+PACKET_AUXDATA = 8
+TP_STATUS_VLAN_VALID = 0x10
+TP_STATUS_VLAN_TPID_VALID = 0x40
+AUXDATA = struct.Struct("=IIIHHHH")  # status, len, snaplen, mac, net, vlan_tci, vlan_tpid
+AUXDATA_SPACE = socket.CMSG_SPACE(AUXDATA.size)
+
+
+def with_vlan_tag(frame: bytes, ancillary: list[tuple[int, int, bytes]]) -> bytes:
+    """The frame with the VLAN tag the kernel moved into its auxdata put back after the MACs."""
+    for level, kind, data in ancillary:
+        if level != SOL_PACKET or kind != PACKET_AUXDATA or len(data) < AUXDATA.size:
+            continue
+        status, _, _, _, _, tci, tpid = AUXDATA.unpack_from(data)
+        if tci or status & TP_STATUS_VLAN_VALID:  # libpcap's test (a tag of 0 sets only the flag)
+            tpid = tpid if status & TP_STATUS_VLAN_TPID_VALID else 0x8100
+            return frame[:12] + struct.pack("!HH", tpid, tci) + frame[12:]
+    return frame
 PORT_POLL_S = 0.2  # bmv2's PortMonitor period
 
 
@@ -91,6 +110,7 @@ class PortIO:
                 s.close()
                 self.close()
                 raise ValueError(f"interface {ifname!r} (port {port}): cannot open ({e.strerror})") from None
+            s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
             try:
                 s.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
             except OSError:
@@ -217,21 +237,20 @@ class PortIO:
     def _drain(self, port: int, s: socket.socket, dev: Device) -> None:
         filt = port in self._filter_outgoing
         pcap = self._pcap_in.get(port)
-        buf, view, socks, lock = self._buf, self._view, self.socks, dev.lock
+        bufs, view, socks, lock = [self._buf], self._view, self.socks, dev.lock
         cpu = dev.cpu_port
         debug = log.isEnabledFor(logging.DEBUG)  # per-packet lines only with --log-level debug/trace
         rx = tx = drop = 0
         try:
             for _ in range(BATCH):
                 try:
-                    if filt:
-                        frame, addr = s.recvfrom(65536)
-                        if addr[2] == PACKET_OUTGOING:
-                            continue
-                    else:
-                        # recv(65536) would allocate 64 KiB per frame; copy out only what arrived
-                        n = s.recv_into(buf)
-                        frame = bytes(view[:n])
+                    # into one buffer (recv(65536) would allocate 64 KiB per frame), with the auxdata
+                    n, anc, _, addr = s.recvmsg_into(bufs, AUXDATA_SPACE)
+                    if filt and addr[2] == PACKET_OUTGOING:
+                        continue
+                    frame = bytes(view[:n])
+                    if anc:
+                        frame = with_vlan_tag(frame, anc)
                 except BlockingIOError:
                     return
                 except OSError as e:

@@ -250,9 +250,7 @@ def features() -> Scenario:
     return Scenario("features", CORPUS / "features.p4", None, ents, [
         Probe("const_entry_range", 1, short, (Expect(2, edit(short, tos46, checksum=True)),)),
         Probe("selector_member", 1, icmp, (Expect(3, macs(icmp, flip, "0a:00:00:00:00:03", checksum=True)),)),
-        Probe("vlan_stack", 1, vlan, (Expect(3, macs(vlan, flip, "0a:00:00:00:00:03", checksum=True)),),
-              known=(("p4sim", "p4sim-switch reads frames without PACKET_AUXDATA, so the outer VLAN tag the "
-                      "kernel took off on receive is lost (p4sim/switch/ports.py)"),)),
+        Probe("vlan_stack", 1, vlan, (Expect(3, macs(vlan, flip, "0a:00:00:00:00:03", checksum=True)),)),
         Probe("lookahead_not_v4", 1, v6, (Expect(2, macs(v6, flip)),)),
         Probe("defaultonly_drop", 1, udp(dmac="00:00:00:00:00:09")),
         Probe("resubmit_once", 1, bytes(Ether(src=H1, dst="00:00:00:00:00:09", type=0x9999)) + PAYLOAD),

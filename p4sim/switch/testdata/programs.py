@@ -272,8 +272,7 @@ def replicate() -> bytes:
              {"type": "calculation", "value": "calc_hash"}, X(0x10000))])
     # mark += 0x33: the first pass has 0x33, a recirculated one (mark preserved) 0x66
     b.action("Ing.recirc", [("port", 9)], [assign(F(sm, "egress_spec"), R(0)), assign(
-        F("scalars", "userMetadata.mark"), {"type": "expression", "value": masked(
-            E("+", F("scalars", "userMetadata.mark"), X(0x33)), 8)})])
+        F("scalars", "userMetadata.mark"), masked(E("+", F("scalars", "userMetadata.mark"), X(0x33)), 8))])
     b.action("Eg.stamp", [], [
         prim("add_header", {"type": "header", "value": "info"}),
         assign(F("info", "instance_type"), masked(F(sm, "instance_type"), 8)),
