@@ -100,11 +100,8 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
 
     if os.geteuid() != 0:
         raise ValueError("run: needs root (Mininet namespaces and veth pairs); expected sudo")
-    if build is None:
-        build = ROOT / "build"
-        say(f"[{spec.name}] {Target.from_env().ensure_build(build, ROOT / 'p4src')}")
-    else:
-        say(f"[{spec.name}] programs from {build}")
+    build = ROOT / "build" if build is None else build
+    say(f"[{spec.name}] {Target.from_env().ensure_build(build, ROOT / 'p4src')}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "spec.json").write_text(json.dumps({"name": spec.name, "kind": spec.kind, "path": spec.path,
                                                "runs": spec.runs, "duration_s": spec.duration_s,
