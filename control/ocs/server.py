@@ -74,7 +74,7 @@ class Session:
     # -- handlers -------------------------------------------------------------------------------
 
     def _pairs(self, params: str) -> list[tuple[int, int]]:
-        lists = scpi.parse_channel_lists(params)
+        lists = scpi.parse_channel_lists(params, 2 * self.ocs.size)
         if len(lists) != 2 or len(lists[0]) != len(lists[1]):
             raise ScpiError(scpi.SYNTAX_ERROR, "expected two channel lists of equal length")
         n = self.ocs.size
