@@ -184,7 +184,8 @@ class Emulation:
         for o in self.topo.ocs:
             for p in o.ports:
                 names += self.fibre(o.name, p).names
-        too_long = [n for n in names if len(n) > 15]
+        hosts = [self.intf(h.name, 0) for h in self.topo.hosts]  # in the hosts' namespaces, never recorded
+        too_long = [n for n in [*names, *hosts] if len(n) > 15]
         if too_long:
             raise ValueError(f"interface name {too_long[0]!r}: longer than 15 characters; expected shorter names")
         return names
