@@ -51,10 +51,12 @@ from mininet.node import Host
 from topo.emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
 from topo.emulation.links import (
     carrier,
+    check_rto_min,
     filter_tc_noise,
     host_commands,
     limit_queue,
     netem_available,
+    run_in,
     steer_by_flow,
 )
 from topo.emulation.ocs import OcsProcess, first_line, ports_up_since
@@ -110,7 +112,7 @@ class Emulation:
         self.build_dir = Path(build_dir)
         self.switch_bin = switch_bin
         self.ocs_args = list(ocs_args or [])
-        self.rto_min = rto_min
+        self.rto_min = check_rto_min(rto_min) if rto_min else None
         self.pcap = pcap
         self.watch = watch
         if prefix and not prefix.replace("_", "").isalnum():
@@ -273,10 +275,11 @@ class Emulation:
             node.configDefault()  # IP, MAC and lo from the addHost params (Mininet's build() does this)
             gw_mac = att[h.name][2]
             peers = [p for p in by_net[str(h.network)] if p.name != h.name]
-            cmds = host_commands(h, eth, gw_mac, peers, self.rto_min)
-            out = node.cmd(" && ".join(cmds) + "; echo rc=$?").strip()
-            if not out.endswith("rc=0"):
-                raise RuntimeError(f"host {h.name}: configuration failed: {out.splitlines()[-2:]}")
+            for cmd in host_commands(h, eth, gw_mac, peers, self.rto_min):
+                rc, out = run_in(node, cmd)
+                if rc != 0 and not cmd.may_fail:
+                    raise RuntimeError(f"host {h.name}: {' '.join(cmd.argv[:3])} failed ({rc}): "
+                                       f"{out.strip().splitlines()[-2:]}")
 
     def _start_switches(self) -> None:
         t0 = time.monotonic()
