@@ -51,7 +51,7 @@ def add_parsers(sub: Any) -> None:
                    help="prefix of every Mininet node (and interface) name, for runs side by side")
     r.add_argument("--rto-min", metavar="<time>", help="TCP rto_min on every host route, e.g. 10ms (us, ms or s; up to 120 s)")
     r.add_argument("--pcap", action="store_true", help="switches write pcaps into the log directory")
-    r.add_argument("--log-dir", metavar="<dir>", help="switch logs and event logs (default /tmp/hitless-run/<run id>)")
+    r.add_argument("--log-dir", metavar="<dir>", help="switch logs and event logs (default /var/log/hitless/<run id>, $HITLESS_LOG_DIR)")
     b = sub.add_parser("build", help="compile p4src/ into the build directory when stale (make p4-build)")
     add_target_options(b)
     c = sub.add_parser("clean-net", help="remove what a killed run left behind (its recorded PIDs and interfaces)")

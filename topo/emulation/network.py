@@ -60,7 +60,7 @@ from topo.emulation.links import (
     steer_by_flow,
 )
 from topo.emulation.ocs import OcsProcess, first_line, ports_up_since
-from topo.emulation.state import RunState, interface_exists
+from topo.emulation.state import RunState, interface_exists, new_log_dir, secure_dir
 from topo.emulation.target import choose_switch
 from topo.model import OcsPort, Topology, load
 from topo.p4switch import P4Switch, SwitchStartError, port_is_free
@@ -151,8 +151,9 @@ class Emulation:
         self._preflight()
         self.state = RunState.create()
         if self.log_dir is None:
-            self.log_dir = Path(self.state.path).parent / self.state.run_id
-        self.log_dir.mkdir(parents=True, exist_ok=True)
+            self.log_dir = new_log_dir(self.state.run_id)  # /var/log/hitless/<run id>/ (HITLESS_LOG_DIR)
+        else:
+            self.log_dir = secure_dir(self.log_dir, 0o755, ancestors=False)  # made here, or this user's alone
         self._build()
         self._start_switches()
         if self.topo.ocs:
