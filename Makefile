@@ -27,6 +27,13 @@ P4C    ?=
 SWITCH ?=
 export P4C SWITCH
 
+# Values a user types (a file name, a command, options) reach the recipes only through the
+# environment: a recipe says "$$CMD", which the shell expands to one word and never parses again, so
+# backticks, quotes or ';' in a value stay characters of that value. RUN_ARGS is split into words
+# (globbing off) but not parsed either. Never write $(CMD) and the like inside a recipe.
+RUN_ARGS ?=
+export TOPO TOPO_FILE K MODE OCS CMD RUN_ARGS BUILD
+
 ifeq ($(filter $(TOPO),$(TOPOS)),)
 $(error TOPO=$(TOPO) is not a topology; valid values: $(TOPOS))
 endif
@@ -38,10 +45,10 @@ endif
 
 help:
 	@echo "make setup     install system packages and the Python environment (.venv)"
-	@echo "make run-topo  TOPO=$(TOPO) K=$(K) MODE=$(MODE) [OCS=1] [CMD=pingall]: run a topology in Mininet"
+	@echo "make run-topo  TOPO=$$TOPO K=$$K MODE=$$MODE [OCS=1] [CMD=pingall]: run a topology in Mininet"
 	@echo "make test      lint, unit and integration tests, PTF packet tests on every compiler x switch pairing"
 	@echo "make ptf       PTF packet tests of the P4 programs with P4C on SWITCH"
-	@echo "make p4-build  compile p4src/ with P4C into $(BUILD)/"
+	@echo "make p4-build  compile p4src/ with P4C into $$BUILD/"
 	@echo "make demo      short versions of the experiments, results in results/demo/"
 	@echo "make bench     benchmarks (compiler, switch, tablegen, controller)"
 	@echo "make lint      ruff"
@@ -67,35 +74,35 @@ test: setup lint pytest ptf-all
 # Compiles what is missing, older than p4src/, or built by another compiler (build/.compiler).
 p4-build: $(VENV)/.pip-stamp
 	@echo "== p4-build"
-	@$(PY) -m topo build --build $(BUILD)
+	@"$(PY)" -m topo build --build "$$BUILD"
 
 run-topo: $(VENV)/.pip-stamp
-	@echo "== run-topo $(if $(TOPO_FILE),TOPO_FILE,TOPO=$(TOPO) K=$(K)) MODE=$(MODE) OCS=$(OCS)"
-	@$(PY) -m topo run $(if $(TOPO_FILE),--topo-file "$(TOPO_FILE)",--topo $(TOPO) --k $(K)) --mode $(MODE) \
-	  --ocs $(OCS) --build $(BUILD) $(if $(CMD),--cmd "$(CMD)") $(RUN_ARGS)
+	@echo "== run-topo $(if $(TOPO_FILE),TOPO_FILE,TOPO=$$TOPO K=$$K) MODE=$$MODE OCS=$$OCS"
+	@set -f; "$(PY)" -m topo run $(if $(TOPO_FILE),--topo-file "$$TOPO_FILE",--topo "$$TOPO" --k "$$K") \
+	  --mode "$$MODE" --ocs "$$OCS" --build "$$BUILD" $(if $(CMD),--cmd "$$CMD") $$RUN_ARGS
 
 ptf: $(VENV)/.pip-stamp
 	@echo "== ptf"
-	@$(PY) ptf-tests/ptf_runner.py --build $(BUILD)
+	@"$(PY)" ptf-tests/ptf_runner.py --build "$$BUILD"
 
 ptf-all: $(VENV)/.pip-stamp
 	@echo "== ptf on every compiler x switch pairing installed"
-	@$(PY) ptf-tests/ptf_runner.py --all-pairings --build $(BUILD)
+	@"$(PY)" ptf-tests/ptf_runner.py --all-pairings --build "$$BUILD"
 
 demo: $(VENV)/.pip-stamp
 	@echo "== demo: short experiments 1 (bbm, mbb-timed, mbb on ucd4) and 5 (static, ecmp, spray on a k=4 fat-tree)"
-	@$(PY) -m scripts demo --out results/demo
+	@"$(PY)" -m scripts demo --out results/demo
 
 bench: $(VENV)/.pip-stamp
 	@echo "== bench"
 	@set -e; for s in scripts/bench_*.py; do \
-	  echo "   $$s"; $(PY) $$s; \
+	  echo "   $$s"; "$(PY)" "$$s"; \
 	done
 
 clean:
 	@echo "== clean"
-	rm -rf $(BUILD) results/tmp .pytest_cache .ruff_cache
+	rm -rf -- "$$BUILD" results/tmp .pytest_cache .ruff_cache
 
 clean-net:
 	@echo "== clean-net"
-	@$(PY) -m topo clean-net
+	@"$(PY)" -m topo clean-net

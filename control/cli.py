@@ -121,11 +121,16 @@ def load_states(directory: str) -> dict[str, SwitchState]:
     d = Path(directory)
     if not d.is_dir():
         raise ValueError(f"entries {directory!r}: not a directory")
+    from tablegen.files import read
+
     out = {}
     for f in sorted(d.glob("*.json")):
-        doc = json.loads(f.read_text())
+        doc = read(f)  # a file that is not JSON, or not an entry document, is named in the error
         if doc.get("program") == "fabric":
-            out[doc["switch"]] = SwitchState.from_doc(doc)
+            try:
+                out[doc["switch"]] = SwitchState.from_doc(doc)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"entry file {str(f)!r}: {exc}") from None
     return out
 
 
@@ -188,8 +193,13 @@ def parse_circuits(topo, ocs_name: str | None, spec: str) -> list[tuple[int, int
     if spec in ocs[name].circuit_maps:
         return [tuple(c) for c in ocs[name].circuit_maps[spec]]
     if Path(spec).is_file():
-        data = json.loads(Path(spec).read_text())
-        return [tuple(c) for c in (data[name] if isinstance(data, dict) else data)]
+        try:
+            data = json.loads(Path(spec).read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"circuits file {spec!r}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        from topo.model import circuit_list
+
+        return circuit_list(data.get(name) if isinstance(data, dict) else data, f"circuits file {spec!r}")
     out = []
     for item in spec.split(","):
         a, sep, b = item.partition("-")

@@ -82,6 +82,7 @@ class P4RuntimeClient:
         self.dropped_packets = 0
         self._on_packet: Callable[[Packet], None] | None = None
         self._on_disconnect: Callable[[P4RuntimeError], None] | None = None
+        self._on_arbitration: Callable[[bool, tuple[int, int] | None], None] | None = None
         self.stream_failure: P4RuntimeError | None = None
         self.pipeline_cookie: int | None = None
 
@@ -194,6 +195,17 @@ class P4RuntimeClient:
         """Call `callback(error)` when the stream breaks (server gone, switch restart)."""
         self._on_disconnect = callback
 
+    def on_arbitration(self, callback: Callable[[bool, tuple[int, int] | None], None] | None) -> None:
+        """Call `callback(primary, election_id)` from the stream thread on every arbitration message:
+        the answer to ours, and the server's notices when the primary changes (P4Runtime spec, "Client
+        Arbitration Notifications"; election_id is the primary's, or the highest the server saw)."""
+        self._on_arbitration = callback
+
+    @property
+    def primary_election_id(self) -> tuple[int, int] | None:
+        """The election id of the last arbitration message: the primary's (or the highest seen)."""
+        return self._primary_election_id
+
     # -- stream -----------------------------------------------------------------------------------
 
     def _arbitration(self) -> p4r.MasterArbitrationUpdate:
@@ -244,7 +256,10 @@ class P4RuntimeClient:
         if which == "arbitration":
             arb = msg.arbitration
             self._primary = arb.status.code == code_pb2.OK
-            self._primary_election_id = (arb.election_id.high, arb.election_id.low)
+            self._primary_election_id = (arb.election_id.high, arb.election_id.low) \
+                if arb.HasField("election_id") else None
+            if self._on_arbitration is not None:
+                self._on_arbitration(self._primary, self._primary_election_id)
             self._arbitrated.set()
         elif which == "packet":
             packet = Packet.from_packet_in(self.schema, msg.packet)

@@ -22,7 +22,7 @@ from control.events import EventLog
 from control.reconcile import Plan
 from control.resources import Packet
 from control.state import SwitchState
-from control.switch import Pipeline, SwitchSession
+from control.switch import Pipeline, StaleView, SwitchSession
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,7 @@ class Network:
             sess = SwitchSession(sw.name, f"{host}:{sw.grpc_port}", sw.device_id, pipeline, election_id,
                                  timeout, batch_size)
             sess.client.on_packet_in(lambda pkt, n=sw.name: self._on_packet(n, pkt))
+            sess.on_primary_change = lambda s, what, other: self.events.log(what, switch=s.name, election_id=other)
             self.sessions[sw.name] = sess
         self._pool = ThreadPoolExecutor(max_workers=min(16, (os.cpu_count() or 2) * 4))
         self._probe_lock = threading.Lock()
@@ -150,15 +151,26 @@ class Network:
             self._watcher.join(timeout=5)
 
     def _watch(self, period: float) -> None:
+        """Reconcile restarted switches to their desired state; after another controller was primary,
+        re-read a switch before anything is written (SwitchSession), or refuse and say so."""
         while not self._watch_stop.wait(period):
             for sess in self.sessions.values():
-                if sess.client.connected or self._watch_stop.is_set():
-                    continue
+                if self._watch_stop.is_set():
+                    break
                 try:
+                    if sess.client.connected:
+                        st = sess.resync() if sess.resync_due else None
+                        if st is not None:
+                            self.events.log("resynced", switch=sess.name, entries=len(st.entries),
+                                            members=len(st.members), groups=len(st.groups))
+                        continue
                     t0 = time.monotonic()
                     p = sess.recover(timeout=min(2.0, period * 5))
                     self.events.log("reconciled", switch=sess.name, ms=(time.monotonic() - t0) * 1000,
                                     plan=str(p) if p else "no desired state")
+                except StaleView as exc:
+                    log.error("%s", exc)
+                    self.events.log("restore-refused", switch=sess.name, reason=str(exc))
                 except (P4RuntimeError, OSError) as exc:
                     log.debug("%s: still unreachable: %s", sess.name, exc)
 

@@ -6,15 +6,17 @@ import hashlib
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
 
 from control.client import P4RuntimeClient, wildcard
-from control.entities import TableEntry
+from control.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from control.errors import P4RuntimeError
 from control.reconcile import Held, Index, Plan, plan, tables_with_defaults
+from control.resources import CloneSession, MulticastGroup
 from control.schema import P4Schema
 from control.state import SwitchState
 
@@ -49,8 +51,36 @@ class Pipeline:
         return cls.load(name, info, js)
 
 
+class StaleView(Exception):
+    """The switch may hold what another controller wrote: this controller will not write its own view."""
+
+
+def state_of_held(name: str, program: str, device_id: int, schema: P4Schema, held: Held) -> SwitchState:
+    """What a switch holds, read back as a desired state (entries, defaults, members, groups, PRE)."""
+    st = SwitchState(name, program, device_id)
+    st.entries = [TableEntry.from_proto(schema, e) for e in held.entries]
+    st.defaults = [TableEntry.from_proto(schema, e) for e in held.defaults]
+    st.members = [ActionProfileMember.from_proto(schema, e) for e in held.members]
+    st.groups = [ActionProfileGroup.from_proto(schema, e) for e in held.groups]
+    for e in held.pre:
+        if e.packet_replication_engine_entry.WhichOneof("type") == "multicast_group_entry":
+            st.multicast.append(MulticastGroup.from_proto(schema, e))
+        else:
+            st.clones.append(CloneSession.from_proto(schema, e))
+    return st
+
+
 class SwitchSession:
-    """Connects to one switch, pushes its pipeline when it lacks it, and syncs desired states."""
+    """Connects to one switch, pushes its pipeline when it lacks it, and syncs desired states.
+
+    Arbitration (P4Runtime spec, "Client Arbitration Notifications"): when another controller becomes
+    primary here, this session's view (`desired`, the write cache) may go stale; it says so once
+    (`superseded` holds the other's election id) and drops the cache. When it is primary again on the
+    same, unbroken stream, `resync()` re-reads the switch and adopts what it holds as `desired`
+    (`resync_due`). If the stream broke meanwhile (a restart), `recover()` connects but writes nothing
+    and raises StaleView: the stale view is never restored. A full `sync()` (an explicit install)
+    reads the switch and makes this controller's view current again.
+    """
 
     def __init__(self, name: str, address: str, device_id: int, pipeline: Pipeline,
                  election_id: tuple[int, int] = (0, 1), timeout: float = 10.0, batch_size: int = 1000) -> None:
@@ -62,6 +92,29 @@ class SwitchSession:
         self._cache: Index | None = None  # what the switch holds after our last successful sync
         self.lock = threading.RLock()
         self.reconnects = 0
+        self.superseded: tuple[int, int] | None = None  # another primary's election id since our view was current
+        self.resync_due = False  # primary again on an unbroken stream: re-read before writing
+        self._refused = False  # the stream broke while superseded: the switch cannot be re-read into a view
+        self.on_primary_change: Callable[[SwitchSession, str, tuple[int, int] | None], None] | None = None
+        self.client.on_arbitration(self._on_arbitration)
+
+    def _on_arbitration(self, primary: bool, election_id: tuple[int, int] | None) -> None:
+        """Stream thread: note when another controller is or was primary here."""
+        if not primary and election_id is not None and election_id != self.client.election_id:
+            if self.superseded is None:
+                self.superseded = election_id
+                self._cache = None
+                log.warning("%s: election id %s is primary now: this controller's view of the switch may go "
+                            "stale; it will re-read the switch before writing again", self.name, election_id)
+                if self.on_primary_change is not None:
+                    self.on_primary_change(self, "primary-lost", election_id)
+            self.resync_due = False
+        elif primary and self.superseded is not None and not self._refused and not self.resync_due:
+            self.resync_due = True
+            log.warning("%s: primary again (election id %s was primary meanwhile): re-reading the switch",
+                        self.name, self.superseded)
+            if self.on_primary_change is not None:
+                self.on_primary_change(self, "primary-regained", self.superseded)
 
     @property
     def address(self) -> str:
@@ -119,10 +172,13 @@ class SwitchSession:
                 h = self._cache
             else:
                 h = Index.of_held(self.schema, self.read_held(want))
+            read = h is not self._cache
             p = plan(self.schema, w, h, delete=delete)
             self._cache = None
             for phase in p.phases:
                 self.client.write(phase, batch_size=self.batch_size)
+            if delete and read and self.client.is_primary:  # written over a fresh read: our view is current
+                self.superseded, self.resync_due, self._refused = None, False, False
             if delete:
                 self._cache = w
             elif p.rebuilt:
@@ -137,10 +193,44 @@ class SwitchSession:
                 log.info("%s: synced (%s)", self.name, p)
             return p
 
+    def resync(self) -> SwitchState | None:
+        """Primary again after another controller: re-read the switch and adopt what it holds as `desired`
+        (None when no re-read is due any more, e.g. an install got there first).
+
+        Raises StaleView when the switch runs no pipeline or another one (nothing to re-read into a view)."""
+        with self.lock:
+            other = self.superseded
+            if not self.resync_due or other is None:
+                return None
+            if self.client.get_pipeline() is None or self.client.pipeline_cookie != self.pipeline.cookie:
+                self._refused, self.resync_due = True, False
+                raise StaleView(f"{self.name}: not restored: after election id {other} was primary here the switch "
+                                f"runs no pipeline or another one (cookie {self.client.pipeline_cookie}); re-run "
+                                "`control install` to take it over")
+            self.client.schema = self.pipeline.schema
+            held = self.read_held(self.desired)
+            st = state_of_held(self.name, self.pipeline.name, self.client.device_id, self.schema, held)
+            self._cache = Index.of_held(self.schema, held)
+            self.desired = st
+            self.superseded, self.resync_due = None, False
+            log.warning("%s: re-read after election id %s was primary: %d entries, %d members, %d groups are now "
+                        "this controller's view", self.name, other, len(st.entries), len(st.members), len(st.groups))
+            return st
+
     def recover(self, timeout: float = 2.0) -> Plan | None:
-        """After a lost connection or a restart: reconnect, re-push the pipeline if gone, reconcile."""
+        """After a lost connection or a restart: reconnect, re-push the pipeline if gone, reconcile.
+
+        Raises StaleView, writing nothing, when another controller was primary here since this
+        controller's view was last current (the switch may have restarted: there is nothing to re-read)."""
         with self.lock:
             self._cache = None
+            if self.superseded is not None:
+                self._refused, self.resync_due = True, False
+                self.client.connect(timeout)  # arbitration only
+                self.reconnects += 1
+                raise StaleView(f"{self.name}: not restored: election id {self.superseded} was primary here and the "
+                                "connection broke before this controller could re-read the switch, so its view may "
+                                "be stale; re-run `control install` to take the network over")
             self.connect(timeout)
             self.reconnects += 1
             if self.desired is None:

@@ -167,12 +167,14 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
 def _tune_hosts(emu: Any, variant: Variant) -> None:
     """The variant's sysctls in every host. (CUBIC, seed 000 R12, is chosen per socket by the senders:
     a namespace may only default to the algorithms the machine allows, which need not include it.)"""
-    settings = {k: str(v) for k, v in variant.sysctl.items()}
+    from topo.emulation.links import HostCommand, run_in
+
+    settings = [f"{k}={v}" for k, v in variant.sysctl.items()]  # checked by scripts.spec: net.* = numbers
     for name, h in emu.hosts.items():
-        for key, value in settings.items():
-            out = h.cmd(f"sysctl -qw {key}={value}; echo rc=$?").strip()
-            if not out.endswith("rc=0"):
-                raise RuntimeError(f"host {name}: sysctl {key}={value} failed: {out}")
+        for setting in settings:
+            rc, out = run_in(h, HostCommand(["sysctl", "-qw", setting]))
+            if rc != 0:
+                raise RuntimeError(f"host {name}: sysctl {setting} failed ({rc}): {out.strip()}")
 
 
 def _schedule_args(spec: Spec) -> list[str]:

@@ -8,16 +8,22 @@ states its scale factor. Times (RTO, dark time, hold) are never scaled.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from topo.emulation.links import check_rto_min
+
 KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule")
 PROCEDURES = ("bbm", "mbb-timed", "mbb")
 MODES = ("static", "ecmp", "spray")
 GENERATORS = ("ucd4", "fattree", "leafspine")
+# what a host's sysctl may be (set with `sysctl -w KEY=VALUE` as an argument list, never a shell line)
+_SYSCTL_KEY = re.compile(r"net(\.[A-Za-z0-9_-]+)+")
+_SYSCTL_VALUE = re.compile(r"-?[0-9]+( -?[0-9]+)*")
 
 
 @dataclass(slots=True)
@@ -117,9 +123,21 @@ def _variant(item: Any, kind: str, base: dict[str, Any], i: int) -> Variant:
     if not v.failover and v.procedure != "bbm":
         raise ValueError(f"{where}: failover false with {v.procedure!r}; expected bbm (the others move traffic "
                          "to the shadow paths)")
-    for key in v.sysctl:
-        if not key.startswith("net."):
-            raise ValueError(f"{where}: sysctl {key!r}; expected a per-namespace net.* key")
+    if not isinstance(v.sysctl, dict):
+        raise ValueError(f"{where}: sysctl {v.sysctl!r}; expected a mapping of net.* keys to numbers")
+    for key, value in v.sysctl.items():
+        if not isinstance(key, str) or not _SYSCTL_KEY.fullmatch(key):
+            raise ValueError(f"{where}: sysctl {key!r}; expected a per-namespace net.* key (letters, digits, "
+                             "'_' and '-' between dots)")
+        text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+        if not isinstance(text, str) or not _SYSCTL_VALUE.fullmatch(text):
+            raise ValueError(f"{where}: sysctl {key}={value!r}; expected an integer or integers separated by "
+                             "single spaces (e.g. 100, '4096 131072 6291456')")
+    if v.rto_min is not None:
+        try:
+            check_rto_min(v.rto_min)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
     if v.mode not in MODES:
         raise ValueError(f"{where}: mode {v.mode!r}; expected one of {MODES}")
     return v

@@ -17,6 +17,7 @@ import ipaddress
 import logging
 import math
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,6 +96,20 @@ def circuits_from_docs(topo: Topology, load: Callable[[str], dict[str, Any] | No
     return out
 
 
+_MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
+_MAC_PARAMS = ("smac", "dmac")
+
+
+def _check_params(where: str, what: str, params: dict[str, Any]) -> None:
+    """Parameter values of the kind the program takes: MACs for smac/dmac, integers >= 0 otherwise."""
+    for k, v in params.items():
+        if k in _MAC_PARAMS:
+            if not isinstance(v, str) or not _MAC.match(v):
+                raise ValueError(f"{where}: {what} {k}={v!r}: expected a MAC aa:bb:cc:dd:ee:ff")
+        elif isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"{where}: {what} {k}={v!r}: expected an integer >= 0")
+
+
 def _check_names(e: dict[str, Any], tables: dict[str, Any], where: str) -> None:
     table = e.get("table")
     if table not in tables:
@@ -109,6 +124,7 @@ def _check_names(e: dict[str, Any], tables: dict[str, Any], where: str) -> None:
         if sorted(e.get("params", {})) != sorted(ACTION_PARAMS[e["action"]]):
             raise ValueError(f"{where}: {table} {e['action']} params {sorted(e.get('params', {}))}: expected "
                              f"{list(ACTION_PARAMS[e['action']])}")
+        _check_params(where, f"{table} {e['action']}", e.get("params", {}))
 
 
 def _liveness_groups(where: str, doc: dict[str, Any], members: dict[tuple[str, int], tuple[str, dict[str, Any]]],
@@ -172,6 +188,7 @@ def compile_doc(doc: dict[str, Any], failover: bool | None = None) -> Compiled:
     for m in doc.get("action_profile_members", []):
         if m["profile"] not in PROFILE_TABLE:
             raise ValueError(f"{where}: profile {m['profile']!r}: expected one of {', '.join(PROFILE_TABLE)}")
+        _check_params(where, f"member {m['profile']}/{m['member_id']} {m['action']}", m["params"])
         members[(m["profile"], m["member_id"])] = (m["action"], m["params"])
     groups: dict[tuple[str, int], list[int]] = {}
     watched: dict[str, set[int]] = {}
@@ -247,6 +264,7 @@ def check(topo: Topology, load: Callable[[str], dict[str, Any] | None], max_pair
     least: dict[tuple[str, str, int], set[int]] = {}
     done: set[tuple[str, str, int]] = set()
     hosts = sorted(fabric.host_at)
+    smap = topo.switch_map()
 
     def switch(name: str) -> Compiled | None:
         if name not in compiled:
@@ -255,6 +273,11 @@ def check(topo: Topology, load: Callable[[str], dict[str, Any] | None], max_pair
                 report.error(f"{name}: no entry document")
                 return None
             compiled[name] = compile_doc(doc, failover)
+            ports = smap[name].ports if name in smap else {}
+            for port, mac in sorted(compiled[name].port_mac.items()):
+                if ports.get(port, "").lower() != mac.lower():
+                    report.error(f"{name}: port_mac egress_port={port} smac={mac}: expected the topology's "
+                                 f"{ports.get(port, 'no such port')}")
         return compiled[name]
 
     pairs = sample_pairs(hosts, max_pairs, seed)

@@ -65,7 +65,14 @@ def write(fabric: Fabric, mode: str, out_dir: str | Path, spray: str = "random",
           failover: bool | str = True) -> Summary:
     """Write DIR/<switch>.json for every switch and DIR/<ocs>.json for every OCS; return counts."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"output {str(out)!r}: exists and is not a directory; expected a directory (new or "
+                         "existing) for one file per switch")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"output {str(out)!r}: cannot create it ({exc.strerror}); expected a writable "
+                         "directory") from None
     summary = Summary()
     for doc in documents(fabric, mode, spray, failover):
         (out / f"{doc['switch']}.json").write_text(dumps(doc))

@@ -166,15 +166,16 @@ def circuit_list(pairs: Any, where: str) -> list[tuple[int, int]]:
 try:  # the C encoder of the json module, called directly: half the cost of json.dumps per entity
     from json.encoder import JSONEncoder, c_make_encoder, encode_basestring_ascii
 
+    # allow_nan False: never write the non-standard NaN/Infinity (validation rejects such rates first)
     _C_ENCODER = c_make_encoder(None, JSONEncoder().default, encode_basestring_ascii, None, ": ", ", ",
-                                False, False, True) if c_make_encoder else None
+                                False, False, False) if c_make_encoder else None
 except ImportError:  # pragma: no cover - CPython always has it
     _C_ENCODER = None
 
 
 def encode(obj: Any) -> str:
     """One JSON value on one line, exactly as json.dumps(obj) writes it."""
-    return "".join(_C_ENCODER(obj, 0)) if _C_ENCODER is not None else json.dumps(obj)
+    return "".join(_C_ENCODER(obj, 0)) if _C_ENCODER is not None else json.dumps(obj, allow_nan=False)
 
 
 
@@ -219,15 +220,30 @@ def _req(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: st
     return value
 
 
+def _opt(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any, where: str) -> Any:
+    """An optional field: its value when present (of `kind`, never a bool for a number), else default."""
+    if key not in obj or obj[key] is None and default is None:
+        return default
+    value = obj[key]
+    number = kind in (int, float, (int, float))
+    if not isinstance(value, kind) or (number and isinstance(value, bool)):
+        what = "a number" if number else getattr(kind, "__name__", str(kind))
+        raise ValueError(f"{where}.{key}={value!r}: expected {what}")
+    return float(value) if kind == (int, float) else value
+
+
 def from_dict(data: dict[str, Any]) -> Topology:
     """Build a topology from its JSON form; raises ValueError naming the first bad field."""
     if not isinstance(data, dict):
         raise ValueError(f"topology={type(data).__name__}: expected a JSON object")
+    fmt = data.get("format", FORMAT_VERSION)
+    if isinstance(fmt, bool) or fmt != FORMAT_VERSION:
+        raise ValueError(f"topology.format={fmt!r}: expected {FORMAT_VERSION} (the only format there is)")
     for key in ("switches", "hosts", "links"):
         _req(data, key, list, "topology")
     num = (int, float)
-    topo = Topology(name=str(data.get("name", "topology")), kind=str(data.get("kind", "custom")),
-                    params=dict(data.get("params") or {}))
+    topo = Topology(name=_opt(data, "name", str, "topology", "topology"), kind=_opt(data, "kind", str, "custom", "topology"),
+                    params=dict(_opt(data, "params", dict, None, "topology") or {}))
     for i, s in enumerate(data["switches"]):
         w = f"switches[{i}]"
         ports: dict[int, str] = {}
@@ -242,20 +258,19 @@ def from_dict(data: dict[str, Any]) -> Topology:
     for i, lk in enumerate(data["links"]):
         w = f"links[{i}]"
         topo.links.append(Link(_req(lk, "a", str, w), _req(lk, "a_port", int, w), _req(lk, "b", str, w),
-                               _req(lk, "b_port", int, w), float(lk.get("rate_mbit", 1000.0)),
-                               str(lk.get("delay", "0.1ms"))))
-        if not isinstance(topo.links[-1].rate_mbit, num):
-            raise ValueError(f"{w}.rate_mbit={lk.get('rate_mbit')!r}: expected a number")
+                               _req(lk, "b_port", int, w), _opt(lk, "rate_mbit", num, 1000.0, w),
+                               _opt(lk, "delay", str, "0.1ms", w)))
     for i, o in enumerate(data.get("ocs") or []):
         w = f"ocs[{i}]"
         ports_ = [OcsPort(_req(p, "port", int, f"{w}.ports[{j}]"), _req(p, "switch", str, f"{w}.ports[{j}]"),
                           _req(p, "switch_port", int, f"{w}.ports[{j}]"))
                   for j, p in enumerate(_req(o, "ports", list, w))]
-        maps = {str(k): circuit_list(v, f"{w}.circuit_maps.{k}") for k, v in (o.get("circuit_maps") or {}).items()}
+        maps = {str(k): circuit_list(v, f"{w}.circuit_maps.{k}")
+                for k, v in (_opt(o, "circuit_maps", dict, None, w) or {}).items()}
         topo.ocs.append(Ocs(_req(o, "name", str, w), _req(o, "device_id", int, w), _req(o, "grpc_port", int, w),
-                            ports_, float(o.get("rate_mbit", 1000.0)), str(o.get("delay", "0.1ms")), maps,
-                            o.get("default_map"),
-                            circuit_list(o.get("static_circuits") or [], f"{w}.static_circuits")))
+                            ports_, _opt(o, "rate_mbit", num, 1000.0, w), _opt(o, "delay", str, "0.1ms", w), maps,
+                            _opt(o, "default_map", str, None, w),
+                            circuit_list(_opt(o, "static_circuits", list, None, w) or [], f"{w}.static_circuits")))
     return topo
 
 
@@ -264,7 +279,7 @@ def dumps(topo: Topology) -> str:
     d = to_dict(topo)
     lines = ["{"]
     head = [f'  "format": {d["format"]}', f'  "name": {json.dumps(d["name"])}',
-            f'  "kind": {json.dumps(d["kind"])}', f'  "params": {json.dumps(d["params"], sort_keys=True)}']
+            f'  "kind": {json.dumps(d["kind"])}', f'  "params": {json.dumps(d["params"], sort_keys=True, allow_nan=False)}']
     lines.append(",\n".join(head) + ",")
 
     def block(key: str, items: list[Any], last: bool = False) -> None:
@@ -290,12 +305,22 @@ def save(topo: Topology, path: str | Path) -> None:
              len(topo.hosts), len(topo.links), len(topo.ocs))
 
 
+class _NonStandard(Exception):
+    """NaN or Infinity in a JSON text (Python's json module reads them unless told not to)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NonStandard(name)
+
+
 def load(path: str | Path) -> Topology:
     """Read a topology JSON file (not validated; call topo.validate.validate)."""
     try:
-        data = json.loads(Path(path).read_text())
+        data = json.loads(Path(path).read_text(), parse_constant=_no_constant)
     except OSError as exc:
         raise ValueError(f"topology file {str(path)!r}: {exc.strerror}") from None
+    except _NonStandard as exc:
+        raise ValueError(f"topology file {str(path)!r}: {exc.args[0]} is not JSON; expected a finite number") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"topology file {str(path)!r}: not JSON ({exc.msg} at line {exc.lineno})") from None
     return from_dict(data)

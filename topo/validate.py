@@ -9,30 +9,48 @@ from topo.model import CPU_PORT, HOST_PORT, SWITCH_ROLES, Topology
 
 _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 _DELAY = re.compile(r"^\d+(\.\d+)?(us|ms|s)$")
+IFNAMSIZ = 15  # Linux interface names: 15 characters at most; Mininet names them <node>-eth<port>
+MAX_DEVICE_ID = 2**64 - 1  # P4Runtime's device_id is a uint64
+# Mininet's TCLink shapes with `tc ... htb rate %fMbit`: below 1 kbit/s tc refuses the rate (the link
+# stays unshaped) and above TCIntf.bwParamMax (1000) Mininet ignores it with a log line.
+MIN_RATE_MBIT = 0.001
+MAX_RATE_MBIT = 1000.0
+# Host addresses: not "this network" 0/8, loopback 127/8, multicast 224/4 or reserved 240/4 (which
+# holds the limited broadcast 255.255.255.255).
+_NOT_UNICAST = [(0, 8, "this-network 0.0.0.0/8"), (127, 8, "loopback 127.0.0.0/8"),
+                (224, 4, "multicast 224.0.0.0/4"), (240, 4, "reserved 240.0.0.0/4")]
 
 
 def validate(topo: Topology) -> Topology:
     """Check names, ids, ports, addresses, links and OCS wiring; return topo or raise ValueError."""
     names: set[str] = set()
-    for kind, node_names in (("switch", [s.name for s in topo.switches]), ("host", [h.name for h in topo.hosts]),
-                             ("OCS", [o.name for o in topo.ocs])):
-        for n in node_names:
-            if not n or not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", n):
-                raise ValueError(f"{kind} name {n!r}: expected a letter then letters, digits or '_'")
-            if n in names:
-                raise ValueError(f"{kind} name {n!r}: used twice")
-            names.add(n)
+    # the longest interface suffix of each node: -eth0 on a host, -eth<last port> on a switch, and on
+    # an OCS one more character for its fibres' patch ends (topo/emulation/fibre.py)
+    suffixes = [("switch", s.name, len(f"-eth{max(s.ports, default=1)}")) for s in topo.switches]
+    suffixes += [("host", h.name, len(f"-eth{HOST_PORT}")) for h in topo.hosts]
+    suffixes += [("OCS", o.name, len(f"-eth{max((p.port for p in o.ports), default=1)}") + 1) for o in topo.ocs]
+    for kind, n, suffix in suffixes:
+        if not isinstance(n, str) or not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", n):
+            raise ValueError(f"{kind} name {n!r}: expected a letter then letters, digits or '_'")
+        if len(n) + suffix > IFNAMSIZ:
+            raise ValueError(f"{kind} name {n!r}: {len(n)} characters; expected at most {IFNAMSIZ - suffix} (its "
+                             f"interfaces' names, name + {suffix} characters, must fit Linux's {IFNAMSIZ})")
+        if n in names:
+            raise ValueError(f"{kind} name {n!r}: used twice")
+        names.add(n)
     devices: dict[int, str] = {}
     grpc: dict[int, str] = {}
     macs: dict[str, str] = {}
     for node in [*topo.switches, *topo.ocs]:
-        if isinstance(node.device_id, bool) or node.device_id < 1:
-            raise ValueError(f"{node.name}: device_id={node.device_id}: expected an integer >= 1")
+        if isinstance(node.device_id, bool) or not isinstance(node.device_id, int) \
+                or not 1 <= node.device_id <= MAX_DEVICE_ID:
+            raise ValueError(f"{node.name}: device_id={node.device_id!r}: expected an integer 1..2^64-1 "
+                             "(P4Runtime's uint64)")
         if node.device_id in devices:
             raise ValueError(f"device_id {node.device_id}: used by {devices[node.device_id]} and {node.name}")
         devices[node.device_id] = node.name
-        if not 0 < node.grpc_port < 65536:
-            raise ValueError(f"{node.name}: grpc_port={node.grpc_port}: expected 1..65535")
+        if isinstance(node.grpc_port, bool) or not isinstance(node.grpc_port, int) or not 0 < node.grpc_port < 65536:
+            raise ValueError(f"{node.name}: grpc_port={node.grpc_port!r}: expected 1..65535")
         if node.grpc_port in grpc:
             raise ValueError(f"grpc_port {node.grpc_port}: used by {grpc[node.grpc_port]} and {node.name}")
         grpc[node.grpc_port] = node.name
@@ -52,8 +70,10 @@ def validate(topo: Topology) -> Topology:
             raise ValueError(f"{h.name}: ip={h.ip!r} gateway={h.gateway!r}: expected a.b.c.d/len (len 1..31) "
                              "and a.b.c.d")
         shift = 32 - int(plen_s)
+        net = ipaddress.IPv4Network((ip >> shift << shift, int(plen_s)))
+        _host_address(h.name, "ip", h.ip, ip, shift)
+        _host_address(h.name, "gateway", h.gateway, gw, shift)
         if gw >> shift != ip >> shift or gw == ip:
-            net = ipaddress.IPv4Network((ip >> shift << shift, int(plen_s)))
             raise ValueError(f"{h.name}: gateway={h.gateway}: expected another address in {net}")
         addr = addr_s
         if addr in ips:
@@ -79,9 +99,24 @@ def _ipv4(text: str) -> int | None:
     return value
 
 
+def _host_address(host: str, field: str, text: str, value: int, shift: int) -> None:
+    """A host's own or gateway address: unicast, and neither its subnet's network nor broadcast address."""
+    for first, bits, what in _NOT_UNICAST:
+        if value >> (32 - bits) == first >> (8 - bits):
+            raise ValueError(f"{host}: {field}={text}: {what}; expected a unicast address (not 0/8, 127/8, "
+                             "224/4 or 240/4)")
+    host_bits = value & ((1 << shift) - 1)
+    if shift >= 2 and host_bits in (0, (1 << shift) - 1):
+        raise ValueError(f"{host}: {field}={text}: its subnet's {'network' if host_bits == 0 else 'broadcast'} "
+                         "address; expected a host address of the subnet")
+
+
 def _mac(mac: str, where: str, seen: dict[str, str]) -> None:
-    if not _MAC.match(mac):
+    if not isinstance(mac, str) or not _MAC.match(mac):
         raise ValueError(f"{where}: mac={mac!r}: expected six lower-case hex bytes aa:bb:cc:dd:ee:ff")
+    if int(mac[:2], 16) & 1 or mac == "00:00:00:00:00:00":
+        raise ValueError(f"{where}: mac={mac}: {'all zero' if int(mac[:2], 16) & 1 == 0 else 'broadcast/multicast'}; "
+                         "expected a unicast MAC (first byte even, not all zero)")
     if mac in seen:
         raise ValueError(f"MAC {mac}: used by {seen[mac]} and {where}")
     seen[mac] = where
@@ -116,9 +151,8 @@ def _links(topo: Topology) -> None:
             raise ValueError(f"{what}: joins two hosts; expected a switch on at least one side")
         use(lk.a, lk.a_port, what)
         use(lk.b, lk.b_port, what)
-        if not lk.rate_mbit > 0:
-            raise ValueError(f"{what}: rate_mbit={lk.rate_mbit}: expected a positive number")
-        if not _DELAY.match(lk.delay):
+        _rate(what, lk.rate_mbit)
+        if not isinstance(lk.delay, str) or not _DELAY.match(lk.delay):
             raise ValueError(f"{what}: delay={lk.delay!r}: expected a number with us, ms or s (e.g. '0.1ms')")
     for h in topo.hosts:
         if host_links.get(h.name, 0) != 1:
@@ -128,19 +162,27 @@ def _links(topo: Topology) -> None:
         for p in o.ports:
             if p.port in oports:
                 raise ValueError(f"OCS {o.name} port {p.port}: wired twice")
-            if p.port < 1:
-                raise ValueError(f"OCS {o.name} port {p.port}: expected a port number >= 1")
+            if not 1 <= p.port < CPU_PORT:
+                raise ValueError(f"OCS {o.name} port {p.port}: expected 1..{CPU_PORT - 1} (the ports of the `ocs` "
+                                 f"switch; {CPU_PORT} is its CPU port)")
             oports.add(p.port)
             if p.switch not in smap:
                 raise ValueError(f"OCS {o.name} port {p.port}: unknown switch {p.switch!r}")
             use(p.switch, p.switch_port, f"OCS {o.name} port {p.port}")
-        if not _DELAY.match(o.delay) or not o.rate_mbit > 0:
-            raise ValueError(f"OCS {o.name}: rate_mbit={o.rate_mbit} delay={o.delay!r}: expected > 0 and e.g. '0.1ms'")
+        _rate(f"OCS {o.name}", o.rate_mbit)
+        if not isinstance(o.delay, str) or not _DELAY.match(o.delay):
+            raise ValueError(f"OCS {o.name}: delay={o.delay!r}: expected a number with us, ms or s (e.g. '0.1ms')")
         for map_name, circuits in {**o.circuit_maps, "static_circuits": o.static_circuits}.items():
             check_circuits(o.name, oports, circuits, map_name)
         if o.default_map is not None and o.default_map not in o.circuit_maps:
             raise ValueError(f"OCS {o.name}: default_map={o.default_map!r}: expected one of "
                              f"{sorted(o.circuit_maps)}")
+
+
+def _rate(what: str, rate: object) -> None:
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not MIN_RATE_MBIT <= rate <= MAX_RATE_MBIT:
+        raise ValueError(f"{what}: rate_mbit={rate!r}: expected {MIN_RATE_MBIT}..{MAX_RATE_MBIT:.0f} Mbit/s "
+                         "(what Mininet's TCLink shapes)")
 
 
 def check_circuits(ocs: str, ports: set[int], circuits: list[tuple[int, int]], map_name: str) -> None:

@@ -12,10 +12,10 @@ from typing import Any
 
 from control.ocs.delay import THESIS_TABLE_4_3, DelayModel, summarize
 from control.ocs.driver import duplex_pairs
-from control.ocs.emulator import EmulatedOcs
+from control.ocs.emulator import MAX_PORTS, EmulatedOcs
 from control.ocs.polatis import DEFAULT_PORT, PolatisDriver
 from control.ocs.schedule import Schedule, ScheduleRunner, round_robin
-from control.ocs.server import ScpiServer, parse_listen
+from control.ocs.server import IDLE_TIMEOUT_S, MAX_CLIENTS, ScpiServer, parse_listen
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +42,24 @@ def delay_from_args(args: argparse.Namespace) -> DelayModel:
                       args.missed_poll_prob, args.missed_poll_jitter_ms, seed=args.seed)
 
 
+def ports_arg(text: str) -> int:
+    """--ports: the switch size N, checked before anything is allocated for it."""
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_PORTS:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer 1..{MAX_PORTS}")
+    return int(text)
+
+
 def add_parsers(sub: Any) -> None:
     """Register the optical subcommands on the top-level parser."""
     p = sub.add_parser("ocs-emulator", help="run an emulated OCS speaking Polatis SCPI over TCP")
     p.add_argument("--listen", default=f"127.0.0.1:{DEFAULT_PORT}", metavar="<ip>:<port>",
                    help="SCPI address (port 0: any free port, printed on stdout)")
-    p.add_argument("--ports", type=int, required=True, metavar="N", help="N inputs and N outputs")
+    p.add_argument("--ports", type=ports_arg, required=True, metavar="N",
+                   help=f"N inputs and N outputs (1..{MAX_PORTS})")
+    p.add_argument("--max-clients", type=int, default=MAX_CLIENTS, metavar="N",
+                   help=f"open SCPI connections at most; more wait in the listen backlog (default {MAX_CLIENTS})")
+    p.add_argument("--idle-timeout", type=float, default=IDLE_TIMEOUT_S, metavar="S",
+                   help=f"close a connection silent this long (default {IDLE_TIMEOUT_S:.0f} s)")
     p.add_argument("--dataplane", default="none", metavar="<ip>:<port>|none",
                    help="P4Runtime address of the `ocs` switch whose `circuit` table to drive")
     p.add_argument("--device-id", type=int, default=0, metavar="N")
@@ -144,7 +156,7 @@ def run_emulator(args: argparse.Namespace) -> int:
         ocs.init_links()
     if args.circuits:
         ocs.set_map(duplex_pairs(_parse_pairs(args.circuits.split(",")), args.ports), delay=DelayModel.instant())
-    server = ScpiServer((host, port), ocs)
+    server = ScpiServer((host, port), ocs, max_clients=args.max_clients, idle_timeout=args.idle_timeout)
     runner = None
     if args.schedule == "round-robin":
         slots = [int(s) for s in args.schedule_slots.split(",") if s.strip()] or None

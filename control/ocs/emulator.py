@@ -25,6 +25,10 @@ from control.ocs.driver import OcsDriver, Pair, PortStatus, check_pairs
 
 log = logging.getLogger(__name__)
 
+# The largest switch the emulator builds: the biggest Polatis is 384x384, and state is a few hundred
+# bytes per port, so 1024 ports stay far below a megabyte (10^8 took 2.7 GB before failing).
+MAX_PORTS = 1024
+
 
 class CircuitTable(Protocol):
     """Where circuits take effect: the `ocs` program's `circuit` table (see dataplane.py)."""
@@ -56,8 +60,8 @@ class EmulatedOcs(OcsDriver):
     def __init__(self, size: int, delay: DelayModel | None = None, circuits: CircuitTable | None = None,
                  links: LinkControl | None = None, port_map: dict[int, int] | None = None,
                  on_event: Callable[[dict[str, Any]], None] | None = None) -> None:
-        if size < 1:
-            raise ValueError(f"size {size}: expected at least 1 port")
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_PORTS:
+            raise ValueError(f"size {size!r}: expected 1..{MAX_PORTS} ports")
         self._size = size
         self.delay = delay or DelayModel()
         self.circuits = circuits

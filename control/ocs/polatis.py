@@ -180,7 +180,7 @@ class PolatisDriver(OcsDriver):
         """:OXC:SWITch:CONNect:STATe? as input -> output."""
         answer = self.ask(":OXC:SWIT:CONN:STAT?")
         try:
-            lists = scpi.parse_channel_lists(answer)
+            lists = scpi.parse_channel_lists(answer, 2 * self.size)
         except scpi.ScpiError:
             raise OcsError(f"OCS state answer {answer!r}: expected (@ins),(@outs)") from None
         if len(lists) != 2 or len(lists[0]) != len(lists[1]):

@@ -19,6 +19,7 @@ UNDEFINED_HEADER = -113
 EXECUTION_ERROR = -200
 SETTINGS_CONFLICT = -221
 DATA_OUT_OF_RANGE = -222
+TOO_MUCH_DATA = -223
 QUEUE_OVERFLOW = -350
 
 ERROR_TEXT = {
@@ -31,6 +32,7 @@ ERROR_TEXT = {
     EXECUTION_ERROR: "Execution error",
     SETTINGS_CONFLICT: "Settings conflict",
     DATA_OUT_OF_RANGE: "Data out of range",
+    TOO_MUCH_DATA: "Too much data",
     QUEUE_OVERFLOW: "Queue overflow",
 }
 
@@ -138,8 +140,13 @@ def split_header(command: str) -> tuple[str, str]:
 _LIST_RE = re.compile(r"\(\s*@([^)]*)\)")
 
 
-def parse_channel_lists(params: str) -> list[list[int]]:
-    """Parse "(@1,2),(@17,18)" (ranges "(@1:4)" allowed) into [[1, 2], [17, 18]]."""
+def parse_channel_lists(params: str, max_channel: int) -> list[list[int]]:
+    """Parse "(@1,2),(@17,18)" (ranges "(@1:4)" allowed) into [[1, 2], [17, 18]].
+
+    Every channel and both ends of every range must lie in 1..max_channel (the switch's 2N ports), and
+    one list may name at most max_channel channels: a range is checked before it is expanded, so a
+    line's memory is bounded by the switch size, never by the numbers it carries.
+    """
     text = params.strip()
     if not text:
         raise ScpiError(MISSING_PARAMETER, "expected channel lists like (@1,2),(@17,18)")
@@ -148,8 +155,8 @@ def parse_channel_lists(params: str) -> list[list[int]]:
     while pos < len(text):
         m = _LIST_RE.match(text, pos)
         if not m:
-            raise ScpiError(SYNTAX_ERROR, f"bad channel list at {text[pos:]!r}")
-        lists.append(_parse_channels(m.group(1)))
+            raise ScpiError(SYNTAX_ERROR, f"bad channel list at {text[pos:pos + 40]!r}")
+        lists.append(_parse_channels(m.group(1), max_channel))
         pos = m.end()
         rest = text[pos:].lstrip()
         if rest.startswith(","):
@@ -159,29 +166,43 @@ def parse_channel_lists(params: str) -> list[list[int]]:
             if pos >= len(text):
                 raise ScpiError(SYNTAX_ERROR, "channel list expected after ','")
         elif rest:
-            raise ScpiError(SYNTAX_ERROR, f"unexpected {rest!r} after channel list")
+            raise ScpiError(SYNTAX_ERROR, f"unexpected {rest[:40]!r} after channel list")
         else:
             break
     return lists
 
 
-def _parse_channels(body: str) -> list[int]:
+_NUMBER_RE = re.compile(r"[+-]?[0-9]+")  # ASCII only: int() would also take "1_0" or Arabic-Indic digits
+
+
+def _channel(text: str, max_channel: int) -> int:
+    if not _NUMBER_RE.fullmatch(text):
+        raise ScpiError(DATA_TYPE_ERROR, f"channel {text[:40]!r} is not a number")
+    value = int(text) if len(text) <= 12 else max_channel + 1  # a longer number is out of range anyway
+    if not 1 <= value <= max_channel:
+        raise ScpiError(DATA_OUT_OF_RANGE, f"channel {text[:12]}: expected 1..{max_channel}")
+    return value
+
+
+def _parse_channels(body: str, max_channel: int) -> list[int]:
     out: list[int] = []
     if not body.strip():
         return out
     for item in body.split(","):
         item = item.strip()
         lo, sep, hi = item.partition(":")
-        try:
-            if sep:
-                a, b = int(lo), int(hi)
-                if a > b:
-                    raise ScpiError(DATA_OUT_OF_RANGE, f"descending range {item}")
-                out.extend(range(a, b + 1))
-            else:
-                out.append(int(item))
-        except ValueError:
-            raise ScpiError(DATA_TYPE_ERROR, f"channel {item!r} is not a number") from None
+        if sep:
+            a, b = _channel(lo.strip(), max_channel), _channel(hi.strip(), max_channel)
+            if a > b:
+                raise ScpiError(DATA_OUT_OF_RANGE, f"descending range {item}")
+            count = b - a + 1
+        else:
+            a = b = _channel(item, max_channel)
+            count = 1
+        if len(out) + count > max_channel:
+            raise ScpiError(DATA_OUT_OF_RANGE, f"channel list of more than {max_channel} channels: expected "
+                                               f"at most the switch's 1..{max_channel}")
+        out.extend(range(a, b + 1))
     return out
 
 

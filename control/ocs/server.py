@@ -1,5 +1,9 @@
 """The emulated OCS's SCPI server: Polatis-style commands over TCP, line by line, many clients.
 
+One event loop serves every connection and a bounded pool runs the commands (ScpiServer says why);
+a silent connection is closed after IDLE_TIMEOUT_S, at most MAX_CLIENTS are open at once (more wait
+in the listen backlog), and a line longer than MAX_LINE is dropped with -223 "Too much data".
+
 Each connection has its own SCPI error queue (10 entries, the last replaced by -350 on overflow),
 so one client's errors are not read by another. A bad command never closes the connection.
 Commands without '?' answer nothing; queries answer one line (several queries on one line joined
@@ -9,12 +13,16 @@ through port P, else 0.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import resource
 import socket
-import socketserver
 import threading
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
 
 from control.ocs import scpi
 from control.ocs.emulator import EmulatedOcs
@@ -24,7 +32,12 @@ log = logging.getLogger(__name__)
 
 IDN = "HITLESS,OCS-EMULATOR,{size}x{size},1.0"
 ERROR_QUEUE_LEN = 10
-MAX_LINE = 65536
+MAX_LINE = 65536  # bytes; a longer line is dropped with -223 "Too much data"
+RECV_SIZE = 65536
+MAX_CLIENTS = 1024  # open connections; more wait in the listen backlog
+IDLE_TIMEOUT_S = 300.0  # a connection silent (or not reading answers) this long is closed
+WORKERS = 8  # threads running commands (a blocking *OPC? holds one)
+FD_RESERVE = 64  # file descriptors kept for the data plane, logs and the event file
 
 
 class Session:
@@ -74,7 +87,7 @@ class Session:
     # -- handlers -------------------------------------------------------------------------------
 
     def _pairs(self, params: str) -> list[tuple[int, int]]:
-        lists = scpi.parse_channel_lists(params)
+        lists = scpi.parse_channel_lists(params, 2 * self.ocs.size)
         if len(lists) != 2 or len(lists[0]) != len(lists[1]):
             raise ScpiError(scpi.SYNTAX_ERROR, "expected two channel lists of equal length")
         n = self.ocs.size
@@ -178,42 +191,49 @@ _COMMANDS: list[tuple[Header, Callable[[Session, str], str | None], bool]] = [
 ]
 
 
-class _Handler(socketserver.StreamRequestHandler):
-    server: ScpiServer
+@dataclass(slots=True)
+class ServerStats:
+    """Counters of a running server (tests and `scripts/bench_ocs_server.py` print them)."""
 
-    def handle(self) -> None:
-        """Serve one client connection line by line."""
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        session = Session(self.server.ocs)
-        peer = self.client_address
-        log.info("scpi client %s connected", peer)
-        try:
-            while True:
-                raw = self.rfile.readline(MAX_LINE)
-                if not raw:
-                    break
-                line = raw.decode("ascii", errors="replace").strip()
-                if not line:
-                    continue
-                answer = session.execute_line(line)
-                if answer is not None:
-                    self.wfile.write(answer.encode("ascii") + b"\n")
-                    self.wfile.flush()
-        except (ConnectionError, OSError) as exc:
-            log.info("scpi client %s: %s", peer, exc)
-        log.info("scpi client %s disconnected", peer)
+    accepted: int = 0
+    active: int = 0
+    peak_active: int = 0
+    idle_closed: int = 0
+    oversized_lines: int = 0
+    lines: int = 0
 
 
-class ScpiServer(socketserver.ThreadingTCPServer):
-    """A TCP server giving each client a Session on a shared EmulatedOcs."""
+class ScpiServer:
+    """A TCP server giving each client a Session on a shared EmulatedOcs.
 
-    daemon_threads = True
-    allow_reuse_address = True
+    Modelled on a gRPC server: one event loop owns every socket (a connection costs a small coroutine,
+    not a thread), commands run on a bounded thread pool (`workers`, gRPC's `ThreadPoolExecutor`:
+    `*OPC?` blocks on the mirrors, so commands never run on the loop), a connection that sends nothing
+    for `idle_timeout` seconds, or reads no answer for as long, is closed (gRPC's
+    `max_connection_idle`, OpenSSH's `ClientAliveInterval`). The listen backlog is SOMAXCONN (what
+    gRPC core and sshd ask for); at `max_clients` open connections it stops accepting until one
+    closes, so further clients wait in the kernel's backlog instead of failing (nginx's
+    `worker_connections`). A line longer than MAX_LINE is dropped up to its newline with a -223 error
+    in that session's queue; the connection stays open.
+    """
 
-    def __init__(self, address: tuple[str, int], ocs: EmulatedOcs) -> None:
+    def __init__(self, address: tuple[str, int], ocs: EmulatedOcs, *, max_clients: int = MAX_CLIENTS,
+                 idle_timeout: float = IDLE_TIMEOUT_S, workers: int = WORKERS) -> None:
+        if max_clients < 1 or workers < 1 or not idle_timeout > 0:
+            raise ValueError(f"max_clients={max_clients} workers={workers} idle_timeout={idle_timeout}: "
+                             "expected >= 1, >= 1 and > 0")
         self.ocs = ocs
-        super().__init__(address, _Handler)
-        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.max_clients = _fit_fd_limit(max_clients)
+        self.idle_timeout = idle_timeout
+        self.stats = ServerStats()
+        self.socket = socket.create_server(address, backlog=socket.SOMAXCONN)
+        self.socket.setblocking(False)
+        self.server_address = self.socket.getsockname()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scpi-cmd")
+        self._loop = asyncio.new_event_loop()
+        self._thread: threading.Thread | None = None
+        self._main: asyncio.Task[None] | None = None
+        self._clients: set[asyncio.Task[None]] = set()
 
     @property
     def port(self) -> int:
@@ -222,9 +242,132 @@ class ScpiServer(socketserver.ThreadingTCPServer):
 
     def start(self) -> threading.Thread:
         """Serve in a background thread."""
-        t = threading.Thread(target=self.serve_forever, name="scpi-server", daemon=True)
-        t.start()
-        return t
+        if self._thread is not None:
+            raise RuntimeError("ScpiServer.start: already started")
+        self._thread = threading.Thread(target=self._run, name="scpi-server", daemon=True)
+        self._thread.start()
+        return self._thread
+
+    def shutdown(self) -> None:
+        """Close every connection and stop serving; returns once the loop has stopped."""
+        if self._thread is None or not self._thread.is_alive():
+            return
+
+        def stop() -> None:
+            if self._main is not None:
+                self._main.cancel()
+
+        self._loop.call_soon_threadsafe(stop)
+        self._thread.join(timeout=10)
+
+    def server_close(self) -> None:
+        """Release the listening socket and the command threads (after shutdown)."""
+        self.socket.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._thread is None or not self._thread.is_alive():
+            self._loop.close()
+
+    # -- event loop -----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._main = self._loop.create_task(self._accept())
+        try:
+            self._loop.run_until_complete(self._main)
+        except asyncio.CancelledError:
+            pass
+        finally:
+            for task in list(self._clients):
+                task.cancel()
+            if self._clients:
+                self._loop.run_until_complete(asyncio.gather(*self._clients, return_exceptions=True))
+            self._loop.close()
+
+    async def _accept(self) -> None:
+        loop = asyncio.get_running_loop()
+        room = asyncio.Event()
+        room.set()
+        while True:
+            if len(self._clients) >= self.max_clients:
+                room.clear()
+                await room.wait()
+            try:
+                conn, peer = await loop.sock_accept(self.socket)
+            except OSError as exc:  # EMFILE and the like: wait for a connection to close, then retry
+                log.warning("scpi accept: %s", exc)
+                await asyncio.sleep(0.1)
+                continue
+            conn.setblocking(False)
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.stats.accepted += 1
+            task = loop.create_task(self._serve(conn, peer))
+            self._clients.add(task)
+            self.stats.active = len(self._clients)
+            self.stats.peak_active = max(self.stats.peak_active, self.stats.active)
+
+            def done(t: asyncio.Task[None]) -> None:
+                self._clients.discard(t)
+                self.stats.active = len(self._clients)
+                room.set()
+
+            task.add_done_callback(done)
+
+    async def _serve(self, conn: socket.socket, peer: Any) -> None:
+        """One client, line by line; its commands run on the pool, one at a time, in order."""
+        loop = asyncio.get_running_loop()
+        session = Session(self.ocs)
+        log.info("scpi client %s connected", peer)
+        buf = b""
+        discarding = False  # inside a line longer than MAX_LINE: drop bytes up to its newline
+        try:
+            while True:
+                data = await asyncio.wait_for(loop.sock_recv(conn, RECV_SIZE), self.idle_timeout)
+                if not data:
+                    break
+                buf += data
+                *lines, buf = buf.split(b"\n")
+                for raw in lines:
+                    if discarding:  # the end of an over-long line
+                        discarding = False
+                        continue
+                    if len(raw) > MAX_LINE:
+                        self._too_long(session, peer)
+                        continue
+                    line = raw.decode("ascii", errors="replace").strip()
+                    if not line:
+                        continue
+                    self.stats.lines += 1
+                    answer = await loop.run_in_executor(self._pool, session.execute_line, line)
+                    if answer is not None:
+                        await asyncio.wait_for(loop.sock_sendall(conn, answer.encode("ascii", "replace") + b"\n"),
+                                               self.idle_timeout)
+                if len(buf) > MAX_LINE:
+                    if not discarding:
+                        self._too_long(session, peer)
+                    discarding, buf = True, b""
+        except asyncio.TimeoutError:  # (TimeoutError itself from Python 3.11)
+            self.stats.idle_closed += 1
+            log.info("scpi client %s: idle for %.0f s, closed", peer, self.idle_timeout)
+        except OSError as exc:
+            log.info("scpi client %s: %s", peer, exc)
+        finally:
+            conn.close()
+        log.info("scpi client %s disconnected", peer)
+
+    def _too_long(self, session: Session, peer: Any) -> None:
+        self.stats.oversized_lines += 1
+        log.info("scpi client %s: line longer than %d bytes dropped", peer, MAX_LINE)
+        session.push_error(scpi.TOO_MUCH_DATA, f"line longer than {MAX_LINE} bytes")
+
+
+def _fit_fd_limit(max_clients: int) -> int:
+    """max_clients, lowered to what the open-file limit leaves after a reserve for everything else."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft - FD_RESERVE >= max_clients:
+        return max_clients
+    fitted = max(1, soft - FD_RESERVE)
+    log.warning("scpi server: %d clients at most (open-file limit %d); asked for %d", fitted, soft, max_clients)
+    return fitted
 
 
 def parse_listen(text: str) -> tuple[str, int]:

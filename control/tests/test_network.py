@@ -231,3 +231,73 @@ def test_lost_switch_mid_procedure_then_restored_on_the_shadow(bed):
     finally:
         net.stop_watch()
         ocs.close()
+
+
+# -- another controller takes over and leaves (P4Runtime spec, "Client Arbitration Notifications") -------
+
+
+def _circuit_states(topo, name):
+    return generate_states(topo, "ecmp", {topo.ocs[0].name: topo.ocs[0].circuit_maps[name]})
+
+
+def _held(net, name):
+    s = net.sessions[name]
+    return sorted(str(e) for e in s.client.read_entities([wildcard(s.schema, "table_entry")]))
+
+
+def test_watcher_rereads_after_another_controller_took_over_and_left(fabric, farm):
+    """A watches; B (higher election id) moves the network to the other circuit map and exits; then a
+    switch restarts. A must restore B's view there, not its own stale one (half the network in each)."""
+    topo = farm.topo
+    events = EventLog()
+    a = Network(topo, fabric, election_id=(0, 1), events=events, timeout=5)
+    b = Network(topo, fabric, election_id=(0, 2), timeout=5)
+    try:
+        a.install(_circuit_states(topo, "initial"))
+        a.start_watch(period=0.1)
+        b.install(_circuit_states(topo, "reconfigured"))
+        assert wait_until(lambda: {r["switch"] for r in events.records if r["event"] == "primary-lost"}
+                          == set(a.sessions), 5)
+        want = {n: _held(b, n) for n in b.sessions}
+        assert want["s3"] != sorted(e.canonical(b.sessions["s3"].schema)
+                                    for e in _circuit_states(topo, "initial")["s3"].entries)
+        b.close()
+        assert wait_until(lambda: {r["switch"] for r in events.records if r["event"] == "resynced"}
+                          == set(a.sessions), 5), events.records
+        farm.procs["s3"].stop()
+        farm.procs["s3"].start()
+        assert wait_until(lambda: any(r["event"] == "reconciled" and r["switch"] == "s3"
+                                      for r in events.records), 15), events.records
+        assert {n: _held(a, n) for n in a.sessions} == want  # the whole network in B's circuit map
+    finally:
+        b.close()
+        a.close()
+
+
+def test_watcher_refuses_to_restore_a_view_it_could_not_reread(fabric, farm):
+    """A switch that restarts while another controller is primary: when that controller leaves, the
+    watcher does not write its own stale view there; it says so."""
+    topo = farm.topo
+    events = EventLog()
+    a = Network(topo, fabric, election_id=(0, 1), events=events, timeout=5)
+    b = Network(topo, fabric, election_id=(0, 2), timeout=5)
+    try:
+        a.install(_circuit_states(topo, "initial"))
+        a.start_watch(period=0.1)
+        b.install(_circuit_states(topo, "reconfigured"))
+        assert wait_until(lambda: any(r["event"] == "primary-lost" and r["switch"] == "s2"
+                                      for r in events.records), 5)
+        farm.procs["s2"].stop()
+        farm.procs["s2"].start()
+        b.close()
+        assert wait_until(lambda: any(r["event"] == "restore-refused" and r["switch"] == "s2"
+                                      for r in events.records), 15), events.records
+        refused = next(r for r in events.records if r["event"] == "restore-refused")
+        assert "election id (0, 2)" in refused["reason"] and "control install" in refused["reason"]
+        assert not any(r["event"] == "reconciled" and r["switch"] == "s2" for r in events.records)
+        assert a.sessions["s2"].client.get_pipeline() is None or not _held(a, "s2")  # nothing stale written
+        a.install(_circuit_states(topo, "initial"))  # an explicit install takes the network over again
+        assert a.sessions["s2"].sync(_circuit_states(topo, "initial")["s2"]).empty
+    finally:
+        b.close()
+        a.close()

@@ -67,8 +67,8 @@ def parse_ports(specs: list[str]) -> dict[int, str]:
 def parse_addr(addr: str) -> tuple[str, int]:
     """(host, port) from IP:PORT; ValueError if malformed."""
     host, sep, port = addr.rpartition(":")
-    if not sep or not port.isdigit() or not host:
-        raise ValueError(f"gRPC address {addr!r}: expected IP:PORT, e.g. 127.0.0.1:9559")
+    if not sep or not port.isascii() or not port.isdigit() or not host or not 0 < int(port) < 65536:
+        raise ValueError(f"gRPC address {addr!r}: expected IP:PORT with PORT 1..65535, e.g. 127.0.0.1:9559")
     return host.strip("[]"), int(port)
 
 

@@ -17,3 +17,11 @@ def test_switch_command_shape() -> None:
         ["-i", "1@veth1", "--device-id", "3", "prog.json", "--grpc-server-addr", "127.0.0.1:50001"])
     assert (args.interface, args.device_id, args.json, args.grpc_server_addr) == (
         ["1@veth1"], 3, "prog.json", "127.0.0.1:50001")
+
+
+def test_switch_grpc_port_outside_1_65535_is_one_line(capsys) -> None:
+    for addr in ("127.0.0.1:99999", "127.0.0.1:0", "127.0.0.1:65536"):
+        assert switch_cli.main(["--no-p4", "--grpc-server-addr", addr]) == 1
+        err = capsys.readouterr().err
+        assert err == f"p4sim-switch: gRPC address {addr!r}: expected IP:PORT with PORT 1..65535, e.g. 127.0.0.1:9559\n"
+    assert switch_cli.parse_addr("[::1]:9559") == ("::1", 9559)

@@ -212,3 +212,19 @@ def test_broken_port_watch_group_is_caught(breakage, msg):
         watch["liveness_selector"]["members"][1]["watch_port"] = 1
     with pytest.raises(ValueError, match=msg.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(").replace(")", r"\)")):
         compile_doc(doc)
+
+
+@pytest.mark.parametrize(("where", "params", "msg"), [
+    ("entry", {"port": -1, "dmac": "00:00:0a:00:00:02"}, r"to_host port=-1: expected an integer >= 0"),
+    ("entry", {"port": 1, "dmac": "00:00:0a:00:00"}, r"to_host dmac='00:00:0a:00:00': expected a MAC"),
+    ("member", {"port": 3, "dmac": "zz"}, r"set_next_hop dmac='zz': expected a MAC"),
+    ("member", {"port": "3", "dmac": "02:00:00:05:00:01"}, r"set_next_hop port='3': expected an integer >= 0"),
+])
+def test_parameter_values_are_checked(where, params, msg):
+    doc = copy.deepcopy(docs_of(fattree(4), "ecmp")["e0_0"])
+    if where == "entry":
+        next(e for e in doc["table_entries"] if e.get("action") == "to_host")["params"] = params
+    else:
+        next(m for m in doc["action_profile_members"] if m["action"] == "set_next_hop")["params"] = params
+    with pytest.raises(ValueError, match=msg):
+        compile_doc(doc)

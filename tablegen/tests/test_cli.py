@@ -72,3 +72,41 @@ def test_errors_are_one_line(argv, msg, ft4, tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(msg) and err.count("\n") == 1
+
+
+def test_output_that_is_a_file_is_one_line(ft4, tmp_path, capsys):
+    out = tmp_path / "taken"
+    out.write_text("not a directory")
+    assert main([str(ft4), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"tablegen: output {str(out)!r}: exists and is not a directory; expected a directory (new or " \
+                  "existing) for one file per switch\n"
+    assert out.read_text() == "not a directory"
+
+
+@pytest.mark.parametrize(("smac", "msg"), [
+    ("zz", "tablegen: e0_0: port_mac set_smac smac='zz': expected a MAC aa:bb:cc:dd:ee:ff"),
+    (7, "tablegen: e0_0: port_mac set_smac smac=7: expected a MAC aa:bb:cc:dd:ee:ff"),
+])
+def test_check_refuses_a_malformed_smac(ft4, tmp_path, capsys, smac, msg):
+    out = tmp_path / "ecmp"
+    assert main([str(ft4), "-o", str(out)]) == 0
+    doc = json.loads((out / "e0_0.json").read_text())
+    next(e for e in doc["table_entries"] if e["table"] == "port_mac")["params"]["smac"] = smac
+    (out / "e0_0.json").write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["check", str(out), str(ft4)]) == 2
+    assert capsys.readouterr().err == msg + "\n"
+
+
+def test_check_reports_an_smac_that_is_not_the_ports(ft4, tmp_path, capsys):
+    out = tmp_path / "ecmp"
+    assert main([str(ft4), "-o", str(out)]) == 0
+    doc = json.loads((out / "e0_0.json").read_text())
+    entry = next(e for e in doc["table_entries"] if e["table"] == "port_mac" and e["match"]["egress_port"] == 3)
+    entry["params"]["smac"] = "02:00:00:01:00:09"
+    (out / "e0_0.json").write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["check", str(out), str(ft4)]) == 1
+    assert "e0_0: port_mac egress_port=3 smac=02:00:00:01:00:09: expected the topology's 02:00:00:01:00:03" \
+        in capsys.readouterr().out

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from topo import generators
+from topo.emulation.links import check_rto_min
 from topo.emulation.target import Target
 from topo.model import DEFAULT_GRPC_BASE, Topology, load
 from topo.validate import validate
@@ -48,9 +49,9 @@ def add_parsers(sub: Any) -> None:
                    help=f"device N listens on base+N (default {DEFAULT_GRPC_BASE}; generated topologies only)")
     r.add_argument("--prefix", default="", metavar="<text>",
                    help="prefix of every Mininet node (and interface) name, for runs side by side")
-    r.add_argument("--rto-min", metavar="<time>", help="TCP rto_min on every host route, e.g. 10ms")
+    r.add_argument("--rto-min", metavar="<time>", help="TCP rto_min on every host route, e.g. 10ms (us, ms or s; up to 120 s)")
     r.add_argument("--pcap", action="store_true", help="switches write pcaps into the log directory")
-    r.add_argument("--log-dir", metavar="<dir>", help="switch logs and event logs (default /tmp/hitless-run/<run id>)")
+    r.add_argument("--log-dir", metavar="<dir>", help="switch logs and event logs (default /var/log/hitless/<run id>, $HITLESS_LOG_DIR)")
     b = sub.add_parser("build", help="compile p4src/ into the build directory when stale (make p4-build)")
     add_target_options(b)
     c = sub.add_parser("clean-net", help="remove what a killed run left behind (its recorded PIDs and interfaces)")
@@ -164,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
     def progress(stage: str, detail: str) -> None:
         print(f"[{time.monotonic() - t0:6.1f} s] {stage}: {detail}", flush=True)
 
+    if args.rto_min:
+        check_rto_min(args.rto_min)  # before anything runs: the value goes to `ip route` in every host
     if os.geteuid() != 0:
         raise ValueError("run: needs root (Mininet creates namespaces and veth pairs); expected sudo")
     topo = topology(args)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from topo.model import Host
 
@@ -72,10 +75,10 @@ def steer_by_flow(ifname: str) -> None:
         log.debug("%s: RPS not set: %s", ifname, e)
 
 
-def steer_by_flow_command(ifname: str) -> str:
-    """steer_by_flow for a host's interface, as a command run in the host (a Mininet host mounts its
-    namespace's own sysfs)."""
-    return f"{{ echo {cpu_mask()} > {rps_path(ifname)}; }} 2>/dev/null || true"
+def steer_by_flow_command(ifname: str) -> HostCommand:
+    """steer_by_flow for a host's interface, run in the host (`mnexec -a` enters its mount namespace,
+    whose sysfs is the host's own); a kernel without RPS leaves the host configured."""
+    return HostCommand(["tee", rps_path(ifname)], stdin=cpu_mask() + "\n", may_fail=True)
 
 
 class _NoHtbQuantum(logging.Filter):
@@ -101,21 +104,56 @@ def carrier(ifname: str) -> bool:
         return False
 
 
-def host_commands(h: Host, eth: str, gw_mac: str, peers: list[Host], rto_min: str | None) -> list[str]:
-    """Shell commands setting up a host: no IPv6, MTU, offloads off, RPS, static ARP, routes (rto_min)."""
-    rto = f" rto_min {rto_min}" if rto_min else ""
-    cmds = [
-        "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
-        f"ip link set dev {eth} mtu {HOST_MTU}",
-        f"ethtool -K {eth} tso off gso off gro off tx off rx off >/dev/null 2>&1",
-        steer_by_flow_command(eth),
-        f"ip neigh replace {h.gateway} lladdr {gw_mac} dev {eth} nud permanent",
-    ]
-    for peer in peers:
-        if peer.name != h.name:
-            cmds.append(f"ip neigh replace {peer.address} lladdr {peer.mac} dev {eth} nud permanent")
-    cmds.append(f"ip route replace default via {h.gateway} dev {eth}{rto}")
+@dataclass(slots=True, frozen=True)
+class HostCommand:
+    """One program run in a host: an argument list (never a shell string), optional stdin text."""
+
+    argv: list[str]
+    stdin: str | None = None
+    may_fail: bool = False
+
+
+_RTO_MIN = re.compile(r"([0-9]+(?:\.[0-9]+)?)(us|ms|s)?")
+_RTO_UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, None: 1e-3}  # ip-route(8): a bare number is in ms
+RTO_MIN_MAX_S = 120.0  # the kernel's TCP_RTO_MAX: a larger rto_min is clamped
+
+
+def check_rto_min(text: str) -> str:
+    """An rto_min for `ip route ... rto_min` (e.g. "10ms", "0.2s", "200" = ms); ValueError otherwise."""
+    m = _RTO_MIN.fullmatch(text) if isinstance(text, str) else None
+    if m is None or not 0 < float(m.group(1)) * _RTO_UNIT[m.group(2)] <= RTO_MIN_MAX_S:
+        raise ValueError(f"rto_min {text!r}: expected a duration above 0 and at most {RTO_MIN_MAX_S:.0f} s, "
+                         "a number with us, ms or s (e.g. '10ms'; no unit: ms)")
+    return text
+
+
+def host_commands(h: Host, eth: str, gw_mac: str, peers: list[Host], rto_min: str | None) -> list[HostCommand]:
+    """What sets up a host: no IPv6, MTU, offloads off, RPS, static ARP, routes (rto_min).
+
+    Argument lists and an `ip -batch` script, never a shell line: no value reaches a shell. Every value
+    is checked before (names and addresses by topo.validate, rto_min here)."""
+    rto = ["rto_min", check_rto_min(rto_min)] if rto_min else []
+    ip = [f"link set dev {eth} mtu {HOST_MTU}",
+          f"neigh replace {h.gateway} lladdr {gw_mac} dev {eth} nud permanent"]
+    ip += [f"neigh replace {p.address} lladdr {p.mac} dev {eth} nud permanent" for p in peers if p.name != h.name]
+    ip.append(" ".join(["route replace default via", h.gateway, "dev", eth, *rto]))
     if rto:
-        cmds.append(f"ip route replace {h.network} dev {eth} proto kernel scope link "
-                    f"src {h.address}{rto}")
-    return cmds
+        ip.append(" ".join(["route replace", str(h.network), "dev", eth, "proto kernel scope link src", h.address, *rto]))
+    return [
+        HostCommand(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"]),
+        HostCommand(["ip", "-batch", "-"], stdin="\n".join(ip) + "\n"),
+        HostCommand(["ethtool", "-K", eth, "tso", "off", "gso", "off", "gro", "off", "tx", "off", "rx", "off"]),
+        steer_by_flow_command(eth),
+    ]
+
+
+def run_in(node: Any, cmd: HostCommand, timeout: float = 30.0) -> tuple[int, str]:
+    """Run a HostCommand in a Mininet node's namespaces (`mnexec -a`, no shell); (exit code, stdout+stderr)."""
+    proc = node.popen(list(cmd.argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        out, _ = proc.communicate(cmd.stdin.encode() if cmd.stdin is not None else None, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        return -1, out.decode(errors="replace") + f"(killed after {timeout:.0f} s)"
+    return proc.returncode, out.decode(errors="replace")

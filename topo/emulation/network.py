@@ -51,14 +51,16 @@ from mininet.node import Host
 from topo.emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
 from topo.emulation.links import (
     carrier,
+    check_rto_min,
     filter_tc_noise,
     host_commands,
     limit_queue,
     netem_available,
+    run_in,
     steer_by_flow,
 )
 from topo.emulation.ocs import OcsProcess, first_line, ports_up_since
-from topo.emulation.state import RunState, interface_exists
+from topo.emulation.state import RunState, interface_exists, new_log_dir, secure_dir
 from topo.emulation.target import choose_switch
 from topo.model import OcsPort, Topology, load
 from topo.p4switch import P4Switch, SwitchStartError, port_is_free
@@ -110,7 +112,7 @@ class Emulation:
         self.build_dir = Path(build_dir)
         self.switch_bin = switch_bin
         self.ocs_args = list(ocs_args or [])
-        self.rto_min = rto_min
+        self.rto_min = check_rto_min(rto_min) if rto_min else None
         self.pcap = pcap
         self.watch = watch
         if prefix and not prefix.replace("_", "").isalnum():
@@ -149,8 +151,9 @@ class Emulation:
         self._preflight()
         self.state = RunState.create()
         if self.log_dir is None:
-            self.log_dir = Path(self.state.path).parent / self.state.run_id
-        self.log_dir.mkdir(parents=True, exist_ok=True)
+            self.log_dir = new_log_dir(self.state.run_id)  # /var/log/hitless/<run id>/ (HITLESS_LOG_DIR)
+        else:
+            self.log_dir = secure_dir(self.log_dir, 0o755, ancestors=False)  # made here, or this user's alone
         self._build()
         self._start_switches()
         if self.topo.ocs:
@@ -184,7 +187,8 @@ class Emulation:
         for o in self.topo.ocs:
             for p in o.ports:
                 names += self.fibre(o.name, p).names
-        too_long = [n for n in names if len(n) > 15]
+        hosts = [self.intf(h.name, 0) for h in self.topo.hosts]  # in the hosts' namespaces, never recorded
+        too_long = [n for n in [*names, *hosts] if len(n) > 15]
         if too_long:
             raise ValueError(f"interface name {too_long[0]!r}: longer than 15 characters; expected shorter names")
         return names
@@ -272,10 +276,11 @@ class Emulation:
             node.configDefault()  # IP, MAC and lo from the addHost params (Mininet's build() does this)
             gw_mac = att[h.name][2]
             peers = [p for p in by_net[str(h.network)] if p.name != h.name]
-            cmds = host_commands(h, eth, gw_mac, peers, self.rto_min)
-            out = node.cmd(" && ".join(cmds) + "; echo rc=$?").strip()
-            if not out.endswith("rc=0"):
-                raise RuntimeError(f"host {h.name}: configuration failed: {out.splitlines()[-2:]}")
+            for cmd in host_commands(h, eth, gw_mac, peers, self.rto_min):
+                rc, out = run_in(node, cmd)
+                if rc != 0 and not cmd.may_fail:
+                    raise RuntimeError(f"host {h.name}: {' '.join(cmd.argv[:3])} failed ({rc}): "
+                                       f"{out.strip().splitlines()[-2:]}")
 
     def _start_switches(self) -> None:
         t0 = time.monotonic()

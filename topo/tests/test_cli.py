@@ -56,3 +56,23 @@ def test_show_rejects_invalid(tmp_path, capsys):
     capsys.readouterr()
     assert main(["show", str(out)]) == 2
     assert "unknown node 'x'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("rate", "shown"), [("inf", "inf"), ("1e-9", "1e-09"), ("2000", "2000.0"), ("nan", "nan")])
+def test_generate_refuses_rates_mininet_cannot_shape(rate, shown, tmp_path, capsys):
+    out = tmp_path / "t.json"
+    assert main(["generate", "ucd4", "--rate", rate, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"rate_mbit={shown}: expected 0.001..1000 Mbit/s" in err and err.count("\n") == 1
+    assert not out.exists()  # nothing written, so never a non-standard `Infinity`
+
+
+def test_show_names_a_field_that_is_not_a_number(tmp_path, capsys):
+    out = tmp_path / "t.json"
+    main(["generate", "ucd4", "-o", str(out)])
+    d = json.loads(out.read_text())
+    d["links"][2]["rate_mbit"] = "fast"
+    out.write_text(json.dumps(d))
+    capsys.readouterr()
+    assert main(["show", str(out)]) == 2
+    assert capsys.readouterr().err == "topo: links[2].rate_mbit='fast': expected a number\n"

@@ -77,12 +77,15 @@ def assert_gone(pids: dict[str, int]) -> None:
 
 @pytest.fixture(autouse=True)
 def _run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Run records and logs of each test in its own directory (subprocesses too), not /tmp/hitless-run."""
+    """Run records and logs of each test in its own directories (subprocesses too), not /run/hitless and
+    /var/log/hitless."""
     import topo.emulation.state as state_mod
 
     d = tmp_path / "runs"
     monkeypatch.setattr(state_mod, "STATE_DIR", d)
     monkeypatch.setenv("HITLESS_RUN_DIR", str(d))
+    monkeypatch.setattr(state_mod, "LOG_ROOT", tmp_path / "logs")
+    monkeypatch.setenv("HITLESS_LOG_DIR", str(tmp_path / "logs"))
     return d
 
 
@@ -285,8 +288,10 @@ def _start_cli_run(build: Path, log: Path, *extra: str) -> subprocess.Popen:
 
 
 def _run_pids(log: Path) -> dict[str, int]:
-    run_dir = Path(log.read_text().split("logs in ")[1].split()[0])
-    state = RunState.load(run_dir.parent / f"{run_dir.name}.json")
+    import topo.emulation.state as state_mod
+
+    run_dir = Path(log.read_text().split("logs in ")[1].split()[0])  # <log root>/<run id>
+    state = RunState.load(state_mod.STATE_DIR / f"{run_dir.name}.json")
     return {p.what: p.pid for p in state.processes}
 
 

@@ -53,3 +53,46 @@ def test_attachments():
     assert len(att) == 16
     assert att["h1_0_1"] == ("e1_0", 2, "02:00:00:03:00:02")
     assert ucd4().attachments()["h3"] == ("s3", 1, "02:00:00:03:00:01")
+
+
+def _ucd4_dict():
+    return json.loads(dumps(ucd4()))
+
+
+@pytest.mark.parametrize(("edit", "msg"), [
+    (lambda d: d.update(format=2), r"topology\.format=2: expected 1"),
+    (lambda d: d.update(format="1"), r"topology\.format='1': expected 1"),
+    (lambda d: d["links"][0].update(rate_mbit="fast"), r"links\[0\]\.rate_mbit='fast': expected a number"),
+    (lambda d: d["links"][1].update(rate_mbit=True), r"links\[1\]\.rate_mbit=True: expected a number"),
+    (lambda d: d["links"][0].update(delay=5), r"links\[0\]\.delay=5: expected str"),
+    (lambda d: d["ocs"][0].update(rate_mbit="fast"), r"ocs\[0\]\.rate_mbit='fast': expected a number"),
+    (lambda d: d["ocs"][0].update(default_map=3), r"ocs\[0\]\.default_map=3: expected str"),
+    (lambda d: d.update(params=[1]), r"topology\.params=\[1\]: expected dict"),
+])
+def test_bad_fields_are_named(edit, msg):
+    d = _ucd4_dict()
+    edit(d)
+    with pytest.raises(ValueError, match=msg) as exc:
+        from_dict(d)
+    assert "\n" not in str(exc.value)
+
+
+def test_format_may_be_left_out():
+    d = _ucd4_dict()
+    del d["format"]
+    assert from_dict(d).name == "ucd4"
+
+
+@pytest.mark.parametrize("constant", ["Infinity", "-Infinity", "NaN"])
+def test_non_standard_json_numbers_are_refused(tmp_path, constant):
+    p = tmp_path / "t.json"
+    p.write_text(dumps(ucd4()).replace('"rate_mbit": 1000.0, "delay"', f'"rate_mbit": {constant}, "delay"', 1))
+    with pytest.raises(ValueError, match=rf"t\.json': {constant} is not JSON; expected a finite number"):
+        load(p)
+
+
+def test_never_writes_non_standard_json():
+    t = ucd4()
+    t.params["rate_mbit"] = float("inf")
+    with pytest.raises(ValueError, match="JSON"):
+        dumps(t)

@@ -128,3 +128,104 @@ def test_bad_switch_queue(queue):
     _one_line(exc)
     t.params["switch_queue_pkts"] = 4
     validate(t)
+
+
+# -- what Mininet, tc or P4Runtime would crash on or silently ignore (issue: hardening, item 8) ----------
+
+
+def _bad(t, pattern):
+    with pytest.raises(ValueError, match=pattern) as exc:
+        validate(t)
+    _one_line(exc)
+
+
+def _rename_host(t, old, new):
+    for h in t.hosts:
+        if h.name == old:
+            h.name = new
+    for lk in t.links:
+        lk.a, lk.b = (new if lk.a == old else lk.a), (new if lk.b == old else lk.b)
+
+
+@pytest.mark.parametrize("name", ["h" * 11, "averyverylonghostname"])
+def test_host_names_whose_interface_would_not_fit(name):
+    t = ucd4()
+    _rename_host(t, "h1", name)
+    _bad(t, rf"host name '{name}': {len(name)} characters; expected at most 10 .*Linux's 15")
+    t = ucd4()
+    _rename_host(t, "h1", "h" * 10)  # h...h-eth0: 15 characters, the most Linux takes
+    validate(t)
+
+
+def test_switch_and_ocs_names_whose_interfaces_would_not_fit():
+    t = fattree(4)  # edge switches have ports 1..4: <name>-eth4
+    t.switches[0].name = "e" * 11
+    _bad(t, r"switch name 'eeeeeeeeeee': 11 characters; expected at most 10")
+    t = ucd4()  # OCS ports 1..6 and patch ends <ocs>-eth6t: name + 6
+    t.ocs[0].name = "o" * 10
+    _bad(t, r"OCS name 'oooooooooo': 10 characters; expected at most 9")
+
+
+@pytest.mark.parametrize("device_id", [2**64, 2**70, 0, -1, True, 1.5])
+def test_device_id_outside_uint64(device_id):
+    t = ucd4()
+    t.switches[0].device_id = device_id
+    _bad(t, r"device_id=.*: expected an integer 1\.\.2\^64-1")
+
+
+def test_device_id_at_the_top_of_uint64():
+    t = ucd4()
+    t.switches[0].device_id = 2**64 - 1
+    validate(t)
+
+
+@pytest.mark.parametrize("rate", [1e-9, 0.0, -5.0, 1000.5, 1e6, float("inf"), float("nan"), True, "10"])
+def test_link_rates_mininet_cannot_shape(rate):
+    t = ucd4()
+    t.links[0].rate_mbit = rate
+    _bad(t, r"rate_mbit=.*: expected 0\.001\.\.1000 Mbit/s")
+    t = ucd4()
+    t.ocs[0].rate_mbit = rate
+    _bad(t, r"OCS ocs: rate_mbit=.*: expected 0\.001\.\.1000 Mbit/s")
+
+
+@pytest.mark.parametrize("rate", [0.001, 1000, 1000.0, 20])
+def test_link_rates_in_range(rate):
+    t = ucd4()
+    t.links[0].rate_mbit = rate
+    validate(t)
+
+
+@pytest.mark.parametrize(("ip", "gateway", "what"), [
+    ("224.0.1.2/24", "224.0.1.1", "multicast"), ("127.0.0.2/8", "127.0.0.1", "loopback"),
+    ("0.0.0.2/24", "0.0.0.1", "this-network"), ("240.0.0.2/24", "240.0.0.1", "reserved"),
+    ("10.0.1.2/24", "239.0.0.1", "multicast"),  # a multicast gateway
+    ("10.0.1.0/24", "10.0.1.1", "network address"), ("10.0.1.255/24", "10.0.1.1", "broadcast address"),
+    ("10.0.1.2/24", "10.0.1.255", "broadcast address"),
+])
+def test_host_addresses_that_are_not_a_unicast_host(ip, gateway, what):
+    t = ucd4()
+    t.hosts[0].ip, t.hosts[0].gateway = ip, gateway
+    _bad(t, rf"h1: (ip|gateway)=.*{what}.*; expected a")
+
+
+def test_point_to_point_subnets_keep_both_addresses():
+    t = ucd4()
+    t.hosts[0].ip, t.hosts[0].gateway = "10.0.1.0/31", "10.0.1.1"  # RFC 3021: /31 has no broadcast
+    validate(t)
+
+
+@pytest.mark.parametrize("mac", ["ff:ff:ff:ff:ff:ff", "01:00:5e:00:00:01", "33:33:00:00:00:01", "00:00:00:00:00:00"])
+def test_broadcast_multicast_and_zero_macs(mac):
+    t = ucd4()
+    t.hosts[0].mac = mac
+    _bad(t, rf"h1: mac={mac}: .*expected a unicast MAC")
+    t = ucd4()
+    t.switches[0].ports[1] = mac
+    _bad(t, rf"s1 port 1: mac={mac}: .*expected a unicast MAC")
+
+
+def test_ocs_port_beyond_the_ocs_switch():
+    t = ucd4()
+    t.ocs[0].ports[0].port = 300
+    _bad(t, r"OCS ocs port 300: expected 1\.\.254")
