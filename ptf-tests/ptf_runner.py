@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from topo.emulation.fibre import patch
+from topo.emulation.links import switch_port_offloads_off
 from topo.emulation.target import Target, free_port, label, pairings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,6 +75,7 @@ class Veths:
             for iface in (sw, mid_sw, pt, mid_pt):
                 _sysctl(f"net.ipv6.conf.{iface}.disable_ipv6", "1")
                 _ip("link", "set", "dev", iface, "mtu", str(MTU), "up")
+            switch_port_offloads_off(sw)
 
     def delete(self) -> None:
         """Delete every pair this run created (deleting one end removes both)."""

@@ -18,6 +18,21 @@ HOST_MTU = 1500
 _NETEM: bool | None = None  # netem_available()'s answer, probed once
 
 
+# libpcap (so bmv2) sizes the slots of its receive ring by the snapshot length, 64 KiB, while the
+# interface has any segmentation or receive offload on, and by the MTU otherwise: 32 slots of its 2 MiB
+# ring or about 250. With offloads on, a burst of more than 32 frames into a bmv2 port loses the rest
+# before ingress (scripts/README.md, "bmv2's receive ring"). Switch ports therefore have them off.
+SWITCH_PORT_OFFLOADS_OFF = ("tso", "off", "gso", "off", "gro", "off")  # LRO and UFO: always off on a veth
+
+
+def switch_port_offloads_off(ifname: str) -> None:
+    """Turn a switch port's segmentation and receive offloads off (a failure is logged, not raised)."""
+    res = subprocess.run(["ethtool", "-K", ifname, *SWITCH_PORT_OFFLOADS_OFF], capture_output=True, text=True,
+                         check=False, timeout=10)
+    if res.returncode != 0:
+        log.warning("%s: ethtool -K %s: %s", ifname, " ".join(SWITCH_PORT_OFFLOADS_OFF), res.stderr.strip())
+
+
 def netem_available() -> bool:
     """True when the kernel has the netem qdisc (link delay); probed once on a scratch veth pair."""
     global _NETEM

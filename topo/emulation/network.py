@@ -58,6 +58,7 @@ from topo.emulation.links import (
     netem_available,
     run_in,
     steer_by_flow,
+    switch_port_offloads_off,
 )
 from topo.emulation.ocs import OcsProcess, first_line, ports_up_since
 from topo.emulation.state import RunState, interface_exists, new_log_dir, secure_dir
@@ -253,6 +254,7 @@ class Emulation:
             for intf in sw.intfList():
                 if intf.name != "lo":
                     disable_ipv6(intf.name)
+                    switch_port_offloads_off(intf.name)
         for name in self._planned_interfaces():  # switch ports and the fibres' patch ends
             steer_by_flow(name)
         for name in fabric_intfs:

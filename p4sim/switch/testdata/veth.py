@@ -39,6 +39,9 @@ def veth_pairs(n: int, prefix: str = "sw2", mtu: int = 1600) -> Iterator[list[tu
                     with open(f"/proc/sys/net/ipv6/conf/{x}/disable_ipv6", "w") as f:
                         f.write("1")
                 _ip("link", "set", x, "mtu", str(mtu), "up")
+            # no segmentation/receive offloads on the switch side: with them libpcap gives bmv2 a
+            # 32-frame receive ring (topo/emulation/links.py, SWITCH_PORT_OFFLOADS_OFF)
+            subprocess.run(["ethtool", "-K", a, "tso", "off", "gso", "off", "gro", "off"], capture_output=True)
         deadline = time.monotonic() + 3
         while time.monotonic() < deadline and not all(_oper(a) == "up" for a, _ in pairs):
             time.sleep(0.02)
