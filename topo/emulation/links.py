@@ -21,7 +21,7 @@ _NETEM: bool | None = None  # netem_available()'s answer, probed once
 # libpcap (so bmv2) sizes the slots of its receive ring by the snapshot length, 64 KiB, while the
 # interface has any segmentation or receive offload on, and by the MTU otherwise: 32 slots of its 2 MiB
 # ring or about 250. With offloads on, a burst of more than 32 frames into a bmv2 port loses the rest
-# before ingress (scripts/README.md, "bmv2's receive ring"). Switch ports therefore have them off.
+# before ingress (p4sim/switch/README.md, "Receive buffering"). Switch ports therefore have them off.
 SWITCH_PORT_OFFLOADS_OFF = ("tso", "off", "gso", "off", "gro", "off")  # LRO and UFO: always off on a veth
 
 
