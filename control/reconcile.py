@@ -232,6 +232,22 @@ def _rebuild(schema: P4Schema, w: Index, h: Index, out: Plan, sentinels: set[Key
     return kept
 
 
+def reported_as_pi_does(want: p4r.Entity, read: p4r.Entity) -> bool:
+    """True when `read` is the group `want` as PI (bmv2's P4Runtime server) reports it.
+
+    PI reports the watch port of a group's last member for every member of the group (a sentinel
+    without one included), though it enforces each member's own (measured; p4src/README.md): read
+    back, a group with members watching different ports never equals what was written. Such a read
+    is taken to hold the written group, since no read can tell more.
+    """
+    w, r = want.action_profile_group.members, read.action_profile_group.members
+    if not w or len(w) != len(r):
+        return False
+    last = w[-1].watch_port
+    return all(a.member_id == b.member_id and a.weight == b.weight and b.watch_port == last
+               for a, b in zip(w, r, strict=True))
+
+
 def plan(schema: P4Schema, want: SwitchState | Index, held: Held | Index, delete: bool = True,
          late_tables: tuple[str, ...] = ("route",), sentinels: tuple[str, ...] = SENTINEL_ACTIONS) -> Plan:
     """The ordered writes that turn `held` into `want`."""
@@ -254,7 +270,7 @@ def plan(schema: P4Schema, want: SwitchState | Index, held: Held | Index, delete
                 continue
             if key not in have:
                 out.add(_INS, proto, text)
-            elif have[key][0] != text:
+            elif have[key][0] != text and not (kind == "groups" and reported_as_pi_does(proto, have[key][1])):
                 out.add(_MOD, proto, text)
     late = {schema.tables[t].preamble.id for t in late_tables if _has_table(schema, t)}
     for is_late in (False, True):

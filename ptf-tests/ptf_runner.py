@@ -18,16 +18,15 @@ import argparse
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from topo.emulation.fibre import patch
 from topo.emulation.links import switch_port_offloads_off
-from topo.emulation.target import Target, free_port, label, pairings
+from topo.emulation.switchproc import SwitchProcess, start_switch
+from topo.emulation.target import Target, label, pairings
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DIR = Path(__file__).resolve().parent
@@ -94,32 +93,6 @@ def _sysctl(key: str, value: str) -> None:
         path.write_text(value)
 
 
-def wait_ready(proc: subprocess.Popen, port: int, timeout: float) -> None:
-    """Wait until the switch accepts TCP connections on `port`; raise if it exits or times out."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"switch exited with code {proc.returncode} before listening on {port}")
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.settimeout(0.5)
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"switch not listening on 127.0.0.1:{port} after {timeout:.0f} s")
-
-
-def stop(proc: subprocess.Popen, timeout: float = 5.0) -> None:
-    """Stop the switch process by its PID: SIGTERM, then SIGKILL."""
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout)
-
-
 def run_and_count(cmd: list[str], counts: dict[str, int]) -> int:
     """Run ptf, echoing its unittest report, and add its test and failure counts to `counts`."""
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True)
@@ -140,18 +113,14 @@ def run_program(program: str, target: Target, build: Path, args: argparse.Namesp
     logs = build / "ptf"
     logs.mkdir(parents=True, exist_ok=True)
     veths = Veths(f"{os.getpid() % 4096:03x}", args.ports)
-    proc: subprocess.Popen | None = None
+    sw: SwitchProcess | None = None
     try:
         veths.create()
-        port = free_port()
-        addr = f"127.0.0.1:{port}"
-        cmd = target.switch_command({p: veths.switch_iface(p) for p in range(1, args.ports + 1)}, DEVICE_ID,
-                                    addr, json_path, CPU_PORT)
         switch_log = logs / f"{program}-switch.log"
-        print(f"   {program}: {' '.join(cmd)}  (log {switch_log})", flush=True)
-        with open(switch_log, "w") as out:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
-        wait_ready(proc, port, READY_TIMEOUT)
+        sw = start_switch(target, json_path, {p: veths.switch_iface(p) for p in range(1, args.ports + 1)},
+                          log_file=switch_log, device_id=DEVICE_ID, cpu_port=CPU_PORT, timeout=READY_TIMEOUT)
+        addr = sw.grpc_addr
+        print(f"   {program}: {' '.join(sw.command)}  (log {switch_log})", flush=True)
         ifaces = ",".join(f"{p}:{veths.link_iface(p)}" for p in range(1, args.ports + 1))
         params = ";".join([f"grpcaddr='{addr}'", f"p4info='{p4info.resolve()}'",
                            f"config='{json_path.resolve()}'", f"device_id={DEVICE_ID}",
@@ -164,13 +133,13 @@ def run_program(program: str, target: Target, build: Path, args: argparse.Namesp
         ptf_cmd += ["--test-params", params, *(tests or [program])]
         print(f"   {program}: ptf {' '.join(tests or [program])} against {label(target.switch)}", flush=True)
         rc = run_and_count(ptf_cmd, counts)
-        if proc.poll() is not None:
-            print(f"   {program}: the switch died during the tests (code {proc.returncode}), see {switch_log}")
+        if sw.proc.poll() is not None:
+            print(f"   {program}: the switch died during the tests (code {sw.proc.returncode}), see {switch_log}")
             rc = rc or 1
         return rc
     finally:
-        if proc is not None:
-            stop(proc)
+        if sw is not None:
+            sw.stop()
         veths.delete()
 
 

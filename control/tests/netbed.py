@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from control.switch import Pipeline
 from control.tests.switch_proc import SwitchProcess, free_port
+from topo.emulation.target import Target
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def compile_program(name: str, out: Path) -> Pipeline:
-    """Compile p4src/<name>.p4 with $P4C or p4sim-compile ($P4SRC_DIR overrides p4src/).
+    """Compile p4src/<name>.p4 with the run's compiler (Target.from_env; $P4SRC_DIR overrides p4src/).
 
     With $P4_BUILD_DIR set (e.g. `build`, the `make p4-build` outputs), use its artefacts instead.
     """
@@ -22,14 +21,9 @@ def compile_program(name: str, out: Path) -> Pipeline:
     if prebuilt:
         return Pipeline.from_build(name, prebuilt)
     p4src = Path(os.environ.get("P4SRC_DIR", ROOT / "p4src"))
-    p4c = os.environ.get("P4C") or str(Path(sys.executable).parent / "p4sim-compile")
     out.mkdir(parents=True, exist_ok=True)
-    js, info = out / f"{name}.json", out / f"{name}.p4info.txtpb"
-    res = subprocess.run([p4c, str(p4src / f"{name}.p4"), "-o", str(js), "--p4runtime-files", str(info)],
-                         capture_output=True, text=True, timeout=300)
-    if res.returncode != 0:
-        raise RuntimeError(f"compiling {name}.p4 failed: {res.stderr.strip()}")
-    return Pipeline.load(name, info, js)
+    Target.from_env().compile(p4src / f"{name}.p4", out, p4src)
+    return Pipeline.load(name, out / f"{name}.p4info.txtpb", out / f"{name}.json")
 
 
 class SwitchFarm:

@@ -1,6 +1,9 @@
 """A whole emulated hybrid network on veth pairs, without Mininet: fabric switches and the `ocs`
 switch as processes, the OCS emulator in-process, hosts as raw veth ends (frames sent with AF_PACKET).
-Everything created here has a unique name and is removed by close()."""
+Every link is two veth pairs whose inner ends are patched together (topo/emulation/fibre.py): a cut or
+a dark OCS port sets those inner ends down, so both ends lose carrier and no switch's own interface
+is ever set down (bmv2 stops receiving on every port then). Everything created here has a unique
+name and is removed by close()."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from control.ocs.driver import duplex_pairs
 from control.ocs.emulator import EmulatedOcs
 from control.switch import Pipeline
 from control.tests.switch_proc import SwitchProcess, free_port
+from topo.emulation.fibre import patch
 
 
 def _ip(*args: str) -> None:
@@ -34,17 +38,22 @@ class NetTestbed:
     veths: list[str] = field(default_factory=list)
     host_if: dict[str, str] = field(default_factory=dict)
     port_if: dict[tuple[str, int], str] = field(default_factory=dict)  # (switch, port) -> its interface
-    peer_if: dict[tuple[str, int], str] = field(default_factory=dict)  # (switch, port) -> the far end's
+    patch_if: dict[tuple[str, int], tuple[str, str]] = field(default_factory=dict)  # -> its link's patch ends
     procs: list[SwitchProcess] = field(default_factory=list)
     ocs: EmulatedOcs | None = None
     ocs_client: P4RuntimeClient | None = None
 
-    def _veth(self, a: str, b: str, mtu: int) -> None:
-        _ip("link", "add", a, "type", "veth", "peer", "name", b)
-        self.veths.append(a)
-        for x in (a, b):
+    def _link(self, a: str, b: str, mtu: int) -> tuple[str, str]:
+        """Ends a and b joined through a patch; returns the two patch ends (a's peer, b's peer)."""
+        pa, pb = f"{a[:-1]}p{a[-1]}", f"{b[:-1]}p{b[-1]}"
+        for end, peer in ((a, pa), (b, pb)):
+            _ip("link", "add", end, "type", "veth", "peer", "name", peer)
+            self.veths.append(end)
+        patch(pa, pb)
+        for x in (a, b, pa, pb):
             subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{x}.disable_ipv6=1"], capture_output=True)
             _ip("link", "set", x, "mtu", str(mtu), "up")
+        return pa, pb
 
     def start(self) -> NetTestbed:
         t = self.tag
@@ -52,21 +61,22 @@ class NetTestbed:
         hosts = self.topo.host_map()
         for i, lk in enumerate(self.topo.links):
             a, b = f"tb{t}L{i}a", f"tb{t}L{i}b"
-            self._veth(a, b, 1600)
-            for node, port, ifname, far in ((lk.a, lk.a_port, a, b), (lk.b, lk.b_port, b, a)):
+            patch_ends = self._link(a, b, 1600)
+            for node, port, ifname in ((lk.a, lk.a_port, a), (lk.b, lk.b_port, b)):
                 if node in hosts:
                     self.host_if[node] = ifname
                 else:
                     ports[node][port] = ifname
-                    self.port_if[(node, port)], self.peer_if[(node, port)] = ifname, far
+                    self.port_if[(node, port)], self.patch_if[(node, port)] = ifname, patch_ends
         ocs = self.topo.ocs[0]
         ocs_ports: dict[int, str] = {}
+        ocs_patch: dict[int, list[str]] = {}
         for p in ocs.ports:
             a, b = f"tb{t}O{p.port}a", f"tb{t}O{p.port}b"
-            self._veth(a, b, 1600)
-            ocs_ports[p.port] = a
+            patch_ends = self._link(a, b, 1600)
+            ocs_ports[p.port], ocs_patch[p.port] = a, list(patch_ends)
             ports[p.switch][p.switch_port] = b
-            self.port_if[(p.switch, p.switch_port)], self.peer_if[(p.switch, p.switch_port)] = b, a
+            self.port_if[(p.switch, p.switch_port)], self.patch_if[(p.switch, p.switch_port)] = b, patch_ends
         for sw in self.topo.switches:
             sw.grpc_port = free_port()
             self.procs.append(SwitchProcess(sw.device_id, ports[sw.name], sw.grpc_port).start())
@@ -77,7 +87,7 @@ class NetTestbed:
         self.ocs_client.set_pipeline(self.ocs_pipeline.schema, self.ocs_pipeline.config)
         circuits = P4RuntimeCircuits(self.ocs_client)
         n = max(p.port for p in ocs.ports)
-        links = IpLinkControl({p: [ifname] for p, ifname in ocs_ports.items()})
+        links = IpLinkControl(ocs_patch)
         self.ocs = EmulatedOcs(n, self.delay, circuits, links)
         self.ocs.init_links()
         self.ocs.set_map(duplex_pairs(ocs.circuit_maps[ocs.default_map], n), delay=DelayModel.instant())
@@ -85,8 +95,9 @@ class NetTestbed:
         return self
 
     def cut(self, switch: str, port: int, up: bool = False) -> None:
-        """Take the link of a switch port down (or back up) from its far end, as a cut fibre would."""
-        _ip("link", "set", self.peer_if[(switch, port)], "up" if up else "down")
+        """Take the link of a switch port down (or back up): both ends lose carrier, as with a cut fibre."""
+        for end in self.patch_if[(switch, port)]:
+            _ip("link", "set", end, "up" if up else "down")
 
     def close(self) -> None:
         if self.ocs is not None:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from control.client import P4RuntimeClient
 from p4sim.switch.testdata.veth import RawPort, veth_pairs
+from topo.emulation.switchproc import start_switch
+from topo.emulation.target import Target, choose_compiler
 
 TESTDATA = Path(__file__).resolve().parents[1] / "switch" / "testdata"
 PARITY_JSON = TESTDATA / "parity.json"
@@ -46,10 +48,9 @@ def bmv2_binary() -> str | None:
     return shutil.which("simple_switch_grpc")
 
 
-def p4sim_binary() -> list[str]:
+def p4sim_binary() -> str:
     """The p4sim-switch command of this venv."""
-    exe = Path(sys.executable).parent / "p4sim-switch"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "p4sim.switch.cli"]
+    return str(Path(sys.executable).parent / "p4sim-switch")
 
 
 def frame(op: str, port: int = 0, arg: int = 0, key: int = 0, payload: bytes = MARK) -> bytes:
@@ -122,49 +123,20 @@ class Bed:
         return self.pairs[port - 1][1]
 
 
-def _wait_listen(proc: subprocess.Popen, port: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"switch exited with code {proc.returncode} before listening")
-        with socket.socket() as s:
-            s.settimeout(0.2)
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise RuntimeError(f"switch not listening on port {port} after {timeout} s")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @contextlib.contextmanager
 def bed(target: str, nports: int = 3, target_args: tuple[str, ...] = (), log_path: Path | str | None = None,
         prefix: str = "pty", switch_args: tuple[str, ...] = ()) -> Iterator[Bed]:
     """Start `target` ("bmv2" or "p4sim") on nports veth pairs with parity.p4; stop it and delete the veths after."""
-    cmd = [bmv2_binary() or "simple_switch_grpc"] if target == "bmv2" else p4sim_binary()
+    switch = (bmv2_binary() or "simple_switch_grpc") if target == "bmv2" else p4sim_binary()
     with veth_pairs(nports, prefix) as pairs:
-        gport = free_port()
-        args = cmd[:]
-        for i, (sw, _) in enumerate(pairs):
-            args += ["-i", f"{i + 1}@{sw}"]
-        args += ["--device-id", "1", *switch_args, "--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{gport}",
-                 "--cpu-port", str(CPU_PORT), *target_args]
-        out = open(log_path, "w") if log_path else subprocess.DEVNULL  # noqa: SIM115 - closed below
         t0 = time.monotonic()
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+        sw = start_switch(Target(choose_compiler(), switch), None, {i + 1: a for i, (a, _) in enumerate(pairs)},
+                          log_file=log_path, timeout=30, options=switch_args, target_options=target_args)
+        proc = sw.proc
         client: P4RuntimeClient | None = None
         hosts: dict[int, RawPort] = {}
         try:
-            _wait_listen(proc, gport, 30)
-            client = P4RuntimeClient(f"127.0.0.1:{gport}", device_id=1, election_id=(0, 1))
+            client = P4RuntimeClient(sw.grpc_addr, device_id=1, election_id=(0, 1))
             client.connect()
             client.set_pipeline_files(PARITY_P4INFO, PARITY_JSON)
             hosts = {i + 1: RawPort(host) for i, (_, host) in enumerate(pairs)}
@@ -174,6 +146,4 @@ def bed(target: str, nports: int = 3, target_args: tuple[str, ...] = (), log_pat
                 h.close()
             if client is not None:
                 client.close()
-            _stop(proc)
-            if log_path:
-                out.close()  # type: ignore[union-attr]
+            sw.stop()

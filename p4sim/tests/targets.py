@@ -16,18 +16,22 @@ from __future__ import annotations
 import logging
 import select
 import shutil
-import signal
 import socket
 import struct
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from p4sim.switch.testdata.veth import RawPort
-from topo.emulation.target import CPU_PORT, REAL_COMPILER, REAL_SWITCH, Target, free_port, label
+from topo.emulation.switchproc import (  # noqa: F401
+    SwitchProcess,
+    meaningful_lines,
+    start_switch,
+    stop,
+    switch_process,
+    wait_ready,
+)
+from topo.emulation.target import REAL_COMPILER, REAL_SWITCH, Target, free_port
 
 log = logging.getLogger(__name__)
 
@@ -51,92 +55,6 @@ def bmv2() -> Target | None:
     return Target(shutil.which(REAL_COMPILER) or REAL_COMPILER, switch) if switch else None
 
 
-def wait_ready(proc: subprocess.Popen, port: int, timeout: float) -> None:
-    """Wait until the switch accepts TCP connections on 127.0.0.1:port; RuntimeError if it exits or times out."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"switch exited with code {proc.returncode} before listening on {port}")
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.settimeout(0.5)
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.02)
-    raise RuntimeError(f"switch not listening on 127.0.0.1:{port} after {timeout:.0f} s")
-
-
-def stop(proc: subprocess.Popen, timeout: float = 5.0) -> None:
-    """Stop a switch process by its PID: SIGTERM, then SIGKILL after `timeout` seconds."""
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout)
-
-
-@dataclass(slots=True)
-class SwitchProcess:
-    """A running switch: its process, P4Runtime address, device id and log file."""
-
-    label: str
-    command: list[str]
-    proc: subprocess.Popen
-    grpc_addr: str
-    device_id: int
-    log_path: Path
-
-    @property
-    def pid(self) -> int:
-        """The switch's process id."""
-        return self.proc.pid
-
-    def log_tail(self, lines: int = 5) -> str:
-        """The last lines of the switch's output, for failure messages."""
-        return " | ".join(_said(self._log())[-lines:])
-
-    def log_head(self, lines: int = 3) -> str:
-        """The first lines of the switch's output (where bmv2 says why it refuses a JSON)."""
-        return " | ".join(_said(self._log())[:lines])
-
-    def _log(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
-
-
-def _said(text: str) -> list[str]:
-    """The meaningful lines of a switch's output."""
-    return [x.strip() for x in text.splitlines() if x.strip() and not x.startswith("Calling target program-options")]
-
-
-@contextmanager
-def switch_process(target: Target, json_path: str | Path | None, ports: dict[int, str], *, log_dir: str | Path,
-                   device_id: int = DEVICE_ID, cpu_port: int = CPU_PORT, timeout: float = READY_TIMEOUT,
-                   options: tuple[str, ...] = ()) -> Iterator[SwitchProcess]:
-    """Start target's switch (`--no-p4` without a JSON), wait until its P4Runtime server listens, yield
-    it; always stop it by PID. RuntimeError (with the end of its log) if it exits or does not listen."""
-    port = free_port()
-    addr = f"127.0.0.1:{port}"
-    cmd = target.switch_command(ports, device_id, addr, Path(json_path) if json_path is not None else None,
-                                cpu_port, options)
-    name = label(target.switch)
-    log_path = Path(log_dir) / f"{name}-{port}.log"
-    with open(log_path, "w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    sw = SwitchProcess(name, cmd, proc, addr, device_id, log_path)
-    try:
-        try:
-            wait_ready(proc, port, timeout)
-        except RuntimeError as exc:
-            raise RuntimeError(f"{name}: {exc}: {sw.log_head()}") from None
-        log.info("%s: pid %d listening on %s", name, proc.pid, addr)
-        yield sw
-    finally:
-        stop(proc)
 
 
 def load_error(target: Target, json_path: str | Path, timeout: float = 10.0) -> str | None:
@@ -150,7 +68,7 @@ def load_error(target: Target, json_path: str | Path, timeout: float = 10.0) -> 
         return None
     except RuntimeError as exc:
         stop(proc)
-        said = _said(proc.stdout.read() if proc.stdout else "")
+        said = meaningful_lines(proc.stdout.read() if proc.stdout else "")
         return f"{exc}: {' | '.join(said[:3])}"
     finally:
         stop(proc)

@@ -153,15 +153,17 @@ class Target:
 
     def switch_command(self, ports: dict[int, str], device_id: int, grpc_addr: str,
                        json_path: Path | None = None, cpu_port: int = CPU_PORT,
-                       options: tuple[str, ...] = ()) -> list[str]:
+                       options: tuple[str, ...] = (), target_options: tuple[str, ...] = ()) -> list[str]:
         """This target's switch command line (see `switch_command`)."""
-        return switch_command(self.switch, ports, device_id, grpc_addr, json_path, cpu_port, options)
+        return switch_command(self.switch, ports, device_id, grpc_addr, json_path, cpu_port, options,
+                              target_options)
 
 
 def switch_command(switch: str, ports: dict[int, str], device_id: int, grpc_addr: str,
                    json_path: Path | None = None, cpu_port: int = CPU_PORT,
-                   options: tuple[str, ...] = ()) -> list[str]:
-    """The simple_switch_grpc command shape (p4sim-switch takes the same): `--no-p4` without a JSON.
+                   options: tuple[str, ...] = (), target_options: tuple[str, ...] = ()) -> list[str]:
+    """The simple_switch_grpc command shape (p4sim-switch takes the same): `--no-p4` without a JSON;
+    `options` go before the program, `target_options` (e.g. `--priority-queues 2`) after `--`.
 
     Unless SWITCH sets a log level itself, the switch runs at `-L warn`: bmv2's default level is
     trace, and it formats every per-packet trace line even with no log sink, which cuts its
@@ -174,7 +176,7 @@ def switch_command(switch: str, ports: dict[int, str], device_id: int, grpc_addr
         cmd += ["-i", f"{port}@{ifname}"]
     cmd += ["--device-id", str(device_id), *options]
     cmd += [str(json_path)] if json_path is not None else ["--no-p4"]
-    return cmd + ["--", "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port)]
+    return cmd + ["--", "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port), *target_options]
 
 
 def pairings() -> list[Target]:

@@ -1,5 +1,9 @@
 """The emulator driving a real `ocs` switch: circuits over P4Runtime, frames through veths, links down
-while dark. Needs root (veth pairs) and the p4sim (or $P4C/$SWITCH) toolchain."""
+while dark. Needs root (veth pairs); runs on the run's target (topo/emulation/target.py).
+
+Each switch port is a fibre as in the emulation: the switch's veth and a tap's veth whose peers are
+patched together; the emulator sets those two peers down while the port is dark, so both ends lose
+carrier and no switch's own interface is ever set down (bmv2 stops receiving on every port then)."""
 
 import json
 import os
@@ -19,6 +23,8 @@ from control.ocs.driver import duplex_pairs
 from control.ocs.polatis import PolatisDriver
 from control.switch import wait_until
 from control.tests.switch_proc import SwitchProcess
+from topo.emulation.fibre import patch
+from topo.emulation.target import Target
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="needs root for veth pairs")]
@@ -26,26 +32,26 @@ pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="ne
 
 def compile_ocs(out: Path) -> tuple[Path, Path]:
     p4src = Path(os.environ.get("P4SRC_DIR", ROOT / "p4src"))
-    p4c = os.environ.get("P4C") or str(Path(sys.executable).parent / "p4sim-compile")
-    js, info = out / "ocs.json", out / "ocs.p4info.txtpb"
-    res = subprocess.run([p4c, str(p4src / "ocs.p4"), "-o", str(js), "--p4runtime-files", str(info)],
-                         capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
-    return js, info
+    Target.from_env().compile(p4src / "ocs.p4", out, p4src)
+    return out / "ocs.json", out / "ocs.p4info.txtpb"
 
 
 @pytest.fixture
 def veths():
+    """Per port i: (switch end, tap end, the two patched peers the emulator toggles)."""
     tag = uuid.uuid4().hex[:5]
-    pairs = [(f"ocA{i}{tag}", f"ocB{i}{tag}") for i in (1, 2, 3)]
-    for a, b in pairs:
-        subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b], check=True)
-        for ifname in (a, b):
+    ports = [(f"ocA{i}{tag}", f"ocB{i}{tag}", (f"ocM{i}{tag}", f"ocN{i}{tag}")) for i in (1, 2, 3)]
+    for a, b, (m, n) in ports:
+        for end, peer in ((a, m), (b, n)):
+            subprocess.run(["ip", "link", "add", end, "type", "veth", "peer", "name", peer], check=True)
+        patch(m, n)
+        for ifname in (a, b, m, n):
             subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{ifname}.disable_ipv6=1"], check=False)
             subprocess.run(["ip", "link", "set", ifname, "up"], check=True)
-    yield pairs
-    for a, _ in pairs:
+    yield ports
+    for a, b, _ in ports:
         subprocess.run(["ip", "link", "del", a], check=False)
+        subprocess.run(["ip", "link", "del", b], check=False)
 
 
 def carrier(ifname: str) -> int:
@@ -96,7 +102,7 @@ def frame(marker: bytes) -> bytes:
 
 def test_emulator_drives_the_ocs_switch(tmp_path, veths):
     js, info = compile_ocs(tmp_path)
-    (a1, b1), (a2, b2), (a3, b3) = veths
+    (a1, b1, p1), (a2, b2, p2), (a3, b3, p3) = veths
     sw = SwitchProcess(device_id=1, ports={1: a1, 2: a2, 3: a3}).start()
     events = tmp_path / "ev.jsonl"
     emu = subprocess.Popen(
@@ -104,7 +110,7 @@ def test_emulator_drives_the_ocs_switch(tmp_path, veths):
          "--dataplane", sw.address, "--device-id", "1", "--p4info", str(info), "--config", str(js),
          "--mirror-ms", "20", "--lock-ms", "30", "--lock-jitter-ms", "0", "--poll-ms", "50",
          "--missed-poll-prob", "0", "--events", str(events),
-         "--link", f"1={a1}", "--link", f"2={a2}", "--link", f"3={a3}"],
+         *[arg for i, p in ((1, p1), (2, p2), (3, p3)) for end in p for arg in ("--link", f"{i}={end}")]],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     taps = {name: Tap(name) for name in (b1, b2, b3)}
     try:
@@ -201,7 +207,7 @@ def test_schedule_mode_on_the_ocs_switch(tmp_path, veths):
 
     js, info = compile_ocs(tmp_path)
     pipe = Pipeline.load("ocs", info, js)
-    (a1, b1), (a2, b2), (a3, b3) = veths
+    (a1, b1, p1), (a2, b2, p2), (a3, b3, p3) = veths
     sw = SwitchProcess(device_id=1, ports={1: a1, 2: a2, 3: a3}).start()
     client = P4RuntimeClient(sw.address, device_id=1)
     taps = {name: Tap(name) for name in (b1, b2, b3)}
