@@ -10,6 +10,7 @@ from typing import Any
 
 from control.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from control.resources import CloneSession, MulticastGroup
+from tablegen.schema import LIVENESS_ALWAYS_UP_GROUP, PORT_WATCH_GROUP
 
 Doc = dict[str, Any]
 
@@ -64,21 +65,22 @@ class SwitchState:
         return st
 
     def with_failover(self, on: bool) -> SwitchState:
-        """A copy whose `port_liveness` groups watch their port (on) or no port (off): p4src/README.md.
-
-        The port of a group is the `port` match of the `port_liveness` entry pointing at it; the
-        `port_down` sentinel never watches a port. Only liveness groups change (a clean diff).
-        """
+        """A copy whose `port_liveness` entries point at their port's watched group (on) or at the
+        always-up group (off): p4src/README.md. Groups never change (a clean diff: one entry per port)."""
         st = self.copy()
-        port_of = {e.group_id: int(e.match["port"]) for e in st.entries
-                   if _short(e.table) == "port_liveness" and e.group_id is not None}
-        actions = {m.member_id: m.action for m in st.members if _short(m.profile) == "liveness_selector"}
+        watched = {}  # port -> the liveness group whose member watches it
         for g in st.groups:
-            if _short(g.profile) != "liveness_selector" or g.group_id not in port_of:
-                continue
-            for m in g.members:
-                if _short(actions.get(m.member_id, "")) == "port_up":
-                    m.watch_port = port_of[g.group_id] if on else None
+            if _short(g.profile) == "liveness_selector" and g.group_id != PORT_WATCH_GROUP:
+                ports = {m.watch_port for m in g.members if m.watch_port is not None}
+                if len(ports) == 1:
+                    watched[ports.pop()] = g.group_id
+        for e in st.entries:
+            if _short(e.table) == "port_liveness" and e.group_id is not None:
+                port = int(e.match["port"])
+                if on and port not in watched:
+                    raise ValueError(f"switch {self.name}: port {port} has no liveness group watching it; "
+                                     "expected one per port (tablegen)")
+                e.group_id = watched[port] if on else LIVENESS_ALWAYS_UP_GROUP
         return st
 
     def with_version_entries_from(self, other: SwitchState) -> SwitchState:

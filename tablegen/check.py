@@ -127,10 +127,10 @@ def _check_names(e: dict[str, Any], tables: dict[str, Any], where: str) -> None:
         _check_params(where, f"{table} {e['action']}", e.get("params", {}))
 
 
-def _liveness_groups(where: str, doc: dict[str, Any], members: dict[tuple[str, int], tuple[str, dict[str, Any]]],
-                     failover: bool | None) -> dict[int, int]:
+def _liveness_groups(where: str, doc: dict[str, Any],
+                     members: dict[tuple[str, int], tuple[str, dict[str, Any]]]) -> dict[int, int]:
     """Check the port_liveness layout (p4src/README.md); group id -> the port its `port_up` watches
-    (or stands for, without failover)."""
+    (-1: none, the always-up group of failover off)."""
     live = [m for m in doc.get("action_profile_members", []) if m["profile"] == "liveness_selector"]
     downs = [m["member_id"] for m in live if m["action"] == "port_down"]
     if len(downs) != 1:
@@ -155,10 +155,6 @@ def _liveness_groups(where: str, doc: dict[str, Any], members: dict[tuple[str, i
         if members[("liveness_selector", up["member_id"])][0] != "port_up":
             raise ValueError(f"{name}: member {up['member_id']}: expected a port_up member")
         watch = up.get("watch_port")
-        if failover is True and watch is None:
-            raise ValueError(f"{name}: port_up member {up['member_id']} watches no port (failover on)")
-        if failover is False and watch is not None:
-            raise ValueError(f"{name}: port_up member {up['member_id']} watches port {watch} (failover off)")
         out[g["group_id"]] = watch if watch is not None else -1
     return out
 
@@ -207,7 +203,7 @@ def compile_doc(doc: dict[str, Any], failover: bool | None = None) -> Compiled:
                                      f"watches port {gm['watch_port']}, expected no watch port")
                 ports.append(members[key][1]["port"])
         groups[(g["profile"], g["group_id"])] = ports
-    live = _liveness_groups(where, doc, members, failover)
+    live = _liveness_groups(where, doc, members)
     ports = {e["match"]["egress_port"] for e in doc["table_entries"] if e["table"] == "port_mac"}
     for profile in PORT_WATCH_ACTIONS:
         if missing := ports - watched.get(profile, set()):
@@ -231,6 +227,12 @@ def compile_doc(doc: dict[str, Any], failover: bool | None = None) -> Compiled:
                 if watch not in (match["port"], -1):
                     raise ValueError(f"{where}: port_liveness port={match['port']}: group {e['group_id']} "
                                      f"watches port {watch}")
+                if failover is True and watch == -1:
+                    raise ValueError(f"{where}: port_liveness port={match['port']}: group {e['group_id']} "
+                                     "watches no port (failover on)")
+                if failover is False and watch != -1:
+                    raise ValueError(f"{where}: port_liveness port={match['port']}: group {e['group_id']} "
+                                     f"watches port {watch} (failover off)")
                 c.liveness.add(match["port"])
             else:
                 c.groups[(t, match["path_id"], match["version"])] = tuple(sorted(groups[(profile, e["group_id"])]))

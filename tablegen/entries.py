@@ -16,6 +16,7 @@ from tablegen.schema import (
     FLOWLET_GAP_US,
     FLOWLET_MAX_HOLD_US,
     FLOWLET_PAUSE,
+    LIVENESS_ALWAYS_UP_GROUP,
     LIVENESS_SENTINEL,
     LIVENESS_UP_BASE,
     MODES,
@@ -72,22 +73,27 @@ def liveness(ports: list[int], failover: bool = True) -> tuple[list[Doc], list[D
     """The `port_liveness` provisioning of these ports: (members, groups, entries).
 
     The `port_down` sentinel comes first (lowest member id, never deleted), then one `port_up` member
-    per port; the group of port P is [sentinel, port_up of P], with P as the watch port of `port_up`
-    when failover is on. Without failover no member is watched, so a dead port never fails over.
+    per port and one watching nothing; the group of port P is [sentinel, port_up of P watching P],
+    and the always-up group [sentinel, unwatched port_up]. With failover on, port P's entry points at
+    its own group; without failover at the always-up group, so a dead port never fails over.
     """
     members: list[Doc] = [{"profile": "liveness_selector", "member_id": LIVENESS_SENTINEL, "action": "port_down",
+                           "params": {}},
+                          {"profile": "liveness_selector", "member_id": LIVENESS_UP_BASE, "action": "port_up",
                            "params": {}}]
     groups: list[Doc] = []
     entries: list[Doc] = []
     for port in sorted(ports):
         up = LIVENESS_UP_BASE + port
         members.append({"profile": "liveness_selector", "member_id": up, "action": "port_up", "params": {}})
-        up_ref: Doc = {"member_id": up, "weight": 1}
-        if failover:
-            up_ref["watch_port"] = port
         groups.append({"profile": "liveness_selector", "group_id": port,
-                       "members": [{"member_id": LIVENESS_SENTINEL, "weight": 1}, up_ref]})
-        entries.append({"table": "port_liveness", "match": {"port": port}, "group_id": port})
+                       "members": [{"member_id": LIVENESS_SENTINEL, "weight": 1},
+                                   {"member_id": up, "weight": 1, "watch_port": port}]})
+        entries.append({"table": "port_liveness", "match": {"port": port},
+                        "group_id": port if failover else LIVENESS_ALWAYS_UP_GROUP})
+    groups.append({"profile": "liveness_selector", "group_id": LIVENESS_ALWAYS_UP_GROUP,
+                   "members": [{"member_id": LIVENESS_SENTINEL, "weight": 1},
+                               {"member_id": LIVENESS_UP_BASE, "weight": 1}]})
     return members, groups, entries
 
 
@@ -115,7 +121,8 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
                failover: bool | str = True) -> Doc:
     """The entry document of one fabric switch for a forwarding mode (static, ecmp or spray).
 
-    With failover off, no `port_liveness` member watches its port (no data-plane fast failover).
+    With failover off, every `port_liveness` entry points at the always-up group (no data-plane fast
+    failover).
     """
     failover = failover_flag(failover)
     if mode not in MODES:

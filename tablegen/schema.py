@@ -11,6 +11,11 @@ FAILOVER = ("on", "off")
 # of port P has group id P.
 LIVENESS_SENTINEL = 1
 LIVENESS_UP_BASE = 1000
+# Failover off: every `port_liveness` entry points at this group, [sentinel, port_up member
+# LIVENESS_UP_BASE (port 0: watches nothing)], so every port counts as up. The per-port groups keep
+# their watch ports either way: failover is turned on and off by one entry write per port, never by
+# changing a group (PI fails to re-activate a member whose watch port is added while the port is up).
+LIVENESS_ALWAYS_UP_GROUP = 9999
 
 # Port-watch groups (p4src/README.md, "Port status on bmv2"): every action profile holds group
 # PORT_WATCH_GROUP, whose member PORT_WATCH_BASE + P watches port P. Nothing points at these groups;

@@ -4,17 +4,32 @@ port (topo/emulation/switchproc.py starts it and stops it by PID)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from topo.emulation.switchproc import SwitchProcess as RunningSwitch
 from topo.emulation.switchproc import start_switch
 from topo.emulation.target import Target, free_port
 
-__all__ = ["SwitchProcess", "free_port"]
+__all__ = ["P4SIM", "SwitchProcess", "free_port"]
+
+
+def p4sim_target() -> Target:
+    """p4sim's own switch (and compiler): for the tests of what only p4sim's server offers, such as
+    register reads, which PI (bmv2's P4Runtime server) does not support."""
+    return Target.from_env(str(Path(sys.executable).parent / "p4sim-compile"),
+                           str(Path(sys.executable).parent / "p4sim-switch"))
+
+
+P4SIM = p4sim_target
 
 
 class SwitchProcess:
     """A switch with --no-p4 on a free gRPC port (or the given one); stop() ends it by PID."""
 
-    def __init__(self, device_id: int = 1, ports: dict[int, str] | None = None, grpc_port: int = 0) -> None:
+    def __init__(self, device_id: int = 1, ports: dict[int, str] | None = None, grpc_port: int = 0,
+                 target: Target | None = None) -> None:
+        self.target = target or Target.from_env()
         self.device_id = device_id
         self.ports = ports or {}
         self.grpc_port = grpc_port or free_port()
@@ -25,7 +40,7 @@ class SwitchProcess:
         return f"127.0.0.1:{self.grpc_port}"
 
     def start(self, timeout: float = 20.0) -> SwitchProcess:
-        self.running = start_switch(Target.from_env(), None, self.ports, device_id=self.device_id,
+        self.running = start_switch(self.target, None, self.ports, device_id=self.device_id,
                                     grpc_port=self.grpc_port, timeout=timeout)
         return self
 

@@ -89,11 +89,11 @@ def test_failover_toggled_at_run_time(pipelines):
     try:
         net.install(generate_states(topo, "ecmp"))
         plans = net.set_failover(False)
-        # only the liveness groups change: one MODIFY per switch port, the sentinel untouched
+        # only the port_liveness entries change: one MODIFY per switch port, groups untouched
         for name, p in plans.items():
             nports = len(topo.switch_map()[name].ports)
             assert (p.inserts, p.modifies, p.deletes) == (0, nports, 0), (name, p.lines)
-            assert all(line.startswith("~ liveness_selector group") for line in p.lines)
+            assert all(line.startswith("~ port_liveness port=") for line in p.lines)
         assert all(p.empty for p in net.set_failover(False).values())
         h2, h3 = topo.host_map()["h2"], topo.host_map()["h3"]
         addr = int(ipaddress.IPv4Address(h3.address))

@@ -110,7 +110,7 @@ def _generated(failover=True, name="e0_0"):
 def test_sentinel_written_alone_first(fabric):
     p = plan(fabric, _generated(), Held())
     assert p.lines[0] == "+ liveness_selector member 1 -> port_down()" and len(p.phases[0]) == 1
-    assert p.lines[1].startswith("+ liveness_selector member 1001 -> port_up()") and not p.rebuilt
+    assert p.lines[1].startswith("+ liveness_selector member 1000 -> port_up()") and not p.rebuilt
 
 
 def test_failover_toggle_is_a_clean_diff(fabric):
@@ -118,7 +118,7 @@ def test_failover_toggle_is_a_clean_diff(fabric):
     assert off == on.with_failover(False) and on == off.with_failover(True)
     p = plan(fabric, off, held_of(fabric, on))
     assert (p.inserts, p.modifies, p.deletes) == (0, 4, 0) and not p.rebuilt
-    assert sorted(p.lines)[0] == "~ liveness_selector group 1 -> [1*1, 1001*1]"
+    assert sorted(p.lines)[0] == "~ port_liveness port=1 -> group(9999)"
     assert plan(fabric, on, held_of(fabric, off)).modifies == 4
     assert plan(fabric, on, held_of(fabric, on)).empty
 

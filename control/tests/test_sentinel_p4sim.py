@@ -1,5 +1,5 @@
 """The liveness sentinel against a real switch process: an older layout is rebuilt sentinel first,
-then the switch is in sync, and toggling failover only modifies groups."""
+then the switch is in sync, and toggling failover only modifies the port_liveness entries."""
 
 import pytest
 
@@ -47,5 +47,6 @@ def test_old_layout_rebuilt_then_clean_toggles(session):
     assert session.sync(want).empty
     off = session.sync(want.with_failover(False))
     assert (off.inserts, off.modifies, off.deletes) == (0, 4, 0) and not off.rebuilt
+    assert all(line.startswith("~ port_liveness port=") for line in off.lines)
     assert session.sync(want).modifies == 4
     assert session.sync(want, trust_cache=False).empty  # read back from the switch: nothing to write

@@ -58,8 +58,8 @@ def test_failover_off_and_check(ft4, tmp_path, capsys):
     assert "watches no port (failover on)" in capsys.readouterr().err
     assert main(["diff", str(on), str(off)]) == 0
     out = capsys.readouterr().out
-    assert out.endswith("80 changes on 20 switches\n")  # one liveness group per switch port (4 x 20)
-    assert all(" ~ group liveness_selector " in line for line in out.splitlines()[:-1])
+    assert out.endswith("80 changes on 20 switches\n")  # one port_liveness entry per switch port (4 x 20)
+    assert all(" ~ port_liveness " in line for line in out.splitlines()[:-1]), out
 
 
 @pytest.mark.parametrize("argv,msg", [

@@ -39,16 +39,18 @@ def test_liveness_sentinel_first_and_failover_off():
     live = [m for m in on["action_profile_members"] if m["profile"] == "liveness_selector"]
     assert on["action_profile_members"][0] == live[0] == {"profile": "liveness_selector", "member_id": 1,
                                                           "action": "port_down", "params": {}}
-    assert [m["member_id"] for m in live[1:]] == [1001, 1002, 1003, 1004, 2001, 2002, 2003, 2004]
+    assert [m["member_id"] for m in live[1:]] == [1000, 1001, 1002, 1003, 1004, 2001, 2002, 2003, 2004]
     assert "group liveness_selector 10000 = [2001@1 2002@2 2003@3 2004@4]" in doc_lines(on)
+    assert "group liveness_selector 3 = [1@- 1003@3]" in doc_lines(on)
+    assert "group liveness_selector 9999 = [1@- 1000@-]" in doc_lines(on)
     off = docs_of(fattree(4), failover=False)["e0_0"]
-    assert "group liveness_selector 3 = [1@- 1003@-]" in doc_lines(off)
-    # on and off differ only in the watch ports of the liveness groups: a clean run-time diff
+    assert "group liveness_selector 3 = [1@- 1003@3]" in doc_lines(off)  # groups never change
+    # on and off differ only in where the port_liveness entries point: a clean run-time diff
     from tablegen.diff import diff_docs
 
     changes = diff_docs(on, off)
-    assert len(changes) == 4 and {(c.op, c.kind) for c in changes} == {("modify", "group")}
-    assert all(c.new["profile"] == "liveness_selector" for c in changes)
+    assert len(changes) == 4 and {(c.op, c.kind) for c in changes} == {("modify", "entry")}
+    assert all(c.new["table"] == "port_liveness" and c.new["group_id"] == 9999 for c in changes)
     assert docs_of(fattree(4), failover="off")["e0_0"] == off
 
 
