@@ -105,11 +105,11 @@ class Network:
         return pushed
 
     def sync(self, states: dict[str, SwitchState], delete: bool = True, step: str = "sync",
-             trust_cache: bool = False) -> dict[str, Plan]:
-        """Reconcile the named switches to these states, in parallel."""
+             trust_cache: bool = False, events: EventLog | None = None) -> dict[str, Plan]:
+        """Reconcile the named switches to these states, in parallel; the writes go to `events` (default: ours)."""
         t0 = time.monotonic()
         plans = self.each(lambda s: s.sync(states[s.name], delete=delete, trust_cache=trust_cache), list(states))
-        self.events.log(step, switches=len(plans), inserts=sum(p.inserts for p in plans.values()),
+        (events or self.events).log(step, switches=len(plans), inserts=sum(p.inserts for p in plans.values()),
                         modifies=sum(p.modifies for p in plans.values()),
                         deletes=sum(p.deletes for p in plans.values()), ms=(time.monotonic() - t0) * 1000)
         return plans

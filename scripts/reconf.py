@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from control.events import EventLog
+from control.plan import Transform, no_shadow, without_shadow
 from control.procedures import Reconfigurer, circuits_from_ocs
 from control.state import SwitchState, affected_paths
 from scripts.capture import read_tcp
@@ -41,9 +42,6 @@ log = logging.getLogger(__name__)
 BASE_PORT = 5201
 
 
-VERSIONED = ("path", "ecmp_group", "spray_group")
-
-
 def initial_map(spec: Spec, variant: Variant) -> str | None:
     """The circuit map name a variant starts from (None: the topology's default map)."""
     return variant.initial_map or spec.initial_map
@@ -58,35 +56,10 @@ def circuit_map(ocs: Any, name: str | None) -> list[tuple[int, int]]:
     return [tuple(c) for c in ocs.circuit_maps[name]]
 
 
-def without_failover(state: SwitchState) -> SwitchState:
-    """A copy whose version-1 (shadow) entries equal version 0: no fast failover to the bypass.
-
-    The thesis's switches (PicOS/OpenFlow) had no shadow path; a dark optical port simply dropped
-    traffic. bbm on these states is the thesis's OST; on the normal states fast failover rescues it.
-    """
-    st = state.copy()
-    v0 = {(e.table.rsplit(".", 1)[-1], int(e.match["path_id"])): e for e in st.entries
-          if e.table.rsplit(".", 1)[-1] in VERSIONED and int(e.match.get("version", 0)) == 0}
-    for e in st.entries:
-        key = (e.table.rsplit(".", 1)[-1], int(e.match.get("path_id", -1)))
-        if key[0] in VERSIONED and int(e.match.get("version", 0)) == 1 and key in v0:
-            src = v0[key]
-            e.action, e.params = src.action, dict(src.params)
-            e.member_id, e.group_id = src.member_id, src.group_id
-    return st
-
-
 def port_count_delta(before: dict, after: dict) -> dict[str, dict[str, dict[int, int]]]:
     """Packets counted per switch, counter and port between two `port_counts` readings."""
     return {s: {c: {p: n - before.get(s, {}).get(c, {}).get(p, 0) for p, n in cells.items()}
                 for c, cells in counters.items()} for s, counters in after.items()}
-
-
-class NoFailoverReconfigurer(Reconfigurer):
-    """A Reconfigurer whose states have no shadow paths (the thesis's switches)."""
-
-    def states(self, circuits):  # noqa: D102 - see Reconfigurer.states
-        return {n: without_failover(s) for n, s in super().states(circuits).items()}
 
 
 class Reconfiguration:
@@ -98,8 +71,9 @@ class Reconfiguration:
         self.initial = circuit_map(topo_ocs, initial_map(spec, variant) or topo_ocs.default_map)
         self.target = circuit_map(topo_ocs, variant.target_map or spec.target_map)
         self.driver = emu.ocs.driver()
-        cls = Reconfigurer if variant.failover else NoFailoverReconfigurer
-        self.rec = cls(emu.controller, self.driver, mode=variant.mode, spray=emu.spray)
+        self.rec = Reconfigurer(emu.controller, self.driver, mode=variant.mode, spray=emu.spray)
+        # the thesis's switches (variant failover: false): no electrical shadow paths, bbm only
+        self.transforms: tuple[Transform, ...] = () if variant.failover else (no_shadow,)
 
     def close(self) -> None:
         """Close the OCS session."""
@@ -111,7 +85,12 @@ class Reconfiguration:
         if sorted(have) != sorted(tuple(sorted(c)) for c in self.initial):
             log.info("reset: OCS holds %s; back to %s", have, self.initial)
             self.emu.set_circuits(self.initial)
-        self.emu.controller.sync(self.rec.states(self.initial), step="reset")
+        self.emu.controller.sync(self.states(self.initial), step="reset")
+
+    def states(self, circuits: list[tuple[int, int]]) -> dict[str, SwitchState]:
+        """The variant's states for these circuits (without shadow paths on the thesis's switches)."""
+        states = self.rec.states(circuits)
+        return states if self.variant.failover else {n: without_shadow(st) for n, st in states.items()}
 
     def port_counts(self) -> dict[str, dict[str, dict[int, int]]]:
         """Every fabric switch's port_rx and port_tx packet counts (where a lost packet was dropped)."""
@@ -120,7 +99,7 @@ class Reconfiguration:
 
     def shadow_states(self) -> dict:
         """The initial states with the paths the target map changes flipped to their shadow (version 1)."""
-        old, new = self.rec.states(self.initial), self.rec.states(self.target)
+        old, new = self.states(self.initial), self.states(self.target)
         affected = affected_paths(old, new, self.rec.addresses, self.rec.ingress)
         return {s: st.with_versions(dict.fromkeys(affected.get(s, ()), 1)) for s, st in old.items()}
 
@@ -133,9 +112,7 @@ class Reconfiguration:
         hosts = self.emu.hosts
         addr = {h.name: h.address for h in self.emu.topo.hosts}
         dyn = next(s for s in self.spec.streams if s.role == "dynamic")
-        events = EventLog(run_dir / "events.jsonl")
-        self.rec.events = events
-        net_events, self.emu.controller.events = self.emu.controller.events, events  # writes' timings too
+        events = EventLog(run_dir / "events.jsonl")  # the procedure's steps and the controller's writes
         meta: dict[str, Any] = {"variant": asdict(self.variant), "spec": self.spec.name,
                                 "streams": [asdict(s) for s in self.spec.streams], "scale": self.spec.scale}
         try:
@@ -151,10 +128,12 @@ class Reconfiguration:
             time.sleep(max(0.0, t_start + self.spec.event_at_s - time.time()))
             meta["t_event"] = time.time()
             if self.spec.kind == "route-flip":
-                plans = self.emu.controller.sync(self.shadow_states(), delete=False, step="route-flip")
+                plans = self.emu.controller.sync(self.shadow_states(), delete=False, step="route-flip",
+                                                 events=events)
                 meta["result"] = {"writes": sum(p.inserts + p.modifies + p.deletes for p in plans.values())}
             else:
-                res = self.rec.run(self.variant.procedure, self.target, old=self.initial, hold_s=self.variant.hold_s)
+                res = self.rec.run(self.variant.procedure, self.target, old=self.initial, hold_s=self.variant.hold_s,
+                                   transforms=self.transforms, events=events)
                 meta["result"] = asdict(res)
             meta["t_event_done"] = time.time()
             for c in clients:
@@ -165,7 +144,6 @@ class Reconfiguration:
             meta["port_counts"] = port_count_delta(counts_before, self.port_counts())
         finally:
             procs.stop_all()
-            self.emu.controller.events = net_events
             events.close()
         meta["t_start"] = t_start
         (run_dir / "run.json").write_text(json.dumps(meta, indent=1, default=str))

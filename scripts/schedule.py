@@ -88,13 +88,13 @@ class ScheduleTiming:
 
     def __init__(self, emu: Any, spec: Spec, variant: Variant) -> None:
         from control.network import generate_states
-        from scripts.reconf import without_failover
+        from control.plan import without_shadow
 
         self.emu, self.spec, self.variant = emu, spec, variant
         o = emu.topo.ocs[0]
         circuits = {o.name: [tuple(c) for c in o.circuit_maps[spec.target_map]]}
         states = generate_states(emu.topo, variant.mode, circuits, emu.spray)
-        emu.controller.sync({n: without_failover(s) for n, s in states.items()}, step="schedule-tables")
+        emu.controller.sync({n: without_shadow(s) for n, s in states.items()}, step="schedule-tables")
 
     def close(self) -> None:
         """Nothing to close."""

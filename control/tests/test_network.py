@@ -193,12 +193,7 @@ def test_mbb_without_light_stays_on_the_shadow(bed):
 
 
 def rec_affected(rec, switch, new):
-    from control.state import affected_paths
-
-    old_map = topo_initial(rec)
-    got = affected_paths(rec.states(new), rec.states(old_map), rec.addresses, rec.ingress, rec._peers(new),
-                         rec._peers(old_map), rec._profiles())
-    return got.get(switch, set())
+    return set(rec.plan("mbb", new, topo_initial(rec)).affected.get(switch, []))
 
 
 def topo_initial(rec):

@@ -1,29 +1,77 @@
-"""mbb's gradual flip: the state written at the flip (no network needed)."""
+"""The executor on a fake network and OCS: every step performed in order and logged (no root)."""
 
-from control.procedures import with_gradual_versions
-from control.state import SwitchState
+import pytest
 
+from control.events import EventLog
+from control.network import ProbeResult
+from control.plan import View, plan
+from control.procedures import Executor, ProcedureError
+from topo.generators import ucd4
 
-def state(versions):
-    entries = [{"table": "path_version", "match": {"path_id": pid}, "action": "set_version", "params": {"version": v}}
-               for pid, v in versions.items()]
-    entries.append({"table": "path_version", "default": True, "action": "set_version", "params": {"version": 0}})
-    return SwitchState.from_doc({"switch": "t1", "program": "fabric", "table_entries": entries})
-
-
-def actions(st):
-    return {int(e.match["path_id"]): (e.action, int(e.params["version"])) for e in st.entries
-            if e.table == "path_version"}
+OLD = [(3, 1), (2, 5), (6, 4)]
+NEW = [(3, 4), (2, 5)]
 
 
-def test_gradual_only_for_the_affected_paths():
-    st = state({1: 0, 2: 0, 3: 1})
-    got = with_gradual_versions(st, [1, 3])
-    assert actions(got) == {1: ("set_version_gradual", 0), 2: ("set_version", 0), 3: ("set_version_gradual", 1)}
-    assert actions(st) == {1: ("set_version", 0), 2: ("set_version", 0), 3: ("set_version", 1)}  # a copy
-    assert [(d.action, dict(d.params)) for d in got.defaults] == [("set_version", {"version": 0})]  # immediate
+class FakeNet:
+    """Records syncs and probes; `lost` probes time out."""
+
+    def __init__(self, calls, lost=()):
+        self.calls, self.lost, self.sessions = calls, set(lost), {}
+
+    def sync(self, states, delete=True, step="sync", trust_cache=False, events=None):
+        self.calls.append(("sync", step, tuple(states), delete))
+        events.log(step, switches=len(states), inserts=0, modifies=0, deletes=0, ms=0.0)
+        return {}
+
+    def probe(self, src, dst, timeout=5.0):
+        self.calls.append(("probe", src, dst))
+        if src in self.lost:
+            raise TimeoutError(f"probe {src} -> {dst}: no packet-in")
+        return ProbeResult(src, dst, 2, 0.5)
 
 
-def test_gradual_adds_an_entry_for_a_path_on_the_default():
-    got = with_gradual_versions(state({1: 0}), [7])
-    assert actions(got) == {1: ("set_version", 0), 7: ("set_version_gradual", 0)}
+class FakeOcs:
+    size = 6
+
+    def __init__(self, calls):
+        self.calls = calls
+
+    def set_map(self, pairs, delay=None):
+        self.calls.append(("ocs", tuple(pairs)))
+
+    def wait_complete(self):
+        self.calls.append(("wait",))
+
+
+@pytest.fixture(scope="module")
+def mbb_plan():
+    return plan("mbb", OLD, NEW, View(ucd4(), "ocs", 6, switches=()), drain_ms=0, flowlet_ms=1)
+
+
+def test_mbb_performed_in_order(mbb_plan):
+    calls, events = [], EventLog()
+    res = Executor(FakeNet(calls), FakeOcs(calls), events).execute(mbb_plan)
+    sw = ("s1", "s2", "s3", "s4")
+    assert calls == [("sync", "to-shadow", sw, False), ("ocs", ((3, 10), (4, 9), (2, 11), (5, 8))), ("wait",),
+                     ("sync", "new-paths", sw, False), ("probe", ("s2", 2), ("s3", 2)),
+                     ("probe", ("s3", 2), ("s2", 2)), ("sync", "flip", sw, False), ("sync", "settle", sw, True)]
+    assert list(res.steps) == ["prepare", "to-shadow", "drain", "ocs", "ocs-mirrors", "new-paths", "probe", "flip",
+                               "flowlet-hold", "settle"]
+    assert res.probes == 4 and res.affected == mbb_plan.affected
+    kinds = [r["event"] for r in events.records]
+    assert kinds[0] == "procedure-start" and kinds[-1] == "procedure-done"
+    assert kinds.count("step-start") == kinds.count("step-done") == 10
+    assert kinds.count("probe-ok") == 2 and kinds.count("flowlet-wait") == 2
+    done = events.records[-1]
+    assert done["steps"] == res.steps and done["control_ms"] == res.control_ms
+    # only the writes count as control time
+    assert res.control_ms == pytest.approx(sum(res.steps[s] for s in ("to-shadow", "new-paths", "flip", "settle")))
+
+
+def test_a_failed_probe_stops_before_the_flip(mbb_plan):
+    calls, events = [], EventLog()
+    with pytest.raises(ProcedureError) as exc:
+        Executor(FakeNet(calls, lost=[("s3", 2)]), FakeOcs(calls), events).execute(mbb_plan)
+    assert exc.value.step == "probe" and "no packet-in" in str(exc.value)
+    assert [c[1] for c in calls if c[0] == "sync"] == ["to-shadow", "new-paths"]  # still on the shadow
+    assert events.records[-1]["event"] == "procedure-error" and events.records[-1]["step"] == "probe"

@@ -45,23 +45,6 @@ def test_pairs_cross_pods():
         pairs_for(fattree(4), 9)
 
 
-def test_without_failover_copies_version_0():
-    from control.network import generate_states
-    from scripts.reconf import without_failover
-    from topo.generators import ucd4
-
-    st = generate_states(ucd4(), "ecmp")["s2"]
-    nf = without_failover(st)
-
-    def paths(s):
-        return {(int(e.match["path_id"]), int(e.match["version"])): (e.action, e.params)
-                for e in s.entries if e.table.endswith("path")}
-
-    before, after = paths(st), paths(nf)
-    assert any(before[(p, 0)] != before[(p, 1)] for p, _ in before)  # ucd4 has shadow paths...
-    assert all(after[(p, 1)] == after[(p, 0)] == before[(p, 0)] for p, _ in after)  # ...gone here
-
-
 def test_reconf_summary_verdict():
     runs = [{"retransmissions": 0, "rto_count": 0, "max_gap_ms": 12.0, "lost_packets": 0, "throughput_dip_pct": 5,
              "loss_pct": 0.0},
