@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import time
 from pathlib import Path
 from typing import Any
 
+from control.client import wildcard
 from control.events import EventLog
+from control.network import Network, generate_states
+from control.ocs.polatis import PolatisDriver
+from control.ocs.server import parse_listen
+from control.procedures import Reconfigurer
+from control.resources import CounterEntry
 from control.state import SwitchState
+from control.switch import Pipeline
+from tablegen.files import read
+from tablegen.schema import MODES
+from topo.circuits import ocs_circuits, resolve_circuits
+from topo.model import load
 
 log = logging.getLogger(__name__)
 
-MODES = ("static", "ecmp", "spray")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -86,20 +95,14 @@ def add_parsers(sub: Any) -> None:
 
 
 def _topo(args: argparse.Namespace):
-    from topo.model import load
-
     return load(args.topo)
 
 
 def _pipeline(args: argparse.Namespace):
-    from control.switch import Pipeline
-
     return Pipeline.from_build("fabric", args.build)
 
 
 def _network(args: argparse.Namespace, topo, events: EventLog, names=None):
-    from control.network import Network
-
     return Network(topo, _pipeline(args), host=args.host, election_id=(0, args.election_id), events=events,
                    timeout=args.timeout, names=names)
 
@@ -111,8 +114,6 @@ def _events(args: argparse.Namespace) -> EventLog:
 def _circuit_map(topo, spec: str | None) -> dict[str, list[tuple[int, int]]] | None:
     if spec is None:
         return None
-    from tablegen.fabric import resolve_circuits
-
     return resolve_circuits(topo, spec)
 
 
@@ -121,8 +122,6 @@ def load_states(directory: str) -> dict[str, SwitchState]:
     d = Path(directory)
     if not d.is_dir():
         raise ValueError(f"entries {directory!r}: not a directory")
-    from tablegen.files import read
-
     out = {}
     for f in sorted(d.glob("*.json")):
         doc = read(f)  # a file that is not JSON, or not an entry document, is named in the error
@@ -136,8 +135,6 @@ def load_states(directory: str) -> dict[str, SwitchState]:
 
 def run_install(args: argparse.Namespace) -> int:
     """install."""
-    from control.network import generate_states
-
     topo = _topo(args)
     events = _events(args)
     if args.entries:
@@ -169,8 +166,6 @@ def run_install(args: argparse.Namespace) -> int:
 
 def run_set_mode(args: argparse.Namespace) -> int:
     """set-mode."""
-    from control.network import generate_states
-
     topo = _topo(args)
     events = _events(args)
     states = generate_states(topo, args.mode, _circuit_map(topo, args.circuits), args.spray, args.failover == "on")
@@ -185,37 +180,12 @@ def run_set_mode(args: argparse.Namespace) -> int:
 
 
 def parse_circuits(topo, ocs_name: str | None, spec: str) -> list[tuple[int, int]]:
-    """A map name, a JSON file or "a-b,c-d" -> circuits of one OCS."""
-    ocs = topo.ocs_map()
-    name = ocs_name or (next(iter(ocs)) if ocs else None)
-    if name is None or name not in ocs:
-        raise ValueError(f"OCS {ocs_name!r}: expected one of {sorted(ocs)}")
-    if spec in ocs[name].circuit_maps:
-        return [tuple(c) for c in ocs[name].circuit_maps[spec]]
-    if Path(spec).is_file():
-        try:
-            data = json.loads(Path(spec).read_text())
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"circuits file {spec!r}: not JSON ({exc.msg} at line {exc.lineno})") from None
-        from topo.model import circuit_list
-
-        return circuit_list(data.get(name) if isinstance(data, dict) else data, f"circuits file {spec!r}")
-    out = []
-    for item in spec.split(","):
-        a, sep, b = item.partition("-")
-        if not sep or not a.strip().isdigit() or not b.strip().isdigit():
-            raise ValueError(f"circuits {spec!r}: expected a map name of {sorted(ocs[name].circuit_maps)}, "
-                             "a JSON file or pairs a-b,c-d")
-        out.append((int(a), int(b)))
-    return out
+    """The circuits of one OCS a spec names (topo/circuits.py: map name, none, a-b,c-d, JSON file)."""
+    return ocs_circuits(topo, spec, ocs_name)
 
 
 def run_reconfigure(args: argparse.Namespace) -> int:
     """reconfigure."""
-    from control.ocs.polatis import PolatisDriver
-    from control.ocs.server import parse_listen
-    from control.procedures import Reconfigurer
-
     topo = _topo(args)
     events = _events(args)
     new = parse_circuits(topo, args.ocs_name, args.circuits)
@@ -238,8 +208,6 @@ def run_reconfigure(args: argparse.Namespace) -> int:
 
 def run_counters(args: argparse.Namespace) -> int:
     """counters."""
-    from control.resources import CounterEntry
-
     topo = _topo(args)
     events = EventLog()
     net = _network(args, topo, events, names=args.switch)
@@ -265,8 +233,6 @@ def run_counters(args: argparse.Namespace) -> int:
 
 def run_status(args: argparse.Namespace) -> int:
     """status."""
-    from control.client import wildcard
-
     topo = _topo(args)
     events = EventLog()
     net = _network(args, topo, events)

@@ -23,6 +23,8 @@ from control.reconcile import Plan
 from control.resources import Packet
 from control.state import SwitchState
 from control.switch import Pipeline, StaleView, SwitchSession
+from tablegen.fabric import Fabric
+from tablegen.files import documents
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +47,6 @@ def generate_states(topo: Any, mode: str, circuits: dict[str, list[tuple[int, in
     """tablegen's documents for a topology, mode and circuit map, as states (fabric switches only).
 
     failover=False: no port_liveness member watches its port (no data-plane fast failover)."""
-    from tablegen.fabric import Fabric
-    from tablegen.files import documents
-
     states = {}
     for doc in documents(Fabric(topo, circuits), mode, spray, failover):
         if doc.get("program") == "fabric":

@@ -22,7 +22,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from control.network import generate_states
+from control.ocs.driver import duplex_pairs
 from control.state import Peers, SwitchState, affected_paths, forwarding_signature
+from tablegen.fabric import Fabric
 from tablegen.schema import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US
 
 PROCEDURES = ("bbm", "mbb-timed", "mbb")
@@ -246,14 +249,10 @@ class View:
 
     def states(self, circuits: Circuits) -> States:
         """tablegen's states for this OCS's circuits (other OCSes keep their default maps)."""
-        from control.network import generate_states
-
         return generate_states(self.topo, self.mode, self.circuit_map(circuits), self.spray, self.failover)
 
     def peers(self, circuits: Circuits) -> Peers:
         """Switch -> port -> the switch it reaches, with these circuits lit."""
-        from tablegen.fabric import Fabric
-
         fab = Fabric(self.topo, self.circuit_map(circuits))
         return {s: {port: peer.node for port, peer in ports.items()} for s, ports in fab.peers.items()}
 
@@ -314,7 +313,6 @@ def plan(procedure: str, old: Circuits, new: Circuits, view: View, hold_s: float
     """The steps reconfiguring the OCS from `old` to `new` with one procedure, then each transform applied."""
     if procedure not in PROCEDURES:
         raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
-    from control.ocs.driver import duplex_pairs
 
     old, new = [tuple(c) for c in old], [tuple(c) for c in new]
     st_old, st_new = view.states(old), view.states(new)

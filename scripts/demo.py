@@ -10,13 +10,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from control.plan import PROCEDURES
 from scripts import spec as specmod
 from scripts.experiment import analyze_all, report, run
 from scripts.report import RECONF_KEYS, THESIS, load_runs, reconf_summary
+from tablegen.schema import MODES
 
 EXPERIMENTS = Path(__file__).resolve().parent / "experiments"
-DEMO_PROCEDURES = ("bbm", "mbb-timed", "mbb")
-DEMO_MODES = ("static", "ecmp", "spray")
+# every procedure and every forwarding mode, in their canonical order
+DEMO_PROCEDURES = PROCEDURES
+DEMO_MODES = MODES
 
 
 def demo_specs(runs: int) -> tuple[specmod.Spec, specmod.Spec]:

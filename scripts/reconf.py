@@ -36,6 +36,7 @@ from scripts.metrics import (
     udp_metrics,
 )
 from scripts.spec import Spec, Stream, Variant
+from topo.circuits import ocs_circuits
 
 log = logging.getLogger(__name__)
 
@@ -45,15 +46,6 @@ BASE_PORT = 5201
 def initial_map(spec: Spec, variant: Variant) -> str | None:
     """The circuit map name a variant starts from (None: the topology's default map)."""
     return variant.initial_map or spec.initial_map
-
-
-def circuit_map(ocs: Any, name: str | None) -> list[tuple[int, int]]:
-    """The circuits of a named map of the OCS ("none" or None: all dark)."""
-    if name in (None, "none"):
-        return []
-    if name not in ocs.circuit_maps:
-        raise ValueError(f"circuit map {name!r}: expected none or one of {sorted(ocs.circuit_maps)}")
-    return [tuple(c) for c in ocs.circuit_maps[name]]
 
 
 def port_count_delta(before: dict, after: dict) -> dict[str, dict[str, dict[int, int]]]:
@@ -68,8 +60,9 @@ class Reconfiguration:
     def __init__(self, emu: Any, spec: Spec, variant: Variant) -> None:
         self.emu, self.spec, self.variant = emu, spec, variant
         topo_ocs = emu.topo.ocs[0]
-        self.initial = circuit_map(topo_ocs, initial_map(spec, variant) or topo_ocs.default_map)
-        self.target = circuit_map(topo_ocs, variant.target_map or spec.target_map)
+        # a map named in the spec (topo/circuits.py); no name: all dark
+        self.initial = ocs_circuits(emu.topo, initial_map(spec, variant) or topo_ocs.default_map or "none", topo_ocs.name)
+        self.target = ocs_circuits(emu.topo, variant.target_map or spec.target_map or "none", topo_ocs.name)
         self.driver = emu.ocs.driver()
         self.rec = Reconfigurer(emu.controller, self.driver, mode=variant.mode, spray=emu.spray)
         # the thesis's switches (variant failover: false): no electrical shadow paths, bbm only

@@ -15,11 +15,11 @@ from typing import Any
 
 import yaml
 
+from control.plan import PROCEDURES
+from tablegen.schema import MODES
 from topo.emulation.links import check_rto_min
 
 KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule")
-PROCEDURES = ("bbm", "mbb-timed", "mbb")
-MODES = ("static", "ecmp", "spray")
 GENERATORS = ("ucd4", "fattree", "leafspine")
 # what a host's sysctl may be (set with `sysctl -w KEY=VALUE` as an argument list, never a shell line)
 _SYSCTL_KEY = re.compile(r"net(\.[A-Za-z0-9_-]+)+")

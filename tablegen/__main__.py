@@ -16,9 +16,10 @@ from pathlib import Path
 
 from tablegen.check import check
 from tablegen.diff import diff_docs
-from tablegen.fabric import Fabric, resolve_circuits
+from tablegen.fabric import Fabric
 from tablegen.files import read, write
 from tablegen.schema import FAILOVER, MODES, SPRAY_KINDS
+from topo.circuits import resolve_circuits
 from topo.model import load
 from topo.validate import validate
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tablegen.fabric import CircuitMap, Fabric
+from tablegen.fabric import Fabric
 from tablegen.schema import (
     ACTION_PARAMS,
     FABRIC_TABLES,
@@ -32,6 +32,7 @@ from tablegen.schema import (
     PORT_WATCH_GROUP,
     PROFILE_TABLE,
 )
+from topo.circuits import CircuitMap
 from topo.model import Topology
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
-from tablegen.fabric import CircuitMap, Fabric
+from tablegen.fabric import Fabric
 from tablegen.routing import SwitchPlan
 from tablegen.schema import (
     DRAIN_PROBE_SESSION,
@@ -25,6 +25,7 @@ from tablegen.schema import (
     PORT_WATCH_GROUP,
     SPRAY_KINDS,
 )
+from topo.circuits import CircuitMap
 from topo.model import CPU_PORT, Ocs, Topology
 
 Doc = dict[str, Any]

@@ -9,11 +9,10 @@ circuits only, so it never crosses a circuit that a reconfiguration may tear dow
 from __future__ import annotations
 
 import heapq
-import json
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 
+from topo.circuits import CircuitMap, default_circuits
 from topo.model import Topology
 from topo.validate import check_circuits
 
@@ -22,7 +21,6 @@ log = logging.getLogger(__name__)
 ELECTRICAL_COST = 1000
 OPTICAL_COST = 999  # a lit circuit is preferred over an electrical hop of the same length
 
-CircuitMap = dict[str, list[tuple[int, int]]]  # OCS name -> circuits (OCS port pairs)
 
 
 @dataclass(slots=True)
@@ -146,39 +144,3 @@ class Fabric:
         return any(self.circuits.values())
 
 
-def default_circuits(topo: Topology) -> CircuitMap:
-    """Each OCS's default circuit map (none when it has no default: every port dark)."""
-    return {o.name: list(o.circuit_maps.get(o.default_map, [])) if o.default_map else [] for o in topo.ocs}
-
-
-def resolve_circuits(topo: Topology, spec: str | None) -> CircuitMap:
-    """A circuit map from a CLI value: None (defaults), "none" (all dark), a map name, or a JSON file."""
-    if spec is None:
-        return default_circuits(topo)
-    if spec == "none":
-        return {o.name: [] for o in topo.ocs}
-    if not topo.ocs:
-        raise ValueError(f"--circuits {spec!r}: the topology has no OCS")
-    known = sorted({m for o in topo.ocs for m in o.circuit_maps})
-    if spec in known:
-        return {o.name: list(o.circuit_maps.get(spec, [])) for o in topo.ocs}
-    path = Path(spec)
-    if not path.is_file():
-        raise ValueError(f"--circuits {spec!r}: expected 'none', a map name ({', '.join(known)}) or a JSON file")
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--circuits {spec!r}: not JSON ({exc.msg} at line {exc.lineno})") from None
-    if isinstance(data, list):  # a bare list of pairs applies to the only OCS
-        if len(topo.ocs) != 1:
-            raise ValueError(f"--circuits {spec!r}: a bare list needs exactly one OCS; use {{ocs: [[a, b]]}}")
-        data = {topo.ocs[0].name: data}
-    if not isinstance(data, dict):
-        raise ValueError(f"--circuits {spec!r}: expected {{\"<ocs>\": [[a, b], ...]}}")
-    out: CircuitMap = {o.name: [] for o in topo.ocs}
-    for name, pairs in data.items():
-        if not isinstance(pairs, list) or not all(
-                isinstance(c, list) and len(c) == 2 and all(isinstance(x, int) for x in c) for c in pairs):
-            raise ValueError(f"--circuits {spec!r}: OCS {name!r}: expected a list of [a, b] port pairs")
-        out[name] = [(a, b) for a, b in pairs]
-    return out

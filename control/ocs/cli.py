@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from control.client import P4RuntimeClient
+from control.ocs.dataplane import IpLinkControl, P4RuntimeCircuits, parse_link_specs
 from control.ocs.delay import THESIS_TABLE_4_3, DelayModel, summarize
 from control.ocs.driver import duplex_pairs
 from control.ocs.emulator import MAX_PORTS, EmulatedOcs
@@ -122,8 +124,6 @@ def _slot_map(specs: list[str]) -> dict[int, int] | None:
 
 def run_emulator(args: argparse.Namespace) -> int:
     """Serve an emulated OCS until SIGINT/SIGTERM."""
-    from control.ocs.dataplane import IpLinkControl, P4RuntimeCircuits, parse_link_specs
-
     host, port = parse_listen(args.listen)
     delay = delay_from_args(args)
     port_map = _slot_map(args.port_map)
@@ -139,7 +139,6 @@ def run_emulator(args: argparse.Namespace) -> int:
 
     client = circuits = None
     if args.dataplane != "none":
-        from control.client import P4RuntimeClient
 
         client = P4RuntimeClient(args.dataplane, device_id=args.device_id, election_id=(0, args.election_id))
         client.connect()

@@ -16,7 +16,7 @@ from control.events import EventLog
 from control.network import Network, generate_states
 from control.ocs.delay import DelayModel
 from control.state import next_ports, path_of
-from control.tests.testbed import NetTestbed, Stream, udp_frame
+from topo.emulation.vethnet import NetTestbed, Stream, udp_frame
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from control.events import EventLog
 from control.network import Network, generate_states
 from control.ocs.delay import DelayModel
 from control.procedures import Reconfigurer
-from control.tests.testbed import NetTestbed, Stream, udp_frame
+from topo.emulation.vethnet import NetTestbed, Stream, udp_frame
 
 log = logging.getLogger(__name__)
 

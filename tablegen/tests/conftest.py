@@ -1,7 +1,8 @@
 """Shared helpers: generate the documents of a topology in memory."""
 
-from tablegen.fabric import Fabric, resolve_circuits
+from tablegen.fabric import Fabric
 from tablegen.files import documents
+from topo.circuits import resolve_circuits
 
 
 def docs_of(topo, mode="ecmp", circuits=None, spray="random", failover=True):

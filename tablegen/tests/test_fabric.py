@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from tablegen.fabric import ELECTRICAL_COST, OPTICAL_COST, Fabric, resolve_circuits
+from tablegen.fabric import ELECTRICAL_COST, OPTICAL_COST, Fabric
+from topo.circuits import resolve_circuits
 from topo.generators import fattree, hybrid, leafspine, ucd4
 
 

@@ -48,6 +48,13 @@ from mininet.link import TCLink
 from mininet.net import Mininet
 from mininet.node import Host
 
+from control.events import EventLog
+from control.network import Network, generate_states
+from control.ocs.driver import duplex_pairs
+from control.resources import CounterEntry
+from control.switch import Pipeline
+from tablegen.schema import MODES
+from topo.circuits import resolve_circuits
 from topo.emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
 from topo.emulation.links import (
     carrier,
@@ -61,7 +68,7 @@ from topo.emulation.links import (
     switch_port_offloads_off,
 )
 from topo.emulation.ocs import OcsProcess, first_line, ports_up_since
-from topo.emulation.state import RunState, interface_exists, new_log_dir, secure_dir
+from topo.emulation.state import RunState, clean_state, interface_exists, new_log_dir, secure_dir
 from topo.emulation.target import choose_switch
 from topo.model import OcsPort, Topology, load
 from topo.p4switch import P4Switch, SwitchStartError, port_is_free
@@ -69,7 +76,6 @@ from topo.validate import validate
 
 log = logging.getLogger(__name__)
 
-MODES = ("static", "ecmp", "spray")
 FABRIC_MTU = 1600  # path tag: fabric links need >= 1504 (p4src/README.md)
 LINK_UP_TIMEOUT_S = 15.0
 OCS_START_TIMEOUT_S = 30.0
@@ -303,8 +309,6 @@ class Emulation:
     # -- OCS ------------------------------------------------------------------------------------------
 
     def _start_ocs(self) -> None:
-        from tablegen.fabric import resolve_circuits
-
         t0 = time.monotonic()
         assert self.state is not None and self.log_dir is not None
         if len(self.topo.ocs) != 1:
@@ -341,8 +345,6 @@ class Emulation:
         under the old map is not taken for up before it went dark), then for carrier to match the map:
         ports of the circuits up, every other fibred port dark.
         """
-        from control.ocs.driver import duplex_pairs
-
         if self.ocs is None:
             raise ValueError("set_circuits: this emulation has no OCS")
         new = [(int(a), int(b)) for a, b in circuits]
@@ -390,11 +392,6 @@ class Emulation:
     # -- controller -----------------------------------------------------------------------------------
 
     def _install(self) -> None:
-        from control.events import EventLog
-        from control.network import Network, generate_states
-        from control.switch import Pipeline
-        from tablegen.fabric import resolve_circuits
-
         t0 = time.monotonic()
         assert self.log_dir is not None
         self.events = EventLog(self.log_dir / "events.jsonl")
@@ -466,8 +463,6 @@ class Emulation:
 
     def counters(self, switch: str, counter: str = "port_tx") -> dict[int, tuple[int, int]]:
         """A fabric switch's indirect counter (port_rx, port_tx), read over P4Runtime: index -> (packets, bytes)."""
-        from control.resources import CounterEntry
-
         if self.controller is None or switch not in self.controller.sessions:
             raise ValueError(f"switch {switch!r}: not a fabric switch of this running emulation")
         cells = self.controller.sessions[switch].client.read_entities([CounterEntry(counter)])
@@ -532,7 +527,6 @@ class Emulation:
                 log.warning("mininet stop: %s", exc)
             self.net = None
         if self.state is not None:
-            from topo.emulation.state import clean_state
 
             clean_state(self.state)  # whatever Mininet did not remove (a half-built net)
             self.state = None

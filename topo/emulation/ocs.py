@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from control.ocs.polatis import PolatisDriver
+
 
 @dataclass(slots=True)
 class OcsProcess:
@@ -23,8 +25,6 @@ class OcsProcess:
 
     def driver(self, timeout: float = 5.0):
         """A connected control.ocs.polatis.PolatisDriver to the emulator (close it, or use `with`)."""
-        from control.ocs.polatis import PolatisDriver
-
         host, port = self.address.rsplit(":", 1)
         return PolatisDriver(host, int(port), timeout=timeout).open()
 

@@ -15,27 +15,19 @@ from typing import Any
 from mininet.cli import CLI
 from mininet.log import output
 
+from control.plan import PROCEDURES
+from control.procedures import Reconfigurer
+from topo.circuits import ocs_circuits
+
 log = logging.getLogger(__name__)
 
-PROCEDURES = ("bbm", "mbb-timed", "mbb")
 
 
 def parse_circuits(emu: Any, spec: str) -> list[tuple[int, int]]:
-    """A map name of the topology's OCS, 'none', or pairs a-b,c-d -> circuits."""
+    """The circuits of the emulation's OCS a spec names (topo/circuits.py: map name, none, a-b,c-d, file)."""
     if emu.ocs is None:
         raise ValueError("circuits: this topology has no OCS")
-    maps = emu.topo.ocs_map()[emu.ocs.name].circuit_maps
-    if spec in maps:
-        return [tuple(c) for c in maps[spec]]
-    if spec == "none":
-        return []
-    out = []
-    for item in spec.split(","):
-        a, sep, b = item.partition("-")
-        if not sep or not a.strip().isdigit() or not b.strip().isdigit():
-            raise ValueError(f"circuits {spec!r}: expected a map name ({', '.join(sorted(maps))}), none, or a-b,c-d")
-        out.append((int(a), int(b)))
-    return out
+    return ocs_circuits(emu.topo, spec, emu.ocs.name)
 
 
 class HitlessCLI(CLI):
@@ -74,8 +66,6 @@ class HitlessCLI(CLI):
 
     def do_reconfigure(self, line: str) -> None:
         """reconfigure <bbm|mbb-timed|mbb> <map|a-b,c-d> [hold_s]: move the OCS and the routes."""
-        from control.procedures import Reconfigurer
-
         args = line.split()
         if len(args) not in (2, 3) or args[0] not in PROCEDURES:
             self._fail(ValueError(f"usage: reconfigure <{'|'.join(PROCEDURES)}> <map|a-b,c-d> [hold_s]"))

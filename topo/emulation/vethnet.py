@@ -20,7 +20,8 @@ from control.ocs.delay import DelayModel
 from control.ocs.driver import duplex_pairs
 from control.ocs.emulator import EmulatedOcs
 from control.switch import Pipeline
-from control.tests.switch_proc import SwitchProcess, free_port
+from topo.emulation.switchproc import SwitchProcess, start_switch
+from topo.emulation.target import Target, free_port
 from topo.emulation.fibre import patch
 
 
@@ -39,6 +40,7 @@ class NetTestbed:
     host_if: dict[str, str] = field(default_factory=dict)
     port_if: dict[tuple[str, int], str] = field(default_factory=dict)  # (switch, port) -> its interface
     patch_if: dict[tuple[str, int], tuple[str, str]] = field(default_factory=dict)  # -> its link's patch ends
+    target: Target = field(default_factory=Target.from_env)
     procs: list[SwitchProcess] = field(default_factory=list)
     ocs: EmulatedOcs | None = None
     ocs_client: P4RuntimeClient | None = None
@@ -79,10 +81,11 @@ class NetTestbed:
             self.port_if[(p.switch, p.switch_port)], self.patch_if[(p.switch, p.switch_port)] = b, patch_ends
         for sw in self.topo.switches:
             sw.grpc_port = free_port()
-            self.procs.append(SwitchProcess(sw.device_id, ports[sw.name], sw.grpc_port).start())
-        ocs_proc = SwitchProcess(ocs.device_id, ocs_ports, free_port()).start()
+            self.procs.append(start_switch(self.target, None, ports[sw.name], device_id=sw.device_id,
+                                           grpc_port=sw.grpc_port))
+        ocs_proc = start_switch(self.target, None, ocs_ports, device_id=ocs.device_id)
         self.procs.append(ocs_proc)
-        self.ocs_client = P4RuntimeClient(ocs_proc.address, ocs.device_id)
+        self.ocs_client = P4RuntimeClient(ocs_proc.grpc_addr, ocs.device_id)
         self.ocs_client.connect()
         self.ocs_client.set_pipeline(self.ocs_pipeline.schema, self.ocs_pipeline.config)
         circuits = P4RuntimeCircuits(self.ocs_client)

@@ -1,37 +1,50 @@
 """Controller benchmarks: P4Runtime install rate, fat-tree provisioning, mbb control time.
 
-    python -m control.bench install [--entries 1000] [--batch 500]
-    python -m control.bench fattree [--k 4]
-    python -m control.bench mbb [--runs 5]          (root: builds ucd4 on veth pairs)
+    .venv/bin/python scripts/bench_control.py [install] [fattree] [mbb] [--entries 1000] [--batch 500] [--k 4]
+    (default: all three; mbb needs root: it builds ucd4 on veth pairs)
 
-Switches are p4sim-switch processes (or $SWITCH), programs compiled by p4sim-compile (or $P4C),
-or taken from $P4_BUILD_DIR. Figures go to stdout.
+Switches and programs are the run's target (topo/emulation/target.py: $SWITCH/$P4C, else the real
+tools when installed, else p4sim). Figures go to stdout.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from control.entities import TableEntry
-from control.network import Network, generate_states
-from control.tests.netbed import SwitchFarm, compile_program
-from control.tests.switch_proc import SwitchProcess
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from control.client import P4RuntimeClient, wildcard  # noqa: E402
+from control.entities import TableEntry  # noqa: E402
+from control.network import Network, generate_states  # noqa: E402
+from control.ocs.delay import DelayModel  # noqa: E402
+from control.procedures import Reconfigurer  # noqa: E402
+from control.switch import Pipeline  # noqa: E402
+from topo.emulation.switchproc import start_switch  # noqa: E402
+from topo.emulation.target import Target, free_port  # noqa: E402
+from topo.emulation.vethnet import NetTestbed  # noqa: E402
+from topo.generators import fattree, ucd4  # noqa: E402
+
+
+def compile_program(name: str, build: Path) -> Pipeline:
+    """p4src/<name>.p4 compiled by the run's compiler into `build`."""
+    Target.from_env().compile(ROOT / "p4src" / f"{name}.p4", build, ROOT / "p4src")
+    return Pipeline.load(name, build / f"{name}.p4info.txtpb", build / f"{name}.json")
 
 
 def bench_install(entries: int, batch: int, build: Path) -> None:
     """Insert `entries` route entries into one switch in batches; print entries/s and ms per 100."""
-    from control.client import P4RuntimeClient, wildcard
-
     fabric = compile_program("fabric", build)
-    sw = SwitchProcess(device_id=1).start()
+    sw = start_switch(Target.from_env())
     try:
-        with P4RuntimeClient(sw.address, device_id=1) as c:
+        with P4RuntimeClient(sw.grpc_addr, device_id=1) as c:
             c.set_pipeline(fabric.schema, fabric.config)
             size = c.schema.tables["route"].size
             if entries > size:
@@ -55,13 +68,14 @@ def bench_install(entries: int, batch: int, build: Path) -> None:
 
 def bench_fattree(k: int, build: Path) -> None:
     """Provision a k-ary fat-tree (pipelines + every entry) from cold switches; print the time."""
-    from topo.generators import fattree
-
     topo = fattree(k)
     fabric = compile_program("fabric", build)
     states = generate_states(topo, "ecmp")
     n_entries = sum(len(s.entries) + len(s.members) + len(s.groups) + len(s.defaults) for s in states.values())
-    farm = SwitchFarm(topo).start()
+    farm = []
+    for sw in topo.switches:
+        sw.grpc_port = free_port()
+        farm.append(start_switch(Target.from_env(), device_id=sw.device_id, grpc_port=sw.grpc_port))
     try:
         net = Network(topo, fabric, timeout=30)
         t0 = time.perf_counter()
@@ -76,16 +90,12 @@ def bench_fattree(k: int, build: Path) -> None:
               f"fattree k={k}: {len(topo.switches)} switches, {n_entries} entities: provisioned in {dt:.2f} s "
               f"(pipelines + entries); idempotent re-install (read + diff, 0 writes) {dt2:.2f} s")
     finally:
-        farm.stop()
+        for proc in farm:
+            proc.stop()
 
 
 def bench_mbb(runs: int, build: Path) -> None:
     """mbb on ucd4 with an instant OCS: control time (writes) per run, no OCS delay."""
-    from control.ocs.delay import DelayModel
-    from control.procedures import Reconfigurer
-    from control.tests.testbed import NetTestbed
-    from topo.generators import ucd4
-
     fabric, ocs = compile_program("fabric", build), compile_program("ocs", build)
     topo = ucd4()
     tb = NetTestbed(topo, fabric, ocs, DelayModel.instant()).start()
@@ -112,24 +122,28 @@ def bench_mbb(runs: int, build: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    p = argparse.ArgumentParser(prog="python -m control.bench", description=__doc__,
+    p = argparse.ArgumentParser(prog="bench_control", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=("install", "fattree", "mbb"))
+    p.add_argument("what", nargs="*", metavar="WHAT", help="install, fattree, mbb (default: all three; mbb as root)")
     p.add_argument("--entries", type=int, default=1000, metavar="N")
     p.add_argument("--batch", type=int, default=500, metavar="N")
     p.add_argument("--k", type=int, default=4, metavar="K")
     p.add_argument("--runs", type=int, default=5, metavar="N")
     args = p.parse_args(argv)
+    if unknown := [w for w in args.what if w not in ("install", "fattree", "mbb")]:
+        p.error(f"{unknown[0]!r}: expected install, fattree or mbb")
     logging.basicConfig(level=logging.WARNING)
     with tempfile.TemporaryDirectory() as tmp:
         build = Path(tmp)
         try:
-            if args.what == "install":
-                bench_install(args.entries, args.batch, build)
-            elif args.what == "fattree":
-                bench_fattree(args.k, build)
-            else:
-                bench_mbb(args.runs, build)
+            chosen = args.what or ["install", "fattree"] + (["mbb"] if os.geteuid() == 0 else [])
+            for what in chosen:
+                if what == "install":
+                    bench_install(args.entries, args.batch, build)
+                elif what == "fattree":
+                    bench_fattree(args.k, build)
+                else:
+                    bench_mbb(args.runs, build)
         except (ValueError, RuntimeError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)  # noqa: T201
             return 2
