@@ -20,9 +20,9 @@ from control.ocs.delay import DelayModel
 from control.ocs.driver import duplex_pairs
 from control.ocs.emulator import EmulatedOcs
 from control.switch import Pipeline
+from topo.emulation.fibre import patch
 from topo.emulation.switchproc import SwitchProcess, start_switch
 from topo.emulation.target import Target, free_port
-from topo.emulation.fibre import patch
 
 
 def _ip(*args: str) -> None:
