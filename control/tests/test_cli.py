@@ -50,7 +50,7 @@ def test_circuits_file_errors_are_named(tmp_path):
     with pytest.raises(ValueError, match=rf"circuits file {str(f)!r}: not JSON"):
         parse_circuits(topo, None, str(f))
     f.write_text(json.dumps({"ocs": [[3, 4], ["2", 5]]}))
-    with pytest.raises(ValueError, match=rf"circuits file {str(f)!r} circuit \['2', 5\]: expected \[a, b\]"):
+    with pytest.raises(ValueError, match=rf"circuits file {str(f)!r} OCS 'ocs' circuit \['2', 5\]: expected \[a, b\]"):
         parse_circuits(topo, None, str(f))
     f.write_text(json.dumps({"ocs": [[3, 4], [2, 5]]}))
     assert parse_circuits(topo, None, str(f)) == [(3, 4), (2, 5)]

@@ -92,4 +92,4 @@ def test_errors_are_one_line(setup):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "make p4-build" in r.stderr
     r = run("reconfigure", "--topo", topo, "--build", build, "--procedure", "mbb", "--circuits", "x-y",
             "--ocs", ocs)
-    assert r.returncode == 2 and "expected a map name" in r.stderr
+    assert r.returncode == 2 and "a map name (initial, reconfigured)" in r.stderr

@@ -63,7 +63,7 @@ def test_failover_off_and_check(ft4, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv,msg", [
-    (["{topo}", "--circuits", "bogus", "-o", "{tmp}/x"], "tablegen: --circuits 'bogus'"),
+    (["{topo}", "--circuits", "bogus", "-o", "{tmp}/x"], "tablegen: circuits 'bogus'"),
     (["{tmp}/none.json", "-o", "{tmp}/x"], "tablegen: topology file"),
     (["check", "{tmp}/nodir", "{topo}"], "tablegen: entry directory"),
 ])

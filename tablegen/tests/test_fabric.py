@@ -1,6 +1,5 @@
 """Fabric view: peers through links and circuits, version graphs, circuit map resolution."""
 
-import json
 
 import pytest
 
@@ -37,20 +36,8 @@ def test_ucd4_circuits_and_versions():
     assert r.peers["s2"][2].node == "s3" and 2 not in r.peers["s1"]  # s1:2 is dark
 
 
-def test_resolve_circuits(tmp_path):
+def test_circuits_checked(tmp_path):
     t = ucd4()
-    assert resolve_circuits(t, None) == {"ocs": [(3, 1), (2, 5), (6, 4)]}
-    assert resolve_circuits(t, "none") == {"ocs": []}
-    f = tmp_path / "c.json"
-    f.write_text(json.dumps([[3, 4]]))
-    assert resolve_circuits(t, str(f)) == {"ocs": [(3, 4)]}
-    f.write_text(json.dumps({"ocs": [[1, 2, 3]]}))
-    with pytest.raises(ValueError, match="expected a list of"):
-        resolve_circuits(t, str(f))
-    with pytest.raises(ValueError, match="'bogus': expected 'none', a map name"):
-        resolve_circuits(t, "bogus")
-    with pytest.raises(ValueError, match="has no OCS"):
-        resolve_circuits(fattree(4), "initial")
     with pytest.raises(ValueError, match="port 3 is in two circuits"):
         Fabric(t, {"ocs": [(3, 4), (3, 1)]})
     with pytest.raises(ValueError, match="OCS 'other'"):
