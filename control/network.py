@@ -25,10 +25,11 @@ from control.state import SwitchState
 from control.switch import Pipeline, StaleView, SwitchSession
 from tablegen.fabric import Fabric
 from tablegen.files import documents
+from tablegen.schema import ETHERTYPE_PROBE
 
 log = logging.getLogger(__name__)
 
-PROBE_ETHERTYPE = 0x88B6
+PROBE_ETHERTYPE = ETHERTYPE_PROBE
 PROBE_MAGIC = b"HITLESS-PROBE"
 
 

@@ -18,9 +18,8 @@ from scapy.packet import Packet, bind_layers
 
 from control.entities import ActionProfileGroup, ActionProfileMember, GroupMember, TableEntry
 from tablegen.entries import port_watch
+from tablegen.schema import ETHERTYPE_PATH_TAG, ETHERTYPE_PROBE  # noqa: F401 - the tests use both
 
-ETHERTYPE_PATH_TAG = 0x88B5
-ETHERTYPE_PROBE = 0x88B6
 HOST_MAC = "00:00:0a:00:01:01"     # the sending host behind port 1
 NEXT_HOP_MAC = "00:00:00:00:0b:{:02x}"  # the neighbour behind port N
 

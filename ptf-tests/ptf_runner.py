@@ -27,11 +27,11 @@ from topo.emulation.fibre import patch
 from topo.emulation.links import switch_port_offloads_off
 from topo.emulation.switchproc import SwitchProcess, start_switch
 from topo.emulation.target import Target, label, pairings
+from topo.model import CPU_PORT
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DIR = Path(__file__).resolve().parent
 DEVICE_ID = 1
-CPU_PORT = 255
 MTU = 1600
 READY_TIMEOUT = 60.0
 

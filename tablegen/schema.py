@@ -36,6 +36,9 @@ FLOWLET_PAUSE = 1
 # fabric.p4's clone session for drain probes (p4src/include/defines.p4 DRAIN_PROBE_SESSION): pointed at
 # the CPU port, where the copy never leaves (the program recirculates it)
 DRAIN_PROBE_SESSION = 100
+# fabric.p4's ether types (p4src/include/defines.p4): the MBB path tag and the controller's probes
+ETHERTYPE_PATH_TAG = 0x88B5
+ETHERTYPE_PROBE = 0x88B6
 
 # table -> (match fields, actions allowed, action profile or None)
 FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {

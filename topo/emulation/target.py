@@ -18,10 +18,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from topo.model import CPU_PORT
+
 PROGRAMS = ("fabric", "ocs")
 REAL_COMPILER = "p4c-bm2-ss"
 REAL_SWITCH = "simple_switch_grpc"
-CPU_PORT = 255
 COMPILE_TIMEOUT_S = 600
 STAMP = ".compiler"
 DEFAULT_LOG_LEVEL = "warn"
