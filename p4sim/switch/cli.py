@@ -126,7 +126,7 @@ def _run(args: argparse.Namespace) -> int:
     ports = parse_ports(args.interface)
     host, gport = parse_addr(args.grpc_server_addr)
     dev = Device(ports=ports, cpu_port=args.cpu_port, device_id=args.device_id, pcap_dir=args.pcap,
-                 nb_queues=args.priority_queues)
+                 nb_queues=args.priority_queues, freeze_heap=True)
     if args.json:
         try:
             with open(args.json, "rb") as f:

@@ -193,8 +193,10 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
             context.abort_with_status(simple_status(P4RuntimeError(INTERNAL, f"internal error: {e}")))
 
     def _set_config(self, request: p4r.SetForwardingPipelineConfigRequest) -> None:
-        # Loading and binding run outside the device lock (packets keep flowing); commit and install
+        # Loading and binding run outside the device lock (packets keep flowing); install and commit
         # run inside it, so no Write or packet sees the new pipeline before its binding is in place.
+        # The binding is installed first: the service then holds no reference to the old pipeline
+        # when the device commits the new one and frees the old (Device.commit_pipeline).
         action = request.action
         A = cfg.Action
         if action in (A.VERIFY, A.VERIFY_AND_SAVE, A.VERIFY_AND_COMMIT):
@@ -203,19 +205,20 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
                 self.saved = (binding, request.config)
             elif action == A.VERIFY_AND_COMMIT:
                 with self.device.lock:
-                    cfg.commit(self.device, binding)
                     self._install(binding, request.config)
+                    cfg.commit(self.device, binding)
         elif action == A.COMMIT:
             if self.saved is None:
                 raise P4RuntimeError(FAILED_PRECONDITION, "COMMIT without a config saved by VERIFY_AND_SAVE")
             binding, config = self.saved
             with self.device.lock:
-                cfg.commit(self.device, binding)
                 self._install(binding, config)
+                cfg.commit(self.device, binding)
         elif action == A.RECONCILE_AND_COMMIT:
             with self.device.lock:
                 binding = cfg.reconcile(self.device, self.committed, request.config)
                 self._install(binding, request.config, keep_digests=True)
+                cfg.commit(self.device, binding, keep_pre=True)
         else:
             raise invalid(f"unknown SetForwardingPipelineConfig action {action}")
 
