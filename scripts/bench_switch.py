@@ -76,7 +76,10 @@ def frame(size: int, seq: int = 0) -> bytes:
 
 def switch_child(json_bytes: bytes, ports: dict[int, str], ready, stop, profile: bool) -> None:  # noqa: ANN001
     """The switch process: load, install, run until told to stop (--profile: cProfile the I/O loop)."""
-    dev = Device(ports=ports, cpu_port=255, freeze_heap=True)  # as p4sim-switch
+    from p4sim.switch.heap import limit_malloc_arenas
+
+    limit_malloc_arenas()  # as p4sim-switch
+    dev = Device(ports=ports, cpu_port=255, freeze_heap=True)
     dev.commit_pipeline(dev.load_pipeline(json_bytes))
     install(dev)
     if not profile:

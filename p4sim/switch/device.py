@@ -52,7 +52,6 @@ Packet I/O hooks:
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 import time
@@ -60,6 +59,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from p4sim.switch.engine import run
+from p4sim.switch.heap import settle_heap
 from p4sim.switch.pipeline import Pipeline
 from p4sim.switch.pre import Pre
 
@@ -75,24 +75,6 @@ class Digest:
     learn_id: int
     name: str
     values: tuple[int, ...]
-
-
-def settle_heap() -> None:
-    """Collect once, then exempt every object alive now from later collections (gc.freeze).
-
-    A full collection scans every tracked object while holding the GIL: ~60k of them once a
-    program and the P4Runtime server are loaded, 26 ms during which no frame moves. After a freeze,
-    collections scan only what came later (table entries, packets in flight), well under a millisecond.
-
-    A frozen object is never collected, and a replaced pipeline is cyclic garbage (its generated
-    functions and their namespace refer to each other), so the previous freeze is undone first
-    (gc.unfreeze): this collection frees what was frozen before and has died since, and only what
-    is alive is frozen again. The cost is one full collection per call: at start-up and when the
-    program changes, never per packet.
-    """
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
 
 
 class Device:
