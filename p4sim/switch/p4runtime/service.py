@@ -1,23 +1,21 @@
-"""The P4Runtime gRPC service of a p4sim Device (what PI's server is to simple_switch_grpc).
+"""The P4Runtime service of a p4sim Device (what PI's server is to simple_switch_grpc), without gRPC.
 
-    handle = start_server(device, "127.0.0.1:9559", device_id=1)
-    ...
-    handle.stop()
-
-Every RPC handler turns any failure into a gRPC status: a bad request never stops the server.
+Every method takes a request as its serialized bytes (or message) and returns the response, or
+raises P4RuntimeError (the RPC's status) or RpcAbort (a status with details: a failed Write batch).
+A bad request never stops the service: malformed bytes, invalid UTF-8 in a string field included,
+are INVALID_ARGUMENT; anything unexpected is INTERNAL with its message, and logged.
+server.py serves these methods over gRPC; scripts/bench_p4runtime.py --profile calls them directly.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
-from concurrent import futures
+from collections.abc import Callable
 from importlib import metadata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
-import grpc
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
 from p4sim.switch.p4runtime import config as cfg
 from p4sim.switch.p4runtime import encode, entries, packetio, resources, value_sets, wire
@@ -25,17 +23,17 @@ from p4sim.switch.p4runtime.arbitration import Arbiter, Session
 from p4sim.switch.p4runtime.digests import DigestManager
 from p4sim.switch.p4runtime.errors import (
     FAILED_PRECONDITION,
-    INTERNAL,
     NOT_FOUND,
     PERMISSION_DENIED,
     UNIMPLEMENTED,
     P4RuntimeError,
+    RpcAbort,
     batch_status,
     from_state_error,
+    internal,
     invalid,
-    simple_status,
 )
-from p4sim.switch.p4runtime.proto import p4r, p4r_grpc
+from p4sim.switch.p4runtime.proto import p4r
 from p4sim.switch.values import StateError
 
 if TYPE_CHECKING:
@@ -44,13 +42,31 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 READ_CHUNK = 10_000  # entities per ReadResponse, to stay far below gRPC's 4 MB message limit
-STREAM_BACKLOG = 10_000  # messages waiting for a slow StreamChannel client before packet-ins are dropped
-_END = object()
+M = TypeVar("M", bound=Message)
 
 try:
     API_VERSION = metadata.version("p4runtime")
 except metadata.PackageNotFoundError:  # pragma: no cover
     API_VERSION = "1.4.1"
+
+
+def decode(cls: type[M], data: bytes | M) -> M:
+    """Parse a request; INVALID_ARGUMENT naming the message for malformed bytes or a string field
+    that is not UTF-8 (the pure-Python protobuf runtime raises UnicodeDecodeError for those)."""
+    if not isinstance(data, bytes):
+        return data
+    try:
+        return cls.FromString(data)
+    except (DecodeError, UnicodeDecodeError) as e:
+        raise invalid(f"malformed {cls.DESCRIPTOR.name}: {_reason(e)}") from None
+
+
+def _reason(e: Exception) -> str:
+    if isinstance(e, UnicodeDecodeError):
+        # the runtime appends "in field: p4.v1.WriteRequest.role" to the reason; keep that part
+        where = str(e).rpartition(" in field: ")[2] if " in field: " in str(e) else "a string field"
+        return f"{where} is not valid UTF-8"
+    return str(e) or type(e).__name__
 
 
 def _run_update(svc: P4RuntimeService, utype: int, ent: entries.EntryMsg | p4r.Entity) -> P4RuntimeError | None:
@@ -98,7 +114,7 @@ def _run_update(svc: P4RuntimeService, utype: int, ent: entries.EntryMsg | p4r.E
         return invalid(str(e))
     except Exception as e:  # the server never dies on a request
         log.exception("internal error on update %s", ent)
-        return P4RuntimeError(INTERNAL, f"internal error: {type(e).__name__}: {e}")
+        return internal(e)
 
 
 def _read_entity(svc: P4RuntimeService, ent: p4r.Entity, out: list[p4r.Entity | bytes]) -> None:
@@ -132,7 +148,7 @@ def _read_entity(svc: P4RuntimeService, ent: p4r.Entity, out: list[p4r.Entity | 
         raise P4RuntimeError(UNIMPLEMENTED, f"reading {which} is not supported")
 
 
-class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
+class P4RuntimeService:
     """The P4Runtime service of one device."""
 
     def __init__(self, device: Device, device_id: int) -> None:
@@ -169,14 +185,16 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         for s in self.arbiter.primaries():
             s.send(msg)
 
-    # --- RPCs ----------------------------------------------------------------------------------
+    # --- RPCs (server.py calls these on its worker threads) -------------------------------------
 
-    def Capabilities(self, request, context):  # noqa: ANN001, ANN201, N802
+    def capabilities(self, data: bytes | p4r.CapabilitiesRequest) -> p4r.CapabilitiesResponse:
         """Return the P4Runtime API version."""
+        decode(p4r.CapabilitiesRequest, data)
         return p4r.CapabilitiesResponse(p4runtime_api_version=API_VERSION)
 
-    def SetForwardingPipelineConfig(self, request, context):  # noqa: ANN001, ANN201, N802
+    def set_pipeline_config(self, data: bytes | p4r.SetForwardingPipelineConfigRequest) -> None:
         """VERIFY, VERIFY_AND_SAVE, VERIFY_AND_COMMIT, COMMIT or RECONCILE_AND_COMMIT a config."""
+        request = decode(p4r.SetForwardingPipelineConfigRequest, data)
         try:
             self._check_device(request.device_id)
             election = request.election_id
@@ -184,13 +202,9 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
                                       (election.high, election.low) if request.HasField("election_id") else None)
             with self._config_lock:
                 self._set_config(request)
-            return p4r.SetForwardingPipelineConfigResponse()
         except P4RuntimeError as e:
             log.warning("SetForwardingPipelineConfig: %s", e)
-            context.abort_with_status(simple_status(e))
-        except Exception as e:
-            log.exception("SetForwardingPipelineConfig failed")
-            context.abort_with_status(simple_status(P4RuntimeError(INTERNAL, f"internal error: {e}")))
+            raise
 
     def _set_config(self, request: p4r.SetForwardingPipelineConfigRequest) -> None:
         # Loading and binding run outside the device lock (packets keep flowing); install and commit
@@ -241,39 +255,24 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         log.info("forwarding pipeline committed: %d tables, %d actions", len(binding.tables),
                  len(binding.schema.actions))
 
-    def GetForwardingPipelineConfig(self, request, context):  # noqa: ANN001, ANN201, N802
+    def get_pipeline_config(self, data: bytes | p4r.GetForwardingPipelineConfigRequest
+                            ) -> p4r.GetForwardingPipelineConfigResponse:
         """Return the running config (P4Info, device config and/or cookie as asked)."""
-        try:
-            self._check_device(request.device_id)
-            return cfg.get_response(self.committed, request.response_type)
-        except P4RuntimeError as e:
-            context.abort_with_status(simple_status(e))
-        except Exception as e:
-            log.exception("GetForwardingPipelineConfig failed")
-            context.abort_with_status(simple_status(P4RuntimeError(INTERNAL, f"internal error: {e}")))
+        request = decode(p4r.GetForwardingPipelineConfigRequest, data)
+        self._check_device(request.device_id)
+        return cfg.get_response(self.committed, request.response_type)
 
-    def Write(self, request, context):  # noqa: ANN001, ANN201, N802
-        """Apply a batch of updates; a failed batch is UNKNOWN with one p4.v1.Error per update.
-
-        `request` is the serialized WriteRequest (see _handlers) or a WriteRequest message.
-        """
+    def write(self, data: bytes | p4r.WriteRequest) -> None:
+        """Apply a batch of updates; a failed batch raises RpcAbort: UNKNOWN with one p4.v1.Error per update."""
         try:
-            try:
-                msg = wire.decode_write(request) if isinstance(request, bytes) else wire.from_proto(request)
-            except DecodeError as e:
-                raise invalid(f"malformed WriteRequest: {e}") from None
-            self._check_device(msg.device_id)
-            self.arbiter.check_writer(msg.role, msg.election_id)
-            self._check_pipeline()
-            if msg.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
-                raise P4RuntimeError(UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported")
-        except P4RuntimeError as e:
-            context.abort_with_status(simple_status(e))
-            return None
-        except Exception as e:
-            log.exception("Write failed")
-            context.abort_with_status(simple_status(P4RuntimeError(INTERNAL, f"internal error: {e}")))
-            return None
+            msg = wire.decode_write(data) if isinstance(data, bytes) else wire.from_proto(data)
+        except (DecodeError, UnicodeDecodeError) as e:
+            raise invalid(f"malformed WriteRequest: {_reason(e)}") from None
+        self._check_device(msg.device_id)
+        self.arbiter.check_writer(msg.role, msg.election_id)
+        self._check_pipeline()
+        if msg.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
+            raise P4RuntimeError(UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported")
         results: list[P4RuntimeError | None] = []
         failed = False
         with self.device.lock:  # the batch is atomic with respect to packets
@@ -287,94 +286,59 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
                 log.info("Write: update %d: %s", i, err)
             if len(bad) > 10:
                 log.info("Write: %d more updates failed", len(bad) - 10)
-            context.abort_with_status(batch_status(results))
-        return p4r.WriteResponse()
+            raise RpcAbort(batch_status(results))
 
-    def Read(self, request, context):  # noqa: ANN001, ANN201, N802
-        """Stream the entities the (wildcard) entities of the request select, as ReadResponse bytes."""
+    def read(self, data: bytes | p4r.ReadRequest) -> list[bytes]:
+        """Return the entities the (wildcard) entities of the request select, as serialized ReadResponses."""
+        request = decode(p4r.ReadRequest, data)
         out: list[p4r.Entity | bytes] = []
+        self._check_device(request.device_id)
+        self._check_pipeline()
         try:
-            self._check_device(request.device_id)
-            self._check_pipeline()
             for ent in request.entities:  # state objects lock themselves; packets keep flowing
                 _read_entity(self, ent, out)
-        except P4RuntimeError as e:
-            context.abort_with_status(simple_status(e))
-            return
         except StateError as e:
-            context.abort_with_status(simple_status(from_state_error(e)))
-            return
+            raise from_state_error(e) from None
+        return [encode.read_response([e if type(e) is bytes else e.SerializeToString() for e in out[i:i + READ_CHUNK]])
+                for i in range(0, max(len(out), 1), READ_CHUNK)]
+
+    # --- StreamChannel ---------------------------------------------------------------------------
+
+    def open_session(self, send: Callable[[p4r.StreamMessageResponse], None]) -> Session:
+        """A new StreamChannel; `send` queues a message to its client (from any thread, never blocks)."""
+        return Session(send=send)
+
+    def close_session(self, session: Session) -> None:
+        """Forget a closed StreamChannel (the other sessions of its role learn of a new primary)."""
+        self.arbiter.remove(session)
+
+    def stream_message(self, session: Session, data: bytes | p4r.StreamMessageRequest) -> None:
+        """Handle one StreamMessageRequest.
+
+        Raises P4RuntimeError for errors that end the stream (a malformed message, a refused
+        arbitration); other errors go back on the stream as a StreamError.
+        """
+        req = decode(p4r.StreamMessageRequest, data)
+        which = req.WhichOneof("update")
+        try:
+            if which == "arbitration":
+                self.arbiter.arbitrate(session, req.arbitration)
+            elif session.device_id is None:
+                log.warning("stream %d: %s before arbitration, ignored", session.id, which)
+            elif which == "packet":
+                self._packet_out(session, req.packet)
+            elif which == "digest_ack":
+                if self.digests is not None:
+                    self.digests.ack(req.digest_ack)
+            else:
+                log.warning("stream %d: unsupported message %s ignored", session.id, which)
+        except P4RuntimeError as e:
+            if which == "arbitration":
+                raise
+            session.send(_stream_error(e, req))
         except Exception as e:
-            log.exception("Read failed")
-            context.abort_with_status(simple_status(P4RuntimeError(INTERNAL, f"internal error: {e}")))
-            return
-        for i in range(0, max(len(out), 1), READ_CHUNK):
-            chunk = out[i:i + READ_CHUNK]
-            yield encode.read_response([e if type(e) is bytes else e.SerializeToString() for e in chunk])
-
-    def StreamChannel(self, request_iterator, context):  # noqa: ANN001, ANN201, N802
-        """Arbitration, packet-out in, packet-in, digests and errors out."""
-        q: queue.SimpleQueue = queue.SimpleQueue()
-        dropped = [0]
-
-        def send(msg: p4r.StreamMessageResponse) -> None:
-            # a client that stops reading must not make the switch run out of memory: packet-ins and
-            # digest lists beyond the backlog are dropped (arbitration and errors always pass)
-            if q.qsize() >= STREAM_BACKLOG and msg.WhichOneof("update") in ("packet", "digest"):
-                dropped[0] += 1
-                if dropped[0] in (1, 10, 100, 1000) or dropped[0] % 10000 == 0:
-                    log.warning("stream %d: client not reading, %d packet-ins/digests dropped", session.id,
-                                dropped[0])
-                return
-            q.put(msg)
-
-        session = Session(send=send)
-        reader = threading.Thread(target=self._stream_reader, args=(session, request_iterator, q),
-                                  name=f"p4rt-stream-{session.id}", daemon=True)
-        reader.start()
-        context.add_callback(lambda: q.put(_END))
-        try:
-            while True:
-                item = q.get()
-                if item is _END:
-                    break
-                if isinstance(item, P4RuntimeError):
-                    context.abort_with_status(simple_status(item))
-                    break
-                yield item
-        finally:
-            self.arbiter.remove(session)
-
-    def _stream_reader(self, session: Session, requests, q: queue.SimpleQueue) -> None:  # noqa: ANN001
-        try:
-            for req in requests:
-                which = req.WhichOneof("update")
-                try:
-                    if which == "arbitration":
-                        self.arbiter.arbitrate(session, req.arbitration)
-                    elif session.device_id is None:
-                        log.warning("stream %d: %s before arbitration, ignored", session.id, which)
-                    elif which == "packet":
-                        self._packet_out(session, req.packet)
-                    elif which == "digest_ack":
-                        if self.digests is not None:
-                            self.digests.ack(req.digest_ack)
-                    else:
-                        log.warning("stream %d: unsupported message %s ignored", session.id, which)
-                except P4RuntimeError as e:
-                    if which == "arbitration":
-                        q.put(e)
-                        return
-                    q.put(_stream_error(e, req))
-                except Exception as e:
-                    log.exception("stream %d: failed to handle %s", session.id, which)
-                    q.put(_stream_error(P4RuntimeError(INTERNAL, f"internal error: {e}"), req))
-        except grpc.RpcError:
-            pass  # the client went away
-        except Exception:
-            log.exception("stream %d: reader failed", session.id)
-        finally:
-            q.put(_END)
+            log.exception("stream %d: failed to handle %s", session.id, which)
+            session.send(_stream_error(internal(e), req))
 
     def _packet_out(self, session: Session, msg: p4r.PacketOut) -> None:
         if not self.arbiter.is_primary(session):
@@ -427,68 +391,3 @@ def _digest_entries(manager: DigestManager) -> list[p4r.DigestEntry]:
     out: list[p4r.Entity] = []
     manager.read(p4r.DigestEntry(), out)
     return [e.digest_entry for e in out]
-
-
-def _handlers(service: P4RuntimeService) -> grpc.GenericRpcHandler:
-    """The P4Runtime method handlers; Write takes the raw request bytes (decoded by wire.py)."""
-    unary = grpc.unary_unary_rpc_method_handler
-    handlers = {
-        "Write": unary(service.Write, request_deserializer=None,
-                       response_serializer=p4r.WriteResponse.SerializeToString),
-        "Read": grpc.unary_stream_rpc_method_handler(
-            service.Read, request_deserializer=p4r.ReadRequest.FromString,
-            response_serializer=None),  # Read yields serialized ReadResponses (encode.py)
-        "SetForwardingPipelineConfig": unary(
-            service.SetForwardingPipelineConfig,
-            request_deserializer=p4r.SetForwardingPipelineConfigRequest.FromString,
-            response_serializer=p4r.SetForwardingPipelineConfigResponse.SerializeToString),
-        "GetForwardingPipelineConfig": unary(
-            service.GetForwardingPipelineConfig,
-            request_deserializer=p4r.GetForwardingPipelineConfigRequest.FromString,
-            response_serializer=p4r.GetForwardingPipelineConfigResponse.SerializeToString),
-        "StreamChannel": grpc.stream_stream_rpc_method_handler(
-            service.StreamChannel, request_deserializer=p4r.StreamMessageRequest.FromString,
-            response_serializer=p4r.StreamMessageResponse.SerializeToString),
-        "Capabilities": unary(service.Capabilities, request_deserializer=p4r.CapabilitiesRequest.FromString,
-                              response_serializer=p4r.CapabilitiesResponse.SerializeToString),
-    }
-    return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", handlers)
-
-
-class ServerHandle:
-    """A running P4Runtime server: its bound address and stop()."""
-
-    def __init__(self, server: grpc.Server, service: P4RuntimeService, address: str) -> None:
-        self.server = server
-        self.service = service
-        self.address = address
-
-    def stop(self, grace: float = 0.5) -> None:
-        """Stop serving, end the streams and detach from the device."""
-        self.server.stop(grace).wait(timeout=grace + 2)
-        self.service.close()
-
-
-def start_server(device: Device, address: str, device_id: int, max_workers: int = 16) -> ServerHandle:
-    """Serve P4Runtime for a device on address (`ip:port`; port 0 picks a free one); ValueError if busy."""
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
-                         options=[("grpc.max_receive_message_length", 256 << 20),
-                                  ("grpc.max_send_message_length", 256 << 20),
-                                  ("grpc.so_reuseport", 0)])
-    service = P4RuntimeService(device, device_id)
-    server.add_generic_rpc_handlers((_handlers(service),))
-    host, sep, port_s = address.rpartition(":")
-    if not sep or not port_s.isdigit():
-        raise ValueError(f"gRPC address {address!r}: expected <ip>:<port>")
-    try:
-        port = server.add_insecure_port(address)
-    except RuntimeError as e:
-        service.close()
-        raise ValueError(f"gRPC address {address}: cannot listen ({e})") from None
-    if port == 0:
-        service.close()
-        raise ValueError(f"gRPC address {address}: cannot listen (address in use or not local)")
-    server.start()
-    bound = f"{host}:{port}"
-    log.info("P4Runtime server listening on %s (device id %d)", bound, device_id)
-    return ServerHandle(server, service, bound)
