@@ -10,6 +10,7 @@ import ctypes
 import ctypes.util
 import gc
 import logging
+import os
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,18 @@ def _glibc() -> ctypes.CDLL | None:
             return None
         _libc = libc
     return _libc
+
+
+def available_bytes() -> int:
+    """Memory this process could still get: MemAvailable of /proc/meminfo (else all physical memory)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
 def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
