@@ -1,9 +1,8 @@
 """The standing abuse suite of p4sim-switch (a separate process, as in use): 500 open streams with 500
 concurrent unary calls, RPCs beyond the server's limit, 100 pipeline pushes with the switch's RSS,
 random and truncated frames through the fabric program on veth pairs. Bounded in count and time;
-traffic only on loopback and on the veths the test creates. The figures are logged
-(`pytest -s -o log_cli=true -o log_cli_level=INFO p4sim/tests/test_reliability.py`) and made by
-`scripts/bench_p4sim_abuse.py` too."""
+traffic only on loopback and on the veths the test creates. The figures are printed, one line each
+(`.venv/bin/pytest -s p4sim/tests/test_reliability.py`); `scripts/bench_p4sim_abuse.py` makes them too."""
 
 from __future__ import annotations
 
@@ -41,7 +40,7 @@ def fabric(tmp_path_factory: pytest.TempPathFactory) -> abuse.Program:
 def test_500_streams_and_500_unary_calls_are_all_served(fabric: abuse.Program, tmp_path: Path) -> None:
     with abuse.p4sim_switch(tmp_path) as sw:
         served = abuse.flood(sw, fabric, STREAMS, UNARY, timeout=20)
-        log.info("reliability: %s", served)
+        _figure(f"reliability: {served}")
         assert (served.streams, served.unary, served.late_arbitration) == (STREAMS, UNARY, True), str(served)
         assert served.kib_per_stream < KIB_PER_STREAM, str(served)
         assert sw.proc.poll() is None
@@ -82,10 +81,16 @@ def _capabilities(stub: p4r_grpc.P4RuntimeStub, until: grpc.StatusCode, within: 
         time.sleep(0.05)
 
 
+def _figure(line: str) -> None:
+    """A figure for the README: printed (shown with -s) and logged."""
+    print(line)  # noqa: T201 - the test's report
+    log.info("%s", line)
+
+
 def test_100_pipeline_pushes_keep_the_switch_rss(fabric: abuse.Program, tmp_path: Path) -> None:
     with abuse.p4sim_switch(tmp_path) as sw:
         pushes = abuse.push_pipelines(sw, fabric, PUSHES)
-        log.info("reliability: %s", pushes)
+        _figure(f"reliability: {pushes}")
         assert abs(pushes.growth) <= 0.05, str(pushes)
 
 
@@ -109,8 +114,8 @@ def test_random_and_truncated_frames_then_the_fabric_still_forwards(fabric: abus
                     hosts[0].send(GOOD)
                     got = hosts[1].recv(5.0, match=lambda f: f[:6] == bytes.fromhex("0000000000aa")
                                         and f[26:34] == GOOD[26:34])
-                    log.info("reliability: %d random and truncated frames through the fabric program, "
-                             "then a good frame %s", len(frames), "forwarded" if got else "NOT forwarded")
+                    _figure(f"reliability: {len(frames)} random and truncated frames through the fabric "
+                            f"program, then a good frame {'forwarded' if got else 'NOT forwarded'}")
                     assert got is not None and got[22] == 63  # routed: ttl 64 -> 63
                 assert sw.proc.poll() is None, sw.log_tail()
         finally:

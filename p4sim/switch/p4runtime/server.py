@@ -13,7 +13,7 @@ of RPC_WORKERS, pipeline pushes on one thread of their own (they were serialised
 messages (arbitration, packet-out, digest acks) in arrival order on one more, so the loop only moves
 bytes. Beyond MAX_CONCURRENT_RPCS RPCs in progress (open streams included) a new RPC is refused
 at once with RESOURCE_EXHAUSTED (grpc's maximum_concurrent_rpcs), which bounds the memory that
-streams can hold (switch README, "Limits").
+streams can hold (switch README, "The P4Runtime server under load").
 """
 
 from __future__ import annotations
