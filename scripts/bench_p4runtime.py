@@ -9,7 +9,7 @@ request inside the clock ("x2": two batches in flight, so serialising one overla
 
     .venv/bin/python scripts/bench_p4runtime.py [--entries 20000] [--batch 1000] [--profile]
 
---profile calls the server's Write handler in this process (no gRPC) under cProfile instead, and
+--profile calls the service's write in this process (no gRPC) under cProfile instead, and
 prints the functions that take the time.
 """
 
@@ -157,17 +157,10 @@ def _hold(first):  # noqa: ANN001, ANN202
         yield from ()
 
 
-class _Context:
-    """The part of a grpc.ServicerContext the Write handler uses when it is called directly."""
-
-    def abort_with_status(self, status) -> None:  # noqa: ANN001
-        raise RuntimeError(status.details)
-
-
 def profile(n: int, batch: int) -> int:
-    """Call the server's Write handler in this process (no gRPC) under cProfile; print the top functions."""
+    """Call the service's write in this process (no gRPC) under cProfile; print the top functions."""
     from p4sim.switch.device import Device
-    from p4sim.switch.p4runtime.server import P4RuntimeService
+    from p4sim.switch.p4runtime.service import P4RuntimeService
 
     service = P4RuntimeService(Device(cpu_port=255, device_id=1), 1)
     p4info, device_config = bench_program(n)
@@ -175,7 +168,7 @@ def profile(n: int, batch: int) -> int:
                                                  action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
     req.config.p4info.CopyFrom(p4info)
     req.config.p4_device_config = device_config
-    service.SetForwardingPipelineConfig(req, _Context())
+    service.set_pipeline_config(req)
     data = []
     for r in build_batches(p4info, n, batch, p4r.Update.INSERT):
         r.ClearField("election_id")  # no client arbitrated: PI accepts writes without election id
@@ -184,9 +177,9 @@ def profile(n: int, batch: int) -> int:
     t0 = time.perf_counter()
     prof.enable()
     for d in data:
-        service.Write(d, _Context())
+        service.write(d)
     prof.disable()
-    print(f"Write handler in-process under cProfile: {n / (time.perf_counter() - t0):,.0f} writes/s")
+    print(f"Write (service.write) in-process under cProfile: {n / (time.perf_counter() - t0):,.0f} writes/s")
     pstats.Stats(prof).sort_stats("tottime").print_stats(20)
     service.close()
     return 0
@@ -197,7 +190,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--entries", type=int, default=20_000, metavar="N", help="entries to write (default 20000)")
     ap.add_argument("--batch", type=int, default=1000, metavar="N", help="updates per Write (default 1000)")
-    ap.add_argument("--profile", action="store_true", help="profile the Write handler in-process")
+    ap.add_argument("--profile", action="store_true", help="profile the service's write in-process")
     args = ap.parse_args()
     if args.profile:
         return profile(args.entries, args.batch)

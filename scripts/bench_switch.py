@@ -76,7 +76,10 @@ def frame(size: int, seq: int = 0) -> bytes:
 
 def switch_child(json_bytes: bytes, ports: dict[int, str], ready, stop, profile: bool) -> None:  # noqa: ANN001
     """The switch process: load, install, run until told to stop (--profile: cProfile the I/O loop)."""
-    dev = Device(ports=ports, cpu_port=255)
+    from p4sim.switch.heap import limit_malloc_arenas
+
+    limit_malloc_arenas()  # as p4sim-switch
+    dev = Device(ports=ports, cpu_port=255, freeze_heap=True)
     dev.commit_pipeline(dev.load_pipeline(json_bytes))
     install(dev)
     if not profile:
@@ -180,7 +183,7 @@ def _offer(src: str, sink: str, frames: list[bytes], seconds: float, senders: in
 
 def run_in_process(json_bytes: bytes, n: int = 30000) -> dict[int, float]:
     """Frames per second through Device.process (no sockets), for each frame size."""
-    dev = Device(ports={1: "x1", 2: "x2"}, cpu_port=255)
+    dev = Device(ports={1: "x1", 2: "x2"}, cpu_port=255, freeze_heap=True)
     dev.commit_pipeline(dev.load_pipeline(json_bytes))
     install(dev)
     out = {}
@@ -196,7 +199,7 @@ def run_in_process(json_bytes: bytes, n: int = 30000) -> dict[int, float]:
 
 def run_writes(json_bytes: bytes, n: int = 4000) -> float:
     """Runtime-state API inserts per second (exact-match `path` entries), no P4Runtime."""
-    dev = Device()
+    dev = Device(freeze_heap=True)
     dev.commit_pipeline(dev.load_pipeline(json_bytes))
     path = dev.pipeline.table("path")
     t0 = time.perf_counter()

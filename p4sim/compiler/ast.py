@@ -525,6 +525,7 @@ class ControlDecl(Decl):
 
 @dataclass(slots=True, eq=False)
 class Program:
-    """A whole program: its top-level declarations."""
+    """A whole program: its top-level declarations, and where its main file ends."""
 
     decls: list[Any]
+    end: Loc | None = None

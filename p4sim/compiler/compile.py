@@ -54,7 +54,7 @@ def compile_file(path: str | Path, include_dirs: list[str] | None = None,
     for d in defines or []:
         pp.define(d)
     lines = pp.run(Path(path))
-    prog = Program(parse(tokenize(lines)))
+    prog = Program(parse(tokenize(lines, pp.end)))
     return lower(prog, str(path))
 
 

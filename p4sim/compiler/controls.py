@@ -28,6 +28,8 @@ from p4sim.compiler.types import (
     strip,
 )
 
+MAX_VALUE_SET_SIZE = 2**31 - 1  # the P4 spec's core.p4 declares value_set(int<32> size)
+
 
 class BlockContext:
     """State shared by the lowering of one parser or control."""
@@ -83,6 +85,9 @@ class BlockContext:
         else:
             raise CompileError(d.loc, f"{d.name}: value_set of {t} is not supported (bit<W> or a struct of bit<W>)")
         size = sl.const_int(d.args[0].expr, "a constant value set size")
+        if not 0 <= size <= MAX_VALUE_SET_SIZE:  # the P4 spec's core.p4: value_set(int<32> size)
+            raise CompileError(d.args[0].expr.loc, f"{d.name}: value set size {size} is not in "
+                               f"0..{MAX_VALUE_SET_SIZE} (value_set declares its size int<32>)")
         width = sum(w for _, w in members)
         if not any(v["name"] == qname for v in self.bm.parse_vsets):
             self.bm.parse_vsets.append({"name": qname, "id": len(self.bm.parse_vsets), "compressed_bitwidth": width})

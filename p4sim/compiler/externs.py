@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 HASH_ALGOS = {"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16", "crc16_custom": "crc16_custom",
               "random": "random", "identity": "identity", "csum16": "csum16", "xor16": "xor16"}
 _UNITS = {"packets": "packets", "bytes": "bytes", "packets_and_bytes": "both"}
+MAX_SIZE = 2**32 - 1  # the largest size bmv2 reads from a JSON (an unsigned int)
 _KINDS = ("counter", "direct_counter", "meter", "direct_meter", "register", "action_profile", "action_selector")
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,33 @@ class InstInfo:
     result_target: list[str] | None = None
     json: dict | None = None
     p4: P4InfoObj | None = None
+
+
+def ctor_size(ev: Any, typ: ObjT, d: A.Instance, args: list[A.Expr], i: int, what: str = "size") -> int:
+    """A constant size argument of an extern constructor, in the range of its declared type.
+
+    v1model declares sizes `bit<32>`. p4c truncates a larger constant with a warning ("value does not
+    fit in 32 bits": counter(4294967296000, ...) becomes a counter of size 0) and wraps a negative one
+    to 2^32 - 1; a size is an amount, so here both are errors at the argument.
+    """
+    value = ev.const_int(args[i], f"a constant {what}")
+    ptype = _ctor_param_type(ev, typ, len(args), i)
+    if isinstance(ptype, BitsT) and 0 <= value <= (1 << ptype.width) - 1:
+        ev.coerce(ev.expr(args[i]), ptype, args[i].loc, f"{d.name}: {what}")  # a typed constant of another width
+    hi = (1 << ptype.width) - 1 if isinstance(ptype, BitsT) and not ptype.signed else MAX_SIZE
+    if not 0 <= value <= hi:
+        declared = f"bit<{ptype.width}>" if isinstance(ptype, BitsT) else "bit<32>"
+        raise CompileError(args[i].loc, f"{d.name}: {what} {value} is not in 0..{hi} "
+                           f"({typ.name} declares its {what} {declared})")
+    return value
+
+
+def _ctor_param_type(ev: Any, typ: ObjT, nargs: int, i: int) -> Type | None:
+    """The declared type of argument i of the extern's constructor taking nargs arguments."""
+    for m in getattr(typ.decl, "methods", ()):
+        if m.ret is None and m.name == typ.name and len(m.params) == nargs:
+            return strip(ev.types.resolve(m.params[i].typ, ev.scope))
+    return None
 
 
 def make_instance(ev: Any, bm: Bmv2Json, d: A.Instance, qname: str) -> InstInfo:
@@ -65,10 +93,13 @@ def make_instance(ev: Any, bm: Bmv2Json, d: A.Instance, qname: str) -> InstInfo:
         if len(args) != n:
             raise CompileError(d.loc, f"{d.name}: {kind} takes {n} constructor arguments, found {len(args)}")
 
+    def size(i: int, what: str = "size") -> int:
+        return ctor_size(ev, typ, d, args, i, what)
+
     si = source_info(d.loc, d.name)
     if kind == "counter":
         need(2)
-        info.size, info.unit = ev.const_int(args[0], "a constant size"), _UNITS[arg_enum(1)]
+        info.size, info.unit = size(0), _UNITS[arg_enum(1)]
         info.json = {"name": qname, "id": len(bm.counter_arrays), "source_info": si, "size": info.size,
                      "is_direct": False}
         bm.counter_arrays.append(info.json)
@@ -79,7 +110,7 @@ def make_instance(ev: Any, bm: Bmv2Json, d: A.Instance, qname: str) -> InstInfo:
         info.p4 = P4InfoObj("direct_counter", qname, unit=info.unit)
     elif kind == "meter":
         need(2)
-        info.size, info.unit = ev.const_int(args[0], "a constant size"), arg_enum(1)
+        info.size, info.unit = size(0), arg_enum(1)
         info.json = {"name": qname, "id": len(bm.meter_arrays), "source_info": si, "is_direct": False,
                      "size": info.size, "rate_count": 2, "type": info.unit}
         bm.meter_arrays.append(info.json)
@@ -93,20 +124,20 @@ def make_instance(ev: Any, bm: Bmv2Json, d: A.Instance, qname: str) -> InstInfo:
         targ = typ.args.get("T") if typ.args else None
         if targ is None or not isinstance(strip(targ), (BitsT, BoolT)):
             raise CompileError(d.loc, f"{d.name}: register needs a bit<W> element type, e.g. register<bit<32>>")
-        info.size, info.bitwidth = ev.const_int(args[0], "a constant size"), bit_width(strip(targ))
+        info.size, info.bitwidth = size(0), bit_width(strip(targ))
         info.json = {"name": qname, "id": len(bm.register_arrays), "source_info": si, "size": info.size,
                      "bitwidth": info.bitwidth}
         bm.register_arrays.append(info.json)
         info.p4 = P4InfoObj("register", qname, size=info.size, extra={"bitwidth": info.bitwidth})
     elif kind == "action_profile":
         need(1)
-        info.size = ev.const_int(args[0], "a constant size")
+        info.size = size(0)
         info.p4 = P4InfoObj("action_profile", qname, size=info.size, extra={"with_selector": False})
     elif kind == "action_selector":
         need(3)
         info.algo = HASH_ALGOS[arg_enum(0)]
-        info.size = ev.const_int(args[1], "a constant size")
-        info.bitwidth = ev.const_int(args[2], "a constant output width")
+        info.size = size(1)
+        info.bitwidth = size(2, "outputWidth")
         info.p4 = P4InfoObj("action_profile", qname, size=info.size, extra={"with_selector": True})
     if info.p4 is not None:
         info.p4.fixed_id, info.p4.loc = id_annotation(d.annos), d.loc

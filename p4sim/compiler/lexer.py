@@ -46,8 +46,9 @@ def parse_int(digits: str) -> int:
     return int(d, 10)
 
 
-def tokenize(lines: list[SourceLine]) -> list[Token]:
-    """Turn preprocessed lines into tokens, ending with an 'eof' token."""
+def tokenize(lines: list[SourceLine], end: Loc | None = None) -> list[Token]:
+    """Turn preprocessed lines into tokens, ending with an 'eof' token at `end` (the end of the main
+    file, Preprocessor.end; else after the last line)."""
     toks: list[Token] = []
     for sl in lines:
         text, pos, prev_end = sl.text, 0, -1
@@ -76,6 +77,8 @@ def tokenize(lines: list[SourceLine]) -> list[Token]:
                 tok = Token("op", s, loc, adjacent=adjacent)
             toks.append(tok)
             pos = prev_end = m.end()
-    last = lines[-1] if lines else SourceLine("", "<empty>", 1)
-    toks.append(Token("eof", "<end of file>", Loc(last.file, last.line, len(last.text) + 1)))
+    if end is None:
+        last = lines[-1] if lines else SourceLine("", "<empty>", 1)
+        end = Loc(last.file, last.line, len(last.text) + 1)
+    toks.append(Token("eof", "<end of file>", end))
     return toks

@@ -19,7 +19,7 @@ class Parser(ExprParser):
             if self.take(";"):
                 continue
             decls.append(self.declaration())
-        return A.Program(decls)
+        return A.Program(decls, self.tok.loc)
 
     def annotations(self) -> list[A.Annotation]:
         """Zero or more `@name(...)` annotations."""

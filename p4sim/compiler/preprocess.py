@@ -48,6 +48,7 @@ class Preprocessor:
     macros: dict[str, str] = field(default_factory=dict)
     functions: dict[str, tuple[list[str], str]] = field(default_factory=dict)  # function-like macros
     out: list[SourceLine] = field(default_factory=list)
+    end: Loc = Loc("<empty>", 1, 1)  # just after the last character of the main file (set by run)
     _once: set[Path] = field(default_factory=set)
 
     def define(self, spec: str) -> None:
@@ -74,9 +75,13 @@ class Preprocessor:
         if depth > _MAX_DEPTH:
             raise CompileError(Loc(shown, 1, 1), "includes nested too deeply")
         try:
-            text = path.read_text()
+            data = path.read_bytes()
         except OSError as exc:
             raise CompileError(Loc(shown, 1, 1), f"cannot read {path}: {exc.strerror}") from None
+        text = _decode(data, shown)
+        if depth == 0:
+            last = text.rpartition("\n")[2]
+            self.end = Loc(shown, text.count("\n") + 1, len(last) + 1)
         lines = _logical_lines(_strip_comments(text, shown))
         stack: list[_Cond] = []
         for lineno, raw in lines:
@@ -231,6 +236,18 @@ def _macro_args(text: str, pos: int) -> tuple[list[str], int] | None:
             continue
         cur.append(c)
     return None
+
+
+def _decode(data: bytes, shown: str) -> str:
+    """The text of a source file; a located error at the first byte that is not UTF-8 (a binary file)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = len(data[start:exc.start].decode("utf-8")) + 1
+        raise CompileError(Loc(shown, line, col), f"byte 0x{data[exc.start]:02x} is not UTF-8 text "
+                           "(a P4 program is UTF-8 text; is this a binary file?)") from None
 
 
 def _strip_comments(text: str, shown: str) -> str:

@@ -47,8 +47,7 @@ class Program:
         for d in prog.decls:
             self.declare(d)
         if self.main is None:
-            raise CompileError(prog.decls[-1].loc if prog.decls else None,
-                               "no package instance `main` (e.g. V1Switch(...) main;)")
+            raise CompileError(prog.end, "no package instance `main` (e.g. V1Switch(...) main;)")
 
     def error_code(self, name: str, loc: Loc) -> int:
         """Numeric code of error.name (declaration order, as in bmv2's errors list)."""

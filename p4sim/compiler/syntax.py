@@ -17,6 +17,12 @@ _BINARY = [
     ({"^"}, 6), ({"&"}, 7), ({"<<", ">>"}, 8), ({"++", "+", "-", "|+|", "|-|"}, 9), ({"*", "/", "%"}, 10),
 ]
 _PREC = {op: p for ops, p in _BINARY for op in ops}
+# Statements and expressions nested in each other, all levels counted together (brackets, operators,
+# operands of an operator chain, member/index/call suffixes, nested types). Deeper code is a located
+# error, as clang's bracket depth (256) and CPython's parser (200 parentheses) bound theirs: every
+# later pass here, and the code p4sim-switch generates from the JSON, recurse over this nesting, so
+# 64 keeps them well inside Python's recursion limit (C11 guarantees 63 levels of parentheses).
+MAX_NESTING = 64
 
 
 class ExprParser:
@@ -27,6 +33,15 @@ class ExprParser:
         self.i = 0
         self.type_names: set[str] = set(_BUILTIN_TYPES)
         self.scoped: list[set[str]] = []
+        self.depth = 0  # nesting of the statement or expression being parsed (MAX_NESTING)
+
+    def nest(self, levels: int = 1) -> None:
+        """Enter `levels` more levels of nesting at the current token; a located error beyond MAX_NESTING.
+        (The caller leaves them with `self.depth -= levels`; an error ends the parse.)"""
+        self.depth += levels
+        if self.depth > MAX_NESTING:
+            raise CompileError(self.tok.loc, f"statements and expressions nested more than {MAX_NESTING} "
+                               "levels deep here; split the code (e.g. into actions or local variables)")
 
     # ---- token helpers -------------------------------------------------------------
     @property
@@ -80,6 +95,12 @@ class ExprParser:
     # ---- types ---------------------------------------------------------------------
     def type_(self) -> A.TypeSyn:
         """A type: bit<W>, int<W>, varbit<W>, tuple<...>, a named (generic) type, stacks."""
+        self.nest()
+        typ = self._type()
+        self.depth -= 1
+        return typ
+
+    def _type(self) -> A.TypeSyn:
         t = self.tok
         loc = t.loc
         if self.at("bit", "int"):
@@ -121,7 +142,7 @@ class ExprParser:
                 self.close_angle()
             base = A.NamedT(loc, name, args)
         elif self.take("."):
-            return self.type_()
+            return self._type()
         else:
             raise CompileError(loc, f"expected a type, found '{t.text}'")
         while self.at("["):
@@ -166,6 +187,16 @@ class ExprParser:
 
     def statement(self) -> A.Stmt:
         """One statement."""
+        self.nest()
+        stmt = self._statement()
+        self.depth -= 1
+        return stmt
+
+    def _branch(self) -> A.Stmt:
+        """The statement of an if or else branch: its braces are no level of their own."""
+        return self.block() if self.at("{") else self.statement()
+
+    def _statement(self) -> A.Stmt:
         annos = self.annotations()
         t = self.tok
         loc = t.loc
@@ -177,8 +208,8 @@ class ExprParser:
             self.expect("(")
             c = self.expr()
             self.expect(")")
-            then = self.statement()
-            other = self.statement() if self.take("else") else None
+            then = self._branch()
+            other = self._branch() if self.take("else") else None
             return A.If(loc, c, then, other)
         if self.take("exit"):
             self.expect(";")
@@ -259,29 +290,33 @@ class ExprParser:
 
     def expr(self) -> A.Expr:
         """An expression, including `?:`."""
+        self.nest()
         c = self.binary(1)
         if self.at("?"):
             loc = self.expect("?").loc
             a = self.expr()
             self.expect(":")
             b = self.expr()
-            return A.Ternary(loc, c, a, b)
+            c = A.Ternary(loc, c, a, b)
+        self.depth -= 1
         return c
 
     def binary(self, min_prec: int) -> A.Expr:
         """Binary operators by precedence climbing (spec table of precedences)."""
         left = self.unary()
+        chain = 0  # `a + b + c` nests to the left: one level per operator
         while True:
             t = self.tok
-            if t.kind != "op":
-                return left
             op = t.text
             width = 1
-            if self._shift_gt():
+            if t.kind == "op" and self._shift_gt():
                 op, width = ">>", 2
-            prec = _PREC.get(op)
+            prec = _PREC.get(op) if t.kind == "op" else None
             if prec is None or prec < min_prec:
+                self.depth -= chain
                 return left
+            self.nest()
+            chain += 1
             self.i += width
             right = self.binary(prec + 1)
             left = A.Binary(t.loc, op, left, right)
@@ -291,12 +326,18 @@ class ExprParser:
         t = self.tok
         if self.at("!", "~", "-", "+"):
             self.i += 1
-            return A.Unary(t.loc, t.text, self.unary())
+            self.nest()
+            e: A.Expr = A.Unary(t.loc, t.text, self.unary())
+            self.depth -= 1
+            return e
         if self.at("(") and self._is_cast():
             self.i += 1
             typ = self.type_()
             self.expect(")")
-            return A.Cast(t.loc, typ, self.unary())
+            self.nest()
+            e = A.Cast(t.loc, typ, self.unary())
+            self.depth -= 1
+            return e
         return self.postfix(self.primary())
 
     def _is_cast(self) -> bool:
@@ -340,12 +381,14 @@ class ExprParser:
 
     def postfix(self, e: A.Expr) -> A.Expr:
         """Member access, indexing, slices and calls."""
-        while True:
+        levels = 0  # `a.b[1].c` nests to the left: one level per suffix
+        while self.at(".", "[", "(") or (self.at("<") and self._type_args_call()):
+            self.nest()
+            levels += 1
             t = self.tok
             if self.take("."):
                 e = A.Member(t.loc, e, self.ident("a member name"))
-            elif self.at("["):
-                self.i += 1
+            elif self.take("["):
                 a = self.expr()
                 if self.take(":"):
                     b = self.expr()
@@ -354,9 +397,9 @@ class ExprParser:
                 else:
                     self.expect("]")
                     e = A.Index(t.loc, e, a)
-            elif self.at("(") :
+            elif self.at("("):
                 e = A.Call(t.loc, e, self.args())
-            elif self.at("<") and self._type_args_call():
+            else:  # f<T, ...>(args)
                 self.i += 1
                 targs = [self.type_()]
                 while self.take(","):
@@ -365,8 +408,8 @@ class ExprParser:
                 call = A.Call(t.loc, e, self.args())
                 call.type_args = targs
                 e = call
-            else:
-                return e
+        self.depth -= levels
+        return e
 
     def _type_args_call(self) -> bool:
         # f<T>(...): only when the '<' is followed by a type and a matching '>' then '('

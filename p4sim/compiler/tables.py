@@ -15,6 +15,7 @@ from p4sim.compiler.types import BitsT, BoolT, StructT, bit_width, strip
 
 _KINDS = {"exact", "lpm", "ternary", "range", "optional", "selector"}
 DEFAULT_SIZE = 1024
+MAX_TABLE_SIZE = 2**31 - 1  # p4c: a table size is a C++ int ("Value too large for int")
 
 
 class TableLowerer:
@@ -95,7 +96,13 @@ class TableLowerer:
             names.append(default_name)
             ids.append(default["action_id"])
         props = dict(t.props)
-        size = ev.const_int(props.pop("size"), "a constant size") if "size" in props else 0
+        size = 0
+        if "size" in props:
+            size_expr = props.pop("size")
+            size = ev.const_int(size_expr, "a constant size")
+            if not 0 <= size <= MAX_TABLE_SIZE:  # p4c: "Value too large for int"
+                raise CompileError(size_expr.loc, f"table {t.name}: size {size} is not in 0..{MAX_TABLE_SIZE} "
+                                   "(p4c holds a table size in an int)")
         if t.entries is not None:
             size = len(t.entries)  # as p4c: a table with entries is sized to them
         size = size or DEFAULT_SIZE

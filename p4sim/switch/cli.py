@@ -115,8 +115,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from p4sim.switch.device import Device, settle_heap
+    from p4sim.switch.device import Device
+    from p4sim.switch.heap import limit_malloc_arenas, settle_heap
 
+    limit_malloc_arenas()  # before the I/O and gRPC threads start
     # While a P4Runtime request is decoded, the I/O thread gets the GIL back within 0.5 ms
     # (Python's default is 5 ms: a forwarding stall of up to that per request).
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
@@ -126,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
     ports = parse_ports(args.interface)
     host, gport = parse_addr(args.grpc_server_addr)
     dev = Device(ports=ports, cpu_port=args.cpu_port, device_id=args.device_id, pcap_dir=args.pcap,
-                 nb_queues=args.priority_queues)
+                 nb_queues=args.priority_queues, freeze_heap=True)
     if args.json:
         try:
             with open(args.json, "rb") as f:

@@ -6,6 +6,7 @@ the P4Info fully qualified names, e.g. `FabricIngress.route`):
     dev = Device(ports={1: "veth1"}, cpu_port=255, device_id=1)
     pl = dev.load_pipeline(json_bytes)      # parse + validate + compile; ValueError on bad JSON
     dev.commit_pipeline(pl)                 # atomic swap; all runtime state starts fresh, PRE cleared
+                                            #   (keep_pre=True keeps it); the old pipeline is freed
     dev.pipeline                            # the running Pipeline or None (--no-p4)
     pl.json_bytes, pl.program               # device config as given; typed view (p4sim.switch.program)
 
@@ -51,7 +52,6 @@ Packet I/O hooks:
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 import time
@@ -59,6 +59,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from p4sim.switch.engine import run
+from p4sim.switch.heap import settle_heap
 from p4sim.switch.pipeline import Pipeline
 from p4sim.switch.pre import Pre
 
@@ -76,22 +77,14 @@ class Digest:
     values: tuple[int, ...]
 
 
-def settle_heap() -> None:
-    """Collect once, then exempt every object alive now from later collections (gc.freeze).
-
-    A full collection scans every tracked object while holding the GIL: ~60k of them once a
-    program and the P4Runtime server are loaded, 26 ms during which no frame moves. After a freeze,
-    collections scan only what came later (table entries, packets in flight), well under a millisecond.
-    """
-    gc.collect()
-    gc.freeze()
-
-
 class Device:
     """A switch: ports, one running pipeline, the packet replication engine and the control hooks."""
 
     def __init__(self, ports: dict[int, str] | None = None, cpu_port: int | None = None,
-                 device_id: int = 0, pcap_dir: str | None = None, nb_queues: int = 1) -> None:
+                 device_id: int = 0, pcap_dir: str | None = None, nb_queues: int = 1,
+                 freeze_heap: bool = False) -> None:
+        """freeze_heap: settle_heap() after every commit. It sets the garbage collector of the whole
+        process, so the switch process asks for it (cli.py); a Device inside another program does not."""
         self.ports: dict[int, str] = dict(ports or {})
         for port in self.ports:
             if not 0 <= port < DROP_PORT:
@@ -106,6 +99,7 @@ class Device:
         self.nb_queues = nb_queues
         self.device_id = device_id
         self.pcap_dir = pcap_dir
+        self.freeze_heap = freeze_heap
         self.lock = threading.RLock()
         self.pipeline: Pipeline | None = None
         self.pre = Pre(self.lock)
@@ -124,12 +118,18 @@ class Device:
         data = json_bytes.encode() if isinstance(json_bytes, str) else bytes(json_bytes)
         return Pipeline(data, self.port_up, self.lock, self.nb_queues)
 
-    def commit_pipeline(self, pipeline: Pipeline | None) -> None:
-        """Make `pipeline` the running program (fresh state); None removes it (frames are dropped)."""
+    def commit_pipeline(self, pipeline: Pipeline | None, keep_pre: bool = False) -> None:
+        """Make `pipeline` the running program (fresh state); None removes it (frames are dropped).
+
+        The PRE (multicast groups, clone sessions) is cleared unless keep_pre. With freeze_heap the
+        replaced pipeline is freed here (settle_heap), so the caller must hold no reference to it.
+        """
         with self.lock:
             self.pipeline = pipeline
-            self.pre.reset()
-        settle_heap()
+            if not keep_pre:
+                self.pre.reset()
+        if self.freeze_heap:
+            settle_heap()
         log.info("pipeline committed%s", "" if pipeline else " (none)")
 
     # --- ports ---------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from p4sim.switch import codegen
+from p4sim.switch import codegen, heap
 from p4sim.switch.externs import CounterArray, DirectMeter, MeterArray, RegisterArray, ValueSet
 from p4sim.switch.profiles import ActionProfile
 from p4sim.switch.program import Program, parse_program
@@ -33,6 +33,7 @@ class Pipeline:
         self.program: Program = parse_program(self.json_bytes)
         self.lock = lock
         prog = self.program
+        _check_memory(prog)
         self.counters = {n: CounterArray(i, lock) for n, i in prog.counters.items() if not i.is_direct}
         self.direct_counters = {n: i.binding for n, i in prog.counters.items() if i.is_direct}
         self.registers = {n: RegisterArray(i, lock) for n, i in prog.registers.items()}
@@ -79,6 +80,29 @@ class Pipeline:
         """Recompute selector groups after a port status change (watch ports)."""
         for p in self.profiles.values():
             p.refresh()
+
+
+# What a cell of an array costs up front (a list slot each: packets and bytes for a counter).
+CELL_BYTES = {"counter": 16, "register": 8, "meter": 8}
+
+
+def _check_memory(prog: Program) -> None:
+    """ValueError naming the largest array when the arrays the program allocates at load time need
+    more memory than the machine has available (bmv2 aborts with std::bad_alloc there)."""
+    arrays = [a for arrays in (prog.counters, prog.meters, prog.registers) for a in arrays.values()
+              if not a.is_direct]
+    if not arrays:
+        return
+    need = sum(a.size * CELL_BYTES[a.kind] for a in arrays)
+    available = heap.available_bytes()
+    if need > available:
+        big = max(arrays, key=lambda a: a.size * CELL_BYTES[a.kind])
+        raise ValueError(f"{big.kind} {big.name}: size {big.size} needs {_gib(big.size * CELL_BYTES[big.kind])} "
+                         f"(all arrays {_gib(need)}), more than the {_gib(available)} available on this machine")
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
 
 
 T = TypeVar("T")

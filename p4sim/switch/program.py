@@ -16,6 +16,7 @@ from p4sim.switch.operands import check_operands
 
 log = logging.getLogger(__name__)
 
+MAX_SIZE = 2**32 - 1  # the largest size bmv2 reads from a JSON (an unsigned int)
 MATCH_KINDS = ("exact", "lpm", "ternary", "range", "valid")  # bmv2's; p4c writes an optional key as ternary
 
 
@@ -254,6 +255,7 @@ class Program:
 
     def _validate(self) -> None:
         check_operands(self.doc)  # what bmv2 rejects at load time, p4sim rejects too
+        self._check_sizes()
         for t in self.tables.values():
             for aid in t.action_ids:
                 if aid not in self.actions:
@@ -267,6 +269,21 @@ class Program:
         for name in ("ingress", "egress"):
             if name not in self.pipelines:
                 raise ValueError(f"bmv2 JSON: no '{name}' pipeline (not a v1model program)")
+
+    def _check_sizes(self) -> None:
+        """ValueError naming the first object whose size is not an unsigned 32-bit int.
+
+        bmv2 reads every size of the JSON as an unsigned int (jsoncpp asUInt): it aborts with
+        "LargestInt out of UInt range" above 2^32 - 1, and std::bad_alloc well before that for arrays.
+        """
+        sized = [("table", t.name, t.max_size) for t in self.tables.values()]
+        sized += [("action profile", p.name, p.max_size) for p in self.profiles.values()]
+        sized += [(a.kind, a.name, a.size) for arrays in (self.counters, self.meters, self.registers)
+                  for a in arrays.values()]
+        for kind, name, size in sized:
+            if not 0 <= size <= MAX_SIZE:
+                raise ValueError(f"{kind} {name}: size {size} is not in 0..{MAX_SIZE} "
+                                 "(bmv2 reads sizes as 32-bit unsigned ints)")
 
     def table_actions(self, table: str) -> dict[str, ActionInfo]:
         """The actions a table may use, by name (names are unique within one table)."""

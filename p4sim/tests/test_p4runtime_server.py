@@ -447,6 +447,28 @@ def test_reconcile_keeps_state(client, switch) -> None:
     assert client.read(p4r.Entity(table_entry=p4r.TableEntry())) == []
 
 
+def test_a_pipeline_push_frees_the_pipeline_it_replaces() -> None:
+    import gc
+    import json
+    import weakref
+
+    reformatted = json.dumps(json.loads(program_files()[0].read_bytes())).encode()
+    try:
+        with running_switch(freeze_heap=True) as sw:  # as p4sim-switch runs
+            client = Client(sw.address)
+            client.arbitrate()
+            client.set_pipeline()
+            for action, json_bytes in ((p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT, None),
+                                       (p4r.SetForwardingPipelineConfigRequest.RECONCILE_AND_COMMIT, reformatted)):
+                old = weakref.ref(sw.device.pipeline)
+                client.set_pipeline(action, json_bytes=json_bytes)
+                # freed when the push returns, not one push later: nothing holds it when the device commits
+                assert old() is None and sw.device.pipeline is not None
+            client.close()
+    finally:
+        gc.unfreeze()
+
+
 def test_malformed_and_odd_requests_do_not_hurt_the_server(client) -> None:
     raw = client.channel.unary_unary("/p4.v1.P4Runtime/Write", request_serializer=None,
                                      response_deserializer=p4r.WriteResponse.FromString)

@@ -273,12 +273,27 @@ def test_single_rate_meters() -> None:
 def test_commit_exempts_the_loaded_program_from_garbage_collection() -> None:
     import gc
 
-    d = Device(ports={1: "a"})
+    d = Device(ports={1: "a"}, freeze_heap=True)
     pl = d.load_pipeline(programs.l3_ecmp())
     gc.unfreeze()
     d.commit_pipeline(pl)
     try:
         # a full collection afterwards scans only what came later, not the program and its tables
         assert gc.get_freeze_count() > 1000 and d.pipeline is pl
+    finally:
+        gc.unfreeze()
+
+
+def test_commit_frees_the_replaced_pipeline() -> None:
+    import gc
+    import weakref
+
+    d = Device(ports={1: "a"}, freeze_heap=True)
+    d.commit_pipeline(d.load_pipeline(programs.l3_ecmp()))
+    old = weakref.ref(d.pipeline)
+    d.commit_pipeline(d.load_pipeline(programs.l3_ecmp()))
+    try:
+        # a pipeline is cyclic garbage once replaced: a freeze that outlives it would keep it forever
+        assert old() is None and d.pipeline is not None
     finally:
         gc.unfreeze()

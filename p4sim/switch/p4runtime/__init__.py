@@ -13,6 +13,7 @@ Layers, from the wire to the Device:
     arbitration  StreamChannel sessions, primary election per role
     config       SetForwardingPipelineConfig actions, GetForwardingPipelineConfig
     wire/encode  fast protobuf wire decoding of Write and encoding of table reads (pure-Python protobuf)
-    server       the grpc service and start_server(device, address, device_id) -> ServerHandle
+    service      P4RuntimeService: every RPC on request bytes, no gRPC (errors as P4RuntimeError, RpcAbort)
+    server       grpc's asyncio server around it: start_server(device, address, device_id) -> ServerHandle
     testing      running_switch() and the rt_basic test program, for tests
 """

@@ -50,13 +50,21 @@ def verify(device: Device, config: p4r.ForwardingPipelineConfig) -> Binding:
     return bind(schema, pipeline)
 
 
-def commit(device: Device, binding: Binding) -> None:
-    """Make the bound pipeline the running one (fresh state)."""
-    device.commit_pipeline(binding.pipeline)
+def commit(device: Device, binding: Binding, keep_pre: bool = False) -> None:
+    """Make the bound pipeline the running one (fresh state, the PRE too unless keep_pre).
+
+    The device frees the replaced pipeline at once (Device.commit_pipeline), so the caller installs
+    the new binding first and holds no reference to the old one.
+    """
+    if device.pipeline is not binding.pipeline:
+        device.commit_pipeline(binding.pipeline, keep_pre=keep_pre)
 
 
 def reconcile(device: Device, old: Committed | None, config: p4r.ForwardingPipelineConfig) -> Binding:
-    """Commit a config keeping the forwarding state of the running one where the programs agree."""
+    """Bind a config and copy the running one's forwarding state into it where the programs agree.
+
+    The caller holds the device lock and commits the result with keep_pre=True (the PRE is kept).
+    """
     if old is not None and config.p4_device_config == old.config.p4_device_config:
         try:
             schema = build_schema(config.p4info)
@@ -70,17 +78,11 @@ def reconcile(device: Device, old: Committed | None, config: p4r.ForwardingPipel
         log.info("reconcile: same device config, state kept")
         return binding
     binding = verify(device, config)
-    with device.lock:
-        pre_groups = dict(device.pre.groups)
-        pre_sessions = dict(device.pre.sessions)
-        commit(device, binding)
-        if old is not None:
-            skipped = _replay(old.binding.pipeline, binding.pipeline)
-            for gid, reps in pre_groups.items():
-                device.pre.insert_group(gid, list(reps))
-            for sid, session in pre_sessions.items():
-                device.pre.insert_session(sid, session)
-            log.info("reconcile: new device config, state replayed (%d objects skipped)", skipped)
+    if old is not None:
+        # into the new pipeline before it runs: it starts with the state, and nothing refers to the
+        # old one once the caller commits (so the device frees it then)
+        skipped = _replay(old.binding.pipeline, binding.pipeline)
+        log.info("reconcile: new device config, state replayed (%d objects skipped)", skipped)
     return binding
 
 

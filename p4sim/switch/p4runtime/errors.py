@@ -48,6 +48,11 @@ def invalid(message: str) -> P4RuntimeError:
     return P4RuntimeError(INVALID_ARGUMENT, message)
 
 
+def internal(exc: Exception) -> P4RuntimeError:
+    """Return INTERNAL for an unexpected exception, with its type and message (never an empty message)."""
+    return P4RuntimeError(INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+
+
 class RpcStatus(grpc.Status):
     """A concrete grpc.Status for context.abort_with_status, with google.rpc.Status as binary details."""
 
@@ -109,3 +114,11 @@ def from_state_error(err: Exception) -> P4RuntimeError:
         if isinstance(err, cls):
             return P4RuntimeError(code, str(err))
     return P4RuntimeError(INVALID_ARGUMENT, str(err))
+
+
+class RpcAbort(Exception):
+    """Ends an RPC with a status that carries details (a failed Write batch)."""
+
+    def __init__(self, status: RpcStatus) -> None:
+        super().__init__(status.details)
+        self.status = status

@@ -205,8 +205,63 @@ def _bitwidth(type_spec: p4i.P4DataTypeSpec) -> int:
     return 0
 
 
+_PREAMBLE_KINDS = (("tables", "table"), ("actions", "action"), ("action_profiles", "action profile"),
+                   ("counters", "counter"), ("direct_counters", "direct counter"), ("meters", "meter"),
+                   ("direct_meters", "direct meter"), ("controller_packet_metadata", "controller header"),
+                   ("value_sets", "value set"), ("registers", "register"), ("digests", "digest"),
+                   ("externs", "extern"))
+
+
+def check_ids(p4info: p4i.P4Info) -> None:
+    """ValueError naming the first object whose ID or name is zero, empty or not unique.
+
+    As Stratum's P4InfoManager: every preamble has a non-zero ID unique in the whole P4Info and a
+    non-empty name unique among the objects of its kind; here also the IDs and names of the match
+    fields of each table, the parameters of each action and the fields of each controller header
+    (the server finds them by ID: a duplicate would make the object unwritable).
+    """
+    ids: dict[int, str] = {}
+    for attr, kind in _PREAMBLE_KINDS:
+        names: set[str] = set()
+        objs = p4info.externs if attr == "externs" else getattr(p4info, attr)
+        preambles = [i.preamble for e in objs for i in e.instances] if attr == "externs" else [o.preamble for o in objs]
+        for pre in preambles:
+            what = f"P4Info {kind} {pre.name!r}"
+            if pre.id == 0:
+                raise ValueError(f"{what} has id 0; expected a non-zero id")
+            if not pre.name:
+                raise ValueError(f"P4Info {kind} id {pre.id:#x} has no name")
+            if pre.id in ids:
+                raise ValueError(f"{what}: id {pre.id:#x} is not unique (also {ids[pre.id]})")
+            if pre.name in names:
+                raise ValueError(f"{what}: the name is not unique among the {kind}s")
+            ids[pre.id] = f"{kind} {pre.name!r}"
+            names.add(pre.name)
+    for t in p4info.tables:
+        _check_members(f"table {t.preamble.name!r}", "match field", [(m.id, m.name) for m in t.match_fields])
+    for a in p4info.actions:
+        _check_members(f"action {a.preamble.name!r}", "parameter", [(p.id, p.name) for p in a.params])
+    for c in p4info.controller_packet_metadata:
+        _check_members(f"controller header {c.preamble.name!r}", "field", [(m.id, m.name) for m in c.metadata])
+
+
+def _check_members(owner: str, kind: str, members: list[tuple[int, str]]) -> None:
+    ids: dict[int, str] = {}
+    names: set[str] = set()
+    for mid, name in members:
+        if mid == 0:
+            raise ValueError(f"P4Info {owner}: {kind} {name!r} has id 0; expected a non-zero id")
+        if mid in ids:
+            raise ValueError(f"P4Info {owner}: {kind} id {mid} is not unique ({ids[mid]!r} and {name!r})")
+        if name in names:
+            raise ValueError(f"P4Info {owner}: {kind} name {name!r} is not unique")
+        ids[mid] = name
+        names.add(name)
+
+
 def build_schema(p4info: p4i.P4Info) -> Schema:
     """Index a P4Info message; raise ValueError when it is inconsistent (a dangling or duplicate ID)."""
+    check_ids(p4info)
     s = Schema(p4info=p4info)
     for a in p4info.actions:
         params = [ParamInfo(p.id, p.name, p.bitwidth) for p in a.params]

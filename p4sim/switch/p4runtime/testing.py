@@ -40,9 +40,9 @@ class RunningSwitch:
 
 @contextmanager
 def running_switch(device_id: int = 1, cpu_port: int | None = 255,
-                   ports: dict[int, str] | None = None) -> Iterator[RunningSwitch]:
+                   ports: dict[int, str] | None = None, freeze_heap: bool = False) -> Iterator[RunningSwitch]:
     """Yield a Device (no I/O started) served on 127.0.0.1 at a free port; stop it afterwards."""
-    device = Device(ports=ports, cpu_port=cpu_port, device_id=device_id)
+    device = Device(ports=ports, cpu_port=cpu_port, device_id=device_id, freeze_heap=freeze_heap)
     handle = start_server(device, "127.0.0.1:0", device_id)
     try:
         yield RunningSwitch(device, handle)

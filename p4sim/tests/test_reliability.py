@@ -1,0 +1,123 @@
+"""The standing abuse suite of p4sim-switch (a separate process, as in use): 500 open streams with 500
+concurrent unary calls, RPCs beyond the server's limit, 100 pipeline pushes with the switch's RSS,
+random and truncated frames through the fabric program on veth pairs. Bounded in count and time;
+traffic only on loopback and on the veths the test creates. The figures are printed, one line each
+(`.venv/bin/pytest -s p4sim/tests/test_reliability.py`); `scripts/bench_p4sim_abuse.py` makes them too."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+
+from control.client import P4RuntimeClient
+from control.entities import TableEntry
+from p4sim.switch.device import Device
+from p4sim.switch.p4runtime.proto import p4r, p4r_grpc
+from p4sim.switch.p4runtime.server import start_server
+from p4sim.switch.testdata.veth import RawPort, is_root, veth_pairs
+from p4sim.tests import abuse
+
+log = logging.getLogger(__name__)
+
+STREAMS, UNARY = 500, 500
+PUSHES = 100
+KIB_PER_STREAM = 128  # the switch README's bound on the RSS of an idle stream (measured: ~50 KiB)
+GOOD = bytes.fromhex("00000000aa01" "00000000bb01" "0800"
+                     "4500001c000100004011" "0000" "0a000001" "0a000105"
+                     "04d2162e0008" "0000")  # UDP 10.0.0.1 -> 10.0.1.5, ttl 64
+
+
+@pytest.fixture(scope="module")
+def fabric(tmp_path_factory: pytest.TempPathFactory) -> abuse.Program:
+    return abuse.fabric_program(tmp_path_factory.mktemp("fabric"))
+
+
+def test_500_streams_and_500_unary_calls_are_all_served(fabric: abuse.Program, tmp_path: Path) -> None:
+    with abuse.p4sim_switch(tmp_path) as sw:
+        served = abuse.flood(sw, fabric, STREAMS, UNARY, timeout=20)
+        _figure(f"reliability: {served}")
+        assert (served.streams, served.unary, served.late_arbitration) == (STREAMS, UNARY, True), str(served)
+        assert served.kib_per_stream < KIB_PER_STREAM, str(served)
+        assert sw.proc.poll() is None
+
+
+def test_rpcs_beyond_the_limit_are_refused_at_once_and_served_again_after() -> None:
+    handle = start_server(Device(device_id=1), "127.0.0.1:0", 1, max_concurrent_rpcs=20)
+    channel = grpc.insecure_channel(handle.address)
+    stub = p4r_grpc.P4RuntimeStub(channel)
+    requests: queue.Queue = queue.Queue()
+    streams = []
+    try:
+        streams = [stub.StreamChannel(iter(requests.get, None)) for _ in range(20)]
+        assert _capabilities(stub, until=grpc.StatusCode.RESOURCE_EXHAUSTED) == grpc.StatusCode.RESOURCE_EXHAUSTED
+        for call in streams:
+            call.cancel()
+        assert _capabilities(stub, until=grpc.StatusCode.OK) == grpc.StatusCode.OK  # the slots came back
+    finally:
+        for call in streams:
+            call.cancel()
+        for _ in streams:
+            requests.put(None)
+        channel.close()
+        handle.stop()
+
+
+def _capabilities(stub: p4r_grpc.P4RuntimeStub, until: grpc.StatusCode, within: float = 10.0) -> grpc.StatusCode:
+    """Call Capabilities until it ends with `until` or `within` seconds passed; the last code."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            stub.Capabilities(p4r.CapabilitiesRequest(), timeout=5)
+            code = grpc.StatusCode.OK
+        except grpc.RpcError as e:
+            code = e.code()
+        if code == until or time.monotonic() > deadline:
+            return code
+        time.sleep(0.05)
+
+
+def _figure(line: str) -> None:
+    """A figure for the README: printed (shown with -s) and logged."""
+    print(line)  # noqa: T201 - the test's report
+    log.info("%s", line)
+
+
+def test_100_pipeline_pushes_keep_the_switch_rss(fabric: abuse.Program, tmp_path: Path) -> None:
+    with abuse.p4sim_switch(tmp_path) as sw:
+        pushes = abuse.push_pipelines(sw, fabric, PUSHES)
+        _figure(f"reliability: {pushes}")
+        assert abs(pushes.growth) <= 0.05, str(pushes)
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not is_root(), reason="needs root for veth pairs")
+def test_random_and_truncated_frames_then_the_fabric_still_forwards(fabric: abuse.Program, tmp_path: Path) -> None:
+    with veth_pairs(2, "sw2r") as pairs:
+        hosts = [RawPort(b) for _, b in pairs]
+        try:
+            with abuse.p4sim_switch(tmp_path, fabric.json_path, {1: pairs[0][0], 2: pairs[1][0]}) as sw:
+                with P4RuntimeClient(sw.grpc_addr, device_id=abuse.DEVICE_ID, election_id=(0, 1)) as client:
+                    client.set_pipeline(fabric.p4info, fabric.json_bytes)
+                    client.insert([
+                        TableEntry("route", {"ipv4_dst": "10.0.1.0/24"}, "to_host",
+                                   {"port": 2, "dmac": "00:00:00:00:00:aa"}),
+                        TableEntry("port_mac", {"egress_port": 2}, "set_smac", {"smac": "02:00:00:00:00:b2"})])
+                    frames = abuse.fuzz_frames(GOOD, 3000)
+                    for f in frames:
+                        hosts[0].send(f)
+                    hosts[1].drain(quiet=0.5)  # what the fuzz frames made the switch send
+                    hosts[0].send(GOOD)
+                    got = hosts[1].recv(5.0, match=lambda f: f[:6] == bytes.fromhex("0000000000aa")
+                                        and f[26:34] == GOOD[26:34])
+                    _figure(f"reliability: {len(frames)} random and truncated frames through the fabric "
+                            f"program, then a good frame {'forwarded' if got else 'NOT forwarded'}")
+                    assert got is not None and got[22] == 63  # routed: ttl 64 -> 63
+                assert sw.proc.poll() is None, sw.log_tail()
+        finally:
+            for h in hosts:
+                h.close()
