@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from p4sim.tests import abuse  # noqa: E402
+from scripts import p4sim_abuse as abuse  # noqa: E402
 
 
 def main() -> int:

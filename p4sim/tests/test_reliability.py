@@ -20,7 +20,7 @@ from p4sim.switch.device import Device
 from p4sim.switch.p4runtime.proto import p4r, p4r_grpc
 from p4sim.switch.p4runtime.server import start_server
 from p4sim.switch.testdata.veth import RawPort, is_root, veth_pairs
-from p4sim.tests import abuse
+from scripts import p4sim_abuse as abuse
 
 log = logging.getLogger(__name__)
 

@@ -21,6 +21,7 @@ from control.ocs.driver import duplex_pairs
 from control.ocs.emulator import EmulatedOcs
 from control.switch import Pipeline
 from topo.emulation.fibre import patch
+from topo.emulation.links import switch_port_offloads_off
 from topo.emulation.switchproc import SwitchProcess, start_switch
 from topo.emulation.target import Target, free_port
 
@@ -55,6 +56,8 @@ class NetTestbed:
         for x in (a, b, pa, pb):
             subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{x}.disable_ipv6=1"], capture_output=True)
             _ip("link", "set", x, "mtu", str(mtu), "up")
+        for end in (a, b):  # bmv2's receive ring: 32 frames with offloads on, ~250 without (links.py)
+            switch_port_offloads_off(end)
         return pa, pb
 
     def start(self) -> NetTestbed:

@@ -26,12 +26,12 @@ from google.protobuf import text_format
 
 from p4sim.compiler import cli as compile_cli
 from p4sim.switch.p4runtime.proto import p4i, p4r
-from p4sim.tests.targets import SwitchProcess, switch_process
+from topo.emulation.switchproc import SwitchProcess, switch_process
 from topo.emulation.target import Target
 
 log = logging.getLogger(__name__)
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 DEVICE_ID = 1
 FIRST_ELECTION = 1_000_000  # stream i arbitrates with FIRST_ELECTION - i: the first is primary, the rest backups
 _SERVICE = "/p4.v1.P4Runtime/"
