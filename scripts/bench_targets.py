@@ -20,7 +20,6 @@ import argparse
 import ipaddress
 import logging
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,7 +32,8 @@ from control.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from p4sim.switch.testdata.veth import is_root, veth_pairs  # noqa: E402
 from scripts.bench_switch import SIZES, _offer, frame  # noqa: E402
 from tablegen.entries import liveness, port_watch  # noqa: E402
-from topo.emulation.target import Target, choose_compiler, free_port, label, pairings  # noqa: E402
+from topo.emulation.switchproc import switch_process  # noqa: E402
+from topo.emulation.target import Target, choose_compiler, label, pairings  # noqa: E402
 
 log = logging.getLogger("bench_targets")
 BATCH = 1000
@@ -76,53 +76,27 @@ def writes_per_second(client: P4RuntimeClient, n: int) -> tuple[float, float]:
     return n / (t1 - t0), n / (t2 - t1)
 
 
-def wait_listening(proc: subprocess.Popen, port: int, timeout: float = 60.0) -> None:
-    """Until the switch accepts TCP on `port`; RuntimeError if it exits first."""
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"switch exited with {proc.returncode}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise RuntimeError(f"switch not listening after {timeout:.0f} s")
-
-
 def bench_switch(target: Target, build: Path, seconds: float, n_writes: int) -> dict[str, float]:
     """Every per-switch figure for one target's switch."""
     out: dict[str, float] = {}
     with veth_pairs(2, "bt") as pairs:
         ports = {1: pairs[0][0], 2: pairs[1][0]}
-        grpc = free_port()
-        cmd = target.switch_command(ports, 1, f"127.0.0.1:{grpc}", build / "fabric.json")
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            t0 = time.perf_counter()
-            wait_listening(proc, grpc)
-            client = P4RuntimeClient(f"127.0.0.1:{grpc}", device_id=1)
+        t0 = time.perf_counter()
+        with switch_process(target, build / "fabric.json", ports, timeout=60) as sw:
+            client = P4RuntimeClient(sw.grpc_addr, device_id=sw.device_id)
             client.connect()
             client.set_pipeline_files(build / "fabric.p4info.txtpb", build / "fabric.json")
             out["start + pipeline s"] = time.perf_counter() - t0
             provision(client, [1, 2])
-            out["RSS provisioned MiB"] = rss_mib(proc.pid)
+            out["RSS provisioned MiB"] = rss_mib(sw.pid)
             ins, dels = writes_per_second(client, n_writes)
             out["P4Runtime inserts/s"], out["P4Runtime deletes/s"] = ins, dels
             for size in SIZES:
                 frames = [frame(size, i) for i in range(64)]
                 fps, _ = _offer(pairs[0][1], pairs[1][1], frames, seconds, 1)
                 out[f"forwarding {size} B frames/s"] = fps
-            out["RSS after traffic MiB"] = rss_mib(proc.pid)
+            out["RSS after traffic MiB"] = rss_mib(sw.pid)
             client.close()
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
     return out
 
 

@@ -4,24 +4,18 @@ port (topo/emulation/switchproc.py starts it and stops it by PID)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from topo.emulation.switchproc import SwitchProcess as RunningSwitch
 from topo.emulation.switchproc import start_switch
-from topo.emulation.target import Target, free_port
+from topo.emulation.target import Target, free_port, pairings
 
-__all__ = ["P4SIM", "SwitchProcess", "free_port"]
+__all__ = ["SwitchProcess", "free_port", "p4sim_target"]
 
 
 def p4sim_target() -> Target:
     """p4sim's own switch (and compiler): for the tests of what only p4sim's server offers, such as
     register reads, which PI (bmv2's P4Runtime server) does not support."""
-    return Target.from_env(str(Path(sys.executable).parent / "p4sim-compile"),
-                           str(Path(sys.executable).parent / "p4sim-switch"))
+    return pairings()[0]
 
-
-P4SIM = p4sim_target
 
 
 class SwitchProcess:

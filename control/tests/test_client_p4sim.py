@@ -10,7 +10,7 @@ from control.client import P4RuntimeClient, wildcard
 from control.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from control.errors import P4RuntimeError
 from control.resources import CounterEntry, MulticastGroup, RegisterEntry
-from control.tests.switch_proc import P4SIM, SwitchProcess
+from control.tests.switch_proc import SwitchProcess, p4sim_target
 
 RT = Path(__file__).resolve().parents[2] / "p4sim" / "switch" / "p4runtime" / "testdata"
 pytestmark = pytest.mark.skipif(not (RT / "rt_basic.json").exists(), reason="p4sim test program missing")
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not (RT / "rt_basic.json").exists(), reason="p4s
 
 @pytest.fixture(scope="module")
 def switch():
-    sw = SwitchProcess(device_id=1, target=P4SIM()).start()
+    sw = SwitchProcess(device_id=1, target=p4sim_target()).start()
     yield sw
     sw.stop()
 
@@ -122,7 +122,7 @@ def test_batched_install_rate(client):
 
 
 def test_switch_restart_is_seen_and_reconnect_works():
-    sw = SwitchProcess(device_id=1, target=P4SIM()).start()
+    sw = SwitchProcess(device_id=1, target=p4sim_target()).start()
     lost = []
     c = P4RuntimeClient(sw.address, device_id=1, timeout=3)
     c.on_disconnect(lost.append)

@@ -240,17 +240,28 @@ def _held(net, name):
     return sorted(str(e) for e in s.client.read_entities([wildcard(s.schema, "table_entry")]))
 
 
-def test_watcher_rereads_after_another_controller_took_over_and_left(fabric, farm):
-    """A watches; B (higher election id) moves the network to the other circuit map and exits; then a
-    switch restarts. A must restore B's view there, not its own stale one (half the network in each)."""
-    topo = farm.topo
-    events = EventLog()
+def _taken_over(topo, fabric, events):
+    """A installs the initial map and watches; B, with a higher election id, installs the other map."""
     a = Network(topo, fabric, election_id=(0, 1), events=events, timeout=5)
     b = Network(topo, fabric, election_id=(0, 2), timeout=5)
     try:
         a.install(_circuit_states(topo, "initial"))
         a.start_watch(period=0.1)
         b.install(_circuit_states(topo, "reconfigured"))
+    except BaseException:
+        b.close()
+        a.close()
+        raise
+    return a, b
+
+
+def test_watcher_rereads_after_another_controller_took_over_and_left(fabric, farm):
+    """A watches; B (higher election id) moves the network to the other circuit map and exits; then a
+    switch restarts. A must restore B's view there, not its own stale one (half the network in each)."""
+    topo = farm.topo
+    events = EventLog()
+    a, b = _taken_over(topo, fabric, events)
+    try:
         assert wait_until(lambda: {r["switch"] for r in events.records if r["event"] == "primary-lost"}
                           == set(a.sessions), 5)
         want = {n: _held(b, n) for n in b.sessions}
@@ -274,12 +285,8 @@ def test_watcher_refuses_to_restore_a_view_it_could_not_reread(fabric, farm):
     watcher does not write its own stale view there; it says so."""
     topo = farm.topo
     events = EventLog()
-    a = Network(topo, fabric, election_id=(0, 1), events=events, timeout=5)
-    b = Network(topo, fabric, election_id=(0, 2), timeout=5)
+    a, b = _taken_over(topo, fabric, events)
     try:
-        a.install(_circuit_states(topo, "initial"))
-        a.start_watch(period=0.1)
-        b.install(_circuit_states(topo, "reconfigured"))
         assert wait_until(lambda: any(r["event"] == "primary-lost" and r["switch"] == "s2"
                                       for r in events.records), 5)
         farm.procs["s2"].stop()

@@ -7,10 +7,8 @@ Local to test_switch_parity.py on purpose (the general start-a-target module liv
 from __future__ import annotations
 
 import contextlib
-import shutil
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,7 +17,7 @@ from pathlib import Path
 from control.client import P4RuntimeClient
 from p4sim.switch.testdata.veth import RawPort, veth_pairs
 from topo.emulation.switchproc import start_switch
-from topo.emulation.target import Target, choose_compiler
+from topo.emulation.target import Target, label, pairings
 
 TESTDATA = Path(__file__).resolve().parents[1] / "switch" / "testdata"
 PARITY_JSON = TESTDATA / "parity.json"
@@ -43,14 +41,9 @@ OP = {"forward": 0, "resubmit": 1, "clone_i2e": 2, "recirculate": 3, "clone_e2e"
       "select": 6, "priority": 7, "drop": 8}
 
 
-def bmv2_binary() -> str | None:
-    """simple_switch_grpc on PATH, or None."""
-    return shutil.which("simple_switch_grpc")
-
-
-def p4sim_binary() -> str:
-    """The p4sim-switch command of this venv."""
-    return str(Path(sys.executable).parent / "p4sim-switch")
+def switch_target(name: str) -> Target:
+    """The switch of `name` ("bmv2" or "p4sim") as installed here; KeyError for bmv2 when it is not."""
+    return {label(t.switch): t for t in pairings()}[name]
 
 
 def frame(op: str, port: int = 0, arg: int = 0, key: int = 0, payload: bytes = MARK) -> bytes:
@@ -127,10 +120,9 @@ class Bed:
 def bed(target: str, nports: int = 3, target_args: tuple[str, ...] = (), log_path: Path | str | None = None,
         prefix: str = "pty", switch_args: tuple[str, ...] = ()) -> Iterator[Bed]:
     """Start `target` ("bmv2" or "p4sim") on nports veth pairs with parity.p4; stop it and delete the veths after."""
-    switch = (bmv2_binary() or "simple_switch_grpc") if target == "bmv2" else p4sim_binary()
     with veth_pairs(nports, prefix) as pairs:
         t0 = time.monotonic()
-        sw = start_switch(Target(choose_compiler(), switch), None, {i + 1: a for i, (a, _) in enumerate(pairs)},
+        sw = start_switch(switch_target(target), None, {i + 1: a for i, (a, _) in enumerate(pairs)},
                           log_file=log_path, timeout=30, options=switch_args, target_options=target_args)
         proc = sw.proc
         client: P4RuntimeClient | None = None

@@ -18,20 +18,13 @@ import select
 import shutil
 import socket
 import struct
-import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 from p4sim.switch.testdata.veth import RawPort
-from topo.emulation.switchproc import (  # noqa: F401
-    SwitchProcess,
-    meaningful_lines,
-    start_switch,
-    stop,
-    switch_process,
-    wait_ready,
-)
-from topo.emulation.target import REAL_COMPILER, REAL_SWITCH, Target, free_port
+from topo.emulation.switchproc import start_switch, switch_process  # noqa: F401 - switch_process for the tests
+from topo.emulation.target import REAL_COMPILER, REAL_SWITCH, Target
 
 log = logging.getLogger(__name__)
 
@@ -55,25 +48,14 @@ def bmv2() -> Target | None:
     return Target(shutil.which(REAL_COMPILER) or REAL_COMPILER, switch) if switch else None
 
 
-
-
 def load_error(target: Target, json_path: str | Path, timeout: float = 10.0) -> str | None:
     """None if target's switch starts with this JSON (no interfaces), else what it said when it exited."""
-    port = free_port()
-    cmd = target.switch_command({}, DEVICE_ID, f"127.0.0.1:{port}", Path(json_path))
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            text=True)
-    try:
-        wait_ready(proc, port, timeout)
-        return None
-    except RuntimeError as exc:
-        stop(proc)
-        said = meaningful_lines(proc.stdout.read() if proc.stdout else "")
-        return f"{exc}: {' | '.join(said[:3])}"
-    finally:
-        stop(proc)
-        if proc.stdout is not None:
-            proc.stdout.close()
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            start_switch(target, json_path, {}, log_dir=tmp, device_id=DEVICE_ID, timeout=timeout).stop()
+        except RuntimeError as exc:
+            return str(exc)  # the switch's first lines are in the message
+    return None
 
 
 class Wire:

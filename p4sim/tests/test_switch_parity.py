@@ -19,6 +19,7 @@ from control.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from control.proto import p4r
 from control.resources import CloneSession, CounterEntry, MulticastGroup, Packet, Replica
 from p4sim.switch.testdata.veth import is_root
+from p4sim.tests import targets
 from p4sim.tests.parity_bed import (
     CPU_PORT,
     PARITY_JSON,
@@ -26,7 +27,6 @@ from p4sim.tests.parity_bed import (
     TESTDATA,
     Bed,
     bed,
-    bmv2_binary,
     frame,
     report,
 )
@@ -41,7 +41,7 @@ WATCH_SETTLE_S = 1.5
 
 
 def _skip_without(target: str) -> None:
-    if target == "bmv2" and bmv2_binary() is None:
+    if target == "bmv2" and targets.bmv2() is None:
         pytest.skip("simple_switch_grpc is not on PATH (bmv2 not installed)")
 
 
