@@ -1,4 +1,4 @@
-"""python -m topo: generate, show and draw topologies; run one in Mininet; clean up after a killed run."""
+"""python -m topo: generate, show and draw topologies (running one is `python -m emulation run`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import logging
 import sys
 
 from topo import generators
-from topo.emulation import cli as emulation_cli
 from topo.model import DEFAULT_GRPC_BASE, Topology, dumps, load, save
 from topo.summary import summary
 from topo.validate import validate
@@ -40,7 +39,6 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("draw", help="draw a topology file")
     d.add_argument("topology", metavar="<topo.json>")
     d.add_argument("-o", "--output", required=True, metavar="<file.png>")
-    emulation_cli.add_parsers(sub)
     return p
 
 
@@ -82,16 +80,10 @@ def main(argv: list[str] | None = None) -> int:
 
             draw(validate(load(args.topology)), args.output)
             print(args.output)
-        elif args.command == "run":
-            return emulation_cli.run(args)
-        elif args.command == "build":
-            return emulation_cli.build(args)
-        elif args.command == "clean-net":
-            return emulation_cli.clean(args)
     except ValueError as exc:
         print(f"topo: {exc}", file=sys.stderr)
         return 2
-    except (RuntimeError, OSError) as exc:  # a switch or daemon that failed to start, a failed command
+    except OSError as exc:
         print(f"topo {args.command}: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -4,8 +4,8 @@ import copy
 
 import pytest
 
+from fabric.contract import PORT_WATCH_GROUP
 from tablegen.check import check, compile_doc, sample_pairs
-from tablegen.schema import PORT_WATCH_GROUP
 from topo.generators import fattree, hybrid, leafspine, ucd4
 
 from .conftest import docs_of
