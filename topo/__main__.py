@@ -18,13 +18,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log progress")
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="generate a topology JSON file")
-    g.add_argument("kind", choices=("fattree", "leafspine", "ucd4"))
+    g.add_argument("kind", choices=("fattree", "leafspine", "ucd4", "ocscore"))
     g.add_argument("--k", type=int, default=4, metavar="<even>", help="fat-tree arity (default 4)")
     g.add_argument("--leaves", type=int, default=6, metavar="<n>", help="leaf-spine leaves (default 6)")
-    g.add_argument("--spines", type=int, default=2, metavar="<n>", help="leaf-spine spines (default 2)")
+    g.add_argument("--spines", type=int, metavar="<n>", help="spines (default: leafspine 2, ocscore 0)")
+    g.add_argument("--tors", type=int, default=4, metavar="<n>", help="ocscore: ToRs around the OCS (default 4)")
+    g.add_argument("--hosts-per-tor", type=int, default=2, metavar="<n>", help="ocscore: default 2")
     g.add_argument("--hosts-per-leaf", type=int, default=24, metavar="<n>", help="default 24")
     g.add_argument("--rate", type=float, metavar="<mbit>",
-                   help="link rate in Mbit/s (default: fattree 20, leafspine and ucd4 1000)")
+                   help="link rate in Mbit/s (default: fattree 20, ocscore 100, leafspine and ucd4 1000)")
     g.add_argument("--delay", default="0.1ms", metavar="<delay>", help="link delay (default 0.1ms)")
     g.add_argument("--grpc-base", type=int, default=DEFAULT_GRPC_BASE, metavar="<port>",
                    help=f"device N gets gRPC port base+N (default {DEFAULT_GRPC_BASE})")
@@ -46,8 +48,13 @@ def generate(args: argparse.Namespace) -> Topology:
     """The topology the generate arguments describe."""
     if args.kind == "fattree":
         topo = generators.fattree(args.k, args.rate if args.rate is not None else 20.0, args.delay, args.grpc_base)
+    elif args.kind == "ocscore":
+        if args.hybrid:
+            raise ValueError("--hybrid: ocscore already has its OCS (add spines with --spines)")
+        topo = generators.ocscore(args.tors, args.hosts_per_tor, args.optical_uplinks, args.spines or 0,
+                                  args.rate if args.rate is not None else 100.0, args.delay, args.grpc_base)
     elif args.kind == "leafspine":
-        topo = generators.leafspine(args.leaves, args.spines, args.hosts_per_leaf,
+        topo = generators.leafspine(args.leaves, 2 if args.spines is None else args.spines, args.hosts_per_leaf,
                                     args.rate if args.rate is not None else 1000.0, args.delay, args.grpc_base)
     else:
         if args.hybrid:
