@@ -125,12 +125,9 @@ def load_states(directory: str) -> dict[str, SwitchState]:
         raise ValueError(f"entries {directory!r}: not a directory")
     out = {}
     for f in sorted(d.glob("*.json")):
-        doc = read(f)  # a file that is not JSON, or not an entry document, is named in the error
-        if doc.get("program") == "fabric":
-            try:
-                out[doc["switch"]] = SwitchState.from_doc(doc)
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"entry file {str(f)!r}: {exc}") from None
+        st = read(f)  # a file that is not JSON, or not an entry document, is named in the error
+        if st.program == "fabric":
+            out[st.name] = st
     return out
 
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from emulation.switchproc import switch_process  # noqa: E402
 from emulation.target import Target, choose_compiler, label, pairings  # noqa: E402
 from p4rt.client import P4RuntimeClient  # noqa: E402
-from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry  # noqa: E402
+from p4rt.entities import TableEntry  # noqa: E402
 from p4sim.switch.testdata.veth import is_root, veth_pairs  # noqa: E402
 from scripts.bench_switch import SIZES, _offer, frame  # noqa: E402
 from tablegen.entries import liveness, port_watch  # noqa: E402
@@ -53,9 +53,9 @@ def provision(client: P4RuntimeClient, ports: list[int]) -> None:
     10.0.2.0/24 over static path 5 to port 2."""
     members, groups, entries = liveness(ports)
     watch_members, watch_groups = port_watch(ports)
-    client.insert([ActionProfileMember.from_dict(m) for m in members + watch_members])
-    client.insert([ActionProfileGroup.from_dict(g) for g in groups + watch_groups])
-    client.insert([TableEntry.from_dict(e) for e in entries])
+    client.insert(members + watch_members)
+    client.insert(groups + watch_groups)
+    client.insert(entries)
     client.insert([TableEntry("port_mac", {"egress_port": p}, "set_smac", {"smac": f"0a:00:00:00:00:{p:02x}"})
                    for p in ports])
     client.insert([TableEntry("path", {"path_id": 5, "version": 0}, "path_static",

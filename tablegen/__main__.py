@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 
 from fabric.contract import FAILOVER, MODES, SPRAY_KINDS
+from p4rt.diff import diff_states
+from p4rt.state import SwitchState
 from tablegen.check import check
-from tablegen.diff import diff_docs
 from tablegen.files import read, write
 from tablegen.graph import Fabric
 from topo.circuits import resolve_circuits
@@ -82,8 +83,10 @@ def run_diff(old: str, new: str) -> int:
     total = 0
     for name in names:
         a, b = (d / f"{name}.json" for d in dirs)
-        empty = {"switch": name, "table_entries": []}
-        changes = diff_docs(read(a) if a.exists() else empty, read(b) if b.exists() else empty)
+        old_st, new_st = (read(f) if f.exists() else None for f in (a, b))
+        program = (old_st or new_st).program  # type: ignore[union-attr]  # one of the two exists
+        empty = SwitchState(name, program)
+        changes = diff_states(old_st or empty, new_st or empty)
         total += len(changes)
         for c in changes:
             print(f"{name}: {c}")
@@ -99,7 +102,7 @@ def run_check(directory: str, topo_path: str, pairs: int, seed: int, mode: str |
     if not d.is_dir():
         raise ValueError(f"entry directory {directory!r}: not a directory")
 
-    def loader(name: str) -> dict | None:
+    def loader(name: str) -> SwitchState | None:
         f = d / f"{name}.json"
         return read(f) if f.exists() else None
 
