@@ -48,6 +48,7 @@ from control.plan import (
     plan,
     with_gradual_versions,
 )
+from fabric.contract import FLOWLET_CONFIG, PATH_VERSION, SET_VERSION_GRADUAL
 from fabric.state import with_failover
 from p4rt.entities import TableEntry
 from p4rt.reconcile import Index
@@ -179,7 +180,7 @@ class Executor:
         for name in step.switches:
             try:
                 got = self.net.sessions[name].client.read_entities(
-                    [TableEntry("flowlet_config", default=True, action=None)])
+                    [TableEntry(FLOWLET_CONFIG, default=True, action=None)])
                 conf = next(e for e in got if isinstance(e, TableEntry) and e.default)
                 read.append((int(conf.params["gap_us"]) + int(conf.params["max_hold_us"])) / 1000)
             except Exception as exc:  # noqa: BLE001 - an unreadable config: the default
@@ -274,7 +275,7 @@ class Reconfigurer:
             return False
         schema = sess.schema
         try:
-            schema.table_action(schema.tables["path_version"], "set_version_gradual")
+            schema.table_action(schema.tables[PATH_VERSION], SET_VERSION_GRADUAL)
         except (ValueError, KeyError):
             log.warning("the fabric pipeline has no set_version_gradual: mbb flips immediately")
             return False

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import grpc
 
+from fabric.contract import LATE_TABLES, SENTINEL_ACTIONS
 from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from p4rt.errors import P4RuntimeError
@@ -173,7 +174,7 @@ class SwitchSession:
             else:
                 h = Index.of_held(self.schema, self.read_held(want))
             read = h is not self._cache
-            p = plan(self.schema, w, h, delete=delete)
+            p = plan(self.schema, w, h, delete=delete, late_tables=LATE_TABLES, sentinels=SENTINEL_ACTIONS)
             self._cache = None
             for phase in p.phases:
                 self.client.write(phase, batch_size=self.batch_size)

@@ -5,7 +5,13 @@ import ipaddress
 import pytest
 
 from fabric.forwarding import Forwarding, walk
-from fabric.state import affected_paths, forwarding_signature
+from fabric.state import (
+    affected_paths,
+    forwarding_signature,
+    path_versions,
+    with_version_entries_from,
+    with_versions,
+)
 from p4rt.state import SwitchState
 
 
@@ -79,3 +85,10 @@ def test_group_members_are_every_branch():
                                    {"table": "ecmp_group", "match": {"path_id": 1, "version": 0}, "group_id": 1}]})
     assert Forwarding(st).ports(ip("10.9.9.9"), 0) == [3, 4]
     assert Forwarding(st).ports(ip("10.9.9.9"), 1) == []
+
+
+def test_versions_helpers():
+    st = doc("t1", [("10.0.0.0/8", 1)], [], [1])
+    flipped = with_versions(st, {1: 1, 5: 1})
+    assert path_versions(flipped) == {1: 1, 5: 1} and path_versions(st) == {1: 0}
+    assert path_versions(with_version_entries_from(flipped, st)) == {1: 0}
