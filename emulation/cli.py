@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from emulation.links import check_rto_min
+from emulation.state import STATE_DIR, clean_net
 from emulation.target import STAMP, Target, label
 from fabric.contract import MODES, SPRAY_KINDS
 from topo import generators
@@ -103,6 +104,7 @@ def topology(args: argparse.Namespace) -> Topology:
 
 def check_command(topo: Topology, line: str) -> None:
     """Raise ValueError for a --cmd (or a line of its script) that run_command would not know."""
+    # imported here, not at the top: Mininet is an optional heavy dependency
     from emulation.shell import HitlessCLI
 
     path = Path(line)
@@ -116,6 +118,7 @@ def check_command(topo: Topology, line: str) -> None:
 
 def run_command(emu: Any, line: str) -> int:
     """Run one --cmd: a script file, `pingall`, `<node> <shell>`, or any Mininet CLI command; 0 = success."""
+    # imported here, not at the top: Mininet is an optional heavy dependency
     from emulation.shell import HitlessCLI
 
     path = Path(line)
@@ -169,6 +172,7 @@ def _quiet_mininet() -> None:
 
 def run(args: argparse.Namespace) -> int:
     """`run`: bring the emulation up, hand over the CLI or run --cmd, always tear down."""
+    # imported here, not at the top: Mininet is an optional heavy dependency
     from emulation.network import Emulation
     from emulation.shell import HitlessCLI
 
@@ -218,8 +222,6 @@ def run(args: argparse.Namespace) -> int:
 
 def clean(args: argparse.Namespace) -> int:
     """`clean-net`."""
-    from emulation.state import STATE_DIR, clean_net
-
     lines = clean_net(force=args.force)
     for line in lines:
         print(line)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p4rt import values
-from p4rt.entities import TableEntry
+from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from p4rt.proto import p4r
 from p4rt.schema import P4Schema, short_name
 
@@ -361,8 +361,6 @@ class DigestList:
 
 def decode_entity(schema: P4Schema, entity: p4r.Entity) -> Any:
     """Decode any read p4r.Entity into its entity object (TableEntry, CounterEntry, ...)."""
-    from p4rt.entities import ActionProfileGroup, ActionProfileMember
-
     which = entity.WhichOneof("entity")
     if which == "table_entry":
         return TableEntry.from_proto(schema, entity)

@@ -7,6 +7,9 @@ import logging
 import sys
 from pathlib import Path
 
+from scripts import spec as specmod
+from scripts.demo import demo
+from scripts.experiment import analyze_all, report, run
 from scripts.runner import ROOT
 
 
@@ -43,13 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    from scripts import spec as specmod
-    from scripts.experiment import analyze_all, report, run
 
     try:
         if args.command == "demo":
-            from scripts.demo import demo
-
             return demo(Path(args.out), args.runs, args.reanalyze, Path(args.build) if args.build else None)
         sp = specmod.load(args.spec)
         if args.command == "run" and args.variants:

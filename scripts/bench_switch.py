@@ -37,7 +37,10 @@ from fabric.contract import (  # noqa: E402
     SET_PATH,
     SET_SMAC,
 )
+from p4sim.compiler import cli as compile_cli  # noqa: E402
 from p4sim.switch.device import Device  # noqa: E402
+from p4sim.switch.heap import limit_malloc_arenas  # noqa: E402
+from p4sim.switch.ports import PortIO  # noqa: E402
 from p4sim.switch.testdata.veth import ETH_P_ALL, is_root, veth_pairs  # noqa: E402
 from p4sim.switch.values import ActionCall, Exact, GroupRef, Lpm  # noqa: E402
 
@@ -49,7 +52,6 @@ def fabric_json(path: str | None) -> bytes:
     """The fabric program: the given JSON, or p4src/fabric.p4 compiled with p4sim-compile."""
     if path:
         return Path(path).read_bytes()
-    from p4sim.compiler import cli as compile_cli
 
     out = Path(tempfile.mkdtemp(prefix="bench_switch_"))
     rc = compile_cli.main([str(ROOT / "p4src/fabric.p4"), "-I", str(ROOT / "p4src"), "-o", str(out / "f.json"),
@@ -87,8 +89,6 @@ def frame(size: int, seq: int = 0) -> bytes:
 
 def switch_child(json_bytes: bytes, ports: dict[int, str], ready, stop, profile: bool) -> None:  # noqa: ANN001
     """The switch process: load, install, run until told to stop (--profile: cProfile the I/O loop)."""
-    from p4sim.switch.heap import limit_malloc_arenas
-
     limit_malloc_arenas()  # as p4sim-switch
     dev = Device(ports=ports, cpu_port=255, freeze_heap=True)
     dev.commit_pipeline(dev.load_pipeline(json_bytes))
@@ -103,7 +103,6 @@ def switch_child(json_bytes: bytes, ports: dict[int, str], ready, stop, profile:
     import pstats
     import threading
 
-    from p4sim.switch.ports import PortIO
 
     io = dev._io = PortIO(dev)
 

@@ -35,6 +35,7 @@ from p4rt.entities import TableEntry  # noqa: E402
 from p4sim.switch.testdata.veth import is_root, veth_pairs  # noqa: E402
 from scripts.bench_switch import SIZES, _offer, frame  # noqa: E402
 from tablegen.entries import liveness, port_watch  # noqa: E402
+from topo import generators  # noqa: E402
 
 log = logging.getLogger("bench_targets")
 BATCH = 1000
@@ -103,8 +104,8 @@ def bench_switch(target: Target, build: Path, seconds: float, n_writes: int) -> 
 
 def bench_fattree(target: Target, build: Path, k: int) -> dict[str, float]:
     """Time to ready and RSS of a fat-tree in Mininet on this target's switch."""
+    # imported here, not at the top: Mininet is an optional heavy dependency
     from emulation.network import Emulation
-    from topo import generators
 
     emu = Emulation(generators.fattree(k), "ecmp", build_dir=build, switch_bin=target.switch,
                     prefix=f"b{label(target.switch)[0]}")

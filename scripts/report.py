@@ -121,7 +121,7 @@ def summarize(out: Path, spec: Spec) -> dict[str, Any]:
         if spec.kind == "load-balancing":
             s = lb_summary(d["runs"]) if d["runs"] else {"runs": 0}
         elif spec.kind == "schedule":
-            from scripts.schedule import schedule_summary
+            from scripts.schedule import schedule_summary  # here: scripts.schedule imports this module
 
             s = schedule_summary(d["runs"])
         else:

@@ -7,6 +7,7 @@ import logging
 import sys
 
 from topo import generators
+from topo.draw import draw
 from topo.model import DEFAULT_GRPC_BASE, Topology, dumps, load, save
 from topo.summary import summary
 from topo.validate import validate
@@ -76,8 +77,6 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "show":
             print("\n".join(summary(validate(load(args.topology)))))
         elif args.command == "draw":
-            from topo.draw import draw
-
             draw(validate(load(args.topology)), args.output)
             print(args.output)
     except ValueError as exc:

@@ -18,6 +18,7 @@ from emulation.ocs.delay import DelayModel
 from emulation.vethnet import NetTestbed, Stream, udp_frame
 from fabric.forwarding import Forwarding
 from fabric.state import with_versions
+from topo.generators import ucd4
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +28,6 @@ pytestmark = [pytest.mark.root, pytest.mark.slow,
 
 @pytest.fixture(params=[True, False], ids=["failover-on", "failover-off"])
 def bed(request, pipelines):
-    from topo.generators import ucd4
-
     topo = ucd4()
     tb = NetTestbed(topo, pipelines[0], pipelines[1], DelayModel.instant()).start()
     net = Network(topo, pipelines[0], events=EventLog(), timeout=5)
@@ -81,8 +80,6 @@ def test_link_cut_with_and_without_failover(bed):
 
 
 def test_failover_toggled_at_run_time(pipelines):
-    from topo.generators import ucd4
-
     topo = ucd4()
     tb = NetTestbed(topo, pipelines[0], pipelines[1], DelayModel.instant()).start()
     net = Network(topo, pipelines[0], events=EventLog(), timeout=5)

@@ -9,6 +9,7 @@ from tablegen.entries import byte_ns, hash_salt, ocs_state, pick, switch_state
 from tablegen.graph import Fabric
 from tablegen.routing import planner
 from topo.generators import fattree, ucd4
+from topo.model import encode
 
 from .conftest import docs_of, states_of
 
@@ -170,7 +171,6 @@ def test_bad_mode_and_helpers():
 def test_encode_matches_json_dumps():
     import json
 
-    from topo.model import encode
 
     for doc in docs_of(ucd4()).values():
         for x in doc["action_profile_groups"] + doc["table_entries"]:
