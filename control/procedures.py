@@ -51,7 +51,6 @@ from control.plan import (
 from fabric.contract import FLOWLET_CONFIG, PATH_VERSION, SET_VERSION_GRADUAL
 from fabric.state import with_failover
 from p4rt.entities import TableEntry
-from p4rt.reconcile import Index
 
 log = logging.getLogger(__name__)
 
@@ -167,11 +166,11 @@ class Executor:
             raise TypeError(f"step {step!r}: expected one of control.plan's steps")
 
     def _prepare(self, batches: Sequence[States]) -> None:
-        """Encode every state the run will write (memoised), so the timed steps only diff and write."""
+        """Encode every state the run will write, so the timed steps only diff and write."""
         for batch in batches:
             for name, st in batch.items():
                 if name in self.net.sessions:
-                    Index.of_state(self.net.sessions[name].schema, st)
+                    self.net.sessions[name].prepare(st)
 
     def _flowlet_hold(self, step: FlowletHold) -> None:
         """Wait until every flow has left the old version: GAP + MAX_HOLD (the switches' flowlet_config,

@@ -22,6 +22,7 @@ from p4rt.schema import P4Schema
 from p4rt.state import SwitchState
 
 log = logging.getLogger(__name__)
+PREPARED_MAX = 8  # a procedure prepares at most 4 states a switch (shadow, mid, gradual, new)
 
 
 @dataclass(slots=True)
@@ -91,6 +92,7 @@ class SwitchSession:
         self.batch_size = batch_size
         self.desired: SwitchState | None = None
         self._cache: Index | None = None  # what the switch holds after our last successful sync
+        self._prepared: list[tuple[SwitchState, Index]] = []  # states encoded ahead of a procedure's syncs
         self.lock = threading.RLock()
         self.reconnects = 0
         self.superseded: tuple[int, int] | None = None  # another primary's election id since our view was current
@@ -161,6 +163,17 @@ class SwitchSession:
             held.pre += c.read([wildcard(s, "clone_session_entry")])
         return held
 
+    def prepare(self, want: SwitchState) -> None:
+        """Encode a state a later sync will write (the very object, unchanged meanwhile), so that sync
+        only diffs and writes; the last PREPARED_MAX are kept."""
+        index = Index.of_state(self.schema, want)
+        with self.lock:
+            self._prepared = [(st, ix) for st, ix in self._prepared if st is not want][-(PREPARED_MAX - 1):]
+            self._prepared.append((want, index))
+
+    def _index(self, want: SwitchState) -> Index:
+        return next((ix for st, ix in self._prepared if st is want), None) or Index.of_state(self.schema, want)
+
     def sync(self, want: SwitchState, delete: bool = True, trust_cache: bool = False) -> Plan:
         """Write only the difference between the switch and `want`; `want` becomes the desired state.
 
@@ -168,7 +181,7 @@ class SwitchSession:
         procedure step on a switch nobody else writes); a failed or lost session drops the cache.
         """
         with self.lock:
-            w = Index.of_state(self.schema, want)
+            w = self._index(want)
             if trust_cache and self._cache is not None and self.client.connected:
                 h = self._cache
             else:

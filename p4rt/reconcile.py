@@ -11,16 +11,15 @@ Pure functions over protobufs and entity objects (no I/O), so the rules are unit
   it is missing (or differs) while the profile holds other members, the profile is rebuilt (its
   table's entries, its groups and members deleted first, then written in order).
 
-Both sides are first turned into an `Index` (identity key -> canonical text and protobuf). Encoding a
-desired entity is memoised, because the pure-Python protobuf runtime makes it the dominant cost of a
-reconfiguration step.
+Both sides are first turned into an `Index` (identity key -> canonical text and protobuf). With the
+pure-Python protobuf runtime, encoding is the dominant cost of a reconfiguration step: a caller that
+writes the same states again indexes them once, ahead of time (`Index.of_state`, kept by the
+controller's sessions for the states a procedure prepares), rather than this module memoising.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,22 +58,11 @@ def entry_key(t: p4r.TableEntry) -> Key:
     return ("entry", t.table_id, t.priority, tuple(sorted(fields)))
 
 
-_CACHE: OrderedDict[tuple[str, str, str], Item] = OrderedDict()
-_CACHE_MAX = 200_000
-
-
 def encode(schema: P4Schema, entity: Any) -> Item:
-    """(canonical text, p4r.Entity) of a desired entity, memoised on its content."""
-    ck = (schema.fingerprint, type(entity).__name__, json.dumps(entity.to_dict(), sort_keys=True, default=str))
-    hit = _CACHE.get(ck)
-    if hit is not None:
-        return hit
+    """(canonical text, p4r.Entity) of a desired entity: the text is that of the decoded encoding, so
+    it compares equal to what a switch holding the entity reads back."""
     proto = entity.to_proto(schema)
-    item = (str(type(entity).from_proto(schema, proto)), proto)
-    _CACHE[ck] = item
-    if len(_CACHE) > _CACHE_MAX:
-        _CACHE.popitem(last=False)
-    return item
+    return str(type(entity).from_proto(schema, proto)), proto
 
 
 @dataclass(slots=True)
@@ -90,7 +78,7 @@ class Index:
 
     @classmethod
     def of_state(cls, schema: P4Schema, st: SwitchState) -> Index:
-        """Index a desired state (encoding memoised)."""
+        """Index a desired state (every entity encoded)."""
         ix = cls()
         for m in st.members:
             text, proto = encode(schema, m)
