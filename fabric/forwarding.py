@@ -30,11 +30,10 @@ class Forwarding:
     """One switch's entries indexed for forwarding: `route` by longest prefix, the entries of each
     (path id, version), and the members of the groups they point at."""
 
-    __slots__ = ("name", "state", "_lpm", "_by_path", "_members", "_groups", "_profiles", "_actions")
+    __slots__ = ("name", "_lpm", "_by_path", "_members", "_groups", "_profiles", "_actions")
 
     def __init__(self, state: SwitchState, profiles: dict[str, str] | None = None) -> None:
         self.name = state.name
-        self.state = state
         self._profiles = profiles or DEFAULT_PROFILES
         self._lpm: dict[int, dict[int, TableEntry]] = {}
         self._by_path: dict[tuple[Any, Any], list[TableEntry]] = {}

@@ -45,32 +45,32 @@ def gen_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _sub_parser(command: str, description: str, *positional: tuple[str, str]) -> argparse.ArgumentParser:
+    """The parser of `python -m tablegen COMMAND` with its positional arguments (name, metavar) and -v."""
+    p = argparse.ArgumentParser(prog=f"python -m tablegen {command}", description=description)
+    for name, metavar in positional:
+        p.add_argument(name, metavar=metavar)
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    return p
+
+
 def check_parser() -> argparse.ArgumentParser:
     """The parser of the check form."""
-    p = argparse.ArgumentParser(prog="python -m tablegen check",
-                                description="Walk the entries of DIR for host pairs: reachability, loops, "
-                                            "least-cost groups, MACs, liveness.")
-    p.add_argument("directory", metavar="<dir>")
-    p.add_argument("topology", metavar="<topo.json>")
+    p = _sub_parser("check", "Walk the entries of DIR for host pairs: reachability, loops, least-cost groups, "
+                    "MACs, liveness.", ("directory", "<dir>"), ("topology", "<topo.json>"))
     p.add_argument("--pairs", type=int, default=4096, metavar="<n>",
                    help="check all host pairs up to n, else a seeded sample of n (default 4096)")
     p.add_argument("--seed", type=int, default=1, metavar="<n>", help="sample seed (default 1)")
     p.add_argument("--mode", choices=MODES, help="also require multipath groups wherever next hops are equal-cost")
     p.add_argument("--failover", choices=FAILOVER,
                    help="also require the liveness groups of this setting (default: accept either)")
-    p.add_argument("-v", "--verbose", action="store_true", help="log progress")
     return p
 
 
 def diff_parser() -> argparse.ArgumentParser:
     """The parser of the diff form."""
-    p = argparse.ArgumentParser(prog="python -m tablegen diff",
-                                description="Print the changes from the entries of OLD to those of NEW, per "
-                                            "switch, in a safe install order (+ insert, ~ modify, - delete).")
-    p.add_argument("old", metavar="<old dir>")
-    p.add_argument("new", metavar="<new dir>")
-    p.add_argument("-v", "--verbose", action="store_true", help="log progress")
-    return p
+    return _sub_parser("diff", "Print the changes from the entries of OLD to those of NEW, per switch, in a safe "
+                       "install order (+ insert, ~ modify, - delete).", ("old", "<old dir>"), ("new", "<new dir>"))
 
 
 def run_diff(old: str, new: str) -> int:
