@@ -21,6 +21,7 @@ from tablegen.check import check
 from tablegen.files import read, write
 from tablegen.graph import Fabric
 from topo.circuits import resolve_circuits
+from topo.cli import run_command
 from topo.model import load
 from topo.validate import validate
 
@@ -128,23 +129,24 @@ def main(argv: list[str] | None = None) -> int:
         args = gen_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    try:
-        if command == "diff":
-            return run_diff(args.old, args.new)
-        if command == "check":
-            return run_check(args.directory, args.topology, args.pairs, args.seed, args.mode, args.failover)
-        topo = validate(load(args.topology))
-        fabric = Fabric(topo, resolve_circuits(topo, args.circuits))
-        t0 = time.perf_counter()
-        s = write(fabric, args.mode, args.output, args.spray, args.failover == "on")
-        tables = ", ".join(f"{t} {n}" for t, n in sorted(s.by_table.items()))
-        print(f"{args.output}: {s.files} files, {s.entries} table entries ({tables}), {s.members} members, "
-              f"{s.groups} groups in {time.perf_counter() - t0:.1f} s")
-        if args.check:
-            return run_check(args.output, args.topology, 4096, 1, args.mode, args.failover)
-    except ValueError as exc:
-        print(f"tablegen: {exc}", file=sys.stderr)
-        return 2
+    return run_command("tablegen", lambda: run(command, args))
+
+
+def run(command: str, args: argparse.Namespace) -> int:
+    """The command `main` parsed."""
+    if command == "diff":
+        return run_diff(args.old, args.new)
+    if command == "check":
+        return run_check(args.directory, args.topology, args.pairs, args.seed, args.mode, args.failover)
+    topo = validate(load(args.topology))
+    fabric = Fabric(topo, resolve_circuits(topo, args.circuits))
+    t0 = time.perf_counter()
+    s = write(fabric, args.mode, args.output, args.spray, args.failover == "on")
+    tables = ", ".join(f"{t} {n}" for t, n in sorted(s.by_table.items()))
+    print(f"{args.output}: {s.files} files, {s.entries} table entries ({tables}), {s.members} members, "
+          f"{s.groups} groups in {time.perf_counter() - t0:.1f} s")
+    if args.check:
+        return run_check(args.output, args.topology, 4096, 1, args.mode, args.failover)
     return 0
 
 
