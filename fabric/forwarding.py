@@ -30,7 +30,7 @@ class Forwarding:
     """One switch's entries indexed for forwarding: `route` by longest prefix, the entries of each
     (path id, version), and the members of the groups they point at."""
 
-    __slots__ = ("name", "_lpm", "_by_path", "_members", "_groups", "_profiles", "_actions")
+    __slots__ = ("name", "_lpm", "_plens", "_by_path", "_members", "_groups", "_profiles", "_actions")
 
     def __init__(self, state: SwitchState, profiles: dict[str, str] | None = None) -> None:
         self.name = state.name
@@ -48,10 +48,11 @@ class Forwarding:
         self._groups: dict[tuple[str, int], ActionProfileGroup] = {
             (short_name(g.profile), g.group_id): g for g in state.groups}
         self._actions: dict[tuple[int, int], list[Action]] = {}
+        self._plens = sorted(self._lpm, reverse=True)
 
     def route(self, addr: int) -> TableEntry | None:
         """The `route` entry of the longest prefix holding `addr` (None: a miss)."""
-        for plen in sorted(self._lpm, reverse=True):
+        for plen in self._plens:
             hit = self._lpm[plen].get(addr >> (32 - plen) << (32 - plen) if plen else 0)
             if hit is not None:
                 return hit

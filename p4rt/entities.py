@@ -31,7 +31,7 @@ def human(number: int, bitwidth: int, name: str) -> int | str:
 
 def _check_keys(d: dict, allowed: frozenset[str], what: Callable[[], str]) -> None:
     """Raise naming `what()` (only built then: a file holds many entities) when `d` has other keys."""
-    if not d.keys() <= allowed:
+    if not allowed.issuperset(d):
         extra = set(d) - allowed
         raise ValueError(f"{what()}: unknown keys {sorted(extra)}; expected some of {sorted(allowed)}")
 
