@@ -11,6 +11,7 @@ captured; frames to the CPU port reach the controller as packet-in.
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import TracebackType
 
 from p4sim.switch.device import Device
@@ -21,6 +22,8 @@ from topo.model import CPU_PORT
 # p4sim's P4Runtime test program: route/ecmp/acl tables, an action selector, packet-in/out, a digest,
 # counters, a meter and a register (p4sim/switch/p4runtime/testdata/rt_basic.p4)
 RT_BASIC_JSON, RT_BASIC_P4INFO = program_files("rt_basic")
+# A small P4Info (protobuf text) shaped like the fabric program, for tests without a switch
+SAMPLE_P4INFO = (Path(__file__).parent / "testdata" / "sample.p4info.txtpb").read_text()
 
 
 class P4simSwitch:

@@ -6,7 +6,7 @@ import pytest
 from control.network import generate_states
 from control.switch import SwitchSession
 from control.tests.netbed import compile_program
-from control.tests.switch_proc import SwitchProcess
+from emulation.testing import SwitchProcess
 from fabric.state import with_failover
 from p4rt.entities import ActionProfileGroup, ActionProfileMember, GroupMember
 from topo.generators import fattree

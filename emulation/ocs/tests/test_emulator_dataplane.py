@@ -21,13 +21,13 @@ import pytest
 from control.ocs.driver import duplex_pairs
 from control.ocs.polatis import PolatisDriver
 from control.switch import Pipeline, wait_until
-from control.tests.switch_proc import SwitchProcess
 from emulation.fibre import patch
 from emulation.ocs.dataplane import P4RuntimeCircuits
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
 from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
 from emulation.target import Target
+from emulation.testing import SwitchProcess
 from p4rt.client import P4RuntimeClient, wildcard
 
 ROOT = Path(__file__).resolve().parents[3]
