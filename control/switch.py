@@ -92,7 +92,9 @@ class SwitchSession:
         self.batch_size = batch_size
         self.desired: SwitchState | None = None
         self._cache: Index | None = None  # what the switch holds after our last successful sync
-        self._prepared: list[tuple[SwitchState, Index]] = []  # states encoded ahead of a procedure's syncs
+        # states already encoded: those prepared for a procedure's syncs, and the last one synced
+        # (states are values: never changed once given to prepare or sync)
+        self._prepared: list[tuple[SwitchState, Index]] = []
         self.lock = threading.RLock()
         self.reconnects = 0
         self.superseded: tuple[int, int] | None = None  # another primary's election id since our view was current
@@ -165,14 +167,18 @@ class SwitchSession:
 
     def prepare(self, want: SwitchState) -> None:
         """Encode a state a later sync will write (the very object, unchanged meanwhile), so that sync
-        only diffs and writes; the last PREPARED_MAX are kept."""
+        only diffs and writes; the last PREPARED_MAX encoded states are kept (synced ones included)."""
         index = Index.of_state(self.schema, want)
         with self.lock:
             self._prepared = [(st, ix) for st, ix in self._prepared if st is not want][-(PREPARED_MAX - 1):]
             self._prepared.append((want, index))
 
     def _index(self, want: SwitchState) -> Index:
-        return next((ix for st, ix in self._prepared if st is want), None) or Index.of_state(self.schema, want)
+        hit = next((ix for st, ix in reversed(self._prepared) if st is want), None)
+        if hit is None:
+            hit = Index.of_state(self.schema, want)
+            self._prepared = [*self._prepared[-(PREPARED_MAX - 1):], (want, hit)]
+        return hit
 
     def sync(self, want: SwitchState, delete: bool = True, trust_cache: bool = False) -> Plan:
         """Write only the difference between the switch and `want`; `want` becomes the desired state.
