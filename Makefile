@@ -41,7 +41,7 @@ ifeq ($(filter $(MODE),$(MODES)),)
 $(error MODE=$(MODE) is not a forwarding mode; valid values: $(MODES))
 endif
 
-.PHONY: help setup test pytest lint p4-build run-topo ptf ptf-all demo bench clean clean-net
+.PHONY: help setup test pytest lint p4-build run-topo ptf ptf-all demo bench clean clean-net FORCE
 
 help:
 	@echo "make setup     install system packages and the Python environment (.venv)"
@@ -71,8 +71,20 @@ pytest: $(VENV)/.pip-stamp
 
 test: setup lint pytest ptf-all
 
-# Compiles what is missing, older than p4src/, or built by another compiler (build/.compiler).
-p4-build: $(VENV)/.pip-stamp
+# One staleness rule, Python's too (emulation/target.py stale_programs, for `python -m emulation run`
+# without make): an output is stale when it is missing, or older than a source under p4src/ or than
+# $(BUILD)/.compiler. That file records the chosen compiler (P4C, else the default) and is rewritten
+# only when the choice changes, so a new P4C recompiles and an unchanged one never does.
+P4_PROGRAMS := fabric ocs
+P4_SOURCES  := $(shell find p4src -name '*.p4')
+P4_OUTPUTS  := $(foreach p,$(P4_PROGRAMS),$(BUILD)/$(p).json $(BUILD)/$(p).p4info.txtpb)
+
+p4-build: $(P4_OUTPUTS)
+
+$(BUILD)/.compiler: FORCE | $(VENV)/.pip-stamp
+	@"$(PY)" -m emulation build --build "$$BUILD" --record-compiler
+
+$(P4_OUTPUTS) &: $(P4_SOURCES) $(BUILD)/.compiler
 	@echo "== p4-build"
 	@"$(PY)" -m emulation build --build "$$BUILD"
 
@@ -81,7 +93,7 @@ run-topo: $(VENV)/.pip-stamp
 	@set -f; "$(PY)" -m emulation run $(if $(TOPO_FILE),--topo-file "$$TOPO_FILE",--topo "$$TOPO" --k "$$K") \
 	  --mode "$$MODE" --ocs "$$OCS" --build "$$BUILD" $(if $(CMD),--cmd "$$CMD") $$RUN_ARGS
 
-ptf: $(VENV)/.pip-stamp
+ptf: p4-build
 	@echo "== ptf"
 	@"$(PY)" ptf-tests/ptf_runner.py --build "$$BUILD"
 

@@ -14,7 +14,7 @@ from control.ocs.polatis import PolatisDriver
 from control.ocs.scpi import parse_address
 from control.procedures import Reconfigurer
 from control.switch import Pipeline
-from fabric.contract import MODES
+from fabric.contract import FAILOVER, MODES, SPRAY_KINDS
 from fabric.state import with_failover
 from p4rt.client import wildcard
 from p4rt.resources import CounterEntry
@@ -37,7 +37,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _failover_arg(p: argparse.ArgumentParser, default: str | None = "on") -> None:
-    p.add_argument("--failover", choices=("on", "off"), default=default,
+    p.add_argument("--failover", choices=FAILOVER, default=default,
                    help="data-plane fast failover: 'off' watches no port, so a dead port never moves traffic to the "
                         "other path version (the thesis's baselines)" + (f" (default {default})" if default else
                                                                        " (default: as the entries say)"))
@@ -54,7 +54,7 @@ def add_parsers(sub: Any) -> None:
     _common(p)
     p.add_argument("--entries", metavar="<dir>", help="tablegen output directory (default: generate with --mode)")
     p.add_argument("--mode", choices=MODES, default="ecmp")
-    p.add_argument("--spray", choices=("random", "rr"), default="random")
+    p.add_argument("--spray", choices=SPRAY_KINDS, default="random")
     _circuits_arg(p)
     _failover_arg(p, None)
     p.add_argument("--watch", type=float, default=0, metavar="S",
@@ -64,7 +64,7 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("set-mode", help="switch the forwarding mode of every route (reconcile to that mode)")
     _common(p)
     p.add_argument("mode", choices=MODES)
-    p.add_argument("--spray", choices=("random", "rr"), default="random")
+    p.add_argument("--spray", choices=SPRAY_KINDS, default="random")
     _circuits_arg(p)
     _failover_arg(p)
     p.set_defaults(func=run_set_mode)
@@ -77,7 +77,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--ocs", default="127.0.0.1:5025", metavar="<ip>:<port>", help="the OCS's SCPI address")
     p.add_argument("--ocs-name", metavar="<name>", help="which OCS of the topology (default: the first)")
     p.add_argument("--mode", choices=MODES, default="ecmp")
-    p.add_argument("--spray", choices=("random", "rr"), default="random")
+    p.add_argument("--spray", choices=SPRAY_KINDS, default="random")
     _failover_arg(p)
     p.add_argument("--hold", type=float, default=1.0, metavar="S", help="mbb-timed hold (default 1 s)")
     p.add_argument("--probe-timeout", type=float, default=5.0, metavar="S")
@@ -125,12 +125,9 @@ def load_states(directory: str) -> dict[str, SwitchState]:
         raise ValueError(f"entries {directory!r}: not a directory")
     out = {}
     for f in sorted(d.glob("*.json")):
-        doc = read(f)  # a file that is not JSON, or not an entry document, is named in the error
-        if doc.get("program") == "fabric":
-            try:
-                out[doc["switch"]] = SwitchState.from_doc(doc)
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"entry file {str(f)!r}: {exc}") from None
+        st = read(f)  # a file that is not JSON, or not an entry document, is named in the error
+        if st.program == "fabric":
+            out[st.name] = st
     return out
 
 

@@ -25,7 +25,7 @@ from p4rt.errors import P4RuntimeError
 from p4rt.reconcile import Plan
 from p4rt.resources import Packet
 from p4rt.state import SwitchState
-from tablegen.files import documents
+from tablegen.files import network_states
 from tablegen.graph import Fabric
 
 log = logging.getLogger(__name__)
@@ -46,14 +46,10 @@ class ProbeResult:
 
 def generate_states(topo: Any, mode: str, circuits: dict[str, list[tuple[int, int]]] | None = None,
                     spray: str = "random", failover: bool = True) -> dict[str, SwitchState]:
-    """tablegen's documents for a topology, mode and circuit map, as states (fabric switches only).
+    """tablegen's states for a topology, mode and circuit map (fabric switches only).
 
     failover=False: no port_liveness member watches its port (no data-plane fast failover)."""
-    states = {}
-    for doc in documents(Fabric(topo, circuits), mode, spray, failover):
-        if doc.get("program") == "fabric":
-            states[doc["switch"]] = SwitchState.from_doc(doc)
-    return states
+    return {st.name: st for st in network_states(Fabric(topo, circuits), mode, spray, failover) if st.program == "fabric"}
 
 
 class Network:

@@ -24,8 +24,16 @@ from typing import Any, ClassVar
 
 from control.network import generate_states
 from control.ocs.driver import duplex_pairs
-from fabric.contract import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US
-from fabric.state import Peers, affected_paths, forwarding_signature, path_versions, with_versions
+from fabric.contract import (
+    FLOWLET_GAP_US,
+    FLOWLET_MAX_HOLD_US,
+    PATH_VERSION,
+    SET_VERSION_GRADUAL,
+    VERSIONED_TABLES,
+)
+from fabric.forwarding import Forwarding
+from fabric.state import Peers, affected_paths, path_versions, with_versions
+from p4rt.schema import short_name
 from p4rt.state import SwitchState
 from tablegen.graph import Fabric
 
@@ -40,11 +48,6 @@ Port = tuple[str, int]  # (switch, port)
 FLOWLET_GAP_MS = FLOWLET_GAP_US / 1000
 FLOWLET_MAX_HOLD_MS = FLOWLET_MAX_HOLD_US / 1000
 
-VERSIONED = ("path", "ecmp_group", "spray_group")
-
-
-def _short(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
 
 
 def with_gradual_versions(state: SwitchState, paths: Iterable[int]) -> SwitchState:
@@ -53,8 +56,8 @@ def with_gradual_versions(state: SwitchState, paths: Iterable[int]) -> SwitchSta
     have = path_versions(state)
     st = with_versions(state, {pid: have.get(pid, 0) for pid in pids})  # explicit entries for every path
     for e in st.entries:
-        if _short(e.table) == "path_version" and int(e.match["path_id"]) in pids:
-            e.action = "set_version_gradual"
+        if short_name(e.table) == PATH_VERSION and int(e.match["path_id"]) in pids:
+            e.action = SET_VERSION_GRADUAL
     return st
 
 
@@ -65,11 +68,11 @@ def without_shadow(state: SwitchState) -> SwitchState:
     traffic. bbm on these states is the thesis's OST; on the normal states fast failover rescues it.
     """
     st = state.copy()
-    v0 = {(_short(e.table), int(e.match["path_id"])): e for e in st.entries
-          if _short(e.table) in VERSIONED and int(e.match.get("version", 0)) == 0}
+    v0 = {(short_name(e.table), int(e.match["path_id"])): e for e in st.entries
+          if short_name(e.table) in VERSIONED_TABLES and int(e.match.get("version", 0)) == 0}
     for e in st.entries:
-        key = (_short(e.table), int(e.match.get("path_id", -1)))
-        if key[0] in VERSIONED and int(e.match.get("version", 0)) == 1 and key in v0:
+        key = (short_name(e.table), int(e.match.get("path_id", -1)))
+        if key[0] in VERSIONED_TABLES and int(e.match.get("version", 0)) == 1 and key in v0:
             src = v0[key]
             e.action, e.params = src.action, dict(src.params)
             e.member_id, e.group_id = src.member_id, src.group_id
@@ -285,8 +288,8 @@ def _versions(states: States, paths: dict[str, set[int]]) -> tuple[PathVersions,
         pids = paths.get(sw, set())
         if not pids:
             continue
-        acts = {int(e.match["path_id"]): (int(e.params["version"]), e.action == "set_version_gradual")
-                for e in states[sw].entries if _short(e.table) == "path_version"}
+        acts = {int(e.match["path_id"]): (int(e.params["version"]), e.action == SET_VERSION_GRADUAL)
+                for e in states[sw].entries if short_name(e.table) == PATH_VERSION}
         groups: dict[tuple[int, bool], list[int]] = {}
         for pid in sorted(pids):
             groups.setdefault(acts.get(pid, (0, False)), []).append(pid)
@@ -297,8 +300,11 @@ def _versions(states: States, paths: dict[str, set[int]]) -> tuple[PathVersions,
 def check_shadow(old: States, new: States, addresses: Sequence[int], profiles: dict[str, str] | None) -> None:
     """Raise ValueError when a shadow (version 1) path changes with the circuits (it must be electrical)."""
     for s in old:
+        if s not in new:
+            continue
+        before, after = Forwarding(old[s], profiles), Forwarding(new[s], profiles)
         for a in addresses:
-            if s in new and forwarding_signature(old[s], a, 1, profiles) != forwarding_signature(new[s], a, 1, profiles):
+            if before.signature(a, 1) != after.signature(a, 1):
                 raise ValueError(f"switch {s}: the shadow (version 1) path to {ipaddress.IPv4Address(a)} "
                                  "changes with the circuits; expected a shadow on electrical/static links")
 

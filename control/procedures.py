@@ -48,9 +48,9 @@ from control.plan import (
     plan,
     with_gradual_versions,
 )
+from fabric.contract import FLOWLET_CONFIG, PATH_VERSION, SET_VERSION_GRADUAL
 from fabric.state import with_failover
 from p4rt.entities import TableEntry
-from p4rt.reconcile import Index
 
 log = logging.getLogger(__name__)
 
@@ -166,11 +166,11 @@ class Executor:
             raise TypeError(f"step {step!r}: expected one of control.plan's steps")
 
     def _prepare(self, batches: Sequence[States]) -> None:
-        """Encode every state the run will write (memoised), so the timed steps only diff and write."""
+        """Encode every state the run will write, so the timed steps only diff and write."""
         for batch in batches:
             for name, st in batch.items():
                 if name in self.net.sessions:
-                    Index.of_state(self.net.sessions[name].schema, st)
+                    self.net.sessions[name].prepare(st)
 
     def _flowlet_hold(self, step: FlowletHold) -> None:
         """Wait until every flow has left the old version: GAP + MAX_HOLD (the switches' flowlet_config,
@@ -179,7 +179,7 @@ class Executor:
         for name in step.switches:
             try:
                 got = self.net.sessions[name].client.read_entities(
-                    [TableEntry("flowlet_config", default=True, action=None)])
+                    [TableEntry(FLOWLET_CONFIG, default=True, action=None)])
                 conf = next(e for e in got if isinstance(e, TableEntry) and e.default)
                 read.append((int(conf.params["gap_us"]) + int(conf.params["max_hold_us"])) / 1000)
             except Exception as exc:  # noqa: BLE001 - an unreadable config: the default
@@ -274,7 +274,7 @@ class Reconfigurer:
             return False
         schema = sess.schema
         try:
-            schema.table_action(schema.tables["path_version"], "set_version_gradual")
+            schema.table_action(schema.tables[PATH_VERSION], SET_VERSION_GRADUAL)
         except (ValueError, KeyError):
             log.warning("the fabric pipeline has no set_version_gradual: mbb flips immediately")
             return False

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import grpc
 
+from fabric.contract import LATE_TABLES, SENTINEL_ACTIONS
 from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from p4rt.errors import P4RuntimeError
@@ -21,6 +22,7 @@ from p4rt.schema import P4Schema
 from p4rt.state import SwitchState
 
 log = logging.getLogger(__name__)
+PREPARED_MAX = 8  # a procedure prepares at most 4 states a switch (shadow, mid, gradual, new)
 
 
 @dataclass(slots=True)
@@ -90,6 +92,9 @@ class SwitchSession:
         self.batch_size = batch_size
         self.desired: SwitchState | None = None
         self._cache: Index | None = None  # what the switch holds after our last successful sync
+        # states already encoded: those prepared for a procedure's syncs, and the last one synced
+        # (states are values: never changed once given to prepare or sync)
+        self._prepared: list[tuple[SwitchState, Index]] = []
         self.lock = threading.RLock()
         self.reconnects = 0
         self.superseded: tuple[int, int] | None = None  # another primary's election id since our view was current
@@ -160,6 +165,21 @@ class SwitchSession:
             held.pre += c.read([wildcard(s, "clone_session_entry")])
         return held
 
+    def prepare(self, want: SwitchState) -> None:
+        """Encode a state a later sync will write (the very object, unchanged meanwhile), so that sync
+        only diffs and writes; the last PREPARED_MAX encoded states are kept (synced ones included)."""
+        index = Index.of_state(self.schema, want)
+        with self.lock:
+            self._prepared = [(st, ix) for st, ix in self._prepared if st is not want][-(PREPARED_MAX - 1):]
+            self._prepared.append((want, index))
+
+    def _index(self, want: SwitchState) -> Index:
+        hit = next((ix for st, ix in reversed(self._prepared) if st is want), None)
+        if hit is None:
+            hit = Index.of_state(self.schema, want)
+            self._prepared = [*self._prepared[-(PREPARED_MAX - 1):], (want, hit)]
+        return hit
+
     def sync(self, want: SwitchState, delete: bool = True, trust_cache: bool = False) -> Plan:
         """Write only the difference between the switch and `want`; `want` becomes the desired state.
 
@@ -167,13 +187,13 @@ class SwitchSession:
         procedure step on a switch nobody else writes); a failed or lost session drops the cache.
         """
         with self.lock:
-            w = Index.of_state(self.schema, want)
+            w = self._index(want)
             if trust_cache and self._cache is not None and self.client.connected:
                 h = self._cache
             else:
                 h = Index.of_held(self.schema, self.read_held(want))
             read = h is not self._cache
-            p = plan(self.schema, w, h, delete=delete)
+            p = plan(self.schema, w, h, delete=delete, late_tables=LATE_TABLES, sentinels=SENTINEL_ACTIONS)
             self._cache = None
             for phase in p.phases:
                 self.client.write(phase, batch_size=self.batch_size)

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from emulation.links import check_rto_min
-from emulation.target import Target
+from emulation.state import STATE_DIR, clean_net
+from emulation.target import STAMP, Target, label
 from fabric.contract import MODES, SPRAY_KINDS
 from topo import generators
 from topo.model import DEFAULT_GRPC_BASE, Topology, load
@@ -56,6 +57,9 @@ def add_parsers(sub: Any) -> None:
     r.add_argument("--log-dir", metavar="<dir>", help="switch logs and event logs (default /var/log/hitless/<run id>, $HITLESS_LOG_DIR)")
     b = sub.add_parser("build", help="compile p4src/ into the build directory when stale (make p4-build)")
     add_target_options(b)
+    b.add_argument("--record-compiler", action="store_true",
+                   help="only record the chosen compiler in <build>/.compiler when it changed (the Makefile's "
+                        "stamp rule): every output older than that file is stale")
     b.set_defaults(func=build)
     c = sub.add_parser("clean-net", help="remove what a killed run left behind (its recorded PIDs and interfaces)")
     c.add_argument("--force", action="store_true", help="also runs whose process is still alive")
@@ -73,8 +77,13 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
 
 
 def build(args: argparse.Namespace) -> int:
-    """`build`: compile what is stale (missing, older than p4src/, or from another compiler)."""
-    print(Target.from_env(args.p4c).ensure_build(Path(args.build)))
+    """`build`: compile what is stale (missing, older than p4src/ or than the compiler stamp)."""
+    target = Target.from_env(args.p4c)
+    if args.record_compiler:
+        if target.record_compiler(Path(args.build)):
+            print(f"{args.build}/{STAMP}: now {label(target.p4c)} ({target.p4c})")
+        return 0
+    print(target.ensure_build(Path(args.build)))
     return 0
 
 
@@ -95,6 +104,7 @@ def topology(args: argparse.Namespace) -> Topology:
 
 def check_command(topo: Topology, line: str) -> None:
     """Raise ValueError for a --cmd (or a line of its script) that run_command would not know."""
+    # imported here, not at the top: Mininet is an optional heavy dependency
     from emulation.shell import HitlessCLI
 
     path = Path(line)
@@ -108,6 +118,7 @@ def check_command(topo: Topology, line: str) -> None:
 
 def run_command(emu: Any, line: str) -> int:
     """Run one --cmd: a script file, `pingall`, `<node> <shell>`, or any Mininet CLI command; 0 = success."""
+    # imported here, not at the top: Mininet is an optional heavy dependency
     from emulation.shell import HitlessCLI
 
     path = Path(line)
@@ -161,6 +172,7 @@ def _quiet_mininet() -> None:
 
 def run(args: argparse.Namespace) -> int:
     """`run`: bring the emulation up, hand over the CLI or run --cmd, always tear down."""
+    # imported here, not at the top: Mininet is an optional heavy dependency
     from emulation.network import Emulation
     from emulation.shell import HitlessCLI
 
@@ -210,8 +222,6 @@ def run(args: argparse.Namespace) -> int:
 
 def clean(args: argparse.Namespace) -> int:
     """`clean-net`."""
-    from emulation.state import STATE_DIR, clean_net
-
     lines = clean_net(force=args.force)
     for line in lines:
         print(line)

@@ -68,7 +68,7 @@ from emulation.ocs.process import OcsProcess, first_line, ports_up_since
 from emulation.p4switch import P4Switch, SwitchStartError, port_is_free
 from emulation.state import RunState, clean_state, interface_exists, new_log_dir, secure_dir
 from emulation.target import choose_switch
-from fabric.contract import MODES
+from fabric.contract import MODES, SPRAY_KINDS
 from p4rt.resources import CounterEntry
 from topo.circuits import resolve_circuits
 from topo.model import OcsPort, Topology, load
@@ -108,8 +108,8 @@ class Emulation:
                  on_progress: Progress | None = None, watch: bool = True, prefix: str = "") -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
-        if spray not in ("random", "rr"):
-            raise ValueError(f"spray {spray!r}: expected random or rr")
+        if spray not in SPRAY_KINDS:
+            raise ValueError(f"spray {spray!r}: expected one of {', '.join(SPRAY_KINDS)}")
         t = load(topo) if isinstance(topo, (str, Path)) else topo
         validate(t)
         self.topo = renumber_grpc(t, grpc_base) if grpc_base is not None else t

@@ -124,12 +124,27 @@ class Target:
             last = errors or (res.stderr or res.stdout).strip().splitlines()
             raise ValueError(f"{source.name}: {label(self.p4c)} failed: {last[-1] if last else res.returncode}")
 
-    def stale_programs(self, build: Path, src: Path = Path("p4src")) -> list[str]:
-        """Programs whose outputs are missing, older than a source under `src`, or from another compiler."""
+    def record_compiler(self, build: Path) -> bool:
+        """Write this compiler's id into build/.compiler if it holds another (or none); True if written.
+
+        Rewritten only on a change, so its mtime says when the chosen compiler last changed: every
+        output older than it is stale (the Makefile's `$(BUILD)/.compiler` rule calls this too).
+        """
         stamp = build / STAMP
-        if not stamp.is_file() or stamp.read_text() != self.compiler_id():
-            return list(PROGRAMS)
-        newest = max((f.stat().st_mtime for f in src.rglob("*.p4")), default=0.0) if src.is_dir() else 0.0
+        ident = self.compiler_id()
+        if stamp.is_file() and stamp.read_text() == ident:
+            return False
+        build.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(ident)
+        return True
+
+    def stale_programs(self, build: Path, src: Path = Path("p4src")) -> list[str]:
+        """Programs whose outputs are missing, or older than a source under `src` or than the compiler
+        stamp (one rule, the Makefile's too: its outputs depend on p4src/**/*.p4 and build/.compiler)."""
+        self.record_compiler(build)
+        newest = (build / STAMP).stat().st_mtime
+        if src.is_dir():
+            newest = max([newest, *(f.stat().st_mtime for f in src.rglob("*.p4"))])
         out = []
         for prog in PROGRAMS:
             outs = [build / f"{prog}.json", build / f"{prog}.p4info.txtpb"]
@@ -142,12 +157,14 @@ class Target:
         stale = self.stale_programs(build, src)
         if not stale:
             return f"{build}/ up to date ({label(self.p4c)})"
-        build.mkdir(parents=True, exist_ok=True)
-        stamp = build / STAMP
-        stamp.unlink(missing_ok=True)  # a half-done build is never taken for a complete one
         for prog in stale:
-            self.compile(src / f"{prog}.p4", build, src)
-        stamp.write_text(self.compiler_id())
+            outs = [build / f"{prog}.json", build / f"{prog}.p4info.txtpb"]
+            try:
+                self.compile(src / f"{prog}.p4", build, src)
+            except ValueError:
+                for f in outs:  # a half-written output is never taken for a built one
+                    f.unlink(missing_ok=True)
+                raise
         return f"compiled {', '.join(stale)} with {label(self.p4c)} into {build}/"
 
     # -- running a switch --------------------------------------------------------------------------

@@ -22,9 +22,6 @@ LIVENESS_ALWAYS_UP_GROUP = 9999
 # they keep each profile's port state right in PI's watch-port enforcer.
 PORT_WATCH_GROUP = 10_000
 PORT_WATCH_BASE = 2000
-# The action each profile's watch members carry (never run: no table entry points at the group).
-PORT_WATCH_ACTIONS = {"ecmp_selector": "set_next_hop", "spray_selector": "set_next_hop",
-                      "liveness_selector": "port_up"}
 
 # The gradual MBB flip (p4src/README.md, flowlet_config): with PAUSE a TCP flow moves once drained
 # (everything it sent is acknowledged; its sender is held by zero-window ACKs meanwhile, and a drain
@@ -40,35 +37,55 @@ DRAIN_PROBE_SESSION = 100
 ETHERTYPE_PATH_TAG = 0x88B5
 ETHERTYPE_PROBE = 0x88B6
 
+# The short P4 names (p4src/README.md) of fabric.p4's and ocs.p4's tables, action profiles and
+# actions: the only place outside tests where the Python side spells them.
+ACL, ROUTE, PATH_VERSION, PATH = "acl", "route", "path_version", "path"
+HASH_CONFIG, FLOWLET_CONFIG = "hash_config", "flowlet_config"
+ECMP_GROUP, SPRAY_GROUP, PORT_LIVENESS, PORT_MAC = "ecmp_group", "spray_group", "port_liveness", "port_mac"
+CIRCUIT = "circuit"
+ECMP_SELECTOR, SPRAY_SELECTOR, LIVENESS_SELECTOR = "ecmp_selector", "spray_selector", "liveness_selector"
+ACL_FORWARD, ACL_DROP, ACL_TO_CPU = "acl_forward", "acl_drop", "acl_to_cpu"
+SET_PATH, TO_HOST, ROUTE_DROP = "set_path", "to_host", "route_drop"
+SET_VERSION, SET_VERSION_GRADUAL = "set_version", "set_version_gradual"
+SET_HASH_SALT, SET_FLOWLET = "set_hash_salt", "set_flowlet"
+PATH_STATIC, PATH_ECMP, PATH_DROP = "path_static", "path_ecmp", "path_drop"
+PATH_SPRAY = {"random": "path_spray_random", "rr": "path_spray_rr"}  # by SPRAY_KINDS
+SET_NEXT_HOP, PORT_UP, PORT_DOWN, SET_SMAC = "set_next_hop", "port_up", "port_down", "set_smac"
+CROSS_CONNECT, DARK = "cross_connect", "dark"
+
 # table -> (match fields, actions allowed, action profile or None)
 FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
-    "acl": (("ipv4_src", "ipv4_dst", "ingress_port"), ("acl_forward", "acl_drop", "acl_to_cpu"), None),
-    "route": (("ipv4_dst",), ("set_path", "to_host", "route_drop"), None),
-    "path_version": (("path_id",), ("set_version",), None),
-    "hash_config": ((), ("set_hash_salt",), None),
-    "flowlet_config": ((), ("set_flowlet",), None),
-    "path": (("path_id", "version"),
-             ("path_static", "path_ecmp", "path_spray_random", "path_spray_rr", "path_drop"), None),
-    "ecmp_group": (("path_id", "version"), ("set_next_hop",), "ecmp_selector"),
-    "spray_group": (("path_id", "version"), ("set_next_hop",), "spray_selector"),
-    "port_liveness": (("port",), ("port_up", "port_down"), "liveness_selector"),
-    "port_mac": (("egress_port",), ("set_smac",), None),
+    ACL: (("ipv4_src", "ipv4_dst", "ingress_port"), (ACL_FORWARD, ACL_DROP, ACL_TO_CPU), None),
+    ROUTE: (("ipv4_dst",), (SET_PATH, TO_HOST, ROUTE_DROP), None),
+    PATH_VERSION: (("path_id",), (SET_VERSION,), None),
+    HASH_CONFIG: ((), (SET_HASH_SALT,), None),
+    FLOWLET_CONFIG: ((), (SET_FLOWLET,), None),
+    PATH: (("path_id", "version"), (PATH_STATIC, PATH_ECMP, *PATH_SPRAY.values(), PATH_DROP), None),
+    ECMP_GROUP: (("path_id", "version"), (SET_NEXT_HOP,), ECMP_SELECTOR),
+    SPRAY_GROUP: (("path_id", "version"), (SET_NEXT_HOP,), SPRAY_SELECTOR),
+    PORT_LIVENESS: (("port",), (PORT_UP, PORT_DOWN), LIVENESS_SELECTOR),
+    PORT_MAC: (("egress_port",), (SET_SMAC,), None),
 }
 OCS_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
-    "circuit": (("ingress_port",), ("cross_connect",), None),
+    CIRCUIT: (("ingress_port",), (CROSS_CONNECT,), None),
 }
 
 ACTION_PARAMS: dict[str, tuple[str, ...]] = {
-    "acl_forward": ("port",), "acl_drop": (), "acl_to_cpu": (),
-    "set_path": ("path_id",), "to_host": ("port", "dmac"), "route_drop": (),
-    "set_version": ("version",), "set_hash_salt": ("salt",), "set_flowlet": ("gap_us", "max_hold_us", "byte_ns", "pause"),
-    "path_static": ("port", "dmac"), "path_ecmp": (), "path_spray_random": (), "path_spray_rr": (),
-    "path_drop": (),
-    "set_next_hop": ("port", "dmac"), "port_up": (), "port_down": (), "set_smac": ("smac",),
-    "cross_connect": ("port",), "dark": (),
+    ACL_FORWARD: ("port",), ACL_DROP: (), ACL_TO_CPU: (),
+    SET_PATH: ("path_id",), TO_HOST: ("port", "dmac"), ROUTE_DROP: (),
+    SET_VERSION: ("version",), SET_HASH_SALT: ("salt",), SET_FLOWLET: ("gap_us", "max_hold_us", "byte_ns", "pause"),
+    PATH_STATIC: ("port", "dmac"), PATH_ECMP: (), **{a: () for a in PATH_SPRAY.values()}, PATH_DROP: (),
+    SET_NEXT_HOP: ("port", "dmac"), PORT_UP: (), PORT_DOWN: (), SET_SMAC: ("smac",),
+    CROSS_CONNECT: ("port",), DARK: (),
 }
 
-PROFILE_TABLE = {"ecmp_selector": "ecmp_group", "spray_selector": "spray_group",
-                 "liveness_selector": "port_liveness"}
-MULTIPATH_ACTIONS = {"path_ecmp": "ecmp_group", "path_spray_random": "spray_group",
-                     "path_spray_rr": "spray_group"}
+PROFILE_TABLE = {ECMP_SELECTOR: ECMP_GROUP, SPRAY_SELECTOR: SPRAY_GROUP, LIVENESS_SELECTOR: PORT_LIVENESS}
+MULTIPATH_ACTIONS = {PATH_ECMP: ECMP_GROUP, **{a: SPRAY_GROUP for a in PATH_SPRAY.values()}}
+# Tables whose entries are per (path id, version): what the MBB shadow and a flip change
+VERSIONED_TABLES = (PATH, ECMP_GROUP, SPRAY_GROUP)
+# Reconcile: the members written first and alone in their profile (p4src/README.md, port_liveness),
+# and the tables written after the others (a route never points at a path not yet written)
+SENTINEL_ACTIONS = (PORT_DOWN,)
+LATE_TABLES = (ROUTE,)
+# The action each profile's port-watch members carry (never run: no table entry points at the group).
+PORT_WATCH_ACTIONS = {ECMP_SELECTOR: SET_NEXT_HOP, SPRAY_SELECTOR: SET_NEXT_HOP, LIVENESS_SELECTOR: PORT_UP}

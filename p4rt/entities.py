@@ -7,6 +7,7 @@ canonical one-line string ("route ipv4_dst=10.0.1.0/24 -> set_path(path_id=3)") 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,9 @@ from p4rt.schema import P4Schema, short_name
 log = logging.getLogger(__name__)
 
 _MT = p4i.MatchField
+_MEMBER_KEYS = frozenset({"profile", "member_id", "action", "params"})
+_GROUP_KEYS = frozenset({"profile", "group_id", "members", "max_size"})
+_GROUP_MEMBER_KEYS = frozenset({"member_id", "weight", "watch_port"})
 
 
 def human(number: int, bitwidth: int, name: str) -> int | str:
@@ -25,10 +29,11 @@ def human(number: int, bitwidth: int, name: str) -> int | str:
     return number if text.isdigit() else text
 
 
-def _check_keys(d: dict, allowed: set[str], what: str) -> None:
-    extra = set(d) - allowed
-    if extra:
-        raise ValueError(f"{what}: unknown keys {sorted(extra)}; expected some of {sorted(allowed)}")
+def _check_keys(d: dict, allowed: frozenset[str], what: Callable[[], str]) -> None:
+    """Raise naming `what()` (only built then: a file holds many entities) when `d` has other keys."""
+    if not allowed.issuperset(d):
+        extra = set(d) - allowed
+        raise ValueError(f"{what()}: unknown keys {sorted(extra)}; expected some of {sorted(allowed)}")
 
 
 # -- actions ----------------------------------------------------------------------------------------
@@ -177,7 +182,7 @@ class TableEntry:
         """Build from the JSON form of tablegen/FORMAT.md."""
         if not isinstance(d, dict) or "table" not in d:
             raise ValueError(f"table entry {d!r}: expected an object with a 'table' key")
-        _check_keys(d, set(cls._KEYS), f"table entry for {d['table']!r}")
+        _check_keys(d, cls._KEYS, lambda: f"table entry for {d['table']!r}")
         refs = [k for k in ("action", "member_id", "group_id") if d.get(k) is not None]
         if len(refs) != 1:
             raise ValueError(
@@ -307,7 +312,7 @@ class ActionProfileMember:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ActionProfileMember:
         """Build from the JSON form of tablegen/FORMAT.md."""
-        _check_keys(d, {"profile", "member_id", "action", "params"}, f"action profile member {d!r}")
+        _check_keys(d, _MEMBER_KEYS, lambda: f"action profile member {d!r}")
         try:
             return cls(d["profile"], int(d["member_id"]), d["action"], dict(d.get("params") or {}))
         except KeyError as exc:
@@ -367,13 +372,13 @@ class ActionProfileGroup:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ActionProfileGroup:
         """Build from the JSON form of tablegen/FORMAT.md."""
-        _check_keys(d, {"profile", "group_id", "members", "max_size"}, f"action profile group {d!r}")
+        _check_keys(d, _GROUP_KEYS, lambda: f"action profile group {d!r}")
         members = []
         for m in d.get("members") or []:
             if isinstance(m, int):
                 members.append(GroupMember(m))
                 continue
-            _check_keys(m, {"member_id", "weight", "watch_port"}, f"group member {m!r}")
+            _check_keys(m, _GROUP_MEMBER_KEYS, lambda: f"group member {m!r}")  # noqa: B023 - called at once
             members.append(GroupMember(int(m["member_id"]), int(m.get("weight", 1)), m.get("watch_port")))
         try:
             return cls(d["profile"], int(d["group_id"]), members, int(d.get("max_size", 0)))

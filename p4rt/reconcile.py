@@ -2,25 +2,24 @@
 
 Pure functions over protobufs and entity objects (no I/O), so the rules are unit-tested:
 - nothing already right is written again; differing entries are MODIFYed, never deleted and re-added;
-- order keeps references valid: members, groups, then entries (the `late_tables`, e.g. `route`,
-  after the others, so a route never points at a path not yet written), then deletions in reverse;
+- order keeps references valid: members, groups, then entries (the `late_tables`, e.g. fabric.p4's
+  `route`, after the others, so a route never points at a path not yet written), then deletions in reverse;
 - stale entries (held, not desired) are deleted, unless `delete=False` (make-before-break steps);
-- sentinel members (action `port_down`, fabric.p4's `port_liveness`) are written alone, before any
+- sentinel members (`sentinels`, e.g. fabric.p4's `port_down` of `port_liveness`) are written alone, before any
   other member of their profile, and never rewritten while the switch holds them as desired. A
   selector takes members in creation order, so a sentinel must be its profile's oldest member: when
   it is missing (or differs) while the profile holds other members, the profile is rebuilt (its
   table's entries, its groups and members deleted first, then written in order).
 
-Both sides are first turned into an `Index` (identity key -> canonical text and protobuf). Encoding a
-desired entity is memoised, because the pure-Python protobuf runtime makes it the dominant cost of a
-reconfiguration step.
+Both sides are first turned into an `Index` (identity key -> canonical text and protobuf). With the
+pure-Python protobuf runtime, encoding is the dominant cost of a reconfiguration step: a caller that
+writes the same states again indexes them once, ahead of time (`Index.of_state`, kept by the
+controller's sessions for the states a procedure prepares), rather than this module memoising.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +32,6 @@ from p4rt.state import SwitchState
 log = logging.getLogger(__name__)
 
 _INS, _MOD, _DEL = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
-SENTINEL_ACTIONS = ("port_down",)  # members that must be the first of their profile (p4src/README.md)
 Key = tuple[Any, ...]
 Item = tuple[str, p4r.Entity]  # canonical text, entity
 
@@ -60,22 +58,11 @@ def entry_key(t: p4r.TableEntry) -> Key:
     return ("entry", t.table_id, t.priority, tuple(sorted(fields)))
 
 
-_CACHE: OrderedDict[tuple[str, str, str], Item] = OrderedDict()
-_CACHE_MAX = 200_000
-
-
 def encode(schema: P4Schema, entity: Any) -> Item:
-    """(canonical text, p4r.Entity) of a desired entity, memoised on its content."""
-    ck = (schema.fingerprint, type(entity).__name__, json.dumps(entity.to_dict(), sort_keys=True, default=str))
-    hit = _CACHE.get(ck)
-    if hit is not None:
-        return hit
+    """(canonical text, p4r.Entity) of a desired entity: the text is that of the decoded encoding, so
+    it compares equal to what a switch holding the entity reads back."""
     proto = entity.to_proto(schema)
-    item = (str(type(entity).from_proto(schema, proto)), proto)
-    _CACHE[ck] = item
-    if len(_CACHE) > _CACHE_MAX:
-        _CACHE.popitem(last=False)
-    return item
+    return str(type(entity).from_proto(schema, proto)), proto
 
 
 @dataclass(slots=True)
@@ -91,7 +78,7 @@ class Index:
 
     @classmethod
     def of_state(cls, schema: P4Schema, st: SwitchState) -> Index:
-        """Index a desired state (encoding memoised)."""
+        """Index a desired state (every entity encoded)."""
         ix = cls()
         for m in st.members:
             text, proto = encode(schema, m)
@@ -191,8 +178,15 @@ class Held:
     groups: list[p4r.Entity] = field(default_factory=list)
     pre: list[p4r.Entity] = field(default_factory=list)
 
+    @classmethod
+    def of_state(cls, schema: P4Schema, st: SwitchState) -> Held:
+        """What a switch holding exactly `st` reports (to plan between two states, e.g. in tests)."""
+        return cls([e.to_proto(schema) for e in st.entries], [d.to_proto(schema) for d in st.defaults],
+                   [m.to_proto(schema) for m in st.members], [g.to_proto(schema) for g in st.groups],
+                   [x.to_proto(schema) for x in [*st.multicast, *st.clones]])
 
-def sentinel_keys(schema: P4Schema, ix: Index, actions: tuple[str, ...] = SENTINEL_ACTIONS) -> set[Key]:
+
+def sentinel_keys(schema: P4Schema, ix: Index, actions: tuple[str, ...]) -> set[Key]:
     """The member keys of `ix` whose action is a sentinel action."""
     out = set()
     for key, (_text, proto) in ix.members.items():
@@ -249,8 +243,9 @@ def reported_as_pi_does(want: p4r.Entity, read: p4r.Entity) -> bool:
 
 
 def plan(schema: P4Schema, want: SwitchState | Index, held: Held | Index, delete: bool = True,
-         late_tables: tuple[str, ...] = ("route",), sentinels: tuple[str, ...] = SENTINEL_ACTIONS) -> Plan:
-    """The ordered writes that turn `held` into `want`."""
+         late_tables: tuple[str, ...] = (), sentinels: tuple[str, ...] = ()) -> Plan:
+    """The ordered writes that turn `held` into `want`: the entries of `late_tables` after the others,
+    the members whose action is one of `sentinels` first and alone (the program's names)."""
     w = want if isinstance(want, Index) else Index.of_state(schema, want)
     h = held if isinstance(held, Index) else Index.of_held(schema, held)
     out = Plan()

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p4rt import values
-from p4rt.entities import TableEntry
+from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from p4rt.proto import p4r
 from p4rt.schema import P4Schema, short_name
 
@@ -159,6 +159,10 @@ def _replicas(items: list[Any]) -> list[Replica]:
     return out
 
 
+def _replica_dicts(replicas: list[Replica]) -> list[dict[str, int]]:
+    return [{"port": r.port, "instance": r.instance} if r.instance else {"port": r.port} for r in replicas]
+
+
 def _decode_replicas(msgs) -> list[Replica]:
     out = []
     for r in msgs:
@@ -179,6 +183,10 @@ class MulticastGroup:
     def from_dict(cls, d: dict[str, Any]) -> MulticastGroup:
         """Build from {"group_id": G, "replicas": [port | {"port","instance"}, ...]}."""
         return cls(int(d["group_id"]), _replicas(list(d.get("replicas") or [])))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of from_dict (a replica of instance 0 is its port number)."""
+        return {"group_id": self.group_id, "replicas": _replica_dicts(self.replicas)}
 
     def to_proto(self, schema: P4Schema | None = None) -> p4r.Entity:
         """Encode as a p4r.Entity (egress_port form, which bmv2's PI and p4sim accept)."""
@@ -214,6 +222,15 @@ class CloneSession:
         """Build from {"session_id": S, "replicas": [...], "class_of_service": C, "packet_length_bytes": L}."""
         return cls(int(d["session_id"]), _replicas(list(d.get("replicas") or [])),
                    int(d.get("class_of_service", 0)), int(d.get("packet_length_bytes", 0)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of from_dict (zero class of service and packet length left out)."""
+        d: dict[str, Any] = {"session_id": self.session_id, "replicas": _replica_dicts(self.replicas)}
+        if self.class_of_service:
+            d["class_of_service"] = self.class_of_service
+        if self.packet_length_bytes:
+            d["packet_length_bytes"] = self.packet_length_bytes
+        return d
 
     def to_proto(self, schema: P4Schema | None = None) -> p4r.Entity:
         """Encode as a p4r.Entity."""
@@ -344,8 +361,6 @@ class DigestList:
 
 def decode_entity(schema: P4Schema, entity: p4r.Entity) -> Any:
     """Decode any read p4r.Entity into its entity object (TableEntry, CounterEntry, ...)."""
-    from p4rt.entities import ActionProfileGroup, ActionProfileMember
-
     which = entity.WhichOneof("entity")
     if which == "table_entry":
         return TableEntry.from_proto(schema, entity)

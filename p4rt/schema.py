@@ -6,7 +6,7 @@ import hashlib
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from p4rt.proto import p4i, text_format
 
@@ -111,23 +111,11 @@ class P4Schema:
 
     def match_field(self, table: p4i.Table, name: str | int) -> p4i.MatchField:
         """A table's match field by (suffix of its) name or id."""
-        if isinstance(name, int):
-            for mf in table.match_fields:
-                if mf.id == name:
-                    return mf
-            raise ValueError(f"unknown match field id {name} in table {table.preamble.name!r}")
-        fields = {mf.name: mf for mf in table.match_fields}
-        return fields[resolve_suffix(name, fields, f"match field of table {table.preamble.name!r}")]
+        return _named_part(table.match_fields, name, f"match field of table {table.preamble.name!r}")
 
     def param(self, action: p4i.Action, name: str | int) -> p4i.Action.Param:
-        """An action parameter by name or id."""
-        if isinstance(name, int):
-            for p in action.params:
-                if p.id == name:
-                    return p
-            raise ValueError(f"unknown param id {name} of action {action.preamble.name!r}")
-        params = {p.name: p for p in action.params}
-        return params[resolve_suffix(name, params, f"param of action {action.preamble.name!r}")]
+        """An action parameter by (suffix of its) name or id."""
+        return _named_part(action.params, name, f"param of action {action.preamble.name!r}")
 
     def table_action(self, table: p4i.Table, name: str) -> p4i.Action:
         """An action usable in `table`, resolved among the table's action refs first."""
@@ -158,3 +146,14 @@ class P4Schema:
         """True when the table has ternary, range or optional fields (so entries carry a priority)."""
         kinds = {p4i.MatchField.TERNARY, p4i.MatchField.RANGE, p4i.MatchField.OPTIONAL}
         return any(mf.match_type in kinds for mf in table.match_fields)
+
+
+def _named_part(parts: Any, name: str | int, what: str) -> Any:
+    """The part (match field, action parameter) with this id, or whose name `name` is a suffix of."""
+    if isinstance(name, int):
+        hit = next((p for p in parts if p.id == name), None)
+        if hit is None:
+            raise ValueError(f"{what}: unknown id {name}; expected one of {[p.id for p in parts]}")
+        return hit
+    by_name = {p.name: p for p in parts}
+    return by_name[resolve_suffix(name, by_name, what)]

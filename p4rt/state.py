@@ -1,16 +1,22 @@
 """What one device should hold, as P4Runtime entity objects, and its JSON document form
-(tablegen/FORMAT.md). Program-agnostic: what the fabric means by these entities is in `fabric.state`."""
+(tablegen/FORMAT.md) both ways. Program-agnostic: what the fabric means by these entities is in
+`fabric.state`."""
 
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from p4rt.resources import CloneSession, MulticastGroup
+from topo.model import encode
 
 Doc = dict[str, Any]
+
+_ENTITY_KEYS = ("action_profile_members", "action_profile_groups", "table_entries")
+_PRE_KEYS = ("multicast_groups", "clone_sessions")
 
 
 @dataclass(slots=True)
@@ -41,6 +47,51 @@ class SwitchState:
         st.multicast = [MulticastGroup.from_dict(m) for m in doc.get("multicast_groups", [])]
         st.clones = [CloneSession.from_dict(c) for c in doc.get("clone_sessions", [])]
         return st
+
+    def to_doc(self) -> Doc:
+        """The document of tablegen/FORMAT.md: members, groups, table entries (each table's default
+        entry after the other entries), then multicast groups and clone sessions when there are any."""
+        doc: Doc = {"switch": self.name, "device_id": self.device_id, "program": self.program,
+                    "action_profile_members": [m.to_dict() for m in self.members],
+                    "action_profile_groups": [g.to_dict() for g in self.groups],
+                    "table_entries": [e.to_dict() for e in self.entries + self.defaults]}
+        if self.multicast:
+            doc["multicast_groups"] = [m.to_dict() for m in self.multicast]
+        if self.clones:
+            doc["clone_sessions"] = [c.to_dict() for c in self.clones]
+        return doc
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "entry document") -> SwitchState:
+        """Parse the JSON text of a document; `where` names it in the one-line error."""
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        for key in ("switch", "program", "table_entries"):
+            if not isinstance(doc, dict) or key not in doc:
+                raise ValueError(f"{where}: missing {key!r}")
+        try:
+            return cls.from_doc(doc)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+
+    def to_json(self) -> str:
+        """The document as JSON text with one entity per line (the entry files of tablegen)."""
+        doc = self.to_doc()
+        parts = [f'  "{k}": {encode(doc[k])}' for k in ("switch", "device_id", "program")]
+        for key in _ENTITY_KEYS + _PRE_KEYS:
+            if key not in doc:
+                continue
+            items = doc[key]
+            body = ",\n".join("    " + encode(x) for x in items)
+            parts.append(f'  "{key}": [\n{body}\n  ]' if items else f'  "{key}": []')
+        return "{\n" + ",\n".join(parts) + "\n}\n"
+
+    def lines(self) -> list[str]:
+        """Every entity as its canonical line, in install order (tests, diffs and logs)."""
+        items = [*self.members, *self.groups, *self.entries, *self.defaults, *self.multicast, *self.clones]
+        return [str(x) for x in items]
 
     def copy(self) -> SwitchState:
         """A deep copy (states are edited by the procedures)."""

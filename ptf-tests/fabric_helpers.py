@@ -113,8 +113,8 @@ class FabricTest(P4RuntimeTest):
         self.insert(*groups)
         self.insert(*entries)
         members, watch_groups = port_watch(ports)
-        self.insert(*(ActionProfileMember.from_dict(m) for m in members))
-        self.insert(*(ActionProfileGroup.from_dict(g) for g in watch_groups))
+        self.insert(*members)
+        self.insert(*watch_groups)
 
     # -- routing --------------------------------------------------------------------------------
 

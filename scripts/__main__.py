@@ -7,7 +7,11 @@ import logging
 import sys
 from pathlib import Path
 
+from scripts import spec as specmod
+from scripts.demo import demo
+from scripts.experiment import analyze_all, report, run
 from scripts.runner import ROOT
+from topo.cli import run_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,33 +47,30 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    from scripts import spec as specmod
-    from scripts.experiment import analyze_all, report, run
 
-    try:
-        if args.command == "demo":
-            from scripts.demo import demo
+    return run_command("scripts", lambda: run_args(args))
 
-            return demo(Path(args.out), args.runs, args.reanalyze, Path(args.build) if args.build else None)
-        sp = specmod.load(args.spec)
-        if args.command == "run" and args.variants:
-            keep = args.variants.split(",")
-            unknown = sorted(set(keep) - {v.name for v in sp.variants})
-            if unknown:
-                raise ValueError(f"--variants {unknown}: expected some of {[v.name for v in sp.variants]}")
-            sp.variants = [v for v in sp.variants if v.name in keep]
-        out = Path(args.out) if args.out else ROOT / "results" / sp.name
-        if args.command == "run":
-            sp = specmod.shorten(sp, args.runs, args.duration, args.event_at)
-            counts = run(sp, out, seed=args.seed, build=Path(args.build) if args.build else None)
-            print(f"[{sp.name}] {counts['ran']} ran, {counts['skipped']} already done, {counts['failed']} failed")
-            return 1 if counts["failed"] else 0
-        if args.command == "analyze":
-            print(f"[{sp.name}] re-analysed {analyze_all(sp, out)} runs")
-        report(sp, out)
-    except ValueError as exc:
-        print(f"scripts: {exc}", file=sys.stderr)
-        return 2
+
+def run_args(args: argparse.Namespace) -> int:
+    """The command `main` parsed."""
+    if args.command == "demo":
+        return demo(Path(args.out), args.runs, args.reanalyze, Path(args.build) if args.build else None)
+    sp = specmod.load(args.spec)
+    if args.command == "run" and args.variants:
+        keep = args.variants.split(",")
+        unknown = sorted(set(keep) - {v.name for v in sp.variants})
+        if unknown:
+            raise ValueError(f"--variants {unknown}: expected some of {[v.name for v in sp.variants]}")
+        sp.variants = [v for v in sp.variants if v.name in keep]
+    out = Path(args.out) if args.out else ROOT / "results" / sp.name
+    if args.command == "run":
+        sp = specmod.shorten(sp, args.runs, args.duration, args.event_at)
+        counts = run(sp, out, seed=args.seed, build=Path(args.build) if args.build else None)
+        print(f"[{sp.name}] {counts['ran']} ran, {counts['skipped']} already done, {counts['failed']} failed")
+        return 1 if counts["failed"] else 0
+    if args.command == "analyze":
+        print(f"[{sp.name}] re-analysed {analyze_all(sp, out)} runs")
+    report(sp, out)
     return 0
 
 

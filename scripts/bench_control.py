@@ -28,6 +28,7 @@ from emulation.ocs.delay import DelayModel  # noqa: E402
 from emulation.switchproc import start_switch  # noqa: E402
 from emulation.target import Target, free_port  # noqa: E402
 from emulation.vethnet import NetTestbed  # noqa: E402
+from fabric.contract import ROUTE, SET_PATH  # noqa: E402
 from p4rt.client import P4RuntimeClient, wildcard  # noqa: E402
 from p4rt.entities import TableEntry  # noqa: E402
 from topo.generators import fattree, ucd4  # noqa: E402
@@ -46,16 +47,16 @@ def bench_install(entries: int, batch: int, build: Path) -> None:
     try:
         with P4RuntimeClient(sw.grpc_addr, device_id=1) as c:
             c.set_pipeline(fabric.schema, fabric.config)
-            size = c.schema.tables["route"].size
+            size = c.schema.tables[ROUTE].size
             if entries > size:
                 raise ValueError(f"entries {entries}: the route table holds {size}; expected at most that")
-            routes = [TableEntry("route", {"ipv4_dst": f"10.{i >> 8 & 255}.{i & 255}.0/24"}, "set_path",
+            routes = [TableEntry(ROUTE, {"ipv4_dst": f"10.{i >> 8 & 255}.{i & 255}.0/24"}, SET_PATH,
                                  {"path_id": i % 100 + 1}) for i in range(entries)]
             protos = [e.to_proto(c.schema) for e in routes]
             t0 = time.perf_counter()
             c.insert(protos, batch_size=batch)
             dt = time.perf_counter() - t0
-            assert len(c.read([wildcard(c.schema, "table_entry", "route")])) == entries
+            assert len(c.read([wildcard(c.schema, "table_entry", ROUTE)])) == entries
             t1 = time.perf_counter()
             c.delete(protos[:100])
             d100 = (time.perf_counter() - t1) * 1000

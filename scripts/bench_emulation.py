@@ -27,6 +27,7 @@ from topo import generators  # noqa: E402
 
 def one(topo, mode: str, build: Path, seconds: float, pair: tuple[str, str], ocs_args: list[str]) -> dict:
     """Bring a topology up, measure, tear it down."""
+    # imported here, not at the top: Mininet is an optional heavy dependency
     from mininet.log import setLogLevel
 
     from emulation.network import Emulation

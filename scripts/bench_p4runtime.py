@@ -31,7 +31,9 @@ import grpc
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from p4sim.switch.device import Device  # noqa: E402
 from p4sim.switch.p4runtime.proto import p4r, p4r_grpc  # noqa: E402
+from p4sim.switch.p4runtime.service import P4RuntimeService  # noqa: E402
 from p4sim.switch.p4runtime.testing import load_p4info, program_files  # noqa: E402
 
 ROUTE_TABLE = "RtIngress.route"
@@ -159,9 +161,6 @@ def _hold(first):  # noqa: ANN001, ANN202
 
 def profile(n: int, batch: int) -> int:
     """Call the service's write in this process (no gRPC) under cProfile; print the top functions."""
-    from p4sim.switch.device import Device
-    from p4sim.switch.p4runtime.service import P4RuntimeService
-
     service = P4RuntimeService(Device(cpu_port=255, device_id=1), 1)
     p4info, device_config = bench_program(n)
     req = p4r.SetForwardingPipelineConfigRequest(device_id=1,

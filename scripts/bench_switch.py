@@ -26,7 +26,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fabric.contract import (  # noqa: E402
+    LIVENESS_SELECTOR,
+    PATH,
+    PATH_STATIC,
+    PORT_LIVENESS,
+    PORT_MAC,
+    PORT_UP,
+    ROUTE,
+    SET_PATH,
+    SET_SMAC,
+)
+from p4sim.compiler import cli as compile_cli  # noqa: E402
 from p4sim.switch.device import Device  # noqa: E402
+from p4sim.switch.heap import limit_malloc_arenas  # noqa: E402
+from p4sim.switch.ports import PortIO  # noqa: E402
 from p4sim.switch.testdata.veth import ETH_P_ALL, is_root, veth_pairs  # noqa: E402
 from p4sim.switch.values import ActionCall, Exact, GroupRef, Lpm  # noqa: E402
 
@@ -38,7 +52,6 @@ def fabric_json(path: str | None) -> bytes:
     """The fabric program: the given JSON, or p4src/fabric.p4 compiled with p4sim-compile."""
     if path:
         return Path(path).read_bytes()
-    from p4sim.compiler import cli as compile_cli
 
     out = Path(tempfile.mkdtemp(prefix="bench_switch_"))
     rc = compile_cli.main([str(ROOT / "p4src/fabric.p4"), "-I", str(ROOT / "p4src"), "-o", str(out / "f.json"),
@@ -51,14 +64,14 @@ def fabric_json(path: str | None) -> bytes:
 def install(dev: Device) -> None:
     """Route 10.0.2.0/24 over static path 5 (port 2), the fabric's common case on a ToR."""
     pl = dev.pipeline
-    pl.table("route").insert((Lpm(0x0A000200, 24),), ActionCall("FabricIngress.set_path", (5,)))
-    pl.table("path").insert((Exact(5), Exact(0)), ActionCall("FabricIngress.path_static", (2, 0x020000000002)))
-    live = pl.profile("liveness_selector")
+    pl.table(ROUTE).insert((Lpm(0x0A000200, 24),), ActionCall(f"FabricIngress.{SET_PATH}", (5,)))
+    pl.table(PATH).insert((Exact(5), Exact(0)), ActionCall(f"FabricIngress.{PATH_STATIC}", (2, 0x020000000002)))
+    live = pl.profile(LIVENESS_SELECTOR)
     for port in (1, 2):
-        live.insert_member(port, ActionCall("FabricIngress.port_up"))
+        live.insert_member(port, ActionCall(f"FabricIngress.{PORT_UP}"))
         live.insert_group(port, [(port, 1, port)])
-        pl.table("port_liveness").insert((Exact(port),), GroupRef(port))
-        pl.table("port_mac").insert((Exact(port),), ActionCall("FabricEgress.set_smac", (0x0A0000000000 + port,)))
+        pl.table(PORT_LIVENESS).insert((Exact(port),), GroupRef(port))
+        pl.table(PORT_MAC).insert((Exact(port),), ActionCall(f"FabricEgress.{SET_SMAC}", (0x0A0000000000 + port,)))
 
 
 def frame(size: int, seq: int = 0) -> bytes:
@@ -76,8 +89,6 @@ def frame(size: int, seq: int = 0) -> bytes:
 
 def switch_child(json_bytes: bytes, ports: dict[int, str], ready, stop, profile: bool) -> None:  # noqa: ANN001
     """The switch process: load, install, run until told to stop (--profile: cProfile the I/O loop)."""
-    from p4sim.switch.heap import limit_malloc_arenas
-
     limit_malloc_arenas()  # as p4sim-switch
     dev = Device(ports=ports, cpu_port=255, freeze_heap=True)
     dev.commit_pipeline(dev.load_pipeline(json_bytes))
@@ -92,7 +103,6 @@ def switch_child(json_bytes: bytes, ports: dict[int, str], ready, stop, profile:
     import pstats
     import threading
 
-    from p4sim.switch.ports import PortIO
 
     io = dev._io = PortIO(dev)
 
@@ -201,10 +211,10 @@ def run_writes(json_bytes: bytes, n: int = 4000) -> float:
     """Runtime-state API inserts per second (exact-match `path` entries), no P4Runtime."""
     dev = Device(freeze_heap=True)
     dev.commit_pipeline(dev.load_pipeline(json_bytes))
-    path = dev.pipeline.table("path")
+    path = dev.pipeline.table(PATH)
     t0 = time.perf_counter()
     for i in range(n):
-        path.insert((Exact(i), Exact(0)), ActionCall("FabricIngress.path_static", (2, i)))
+        path.insert((Exact(i), Exact(0)), ActionCall(f"FabricIngress.{PATH_STATIC}", (2, i)))
     return n / (time.perf_counter() - t0)
 
 

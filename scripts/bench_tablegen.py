@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from fabric.contract import MODES  # noqa: E402
 from tablegen.check import check  # noqa: E402
 from tablegen.files import read, write  # noqa: E402
 from tablegen.graph import Fabric  # noqa: E402
@@ -37,7 +38,7 @@ def main() -> int:
     """Run the benchmark; exit 1 when a target is missed or the check fails."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--k", type=int, default=48, metavar="<even>", help="fat-tree arity (default 48)")
-    p.add_argument("--mode", default="ecmp", choices=("static", "ecmp", "spray"))
+    p.add_argument("--mode", default="ecmp", choices=MODES)
     p.add_argument("--pairs", type=int, default=1024, metavar="<n>", help="host pairs to check (default 1024)")
     p.add_argument("--out", metavar="<dir>", help="keep the files here (default: a temporary directory)")
     args = p.parse_args()

@@ -29,11 +29,13 @@ sys.path.insert(0, str(ROOT))
 
 from emulation.switchproc import switch_process  # noqa: E402
 from emulation.target import Target, choose_compiler, label, pairings  # noqa: E402
+from fabric.contract import PATH, PATH_STATIC, PORT_MAC, ROUTE, SET_PATH, SET_SMAC  # noqa: E402
 from p4rt.client import P4RuntimeClient  # noqa: E402
-from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry  # noqa: E402
+from p4rt.entities import TableEntry  # noqa: E402
 from p4sim.switch.testdata.veth import is_root, veth_pairs  # noqa: E402
 from scripts.bench_switch import SIZES, _offer, frame  # noqa: E402
 from tablegen.entries import liveness, port_watch  # noqa: E402
+from topo import generators  # noqa: E402
 
 log = logging.getLogger("bench_targets")
 BATCH = 1000
@@ -53,20 +55,20 @@ def provision(client: P4RuntimeClient, ports: list[int]) -> None:
     10.0.2.0/24 over static path 5 to port 2."""
     members, groups, entries = liveness(ports)
     watch_members, watch_groups = port_watch(ports)
-    client.insert([ActionProfileMember.from_dict(m) for m in members + watch_members])
-    client.insert([ActionProfileGroup.from_dict(g) for g in groups + watch_groups])
-    client.insert([TableEntry.from_dict(e) for e in entries])
-    client.insert([TableEntry("port_mac", {"egress_port": p}, "set_smac", {"smac": f"0a:00:00:00:00:{p:02x}"})
+    client.insert(members + watch_members)
+    client.insert(groups + watch_groups)
+    client.insert(entries)
+    client.insert([TableEntry(PORT_MAC, {"egress_port": p}, SET_SMAC, {"smac": f"0a:00:00:00:00:{p:02x}"})
                    for p in ports])
-    client.insert([TableEntry("path", {"path_id": 5, "version": 0}, "path_static",
+    client.insert([TableEntry(PATH, {"path_id": 5, "version": 0}, PATH_STATIC,
                               {"port": 2, "dmac": "02:00:00:00:00:02"}),
-                   TableEntry("route", {"ipv4_dst": "10.0.2.0/24"}, "set_path", {"path_id": 5})])
+                   TableEntry(ROUTE, {"ipv4_dst": "10.0.2.0/24"}, SET_PATH, {"path_id": 5})])
 
 
 def writes_per_second(client: P4RuntimeClient, n: int) -> tuple[float, float]:
     """(inserts/s, deletes/s) of n /32 `route` entries in batches of BATCH."""
     base = int(ipaddress.IPv4Address("20.0.0.0"))
-    entries = [TableEntry("route", {"ipv4_dst": f"{ipaddress.IPv4Address(base + i)}/32"}, "set_path",
+    entries = [TableEntry(ROUTE, {"ipv4_dst": f"{ipaddress.IPv4Address(base + i)}/32"}, SET_PATH,
                           {"path_id": 5}) for i in range(n)]
     t0 = time.perf_counter()
     client.insert(entries, batch_size=BATCH)
@@ -102,8 +104,8 @@ def bench_switch(target: Target, build: Path, seconds: float, n_writes: int) -> 
 
 def bench_fattree(target: Target, build: Path, k: int) -> dict[str, float]:
     """Time to ready and RSS of a fat-tree in Mininet on this target's switch."""
+    # imported here, not at the top: Mininet is an optional heavy dependency
     from emulation.network import Emulation
-    from topo import generators
 
     emu = Emulation(generators.fattree(k), "ecmp", build_dir=build, switch_bin=target.switch,
                     prefix=f"b{label(target.switch)[0]}")

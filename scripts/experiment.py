@@ -7,8 +7,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from scripts.reconf import analyze
 from scripts.report import load_runs, markdown, summarize
 from scripts.runner import run_experiment, say_flush
+from scripts.schedule import schedule_plots
 from scripts.spec import Spec
 
 log = logging.getLogger(__name__)
@@ -23,6 +25,7 @@ def run(spec: Spec, out: Path, seed: int = 1, say=say_flush, build: Path | None 
 
 def report(spec: Spec, out: Path, say=say_flush) -> dict[str, Any]:
     """summary.json, summary.md and the figures of a results directory; prints the table."""
+    # imported here, not at the top: matplotlib (scripts.plots) is an optional heavy dependency
     from scripts import plots
 
     summary = summarize(out, spec)
@@ -30,8 +33,6 @@ def report(spec: Spec, out: Path, say=say_flush) -> dict[str, Any]:
     if spec.kind == "load-balancing":
         files = plots.load_balancing_plots(data, out, spec.name)
     elif spec.kind == "schedule":
-        from scripts.schedule import schedule_plots
-
         files = schedule_plots(data, out, spec.name)
     else:
         files = plots.reconfiguration_plots(data, out, spec.name)
@@ -42,8 +43,6 @@ def report(spec: Spec, out: Path, say=say_flush) -> dict[str, Any]:
 
 def analyze_all(spec: Spec, out: Path) -> int:
     """Recompute metrics.json of every reconfiguration run that has its raw files."""
-    from scripts.reconf import analyze
-
     n = 0
     for v in spec.variants:
         for d in sorted((out / v.name).glob("run-*")):

@@ -9,6 +9,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from fabric.contract import MODES
 from scripts.spec import Spec
 
 # seed 000, Abstract and Ch. 5 (single stream, 50 runs each) and section 4.3 (dual stream)
@@ -121,7 +122,7 @@ def summarize(out: Path, spec: Spec) -> dict[str, Any]:
         if spec.kind == "load-balancing":
             s = lb_summary(d["runs"]) if d["runs"] else {"runs": 0}
         elif spec.kind == "schedule":
-            from scripts.schedule import schedule_summary
+            from scripts.schedule import schedule_summary  # here: scripts.schedule imports this module
 
             s = schedule_summary(d["runs"])
         else:
@@ -203,7 +204,7 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
             fct = " | ".join(f"{_f(s['fct_ms'][c]['p50'], '.0f')}/{_f(s['fct_ms'][c]['p90'], '.0f')}" for c in classes)
             lines.append(f"| {name} | {s['runs']} | {_f(s['throughput_mbps'], '.2f')} | {_f(s['goodput_mbps'], '.2f')} | "
                          f"{fct} | {_f(s['utilisation'], '.2f')} | {'ok' if s['rate_check_ok'] else 'FAILED'} |")
-        order = [n for n in ("static", "ecmp", "spray") if n in v and v[n].get("utilisation") is not None]
+        order = [n for n in MODES if n in v and v[n].get("utilisation") is not None]
         if len(order) == 3:
             u = [v[n]["utilisation"] for n in order]
             held = u[0] < u[1] < u[2]

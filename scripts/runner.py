@@ -20,6 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from emulation.links import HostCommand, run_in
+from emulation.target import Target
+from scripts.lb import LoadBalancing
+from scripts.reconf import Reconfiguration
+from scripts.schedule import ScheduleTiming
 from scripts.spec import Spec, Variant, make_topology
 
 log = logging.getLogger(__name__)
@@ -67,14 +72,9 @@ def done(out: Path, variant: Variant, i: int) -> bool:
 
 def _experiment(emu: Any, spec: Spec, variant: Variant):
     if spec.kind in ("reconfiguration", "route-flip"):
-        from scripts.reconf import Reconfiguration
-
         return Reconfiguration(emu, spec, variant)
     if spec.kind == "load-balancing":
-        from scripts.lb import LoadBalancing
-
         return LoadBalancing(emu, spec, variant)
-    from scripts.schedule import ScheduleTiming
 
     return ScheduleTiming(emu, spec, variant)
 
@@ -90,10 +90,10 @@ def _on_term(signum: int, _frame: Any) -> None:
 def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | None = None,
                    switch_bin: str | None = None, seed: int = 1) -> dict[str, Any]:
     """Run every missing run of every variant; returns counts (done before, ran, failed)."""
+    # imported here, not at the top: Mininet is an optional heavy dependency
     from mininet.log import setLogLevel
 
     from emulation.network import Emulation
-    from emulation.target import Target
 
     # Mininet's own log: errors only (its tc warnings about htb quanta are noise here)
     setLogLevel("info" if log.isEnabledFor(logging.INFO) else "critical")
@@ -167,8 +167,6 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
 def _tune_hosts(emu: Any, variant: Variant) -> None:
     """The variant's sysctls in every host. (CUBIC, seed 000 R12, is chosen per socket by the senders:
     a namespace may only default to the algorithms the machine allows, which need not include it.)"""
-    from emulation.links import HostCommand, run_in
-
     settings = [f"{k}={v}" for k, v in variant.sysctl.items()]  # checked by scripts.spec: net.* = numbers
     for name, h in emu.hosts.items():
         for setting in settings:

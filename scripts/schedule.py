@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from control.network import generate_states
+from control.plan import without_shadow
 from scripts.hostproc import HostProcs, wait_listening
 from scripts.metrics import parse_arrivals
 from scripts.report import percentile
@@ -87,9 +89,6 @@ class ScheduleTiming:
     """Runs of one schedule on ucd4: tables for the target map without shadow paths, UDP h_src -> h_dst."""
 
     def __init__(self, emu: Any, spec: Spec, variant: Variant) -> None:
-        from control.network import generate_states
-        from control.plan import without_shadow
-
         self.emu, self.spec, self.variant = emu, spec, variant
         o = emu.topo.ocs[0]
         circuits = {o.name: [tuple(c) for c in o.circuit_maps[spec.target_map]]}
@@ -151,6 +150,7 @@ def schedule_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def schedule_plots(data: dict[str, dict[str, Any]], out: Path, name: str) -> list[Path]:
     """CDFs of measured day and night lengths per variant, configured values marked."""
+    # imported here, not at the top: matplotlib is an optional heavy dependency
     from scripts.plots import cdf
 
     files = []

@@ -18,6 +18,8 @@ import yaml
 from control.plan import PROCEDURES
 from emulation.links import check_rto_min
 from fabric.contract import MODES
+from topo import generators
+from topo.validate import validate
 
 KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule")
 GENERATORS = ("ucd4", "fattree", "leafspine")
@@ -196,9 +198,6 @@ def shorten(spec: Spec, runs: int | None = None, duration_s: float | None = None
 
 def make_topology(spec: Spec) -> Any:
     """The topo.model.Topology the spec describes (topo.generators with its parameters)."""
-    from topo import generators
-    from topo.validate import validate
-
     args = dict(spec.topology)
     gen = args.pop("generator")
     hybrid = args.pop("hybrid", None)

@@ -15,11 +15,13 @@ import time
 from pathlib import Path
 
 from fabric.contract import FAILOVER, MODES, SPRAY_KINDS
+from p4rt.diff import diff_states
+from p4rt.state import SwitchState
 from tablegen.check import check
-from tablegen.diff import diff_docs
 from tablegen.files import read, write
 from tablegen.graph import Fabric
 from topo.circuits import resolve_circuits
+from topo.cli import run_command
 from topo.model import load
 from topo.validate import validate
 
@@ -44,32 +46,32 @@ def gen_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _sub_parser(command: str, description: str, *positional: tuple[str, str]) -> argparse.ArgumentParser:
+    """The parser of `python -m tablegen COMMAND` with its positional arguments (name, metavar) and -v."""
+    p = argparse.ArgumentParser(prog=f"python -m tablegen {command}", description=description)
+    for name, metavar in positional:
+        p.add_argument(name, metavar=metavar)
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    return p
+
+
 def check_parser() -> argparse.ArgumentParser:
     """The parser of the check form."""
-    p = argparse.ArgumentParser(prog="python -m tablegen check",
-                                description="Walk the entries of DIR for host pairs: reachability, loops, "
-                                            "least-cost groups, MACs, liveness.")
-    p.add_argument("directory", metavar="<dir>")
-    p.add_argument("topology", metavar="<topo.json>")
+    p = _sub_parser("check", "Walk the entries of DIR for host pairs: reachability, loops, least-cost groups, "
+                    "MACs, liveness.", ("directory", "<dir>"), ("topology", "<topo.json>"))
     p.add_argument("--pairs", type=int, default=4096, metavar="<n>",
                    help="check all host pairs up to n, else a seeded sample of n (default 4096)")
     p.add_argument("--seed", type=int, default=1, metavar="<n>", help="sample seed (default 1)")
     p.add_argument("--mode", choices=MODES, help="also require multipath groups wherever next hops are equal-cost")
     p.add_argument("--failover", choices=FAILOVER,
                    help="also require the liveness groups of this setting (default: accept either)")
-    p.add_argument("-v", "--verbose", action="store_true", help="log progress")
     return p
 
 
 def diff_parser() -> argparse.ArgumentParser:
     """The parser of the diff form."""
-    p = argparse.ArgumentParser(prog="python -m tablegen diff",
-                                description="Print the changes from the entries of OLD to those of NEW, per "
-                                            "switch, in a safe install order (+ insert, ~ modify, - delete).")
-    p.add_argument("old", metavar="<old dir>")
-    p.add_argument("new", metavar="<new dir>")
-    p.add_argument("-v", "--verbose", action="store_true", help="log progress")
-    return p
+    return _sub_parser("diff", "Print the changes from the entries of OLD to those of NEW, per switch, in a safe "
+                       "install order (+ insert, ~ modify, - delete).", ("old", "<old dir>"), ("new", "<new dir>"))
 
 
 def run_diff(old: str, new: str) -> int:
@@ -82,8 +84,10 @@ def run_diff(old: str, new: str) -> int:
     total = 0
     for name in names:
         a, b = (d / f"{name}.json" for d in dirs)
-        empty = {"switch": name, "table_entries": []}
-        changes = diff_docs(read(a) if a.exists() else empty, read(b) if b.exists() else empty)
+        old_st, new_st = (read(f) if f.exists() else None for f in (a, b))
+        program = (old_st or new_st).program  # type: ignore[union-attr]  # one of the two exists
+        empty = SwitchState(name, program)
+        changes = diff_states(old_st or empty, new_st or empty)
         total += len(changes)
         for c in changes:
             print(f"{name}: {c}")
@@ -99,7 +103,7 @@ def run_check(directory: str, topo_path: str, pairs: int, seed: int, mode: str |
     if not d.is_dir():
         raise ValueError(f"entry directory {directory!r}: not a directory")
 
-    def loader(name: str) -> dict | None:
+    def loader(name: str) -> SwitchState | None:
         f = d / f"{name}.json"
         return read(f) if f.exists() else None
 
@@ -125,23 +129,24 @@ def main(argv: list[str] | None = None) -> int:
         args = gen_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    try:
-        if command == "diff":
-            return run_diff(args.old, args.new)
-        if command == "check":
-            return run_check(args.directory, args.topology, args.pairs, args.seed, args.mode, args.failover)
-        topo = validate(load(args.topology))
-        fabric = Fabric(topo, resolve_circuits(topo, args.circuits))
-        t0 = time.perf_counter()
-        s = write(fabric, args.mode, args.output, args.spray, args.failover == "on")
-        tables = ", ".join(f"{t} {n}" for t, n in sorted(s.by_table.items()))
-        print(f"{args.output}: {s.files} files, {s.entries} table entries ({tables}), {s.members} members, "
-              f"{s.groups} groups in {time.perf_counter() - t0:.1f} s")
-        if args.check:
-            return run_check(args.output, args.topology, 4096, 1, args.mode, args.failover)
-    except ValueError as exc:
-        print(f"tablegen: {exc}", file=sys.stderr)
-        return 2
+    return run_command("tablegen", lambda: run(command, args))
+
+
+def run(command: str, args: argparse.Namespace) -> int:
+    """The command `main` parsed."""
+    if command == "diff":
+        return run_diff(args.old, args.new)
+    if command == "check":
+        return run_check(args.directory, args.topology, args.pairs, args.seed, args.mode, args.failover)
+    topo = validate(load(args.topology))
+    fabric = Fabric(topo, resolve_circuits(topo, args.circuits))
+    t0 = time.perf_counter()
+    s = write(fabric, args.mode, args.output, args.spray, args.failover == "on")
+    tables = ", ".join(f"{t} {n}" for t, n in sorted(s.by_table.items()))
+    print(f"{args.output}: {s.files} files, {s.entries} table entries ({tables}), {s.members} members, "
+          f"{s.groups} groups in {time.perf_counter() - t0:.1f} s")
+    if args.check:
+        return run_check(args.output, args.topology, 4096, 1, args.mode, args.failover)
     return 0
 
 

@@ -1,34 +1,63 @@
-"""Table entries by P4 names (p4src/README.md) in the file format of tablegen/FORMAT.md.
+"""Table entries by P4 names (p4src/README.md): what a switch should hold, as a `SwitchState`
+(its document form is tablegen/FORMAT.md).
 
-Pure functions: a switch's route plan and a forwarding mode in, one switch document out.
+Pure functions: a switch's route plan and a forwarding mode in, one switch state out.
 """
 
 from __future__ import annotations
 
 import zlib
-from typing import Any
 
 from fabric.contract import (
+    CIRCUIT,
+    CROSS_CONNECT,
     DRAIN_PROBE_SESSION,
+    ECMP_GROUP,
+    ECMP_SELECTOR,
     FAILOVER,
+    FLOWLET_CONFIG,
     FLOWLET_GAP_US,
     FLOWLET_MAX_HOLD_US,
     FLOWLET_PAUSE,
+    HASH_CONFIG,
     LIVENESS_ALWAYS_UP_GROUP,
+    LIVENESS_SELECTOR,
     LIVENESS_SENTINEL,
     LIVENESS_UP_BASE,
     MODES,
+    PATH,
+    PATH_DROP,
+    PATH_ECMP,
+    PATH_SPRAY,
+    PATH_STATIC,
+    PATH_VERSION,
+    PORT_DOWN,
+    PORT_LIVENESS,
+    PORT_MAC,
+    PORT_UP,
     PORT_WATCH_ACTIONS,
     PORT_WATCH_BASE,
     PORT_WATCH_GROUP,
+    ROUTE,
+    ROUTE_DROP,
+    SET_FLOWLET,
+    SET_HASH_SALT,
+    SET_NEXT_HOP,
+    SET_PATH,
+    SET_SMAC,
+    SET_VERSION,
+    SPRAY_GROUP,
     SPRAY_KINDS,
+    SPRAY_SELECTOR,
+    TO_HOST,
 )
+from p4rt.entities import ActionProfileGroup, ActionProfileMember, GroupMember, TableEntry
+from p4rt.resources import CloneSession, Replica
+from p4rt.state import SwitchState
 from tablegen.graph import Fabric
 from tablegen.routing import SwitchPlan
 from topo.circuits import CircuitMap
 from topo.model import CPU_PORT, Ocs, Topology
-
-Doc = dict[str, Any]
 
 
 def hash_salt(device_id: int) -> int:
@@ -70,7 +99,8 @@ def failover_flag(value: bool | str) -> bool:
     return value == "on"
 
 
-def liveness(ports: list[int], failover: bool = True) -> tuple[list[Doc], list[Doc], list[Doc]]:
+def liveness(ports: list[int], failover: bool = True) -> tuple[list[ActionProfileMember],
+                                                             list[ActionProfileGroup], list[TableEntry]]:
     """The `port_liveness` provisioning of these ports: (members, groups, entries).
 
     The `port_down` sentinel comes first (lowest member id, never deleted), then one `port_up` member
@@ -78,49 +108,48 @@ def liveness(ports: list[int], failover: bool = True) -> tuple[list[Doc], list[D
     and the always-up group [sentinel, unwatched port_up]. With failover on, port P's entry points at
     its own group; without failover at the always-up group, so a dead port never fails over.
     """
-    members: list[Doc] = [{"profile": "liveness_selector", "member_id": LIVENESS_SENTINEL, "action": "port_down",
-                           "params": {}},
-                          {"profile": "liveness_selector", "member_id": LIVENESS_UP_BASE, "action": "port_up",
-                           "params": {}}]
-    groups: list[Doc] = []
-    entries: list[Doc] = []
+    members = [ActionProfileMember(LIVENESS_SELECTOR, LIVENESS_SENTINEL, PORT_DOWN),
+               ActionProfileMember(LIVENESS_SELECTOR, LIVENESS_UP_BASE, PORT_UP)]
+    groups: list[ActionProfileGroup] = []
+    entries: list[TableEntry] = []
     for port in sorted(ports):
         up = LIVENESS_UP_BASE + port
-        members.append({"profile": "liveness_selector", "member_id": up, "action": "port_up", "params": {}})
-        groups.append({"profile": "liveness_selector", "group_id": port,
-                       "members": [{"member_id": LIVENESS_SENTINEL, "weight": 1},
-                                   {"member_id": up, "weight": 1, "watch_port": port}]})
-        entries.append({"table": "port_liveness", "match": {"port": port},
-                        "group_id": port if failover else LIVENESS_ALWAYS_UP_GROUP})
-    groups.append({"profile": "liveness_selector", "group_id": LIVENESS_ALWAYS_UP_GROUP,
-                   "members": [{"member_id": LIVENESS_SENTINEL, "weight": 1},
-                               {"member_id": LIVENESS_UP_BASE, "weight": 1}]})
+        members.append(ActionProfileMember(LIVENESS_SELECTOR, up, PORT_UP))
+        groups.append(ActionProfileGroup(LIVENESS_SELECTOR, port,
+                                         [GroupMember(LIVENESS_SENTINEL), GroupMember(up, 1, port)]))
+        entries.append(TableEntry(PORT_LIVENESS, {"port": port},
+                                  group_id=port if failover else LIVENESS_ALWAYS_UP_GROUP))
+    groups.append(ActionProfileGroup(LIVENESS_SELECTOR, LIVENESS_ALWAYS_UP_GROUP,
+                                     [GroupMember(LIVENESS_SENTINEL), GroupMember(LIVENESS_UP_BASE)]))
     return members, groups, entries
 
 
-def port_watch(ports: list[int]) -> tuple[list[Doc], list[Doc]]:
+def port_watch(ports: list[int]) -> tuple[list[ActionProfileMember], list[ActionProfileGroup]]:
     """The port-watch group of every action profile: (members, groups), p4src/README.md.
 
     On bmv2, PI keeps a port status per action profile and drops a port-down event as "unchanged"
     when a profile that never watched that port is asked first; a member watching every port in
     every profile keeps each profile's status right, whatever the forwarding mode and failover.
     """
-    members: list[Doc] = []
-    groups: list[Doc] = []
+    members: list[ActionProfileMember] = []
+    groups: list[ActionProfileGroup] = []
     for profile, action in PORT_WATCH_ACTIONS.items():
         refs = []
         for port in sorted(ports):
-            params = {"port": port, "dmac": "00:00:00:00:00:00"} if action == "set_next_hop" else {}
-            members.append({"profile": profile, "member_id": PORT_WATCH_BASE + port, "action": action,
-                            "params": params})
-            refs.append({"member_id": PORT_WATCH_BASE + port, "weight": 1, "watch_port": port})
-        groups.append({"profile": profile, "group_id": PORT_WATCH_GROUP, "members": refs})
+            params = {"port": port, "dmac": "00:00:00:00:00:00"} if action == SET_NEXT_HOP else {}
+            members.append(ActionProfileMember(profile, PORT_WATCH_BASE + port, action, params))
+            refs.append(GroupMember(PORT_WATCH_BASE + port, 1, port))
+        groups.append(ActionProfileGroup(profile, PORT_WATCH_GROUP, refs))
     return members, groups
 
 
-def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random",
-               failover: bool | str = True) -> Doc:
-    """The entry document of one fabric switch for a forwarding mode (static, ecmp or spray).
+def _default(table: str, action: str, params: dict[str, int]) -> TableEntry:
+    return TableEntry(table, action=action, params=params, default=True)
+
+
+def switch_state(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random",
+                 failover: bool | str = True) -> SwitchState:
+    """What one fabric switch should hold for a forwarding mode (static, ecmp or spray).
 
     With failover off, every `port_liveness` entry points at the always-up group (no data-plane fast
     failover).
@@ -133,23 +162,21 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
     name = plan.switch
     sw = fabric.switches[name]
     peers = fabric.peers[name]
-    profile, group_table = ("ecmp_selector", "ecmp_group") if mode != "spray" else ("spray_selector", "spray_group")
-    multipath_action = "path_ecmp" if mode != "spray" else f"path_spray_{spray}"
+    profile, group_table = (ECMP_SELECTOR, ECMP_GROUP) if mode != "spray" else (SPRAY_SELECTOR, SPRAY_GROUP)
+    multipath_action = PATH_ECMP if mode != "spray" else PATH_SPRAY[spray]
 
     members, groups, live_entries = liveness(list(sw.ports), failover)
     watch_members, watch_groups = port_watch(list(sw.ports))
     members += watch_members
     groups += watch_groups
-    entries: list[Doc] = []
-    for port, mac in sorted(sw.ports.items()):
-        entries.append({"table": "port_mac", "match": {"egress_port": port}, "action": "set_smac",
-                        "params": {"smac": mac}})
+    entries = [TableEntry(PORT_MAC, {"egress_port": port}, SET_SMAC, {"smac": mac})
+               for port, mac in sorted(sw.ports.items())]
     entries.extend(live_entries)
 
     paths: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # path id -> ports per version
     shared: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
     first_shared = max((r.path_id for r in plan.routes if r.path_id is not None), default=0) + 1
-    route_entries: list[Doc] = []
+    route_entries: list[TableEntry] = []
     for route in plan.routes:
         hops = route.hops
         if mode == "static":
@@ -160,69 +187,51 @@ def switch_doc(fabric: Fabric, plan: SwitchPlan, mode: str, spray: str = "random
         else:
             pid = shared.setdefault(hops, first_shared + len(shared))
         paths[pid] = hops
-        route_entries.append({"table": "route", "match": {"ipv4_dst": route.prefix}, "action": "set_path",
-                              "params": {"path_id": pid}})
+        route_entries.append(TableEntry(ROUTE, {"ipv4_dst": route.prefix}, SET_PATH, {"path_id": pid}))
 
     group_ids: dict[tuple[int, ...], int] = {}
     member_ports: set[int] = set()
-    path_entries: list[Doc] = []
     for pid, hops in sorted(paths.items()):
         for version, ports in enumerate(hops):
             match = {"path_id": pid, "version": version}
             if not ports:
-                path_entries.append({"table": "path", "match": match, "action": "path_drop", "params": {}})
+                entries.append(TableEntry(PATH, match, PATH_DROP))
                 continue
             if len(ports) == 1:
-                port = ports[0]
-                path_entries.append({"table": "path", "match": match, "action": "path_static",
-                                     "params": {"port": port, "dmac": peers[port].mac}})
+                entries.append(TableEntry(PATH, match, PATH_STATIC, {"port": ports[0], "dmac": peers[ports[0]].mac}))
                 continue
-            path_entries.append({"table": "path", "match": match, "action": multipath_action, "params": {}})
+            entries.append(TableEntry(PATH, match, multipath_action))
             gid = group_ids.get(ports)
             if gid is None:
                 gid = group_ids[ports] = len(group_ids) + 1
                 member_ports.update(ports)
                 # no watch ports: port_liveness checks the chosen member's port (p4src/README.md)
-                groups.append({"profile": profile, "group_id": gid,
-                               "members": [{"member_id": p, "weight": 1} for p in ports]})
-            path_entries.append({"table": group_table, "match": match, "group_id": gid})
-    for port in sorted(member_ports):
-        members.append({"profile": profile, "member_id": port, "action": "set_next_hop",
-                        "params": {"port": port, "dmac": peers[port].mac}})
+                groups.append(ActionProfileGroup(profile, gid, [GroupMember(p) for p in ports]))
+            entries.append(TableEntry(group_table, dict(match), group_id=gid))
+    members += [ActionProfileMember(profile, port, SET_NEXT_HOP, {"port": port, "dmac": peers[port].mac})
+                for port in sorted(member_ports)]
 
-    entries.extend(path_entries)
-    for pid in sorted(paths):
-        entries.append({"table": "path_version", "match": {"path_id": pid}, "action": "set_version",
-                        "params": {"version": 0}})
-    entries.append({"table": "path_version", "default": True, "action": "set_version", "params": {"version": 0}})
-    entries.append({"table": "hash_config", "default": True, "action": "set_hash_salt",
-                    "params": {"salt": hash_salt(sw.device_id)}})
-    entries.append({"table": "flowlet_config", "default": True, "action": "set_flowlet",
-                    "params": {"gap_us": FLOWLET_GAP_US, "max_hold_us": FLOWLET_MAX_HOLD_US,
-                               "byte_ns": byte_ns(fabric.topo, name), "pause": FLOWLET_PAUSE}})
-    for prefix, port, mac in plan.to_host:
-        entries.append({"table": "route", "match": {"ipv4_dst": prefix}, "action": "to_host",
-                        "params": {"port": port, "dmac": mac}})
-    for prefix in plan.drop:
-        entries.append({"table": "route", "match": {"ipv4_dst": prefix}, "action": "route_drop", "params": {}})
-    entries.extend(route_entries)
-    return {"switch": name, "device_id": sw.device_id, "program": "fabric",
-            "action_profile_members": members, "action_profile_groups": groups, "table_entries": entries,
-            "clone_sessions": [{"session_id": DRAIN_PROBE_SESSION, "replicas": [{"port": CPU_PORT}]}]}
+    entries += [TableEntry(PATH_VERSION, {"path_id": pid}, SET_VERSION, {"version": 0}) for pid in sorted(paths)]
+    entries += [TableEntry(ROUTE, {"ipv4_dst": prefix}, TO_HOST, {"port": port, "dmac": mac})
+                for prefix, port, mac in plan.to_host]
+    entries += [TableEntry(ROUTE, {"ipv4_dst": prefix}, ROUTE_DROP) for prefix in plan.drop]
+    entries += route_entries
+    defaults = [_default(PATH_VERSION, SET_VERSION, {"version": 0}),
+                _default(HASH_CONFIG, SET_HASH_SALT, {"salt": hash_salt(sw.device_id)}),
+                _default(FLOWLET_CONFIG, SET_FLOWLET, {"gap_us": FLOWLET_GAP_US, "max_hold_us": FLOWLET_MAX_HOLD_US,
+                                                       "byte_ns": byte_ns(fabric.topo, name), "pause": FLOWLET_PAUSE})]
+    return SwitchState(name, "fabric", sw.device_id, members, groups, entries, defaults,
+                       clones=[CloneSession(DRAIN_PROBE_SESSION, [Replica(CPU_PORT)])])
 
 
-def ocs_doc(ocs: Ocs, circuits: list[tuple[int, int]]) -> Doc:
-    """The entry document of an OCS: a circuit a<->b is two `circuit` entries, a->b and b->a."""
-    entries = []
-    for a, b in circuits:
-        for x, y in ((a, b), (b, a)):
-            entries.append({"table": "circuit", "match": {"ingress_port": x}, "action": "cross_connect",
-                            "params": {"port": y}})
-    return {"switch": ocs.name, "device_id": ocs.device_id, "program": "ocs",
-            "action_profile_members": [], "action_profile_groups": [], "table_entries": entries}
+def ocs_state(ocs: Ocs, circuits: list[tuple[int, int]]) -> SwitchState:
+    """What an OCS should hold: a circuit a<->b is two `circuit` entries, a->b and b->a."""
+    entries = [TableEntry(CIRCUIT, {"ingress_port": x}, CROSS_CONNECT, {"port": y})
+               for a, b in circuits for x, y in ((a, b), (b, a))]
+    return SwitchState(ocs.name, "ocs", ocs.device_id, entries=entries)
 
 
-def ocs_docs(fabric: Fabric, circuits: CircuitMap | None = None) -> list[Doc]:
-    """The entry documents of every OCS of a fabric under its (or the given) circuit map."""
+def ocs_states(fabric: Fabric, circuits: CircuitMap | None = None) -> list[SwitchState]:
+    """The states of every OCS of a fabric under its (or the given) circuit map."""
     cmap = fabric.circuits if circuits is None else circuits
-    return [ocs_doc(o, cmap.get(o.name, [])) for o in fabric.topo.ocs]
+    return [ocs_state(o, cmap.get(o.name, [])) for o in fabric.topo.ocs]

@@ -2,9 +2,11 @@
 
     p4sim            the embedded target: imports no other package of the project
     topo             the topology model, generators, validation, the circuit-spec grammar
-    tablegen         table entries from a topology (the fabric contract: fabric/contract.py)
-    control          P4Runtime client, controller, OCS drivers, procedures
-    emulation   Mininet, switch processes, the P4 target (and emulation.p4switch, topo.__main__)
+    p4rt             P4Runtime, program-agnostic: values, schema, entities, client, state, diff, reconcile
+    fabric           the contract with p4src/ (names, modes, constants), what entries mean, the walk
+    tablegen         table entries from a topology, the checker
+    control          the controller, OCS drivers, procedures
+    emulation        Mininet, switch processes, the P4 target (and topo.__main__)
     scripts          experiments, reports, benchmarks
 
 Tests are above everything and are not checked. Run: .venv/bin/pytest tests/test_layers.py
@@ -16,7 +18,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["p4sim", "topo", "tablegen", "control", "emulation", "scripts"]
+LAYERS = ["p4sim", "topo", "p4rt", "fabric", "tablegen", "control", "emulation", "scripts"]
 APP = ("emulation", "emulation.p4switch", "topo.__main__")  # the Mininet application inside topo/
 
 

@@ -7,6 +7,8 @@ import logging
 import sys
 
 from topo import generators
+from topo.cli import run_command
+from topo.draw import draw
 from topo.model import DEFAULT_GRPC_BASE, Topology, dumps, load, save
 from topo.summary import summary
 from topo.validate import validate
@@ -71,29 +73,24 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    try:
-        if args.command == "generate":
-            topo = generate(args)
-            if args.output:
-                save(topo, args.output)
-                print(f"{args.output}: {len(topo.switches)} switches, {len(topo.hosts)} hosts, "
-                      f"{len(topo.links)} links, {len(topo.ocs)} OCS")
-            else:
-                sys.stdout.write(dumps(topo))
-        elif args.command == "show":
-            print("\n".join(summary(validate(load(args.topology)))))
-        elif args.command == "draw":
-            from topo.draw import draw
+    return run_command("topo", lambda: run(args))
 
-            draw(validate(load(args.topology)), args.output)
-            print(args.output)
-    except ValueError as exc:
-        print(f"topo: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"topo {args.command}: {exc}", file=sys.stderr)
-        return 1
-    return 0
+
+def run(args: argparse.Namespace) -> None:
+    """The command `main` parsed."""
+    if args.command == "generate":
+        topo = generate(args)
+        if args.output:
+            save(topo, args.output)
+            print(f"{args.output}: {len(topo.switches)} switches, {len(topo.hosts)} hosts, "
+                  f"{len(topo.links)} links, {len(topo.ocs)} OCS")
+        else:
+            sys.stdout.write(dumps(topo))
+    elif args.command == "show":
+        print("\n".join(summary(validate(load(args.topology)))))
+    elif args.command == "draw":
+        draw(validate(load(args.topology)), args.output)
+        print(args.output)
 
 
 if __name__ == "__main__":

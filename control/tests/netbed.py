@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from control.switch import Pipeline
-from control.tests.switch_proc import SwitchProcess, free_port
-from emulation.target import Target
+from emulation.target import Target, free_port
+from emulation.testing import SwitchProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 

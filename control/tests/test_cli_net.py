@@ -8,6 +8,9 @@ import sys
 import pytest
 
 from control.tests.netbed import SwitchFarm, compile_program
+from tablegen.__main__ import main as tablegen
+from topo.generators import ucd4
+from topo.model import save
 
 
 def run(*args, timeout=60):
@@ -17,9 +20,6 @@ def run(*args, timeout=60):
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    from topo.generators import ucd4
-    from topo.model import save
-
     tmp = tmp_path_factory.mktemp("cli")
     compile_program("fabric", tmp / "build")
     farm = SwitchFarm(ucd4()).start()
@@ -69,7 +69,6 @@ def test_failover_option(setup):
     rows = [line for line in r.stdout.splitlines() if line.startswith("s")]
     assert len(rows) == 4 and all(re.fullmatch(r"s\d: 0 insert, [1-9]\d* modify, 0 delete", x) for x in rows), rows
     entries = tmp / "entries-on"
-    from tablegen.__main__ import main as tablegen
 
     assert tablegen([topo, "-o", str(entries)]) == 0
     r = run("install", "--topo", topo, "--build", build, "--entries", str(entries), "--failover", "off")

@@ -16,7 +16,9 @@ from control.events import EventLog
 from control.network import Network, generate_states
 from emulation.ocs.delay import DelayModel
 from emulation.vethnet import NetTestbed, Stream, udp_frame
-from fabric.state import next_ports, path_of, with_versions
+from fabric.forwarding import Forwarding
+from fabric.state import with_versions
+from topo.generators import ucd4
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +28,6 @@ pytestmark = [pytest.mark.root, pytest.mark.slow,
 
 @pytest.fixture(params=[True, False], ids=["failover-on", "failover-off"])
 def bed(request, pipelines):
-    from topo.generators import ucd4
-
     topo = ucd4()
     tb = NetTestbed(topo, pipelines[0], pipelines[1], DelayModel.instant()).start()
     net = Network(topo, pipelines[0], events=EventLog(), timeout=5)
@@ -50,7 +50,7 @@ def test_link_cut_with_and_without_failover(bed):
     h2, h3 = hosts["h2"], hosts["h3"]
     addr = int(ipaddress.IPv4Address(h3.address))
     st = net.desired()["s2"]
-    (active,), (shadow,) = next_ports(st, addr, 0), next_ports(st, addr, 1)
+    (active,), (shadow,) = Forwarding(st).ports(addr, 0), Forwarding(st).ports(addr, 1)
     assert active != shadow
     gw = tb.topo.switch_map()["s2"].ports[1]
     s = Stream(tb.host_if["h2"], tb.host_if["h3"],
@@ -71,7 +71,7 @@ def test_link_cut_with_and_without_failover(bed):
             assert during == 0, f"failover off: {during} frames arrived over a cut link"
             # the controller moves the path to its shadow version: traffic comes back
             t_act = time.monotonic()
-            net.sync({"s2": with_versions(st, {path_of(st, addr): 1})}, step="move")
+            net.sync({"s2": with_versions(st, {Forwarding(st).path_of(addr): 1})}, step="move")
             time.sleep(0.6)
             assert arrivals(s, t_act + 0.25, t_act + 0.6) > 50
     finally:
@@ -80,8 +80,6 @@ def test_link_cut_with_and_without_failover(bed):
 
 
 def test_failover_toggled_at_run_time(pipelines):
-    from topo.generators import ucd4
-
     topo = ucd4()
     tb = NetTestbed(topo, pipelines[0], pipelines[1], DelayModel.instant()).start()
     net = Network(topo, pipelines[0], events=EventLog(), timeout=5)
@@ -97,7 +95,7 @@ def test_failover_toggled_at_run_time(pipelines):
         assert all(p.empty for p in net.set_failover(False).values())
         h2, h3 = topo.host_map()["h2"], topo.host_map()["h3"]
         addr = int(ipaddress.IPv4Address(h3.address))
-        (active,) = next_ports(net.desired()["s2"], addr, 0)
+        (active,) = Forwarding(net.desired()["s2"]).ports(addr, 0)
         gw = topo.switch_map()["s2"].ports[1]
         s = Stream(tb.host_if["h2"], tb.host_if["h3"],
                    lambda seq: udp_frame(h2.mac, gw, h2.address, h3.address, seq)).start()

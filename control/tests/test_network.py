@@ -13,6 +13,8 @@ from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
 from fabric.state import path_versions
 from p4rt.client import wildcard
+from p4rt.entities import TableEntry
+from topo.generators import leafspine, ucd4
 
 
 @pytest.fixture(scope="module")
@@ -22,8 +24,6 @@ def fabric(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def farm(fabric):
-    from topo.generators import ucd4
-
     farm = SwitchFarm(ucd4()).start()
     yield farm
     farm.stop()
@@ -59,7 +59,6 @@ def test_reconcile_removes_stale_and_fixes_changed(bed):
     states = generate_states(topo, "ecmp")
     net.install(states)
     s1 = net.sessions["s1"]
-    from p4rt.entities import TableEntry
 
     stale = TableEntry("route", {"ipv4_dst": "10.99.0.0/16"}, "route_drop", {})
     s1.client.insert([stale])
@@ -89,8 +88,6 @@ def test_switch_restart_is_reconciled(bed):
 
 
 def test_set_mode_rewrites_only_the_difference(fabric):
-    from topo.generators import leafspine
-
     topo = leafspine(leaves=2, spines=2, hosts_per_leaf=1)
     farm = SwitchFarm(topo).start()
     net = Network(topo, fabric, timeout=5)

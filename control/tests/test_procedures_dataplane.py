@@ -12,6 +12,7 @@ from control.network import Network, generate_states
 from control.procedures import Reconfigurer
 from emulation.ocs.delay import DelayModel
 from emulation.vethnet import NetTestbed, Stream, udp_frame
+from topo.generators import ucd4
 
 log = logging.getLogger(__name__)
 
@@ -21,8 +22,6 @@ pytestmark = [pytest.mark.root, pytest.mark.slow,
 
 @pytest.fixture
 def bed(pipelines):
-    from topo.generators import ucd4
-
     topo = ucd4()
     # a quicker OCS than the thesis's (port up 175 ms after the command) keeps the test short
     delay = DelayModel(mirror_ms=25, lock_ms=100, lock_jitter_ms=0, poll_period_ms=50, missed_poll_prob=0)

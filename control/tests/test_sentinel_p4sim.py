@@ -6,8 +6,10 @@ import pytest
 from control.network import generate_states
 from control.switch import SwitchSession
 from control.tests.netbed import compile_program
-from control.tests.switch_proc import SwitchProcess
+from emulation.testing import SwitchProcess
 from fabric.state import with_failover
+from p4rt.entities import ActionProfileGroup, ActionProfileMember, GroupMember
+from topo.generators import fattree
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +27,6 @@ def session(tmp_path_factory):
 
 def old_layout(st):
     """The layout before the sentinel: one watched port_up member per port, member id = port."""
-    from p4rt.entities import ActionProfileGroup, ActionProfileMember, GroupMember
-
     old = st.copy()
     old.members = [m for m in old.members if m.profile != "liveness_selector"]
     old.groups = [g for g in old.groups if g.profile != "liveness_selector"]
@@ -37,8 +37,6 @@ def old_layout(st):
 
 
 def test_old_layout_rebuilt_then_clean_toggles(session):
-    from topo.generators import fattree
-
     want = generate_states(fattree(4), "ecmp")["e0_0"]
     assert not session.sync(old_layout(want)).rebuilt
     p = session.sync(want)

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from fabric.contract import CIRCUIT, CROSS_CONNECT
 from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import TableEntry
 from p4rt.errors import P4RuntimeError
@@ -15,12 +16,11 @@ from p4rt.proto import p4r
 
 log = logging.getLogger(__name__)
 
-CIRCUIT_TABLE = "circuit"
 
 
 def circuit_entry(in_port: int, out_port: int) -> TableEntry:
     """The `circuit` entry sending frames of `in_port` to `out_port` (p4src/README.md)."""
-    return TableEntry(CIRCUIT_TABLE, {"ingress_port": in_port}, "cross_connect", {"port": out_port})
+    return TableEntry(CIRCUIT, {"ingress_port": in_port}, CROSS_CONNECT, {"port": out_port})
 
 
 class P4RuntimeCircuits:
@@ -70,7 +70,7 @@ class P4RuntimeCircuits:
                 if self.config is None:
                     raise ValueError("ocs switch lost its pipeline: expected --p4info/--config to push it again")
                 self.client.set_pipeline(self._schema, self.config)
-            held = self.client.read([wildcard(self.client.schema, "table_entry", CIRCUIT_TABLE)])
+            held = self.client.read([wildcard(self.client.schema, "table_entry", CIRCUIT)])
             if held:
                 self.client.write([p4r.Update(type=p4r.Update.DELETE, entity=e) for e in held])
             if self._installed:
@@ -97,7 +97,7 @@ class P4RuntimeCircuits:
     def clear_all(self) -> None:
         """Delete every `circuit` entry the switch holds (start dark)."""
         with self._lock:
-            held = self.client.read([wildcard(self.client.schema, "table_entry", CIRCUIT_TABLE)])
+            held = self.client.read([wildcard(self.client.schema, "table_entry", CIRCUIT)])
             if held:
                 self.client.write([p4r.Update(type=p4r.Update.DELETE, entity=e) for e in held])
             self._installed.clear()

@@ -25,9 +25,10 @@ from topo import generators
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root")]
 mininet = pytest.importorskip("mininet.net", reason="Mininet is not installed")
 
+import emulation.state as state_mod  # noqa: E402
 from emulation.links import cpu_mask, rps_path  # noqa: E402
 from emulation.network import Emulation  # noqa: E402 - after the skip checks
-from emulation.p4switch import SWITCH_NICE  # noqa: E402
+from emulation.p4switch import SWITCH_NICE, port_is_free  # noqa: E402
 
 # per test process, so two test runs (or a test run and `make run-topo`) never share an interface name
 PREFIX = "t" + "0123456789abcdefghijklmnopqrstuvwxyz"[os.getpid() % 36] + "0123456789abcdefghijklmnopqrstuvwxyz"[
@@ -47,8 +48,6 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def free_grpc_base(n: int = 40) -> int:
     """A base whose next n ports are free now."""
-    from emulation.p4switch import port_is_free
-
     for _ in range(50):
         base = random.randrange(20000, 30000)
         if all(port_is_free(base + i) for i in range(1, n + 1)):
@@ -79,8 +78,6 @@ def assert_gone(pids: dict[str, int]) -> None:
 def _run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Run records and logs of each test in its own directories (subprocesses too), not /run/hitless and
     /var/log/hitless."""
-    import emulation.state as state_mod
-
     d = tmp_path / "runs"
     monkeypatch.setattr(state_mod, "STATE_DIR", d)
     monkeypatch.setenv("HITLESS_RUN_DIR", str(d))
@@ -288,8 +285,6 @@ def _start_cli_run(build: Path, log: Path, *extra: str) -> subprocess.Popen:
 
 
 def _run_pids(log: Path) -> dict[str, int]:
-    import emulation.state as state_mod
-
     run_dir = Path(log.read_text().split("logs in ")[1].split()[0])  # <log root>/<run id>
     state = RunState.load(state_mod.STATE_DIR / f"{run_dir.name}.json")
     return {p.what: p.pid for p in state.processes}

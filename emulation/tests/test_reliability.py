@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from emulation.__main__ import main
 from emulation.links import HostCommand, check_rto_min, host_commands, run_in
 from scripts import spec as spec_mod
+from scripts.runner import _tune_hosts
 from topo.generators import ucd4
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +49,6 @@ def test_rto_min_injection_is_refused_everywhere(attack: str, marker: Path, caps
     h = t.hosts[0]
     with pytest.raises(ValueError, match="rto_min"):
         host_commands(h, "h1-eth0", "02:00:00:01:00:01", t.hosts[1:], value)
-    from emulation.__main__ import main
 
     assert main(["run", "--topo", "ucd4", "--rto-min", value]) == 2  # refused before anything starts
     err = capsys.readouterr().err
@@ -61,6 +62,7 @@ def test_rto_min_injection_is_refused_everywhere(attack: str, marker: Path, caps
 
 def test_emulation_refuses_an_rto_min_before_starting(marker: Path) -> None:
     pytest.importorskip("mininet.net", reason="Mininet is not installed")
+    # imported here, not at the top: Mininet is an optional heavy dependency
     from emulation.network import Emulation
 
     with pytest.raises(ValueError, match="rto_min"):
@@ -105,8 +107,6 @@ class _Recorder:
 
 
 def test_runner_sets_sysctls_as_argument_lists() -> None:
-    from scripts.runner import _tune_hosts
-
     data = {"name": "x", "kind": "reconfiguration", "streams": [{"src": "h2", "dst": "h3"}],
             "variants": [{"name": "v", "procedure": "mbb",
                           "sysctl": {"net.ipv4.tcp_reordering": 100, "net.ipv4.tcp_rmem": "4096 131072 6291456"}}]}

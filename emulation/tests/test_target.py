@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -113,3 +114,42 @@ def test_pairings_cover_every_installed_tool() -> None:
 def test_p4src_builds_with_the_default_target(tmp_path: Path) -> None:
     out = Target.from_env().ensure_build(tmp_path, REPO / "p4src")
     assert out.startswith("compiled fabric, ocs") and (tmp_path / "fabric.json").stat().st_size > 1000
+
+
+def _make(tmp: Path, p4c: str) -> str:
+    """`make p4-build` of the repository's Makefile in `tmp` (its p4src/ and build/) with P4C=p4c."""
+    env = {**os.environ, "P4C": p4c}
+    res = subprocess.run(["make", "-s", "-C", str(tmp), "-f", str(REPO / "Makefile"), "p4-build",
+                          f"VENV={REPO / '.venv'}", f"PY={sys.executable}"],
+                         env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+def test_makefile_and_ensure_build_agree(tmp_path: Path) -> None:
+    """`make p4-build` and Python's ensure_build share one staleness rule: sources and build/.compiler."""
+    src = tmp_path / "p4src"
+    (src / "include").mkdir(parents=True)
+    for prog in PROGRAMS:
+        (src / f"{prog}.p4").write_text("// program\n")
+    (src / "include" / "parts.p4").write_text("// shared\n")
+    (tmp_path / "pyproject.toml").write_text("")
+    os.utime(tmp_path / "pyproject.toml", (0, 0))  # older than the venv's stamp: no `make setup`
+    build = tmp_path / "build"
+    a, b = fake_compiler(tmp_path, "compA", "1.0"), fake_compiler(tmp_path, "compB", "2.0")
+    assert "compiled fabric, ocs" in _make(tmp_path, a) and runs(tmp_path, "compA") == 2
+    assert _make(tmp_path, a) == "" and runs(tmp_path, "compA") == 2  # twice: nothing the second time
+    assert Target(a, SIM_S).stale_programs(build, src) == []  # and Python agrees
+    # a touched include (newer than every output and the stamp): stale for both
+    for f in [*build.iterdir(), src / "fabric.p4", src / "ocs.p4"]:
+        os.utime(f, (1000, 1000))
+    os.utime(src / "include" / "parts.p4", (2000, 2000))
+    assert Target(a, SIM_S).stale_programs(build, src) == list(PROGRAMS)
+    assert "compiled fabric, ocs" in _make(tmp_path, a) and runs(tmp_path, "compA") == 4
+    assert Target(a, SIM_S).stale_programs(build, src) == []
+    # another P4C: make recompiles with it; then Python with A, and make with B again
+    assert "compiled fabric, ocs" in _make(tmp_path, b) and runs(tmp_path, "compB") == 2
+    assert Target(b, SIM_S).stale_programs(build, src) == [] and _make(tmp_path, b) == ""
+    assert "compiled fabric, ocs" in Target(a, SIM_S).ensure_build(build, src) and runs(tmp_path, "compA") == 6
+    assert "compiled fabric, ocs" in _make(tmp_path, b) and runs(tmp_path, "compB") == 4

@@ -1,33 +1,29 @@
-"""The client end to end against p4sim-switch: every entity kind, register reads included (PI, bmv2's server, reads no registers)."""
+"""The client end to end against p4sim's P4Runtime server (in this process, p4rt.testing): every entity
+kind, register reads included (PI, bmv2's server, reads no registers)."""
 
 import time
-from pathlib import Path
 
 import grpc
 import pytest
 
-from control.tests.switch_proc import SwitchProcess, p4sim_target
 from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from p4rt.errors import P4RuntimeError
 from p4rt.resources import CounterEntry, MulticastGroup, RegisterEntry
-
-RT = Path(__file__).resolve().parents[2] / "p4sim" / "switch" / "p4runtime" / "testdata"
-pytestmark = pytest.mark.skipif(not (RT / "rt_basic.json").exists(), reason="p4sim test program missing")
+from p4rt.testing import RT_BASIC_JSON, RT_BASIC_P4INFO, P4simSwitch
 
 
 @pytest.fixture(scope="module")
 def switch():
-    sw = SwitchProcess(device_id=1, target=p4sim_target()).start()
-    yield sw
-    sw.stop()
+    with P4simSwitch() as sw:
+        yield sw
 
 
 @pytest.fixture
 def client(switch):
     c = P4RuntimeClient(switch.address, device_id=1, election_id=(0, 10))
     assert c.connect()
-    c.set_pipeline_files(RT / "rt_basic.p4info.txtpb", RT / "rt_basic.json")
+    c.set_pipeline_files(RT_BASIC_P4INFO, RT_BASIC_JSON)
     yield c
     c.close()
 
@@ -119,24 +115,3 @@ def test_batched_install_rate(client):
     assert len(client.read([wildcard(client.schema, "table_entry", "route")])) == 1000
     client.delete(entries, batch_size=500)
     assert rate > 100  # entries/s; the figure is printed by scripts/, this only guards a collapse
-
-
-def test_switch_restart_is_seen_and_reconnect_works():
-    sw = SwitchProcess(device_id=1, target=p4sim_target()).start()
-    lost = []
-    c = P4RuntimeClient(sw.address, device_id=1, timeout=3)
-    c.on_disconnect(lost.append)
-    try:
-        c.connect()
-        c.set_pipeline_files(RT / "rt_basic.p4info.txtpb", RT / "rt_basic.json")
-        sw.stop()
-        deadline = time.monotonic() + 5
-        while not lost and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert lost and not c.connected
-        sw.start()
-        assert c.connect()
-        assert c.get_pipeline() is None  # a restarted switch has no pipeline
-    finally:
-        c.close()
-        sw.stop()

@@ -5,16 +5,16 @@ import socket
 import subprocess
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
-from control.tests.switch_proc import SwitchProcess
+from emulation.switchproc import start_switch
+from emulation.target import Target
 from p4rt.client import P4RuntimeClient
 from p4rt.entities import TableEntry
 from p4rt.resources import DigestConfig, Packet
+from p4rt.testing import RT_BASIC_JSON, RT_BASIC_P4INFO
 
-RT = Path(__file__).resolve().parents[2] / "p4sim" / "switch" / "p4runtime" / "testdata"
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a veth pair")]
 
 
@@ -40,13 +40,13 @@ def ipv4_frame(src: str, payload: bytes = b"hello") -> bytes:
 
 def test_packet_in_and_out(veth):
     a, b = veth
-    sw = SwitchProcess(device_id=1, ports={1: a}).start()
+    sw = start_switch(Target.from_env(), None, {1: a}, device_id=1)
     raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
     raw.bind((b, 0))
     raw.settimeout(0.2)
     try:
-        with P4RuntimeClient(sw.address, device_id=1) as c:
-            c.set_pipeline_files(RT / "rt_basic.p4info.txtpb", RT / "rt_basic.json")
+        with P4RuntimeClient(sw.grpc_addr, device_id=1) as c:
+            c.set_pipeline_files(RT_BASIC_P4INFO, RT_BASIC_JSON)
             c.insert([TableEntry.from_dict({"table": "acl", "match": {"ipv4_src": {"value": "10.1.1.1",
                                             "mask": "255.255.255.255"}}, "priority": 1, "action": "to_cpu"})])
             frame = ipv4_frame("10.1.1.1")
@@ -77,12 +77,12 @@ def test_packet_in_and_out(veth):
 
 def test_digests_are_delivered_and_acknowledged(veth):
     a, b = veth
-    sw = SwitchProcess(device_id=1, ports={1: a}).start()
+    sw = start_switch(Target.from_env(), None, {1: a}, device_id=1)
     raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
     raw.bind((b, 0))
     try:
-        with P4RuntimeClient(sw.address, device_id=1) as c:
-            c.set_pipeline_files(RT / "rt_basic.p4info.txtpb", RT / "rt_basic.json")
+        with P4RuntimeClient(sw.grpc_addr, device_id=1) as c:
+            c.set_pipeline_files(RT_BASIC_P4INFO, RT_BASIC_JSON)
             c.insert([DigestConfig("learn_t", max_timeout_ns=0, max_list_size=1)])
             assert [str(d) for d in c.read_entities([DigestConfig("learn_t")])] == [
                 "digest learn_t max_list_size=1 max_timeout_ns=0 ack_timeout_ns=1000000000"]

@@ -1,7 +1,7 @@
 import pytest
 
 from p4rt.schema import P4Schema
-from p4rt.tests.p4info_sample import P4INFO
+from p4rt.testing import SAMPLE_P4INFO
 
 
 def test_suffix_resolution(schema):
@@ -49,7 +49,7 @@ def test_fields_params_and_helpers(schema):
 
 def test_load_text_and_binary(tmp_path, schema):
     txt = tmp_path / "p.p4info.txtpb"
-    txt.write_text(P4INFO)
+    txt.write_text(SAMPLE_P4INFO)
     binf = tmp_path / "p.p4info.bin"
     binf.write_bytes(schema.p4info.SerializeToString())
     assert P4Schema.load(txt).p4info == schema.p4info

@@ -7,6 +7,7 @@ from scripts.metrics import parse_arrivals, udp_metrics
 from scripts.report import hitless_run, lb_summary, markdown, percentile, reconf_summary
 from scripts.schedule import bursts
 from scripts.spec import parse
+from topo.generators import fattree
 
 
 def test_udp_metrics():
@@ -36,8 +37,6 @@ def test_utilisation():
 
 
 def test_pairs_cross_pods():
-    from topo.generators import fattree
-
     ps = pairs_for(fattree(4), 8)
     assert len({c for c, _ in ps} | {s for _, s in ps}) == 16
     assert all(c.split("_")[0] != s.split("_")[0] for c, s in ps)

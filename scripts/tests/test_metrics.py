@@ -4,10 +4,12 @@ import shutil
 
 import pytest
 
-from scripts.capture import parse_tshark_fields, read_tcp
+from scripts.capture import TcpPacket, parse_tshark_fields, read_tcp
 from scripts.metrics import (
     data_flow,
     largest_gap,
+    reordering,
+    spurious_retransmissions,
     stream_metrics,
     throughput_dip,
     throughput_series,
@@ -75,9 +77,6 @@ def test_parse_tshark_fields_bad_line():
 
 
 def test_reordering_counts_late_first_arrivals_only():
-    from scripts.capture import TcpPacket
-    from scripts.metrics import reordering
-
     def seg(t, seq):
         return TcpPacket(t, "a", 1, "b", 2, 0, seq, 100)
 
@@ -90,9 +89,6 @@ def test_reordering_counts_late_first_arrivals_only():
 
 
 def test_spurious_retransmissions_are_repeats_at_the_receiver():
-    from scripts.capture import TcpPacket
-    from scripts.metrics import spurious_retransmissions
-
     def seg(t, seq, flow=("a", 1, "b", 2)):
         return TcpPacket(t, *flow, 0, seq, 100)
 

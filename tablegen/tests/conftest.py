@@ -1,11 +1,22 @@
-"""Shared helpers: generate the documents of a topology in memory."""
+"""Shared helpers: generate the states of a topology in memory, as states or as documents."""
 
-from tablegen.files import documents
+from p4rt.state import SwitchState
+from tablegen.files import network_states
 from tablegen.graph import Fabric
 from topo.circuits import resolve_circuits
 
 
-def docs_of(topo, mode="ecmp", circuits=None, spray="random", failover=True):
-    """All documents of a topology by switch name."""
+def states_of(topo, mode="ecmp", circuits=None, spray="random", failover=True):
+    """All states of a topology by switch name."""
     fabric = Fabric(topo, resolve_circuits(topo, circuits))
-    return {d["switch"]: d for d in documents(fabric, mode, spray, failover)}
+    return {st.name: st for st in network_states(fabric, mode, spray, failover)}
+
+
+def docs_of(topo, mode="ecmp", circuits=None, spray="random", failover=True):
+    """All documents (tablegen/FORMAT.md) of a topology by switch name, to edit in tests."""
+    return {name: st.to_doc() for name, st in states_of(topo, mode, circuits, spray, failover).items()}
+
+
+def loader(docs):
+    """check()'s load function over documents."""
+    return lambda name: SwitchState.from_doc(docs[name]) if name in docs else None

@@ -3,31 +3,33 @@
 import pytest
 
 from fabric.contract import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US, FLOWLET_PAUSE, PORT_WATCH_GROUP
-from tablegen.entries import byte_ns, hash_salt, ocs_doc, pick, switch_doc
-from tablegen.files import doc_lines, entry_str
+from p4rt.diff import diff_states
+from p4rt.entities import TableEntry
+from tablegen.entries import byte_ns, hash_salt, ocs_state, pick, switch_state
 from tablegen.graph import Fabric
 from tablegen.routing import planner
 from topo.generators import fattree, ucd4
+from topo.model import encode
 
-from .conftest import docs_of
+from .conftest import docs_of, states_of
 
 
 def test_fattree_edge_ecmp():
-    lines = doc_lines(docs_of(fattree(4))["e0_0"])
+    lines = states_of(fattree(4))["e0_0"].lines()
     for want in [
-        "member ecmp_selector 3 -> set_next_hop(dmac=02:00:00:09:00:01, port=3)",
-        "group ecmp_selector 1 = [3@- 4@-]",
-        "member liveness_selector 1 -> port_down()",
-        "member liveness_selector 1002 -> port_up()",
-        "group liveness_selector 2 = [1@- 1002@2]",
+        "ecmp_selector member 3 -> set_next_hop(port=3, dmac=02:00:00:09:00:01)",
+        "ecmp_selector group 1 -> [3*1, 4*1]",
+        "liveness_selector member 1 -> port_down()",
+        "liveness_selector member 1002 -> port_up()",
+        "liveness_selector group 2 -> [1*1, 1002*1@2]",
         "port_mac egress_port=4 -> set_smac(smac=02:00:00:01:00:04)",
-        "port_liveness port=1 -> group 1",
+        "port_liveness port=1 -> group(1)",
         "path path_id=1 version=0 -> path_ecmp()",
         "path path_id=1 version=1 -> path_ecmp()",
-        "ecmp_group path_id=1 version=1 -> group 1",
+        "ecmp_group path_id=1 version=1 -> group(1)",
         "path_version path_id=1 -> set_version(version=0)",
         "path_version default -> set_version(version=0)",
-        "route ipv4_dst=10.0.0.3/32 -> to_host(dmac=00:00:0a:00:00:03, port=2)",
+        "route ipv4_dst=10.0.0.3/32 -> to_host(port=2, dmac=00:00:0a:00:00:03)",
         "route ipv4_dst=10.0.0.0/24 -> route_drop()",
         "route ipv4_dst=10.0.0.0/8 -> set_path(path_id=1)",
     ]:
@@ -35,23 +37,22 @@ def test_fattree_edge_ecmp():
 
 
 def test_liveness_sentinel_first_and_failover_off():
-    on = docs_of(fattree(4))["e0_0"]
+    on_st = states_of(fattree(4))["e0_0"]
+    on = on_st.to_doc()
     live = [m for m in on["action_profile_members"] if m["profile"] == "liveness_selector"]
     assert on["action_profile_members"][0] == live[0] == {"profile": "liveness_selector", "member_id": 1,
                                                           "action": "port_down", "params": {}}
     assert [m["member_id"] for m in live[1:]] == [1000, 1001, 1002, 1003, 1004, 2001, 2002, 2003, 2004]
-    assert "group liveness_selector 10000 = [2001@1 2002@2 2003@3 2004@4]" in doc_lines(on)
-    assert "group liveness_selector 3 = [1@- 1003@3]" in doc_lines(on)
-    assert "group liveness_selector 9999 = [1@- 1000@-]" in doc_lines(on)
-    off = docs_of(fattree(4), failover=False)["e0_0"]
-    assert "group liveness_selector 3 = [1@- 1003@3]" in doc_lines(off)  # groups never change
+    assert "liveness_selector group 10000 -> [2001*1@1, 2002*1@2, 2003*1@3, 2004*1@4]" in on_st.lines()
+    assert "liveness_selector group 3 -> [1*1, 1003*1@3]" in on_st.lines()
+    assert "liveness_selector group 9999 -> [1*1, 1000*1]" in on_st.lines()
+    off = states_of(fattree(4), failover=False)["e0_0"]
+    assert "liveness_selector group 3 -> [1*1, 1003*1@3]" in off.lines()  # groups never change
     # on and off differ only in where the port_liveness entries point: a clean run-time diff
-    from tablegen.diff import diff_docs
-
-    changes = diff_docs(on, off)
+    changes = diff_states(on_st, off)
     assert len(changes) == 4 and {(c.op, c.kind) for c in changes} == {("modify", "entry")}
-    assert all(c.new["table"] == "port_liveness" and c.new["group_id"] == 9999 for c in changes)
-    assert docs_of(fattree(4), failover="off")["e0_0"] == off
+    assert all(c.new.table == "port_liveness" and c.new.group_id == 9999 for c in changes)
+    assert states_of(fattree(4), failover="off")["e0_0"] == off
 
 
 def test_order_members_groups_entries():
@@ -114,64 +115,62 @@ def test_static_uses_every_core():
 
 
 def test_spray_modes():
-    d = docs_of(fattree(4), "spray", spray="rr")["a0_0"]
-    lines = doc_lines(d)
+    lines = states_of(fattree(4), "spray", spray="rr")["a0_0"].lines()
     assert "path path_id=3 version=0 -> path_spray_rr()" in lines
-    assert "spray_group path_id=3 version=0 -> group 1" in lines
-    assert "group spray_selector 1 = [3@- 4@-]" in lines
-    d = docs_of(fattree(4), "spray")["a0_0"]
-    assert "path path_id=3 version=0 -> path_spray_random()" in doc_lines(d)
+    assert "spray_group path_id=3 version=0 -> group(1)" in lines
+    assert "spray_selector group 1 -> [3*1, 4*1]" in lines
+    d = states_of(fattree(4), "spray")["a0_0"]
+    assert "path path_id=3 version=0 -> path_spray_random()" in d.lines()
 
 
 def test_ucd4_initial_vs_reconfigured_only_paths_change():
-    a, b = docs_of(ucd4(), "static"), docs_of(ucd4(), "static", "reconfigured")
-    s2 = doc_lines(a["s2"])
-    assert "path path_id=3 version=0 -> path_static(dmac=02:00:00:01:00:02, port=2)" in s2  # via circuit to s1
-    assert "path path_id=3 version=1 -> path_static(dmac=02:00:00:01:00:04, port=3)" in s2  # bypass link
-    assert "path path_id=3 version=0 -> path_static(dmac=02:00:00:03:00:02, port=2)" in doc_lines(b["s2"])
+    a, b = states_of(ucd4(), "static"), states_of(ucd4(), "static", "reconfigured")
+    s2 = a["s2"].lines()
+    assert "path path_id=3 version=0 -> path_static(port=2, dmac=02:00:00:01:00:02)" in s2  # via circuit to s1
+    assert "path path_id=3 version=1 -> path_static(port=3, dmac=02:00:00:01:00:04)" in s2  # bypass link
+    assert "path path_id=3 version=0 -> path_static(port=2, dmac=02:00:00:03:00:02)" in b["s2"].lines()
     for sw in ("s1", "s2", "s3", "s4"):
-        old, new = set(doc_lines(a[sw])), set(doc_lines(b[sw]))
+        old, new = set(a[sw].lines()), set(b[sw].lines())
         changed = {line.split()[0] for line in old ^ new}
         assert changed <= {"path"}, (sw, changed)
         v1 = {x for x in old if "version=1" in x}
         assert v1 == {x for x in new if "version=1" in x}  # the shadow does not depend on the map
-    assert doc_lines(a["ocs"]) == ["circuit ingress_port=3 -> cross_connect(port=1)",
+    assert a["ocs"].lines() == ["circuit ingress_port=3 -> cross_connect(port=1)",
                                    "circuit ingress_port=1 -> cross_connect(port=3)",
                                    "circuit ingress_port=2 -> cross_connect(port=5)",
                                    "circuit ingress_port=5 -> cross_connect(port=2)",
                                    "circuit ingress_port=6 -> cross_connect(port=4)",
                                    "circuit ingress_port=4 -> cross_connect(port=6)"]
-    assert len(b["ocs"]["table_entries"]) == 4 and b["ocs"]["program"] == "ocs"
+    assert len(b["ocs"].entries) == 4 and b["ocs"].program == "ocs"
 
 
 def test_dark_ocs_gives_path_drop():
-    d = docs_of(ucd4(), "ecmp", "none")
-    assert "path path_id=3 version=0 -> path_drop()" in doc_lines(d["s2"])
-    assert d["ocs"]["table_entries"] == []
+    d = states_of(ucd4(), "ecmp", "none")
+    assert "path path_id=3 version=0 -> path_drop()" in d["s2"].lines()
+    assert d["ocs"].entries == []
 
 
 def test_bad_mode_and_helpers():
     f = Fabric(fattree(4))
     plan = planner(f)("e0_0")
     with pytest.raises(ValueError, match="mode='flood'"):
-        switch_doc(f, plan, "flood")
+        switch_state(f, plan, "flood")
     with pytest.raises(ValueError, match="spray='fair'"):
-        switch_doc(f, plan, "spray", "fair")
+        switch_state(f, plan, "spray", "fair")
     with pytest.raises(ValueError, match="failover='maybe'"):
-        switch_doc(f, plan, "ecmp", failover="maybe")
+        switch_state(f, plan, "ecmp", failover="maybe")
     assert pick((3, 4), "10.1.0.0/24") == pick((3, 4), "10.1.0.0/24")
     assert pick((5,), "x") == (5,) and pick((), "x") == ()
     t = ucd4()
-    assert ocs_doc(t.ocs[0], [(1, 2)])["table_entries"][1]["match"] == {"ingress_port": 2}
-    assert entry_str({"table": "acl", "match": {"ipv4_src": {"value": "10.0.0.2", "mask": "255.255.255.255"}},
-                      "priority": 10, "action": "acl_drop", "params": {}}) == \
+    assert ocs_state(t.ocs[0], [(1, 2)]).entries[1].match == {"ingress_port": 2}
+    assert str(TableEntry.from_dict({"table": "acl", "priority": 10, "action": "acl_drop", "params": {},
+                                     "match": {"ipv4_src": {"value": "10.0.0.2", "mask": "255.255.255.255"}}})) == \
         "acl ipv4_src=10.0.0.2&&&255.255.255.255 priority=10 -> acl_drop()"
 
 
 def test_encode_matches_json_dumps():
     import json
 
-    from topo.model import encode
 
     for doc in docs_of(ucd4()).values():
         for x in doc["action_profile_groups"] + doc["table_entries"]:

@@ -6,7 +6,7 @@ import pytest
 
 from tablegen.graph import Fabric
 from tablegen.routing import FatTreePlanner, GenericPlanner, covering_prefix, planner
-from topo.generators import fattree, leafspine, ucd4
+from topo.generators import fattree, hybrid, leafspine, ucd4
 
 
 def _lookup(plan, addr):
@@ -79,8 +79,6 @@ def test_ucd4_stable_plan_versions():
 
 
 def test_broken_fattree_falls_back_to_generic():
-    from topo.generators import hybrid
-
     t = hybrid(fattree(4), replace=True)  # each edge's last uplink now goes to the OCS
     dark = Fabric(t, {"ocs": []})
     with pytest.raises(ValueError, match="not linked to"):

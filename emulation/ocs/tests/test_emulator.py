@@ -4,7 +4,8 @@ import time
 import pytest
 
 from control.ocs.driver import duplex_pairs
-from emulation.ocs.delay import DelayModel
+from emulation.ocs.cli import measure_port_flaps
+from emulation.ocs.delay import THESIS_TABLE_4_3, DelayModel, summarize
 from emulation.ocs.emulator import EmulatedOcs
 
 
@@ -124,8 +125,6 @@ def test_port_map_and_events(rec):
 
 def test_measured_port_flaps_through_the_timeline_match_table_4_3():
     # 485 circuits switched at once; each port's command-to-port-up time comes from the event log
-    from emulation.ocs.cli import measure_port_flaps
-    from emulation.ocs.delay import THESIS_TABLE_4_3, summarize
 
     stats = summarize(measure_port_flaps(DelayModel(seed=1), 485))
     assert stats["n"] == 485

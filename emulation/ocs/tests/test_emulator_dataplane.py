@@ -20,10 +20,14 @@ import pytest
 
 from control.ocs.driver import duplex_pairs
 from control.ocs.polatis import PolatisDriver
-from control.switch import wait_until
-from control.tests.switch_proc import SwitchProcess
+from control.switch import Pipeline, wait_until
 from emulation.fibre import patch
+from emulation.ocs.dataplane import P4RuntimeCircuits
+from emulation.ocs.delay import DelayModel
+from emulation.ocs.emulator import EmulatedOcs
+from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
 from emulation.target import Target
+from emulation.testing import SwitchProcess
 from p4rt.client import P4RuntimeClient, wildcard
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -158,11 +162,6 @@ def test_emulator_drives_the_ocs_switch(tmp_path, veths):
 
 
 def test_circuits_come_back_after_the_ocs_switch_restarts(tmp_path):
-    from control.switch import Pipeline
-    from emulation.ocs.dataplane import P4RuntimeCircuits
-    from emulation.ocs.delay import DelayModel
-    from emulation.ocs.emulator import EmulatedOcs
-
     js, info = compile_ocs(tmp_path)
     pipe = Pipeline.load("ocs", info, js)
     sw = SwitchProcess(device_id=1).start()
@@ -199,11 +198,6 @@ def test_schedule_mode_on_the_ocs_switch(tmp_path, veths):
     """Round robin over 3 slots on the real `ocs` switch: slot 1's frames reach slot 2, then slot 3."""
     import threading
 
-    from control.switch import Pipeline
-    from emulation.ocs.dataplane import P4RuntimeCircuits
-    from emulation.ocs.delay import DelayModel
-    from emulation.ocs.emulator import EmulatedOcs
-    from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
 
     js, info = compile_ocs(tmp_path)
     pipe = Pipeline.load("ocs", info, js)
