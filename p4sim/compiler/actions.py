@@ -13,11 +13,11 @@ from p4sim.compiler.builder import Bmv2Json
 from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Scope, StackE, StructE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, jexpr, mask_of
-from p4sim.compiler.externs import extern_function, instance_method, is_instance, prim
+from p4sim.compiler.externs import Lowering, extern_function, instance_method, is_instance, prim
 from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, strip
 
 
-class StmtLowerer(ExprLowerer):
+class StmtLowerer(Lowering):
     """Lowers statements to a list of primitives in the scope of a control (or parser)."""
 
     def __init__(self, scope: Scope, types: Any, ctx: Any) -> None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from p4sim.switch.codegen_flow import FlowGen, Unstructured
-from p4sim.switch.codegen_parser import ParserGen
+from p4sim.switch.codegen.flow import FlowGen, Unstructured
+from p4sim.switch.codegen.parser import ParserGen
 from p4sim.switch.program import parse_hexstr
 
 if TYPE_CHECKING:
-    from p4sim.switch.codegen import Gen
+    from p4sim.switch.codegen.base import Gen
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ class ControlGen:
         self.pg.prim = self.primitive
         self.pg.bind = self.bind  # value sets in parsers are run-time state too
         self.binds: dict[str, str] = {}  # generated global -> python expression on `pl`
-        # fused mode (p4sim.switch.codegen_fused): actions, hashes and selectors are inlined and an
+        # fused mode (p4sim.switch.codegen.fused): actions, hashes and selectors are inlined and an
         # `exit` leaves the enclosing single-pass loop instead of returning from a function
         self.fused = False
         self.exit_stmt = "return"

@@ -14,7 +14,7 @@ from p4sim.switch import hashes
 from p4sim.switch.program import parse_hexstr
 
 if TYPE_CHECKING:
-    from p4sim.switch.codegen import Gen
+    from p4sim.switch.codegen.base import Gen
 
 CORE_ERRORS = {"NoError": 0, "PacketTooShort": 1, "NoMatch": 2, "StackOutOfBounds": 3,
                "HeaderTooShort": 4, "ParserTimeout": 5, "ParserInvalidArgument": 6}
