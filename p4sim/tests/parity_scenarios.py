@@ -67,6 +67,9 @@ class Scenario:
     probes: list[Probe] = field(default_factory=list)
     # p4c refuses it with an error matching this (the p4sim JSON still runs on both switches)
     p4c_refuses: str | None = None
+    # p4sim-compile refuses it with a located error matching this (a construct the compiler README
+    # lists as unsupported; p4c's JSON still runs on both switches)
+    p4sim_refuses: str | None = None
 
 
 # ---- frames and edits --------------------------------------------------------------------------
@@ -346,7 +349,36 @@ def rt_basic() -> Scenario:
     ])
 
 
+def _jf(op: int, n: int = 0, body: bytes = b"", r: int = 0, s: int = 0, csum: int = 0) -> bytes:
+    """A json_forms.p4 frame: Ethernet, the operation header, body, payload."""
+    return (bytes(Ether(src=H1, dst=H2, type=0x88B5)) + bytes([op, n, r, s]) + csum.to_bytes(2, "big") + body
+            + PAYLOAD)
+
+
+def json_forms() -> Scenario:
+    """p4c JSON forms: assign_header_stack in a parser, extract_VL (and too long), assign_VL, a checksum
+    over a varbit field, a header union stack (extract, pop_front, setValid of a member), a `for` loop
+    (backward _jump), an error-typed table key."""
+    tags = bytes.fromhex("111122223333")
+    csum = 0xFFFF - ((0x02AA + 0xBBCC) & 0xFFFF)  # csum16 of op 0x02 and the data aa bb cc
+    plain = udp()
+    return Scenario("json_forms", CORPUS / "json_forms.p4", None, [], [
+        # tags[0] invalidated; copy = tags (with their next index), then copy[2] extracted
+        Probe("stack_copy_in_parser", 1, _jf(1, body=tags), (Expect(2, _jf(1, r=1, body=bytes.fromhex("2222" "1111" "2222" "3333"))),)),
+        Probe("varbit_copy_checksum", 1, _jf(2, 3, bytes.fromhex("11aabbcc")),
+              (Expect(2, _jf(2, 3, bytes.fromhex("11aabbcc" "22aabbcc"), r=1, csum=csum)),)),
+        Probe("varbit_empty", 1, _jf(2, 0, b"\x11"),
+              (Expect(2, _jf(2, 0, b"\x11\x22", r=1, csum=0xFDFF)),)),
+        Probe("varbit_too_long", 1, _jf(2, 9, bytes(12)), (Expect(2, _jf(2, 9, bytes(12), r=0xE4)),)),
+        # us[0].a = a0, us[1].b = b0b1; pop_front(1): us[0].b = b0b1; us[1].a made valid = a1
+        Probe("union_stack", 1, _jf(3, body=bytes.fromhex("a0b0b1")),
+              (Expect(2, _jf(3, r=1, s=0xB1, body=bytes.fromhex("b0b1a1"))),)),
+        Probe("for_loop", 1, _jf(4, 5), (Expect(2, _jf(4, 5, r=10)),)),
+        Probe("not_op", 1, plain, (Expect(2, plain),)),
+    ], p4sim_refuses="for")
+
+
 def scenarios() -> list[Scenario]:
     """Every program of the parity test."""
     return [fabric(), ocs(), l3_basic(), externs(), features(), nested(), parsing(), parser_errors(),
-            special_ops(), rt_basic()]
+            special_ops(), rt_basic(), json_forms()]

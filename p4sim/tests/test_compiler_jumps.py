@@ -91,11 +91,47 @@ def test_jumps_in_p4c_shape_with_empty_else(tmp_path: Path) -> None:
     assert (c.read(0)[0], c.read(3)[0]) == (1, 2)
 
 
-def test_backward_jump_is_rejected(tmp_path: Path) -> None:
+def _field(h: str, f: str) -> dict:
+    return {"type": "field", "value": [h, f]}
+
+
+def _expr(e: dict) -> dict:
+    return {"type": "expression", "value": {"type": "expression", "value": e}}
+
+
+def test_backward_jump_runs_as_a_loop(tmp_path: Path) -> None:
+    # p4c's shape of `for (h.b = 0; h.b < h.c; h.b = h.b + 1) c.count(0);`: a backward _jump
     res = build(tmp_path, BODY, LOCALS)
     doc = res.json
     act = next(a for a in doc["actions"] if a["name"] == "I.a")
-    act["primitives"] = [{"op": "_jump", "parameters": [{"type": "hexstr", "value": "0x00"}]}]
+    count = next(p for p in act["primitives"] if p["op"] == "count")
+    count = {**count, "parameters": [count["parameters"][0], {"type": "hexstr", "value": "0x0"}]}
+    less = {"op": "<", "left": _field("h", "b"), "right": _field("h", "c")}
+    plus = {"op": "&", "left": {"type": "expression", "value": {"op": "+", "left": _field("h", "b"),
+                                                                 "right": {"type": "hexstr", "value": "0x1"}}},
+            "right": {"type": "hexstr", "value": "0xffff"}}
+    act["primitives"] = [
+        {"op": "assign", "parameters": [_field("h", "b"), {"type": "hexstr", "value": "0x0"}]},
+        {"op": "_jump_if_zero", "parameters": [
+            _expr({"op": "b2d", "left": None, "right": {"type": "expression", "value": less}}),
+            {"type": "hexstr", "value": "0x5"}]},
+        count,
+        {"op": "assign", "parameters": [_field("h", "b"), _expr(plus)]},
+        {"op": "_jump", "parameters": [{"type": "hexstr", "value": "0x1"}]},
+    ]
+    d = Device(ports={1: "j1", 2: "j2"})
+    d.commit_pipeline(d.load_pipeline(json.dumps(doc)))
+    d.pipeline.table("t").insert((Exact(1),), ActionCall("I.a", (5,)))
+    out = d.process(1, bytes([1, 0, 0, 6]))
+    assert d.pipeline.counter("I.c").read(0)[0] == 6
+    assert out == [(2, bytes([1, 0, 6, 0]))]  # h.b counted to h.c; then h.c = m.x, which nothing set
+
+
+def test_jump_outside_the_action_is_rejected(tmp_path: Path) -> None:
+    res = build(tmp_path, BODY, LOCALS)
+    doc = res.json
+    act = next(a for a in doc["actions"] if a["name"] == "I.a")
+    act["primitives"] = [{"op": "_jump", "parameters": [{"type": "hexstr", "value": "0x05"}]}]
     d = Device(ports={1: "j1"})
-    with pytest.raises(ValueError, match="forward jump"):
+    with pytest.raises(ValueError, match="outside the action"):
         d.load_pipeline(json.dumps(doc))

@@ -19,6 +19,11 @@ def san(name: str) -> str:
     return re.sub(r"\W", "_", name)
 
 
+def member_stack(union_stack: str, member: int) -> str:
+    """The name of member `member` of every element of a union stack, seen as a header stack."""
+    return f"{union_stack}[*]#{member}"
+
+
 class Gen:
     """Shared naming and expression translation for one program."""
 
@@ -47,7 +52,16 @@ class Gen:
         self.varbit: dict[str, tuple[str, str]] = {
             h: (prog.varbit_fields[hd["header_type"]], f"{self.attr[(h, prog.varbit_fields[hd['header_type']])]}_VL")
             for h, hd in prog.headers.items() if hd["header_type"] in prog.varbit_fields}
-        self.stacks = prog.header_stacks
+        # header stacks by name: their element headers
+        self.stacks: dict[str, list[str]] = dict(prog.header_stacks)
+        # header union stacks: their element unions; one member of every element is also a stack of
+        # headers here (member_stack), which is how a run-time index into a union stack is resolved
+        self.union_stacks = prog.header_union_stacks
+        for us, unions in self.union_stacks.items():
+            for m in range(len(prog.header_unions[unions[0]])):
+                self.stacks[member_stack(us, m)] = [prog.header_unions[u][m] for u in unions]
+        # stacks with a next index (the packet's state)
+        self.counted: list[str] = list(prog.header_stacks) + list(self.union_stacks)
         # a header in a union -> the other members (making one valid invalidates them, P4_16 8.20)
         self.union_siblings: dict[str, list[str]] = {
             h: [o for o in members if o != h] for members in prog.header_unions.values() for h in members}
@@ -150,9 +164,8 @@ class Gen:
                 return f"(p.{self.valid[r['value']]} == 1)"
             return f"({self.hdr_dyn(r)} == 1)"
         if o == "valid_union":
-            if right.get("type") != "header_union" or right["value"] not in self.prog.header_unions:
-                raise ValueError(f"expression: valid_union of {right!r}: expected a header_union")
-            return "(" + " or ".join(f"p.{self.valid[h]} == 1" for h in self.prog.header_unions[right["value"]]) + ")"
+            members = self.union_members(right)
+            return "(" + " or ".join(f"{self.valid_of(h)} == 1" for h in members) + ")"
         if o == "d2b":
             return f"({self.ex(right)} != 0)"
         if o == "b2d":
@@ -192,14 +205,47 @@ class Gen:
             if idx["type"] == "hexstr":
                 return self.stacks[stack][parse_hexstr(idx["value"])]
             return (stack, self.ex(idx))
+        if v["type"] == "expression" and v["value"].get("op") == "access_union_header":
+            u, m = self.union_ref(v["value"]["left"]), int(v["value"]["right"])
+            if isinstance(u, str):
+                return self.prog.header_unions[u][m]
+            return (member_stack(u[0], m), u[1])
         if v["type"] == "expression":
             return self.header_ref(v["value"]) if "type" in v["value"] else self.header_ref(
                 {"type": "expression", "value": v["value"]})
         raise ValueError(f"header operand of type {v['type']!r} is not supported")
 
+    def union_ref(self, v: dict[str, Any]) -> str | tuple[str, str]:
+        """A header union operand: its name, or (union stack, index expression) for a run-time index."""
+        if v["type"] == "header_union":
+            if v["value"] not in self.prog.header_unions:
+                raise ValueError(f"header union {v['value']!r} is not declared")
+            return v["value"]
+        if v["type"] == "expression" and "op" not in v["value"]:
+            return self.union_ref(v["value"])
+        if v["type"] == "expression" and v["value"]["op"] == "dereference_union_stack":
+            us, idx = v["value"]["left"]["value"], v["value"]["right"]
+            if us not in self.union_stacks:
+                raise ValueError(f"header union stack {us!r} is not declared")
+            if idx["type"] == "hexstr":
+                return self.union_stacks[us][parse_hexstr(idx["value"])]
+            return (us, self.ex(idx))
+        raise ValueError(f"header union operand of type {v['type']!r} is not supported")
+
+    def union_members(self, v: dict[str, Any]) -> list[str | tuple[str, str]]:
+        """The member headers of a union operand, each a name or (member stack, index expression)."""
+        u = self.union_ref(v)
+        if isinstance(u, str):
+            return list(self.prog.header_unions[u])
+        n = len(self.prog.header_unions[self.union_stacks[u[0]][0]])
+        return [(member_stack(u[0], m), u[1]) for m in range(n)]
+
     def hdr_dyn(self, v: dict[str, Any]) -> str:
         """Validity of a (possibly run-time indexed) header."""
-        h = self.header_ref(v)
+        return self.valid_of(self.header_ref(v))
+
+    def valid_of(self, h: str | tuple[str, str]) -> str:
+        """Validity of a header given by name or as (stack, index expression)."""
         if isinstance(h, str):
             return f"p.{self.valid[h]}"
         stack, idx = h

@@ -15,7 +15,7 @@ def packet_class(g: Gen) -> list[str]:
         tmpl[g.valid[h]] = 1 if h in g.meta else 0
         for f, _w in fields:
             tmpl[g.attr[(h, f)]] = 0
-    for s in g.stacks:
+    for s in g.counted:
         tmpl[g.stack_next(s)] = 0
     for _f, vl in g.varbit.values():
         tmpl[vl] = 0

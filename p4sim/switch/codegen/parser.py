@@ -270,9 +270,12 @@ class ParserGen:
             t, v = params[0]["type"], params[0]["value"]
             if t == "regular":
                 return self.extract(v, ind)
-            if t == "stack":
-                stack = g.stacks[v]
-                nxt = g.stack_next(v)
+            if t in ("stack", "union_stack"):
+                # a union stack: member v[1] of the next element (bmv2 ParserOpExtractUnionStack)
+                stack = (g.stacks[v] if t == "stack" else
+                         [g.prog.header_unions[u][g.prog.union_member_names[u].index(v[1])]
+                          for u in g.union_stacks[v[0]]])
+                nxt = g.stack_next(v if t == "stack" else v[0])
                 out = [f"{ind}i = p.{nxt}"] + self.too_short(f"i >= {len(stack)}", ind, "StackOutOfBounds")
                 for j, h in enumerate(stack):
                     out.append(f"{ind}{'if' if j == 0 else 'elif'} i == {j}:")
@@ -443,8 +446,22 @@ class ParserGen:
         for inp in inputs:
             t, v = inp["type"], inp["value"]
             hdr = v if t == "header" else v[0] if t == "field" else None
-            if hdr in g.varbit and (t == "header" or v[1] == g.varbit[hdr][0]):
-                raise ValueError(f"calculation over the variable-length field of {hdr} is not supported")
+            vf = g.varbit.get(hdr, (None, None))  # type: ignore[arg-type]
+            if t == "field" and v[1] == vf[0]:
+                # a variable-length field counts with the length it was extracted with (bmv2 BufBuilder)
+                flush()
+                out += [f"{ind}if p.{g.valid[hdr]}:", f"{ind}    x = (x << p.{vf[1]}) | p.{g.fattr(v)}",
+                        f"{ind}    nb += p.{vf[1]}"]
+                payload_after = v[0]
+                continue
+            if t == "header" and vf[0] is not None:
+                flush()
+                out.append(f"{ind}if p.{g.valid[v]}:")
+                for f, w in g.hfields[v]:
+                    width = f"p.{vf[1]}" if f == vf[0] else str(w)
+                    out += [f"{ind}    x = (x << {width}) | p.{g.attr[(v, f)]}", f"{ind}    nb += {width}"]
+                payload_after = v
+                continue
             if t == "field":
                 guard = None if (v[0] in g.meta or v[1] == "$valid$") else f"p.{g.valid[v[0]]}"
                 add(guard, f"p.{g.fattr(v)}", g.fwidth(v))

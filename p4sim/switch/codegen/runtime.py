@@ -32,31 +32,35 @@ def _stack_last(p: Any, attrs: tuple[str, ...], nxt: int) -> int:
     return getattr(p, attrs[nxt - 1]) if 0 < nxt <= len(attrs) else 0
 
 
-def _stack_push(p: Any, attrs: tuple[tuple[str, ...], ...], valids: tuple[str, ...], nxt: str, count: int) -> None:
-    """P4 push_front(count): shift elements up, the first `count` become invalid."""
+def _stack_push(p: Any, attrs: tuple[tuple[str, ...], ...], valids: tuple[tuple[str, ...], ...], nxt: str,
+                count: int) -> None:
+    """P4 push_front(count): shift elements up, the first `count` become invalid. An element is the
+    attributes it copies (fields and validity) and the validity bits that clear it (one per header of
+    a union)."""
     size = len(valids)
     for i in range(size - 1, -1, -1):
         j = i - count
         if j >= 0:
             for a, b in zip(attrs[i], attrs[j], strict=True):
                 setattr(p, a, getattr(p, b))
-            setattr(p, valids[i], getattr(p, valids[j]))
         else:
-            setattr(p, valids[i], 0)
+            for v in valids[i]:
+                setattr(p, v, 0)
     setattr(p, nxt, min(size, getattr(p, nxt) + count))
 
 
-def _stack_pop(p: Any, attrs: tuple[tuple[str, ...], ...], valids: tuple[str, ...], nxt: str, count: int) -> None:
-    """P4 pop_front(count): shift elements down, the last `count` become invalid."""
+def _stack_pop(p: Any, attrs: tuple[tuple[str, ...], ...], valids: tuple[tuple[str, ...], ...], nxt: str,
+               count: int) -> None:
+    """P4 pop_front(count): shift elements down, the last `count` become invalid (elements as in _stack_push)."""
     size = len(valids)
     for i in range(size):
         j = i + count
         if j < size:
             for a, b in zip(attrs[i], attrs[j], strict=True):
                 setattr(p, a, getattr(p, b))
-            setattr(p, valids[i], getattr(p, valids[j]))
         else:
-            setattr(p, valids[i], 0)
+            for v in valids[i]:
+                setattr(p, v, 0)
     setattr(p, nxt, max(0, getattr(p, nxt) - count))
 
 
