@@ -14,7 +14,8 @@ from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Sc
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, jexpr, mask_of
 from p4sim.compiler.externs import Lowering, extern_function, instance_method, is_instance, prim
-from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, strip
+from p4sim.compiler.inline import Inliner, action_body
+from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, is_scalar, strip
 
 
 class StmtLowerer(Lowering):
@@ -39,8 +40,19 @@ class StmtLowerer(Lowering):
         return v
 
     # ---- statements ----------------------------------------------------------------
+    def inliner(self, tables: bool = False) -> Inliner:
+        """The source-level pass that hoists function calls (and, in apply blocks, table tests) out of
+        expressions in this scope."""
+        prog, home = self.types, self.types.scope
+        return Inliner(self.scope.lookup, self.bm.fresh, tables, lambda t: is_scalar(prog.resolve(t, home)))
+
+    def body(self, stmts: list[A.Stmt]) -> list[dict]:
+        """Primitives of an action's (or a void function's) body: returns in the middle removed first."""
+        return self.stmts(action_body(stmts, self.bm.fresh))
+
     def stmts(self, stmts: list[A.Stmt]) -> list[dict]:
         """Primitives of a statement list."""
+        stmts = self.inliner().stmts(stmts)
         out: list[dict] = []
         for i, s in enumerate(stmts):
             if isinstance(s, A.Return) and i == len(stmts) - 1 and not self.preds and not self.in_jump \
@@ -78,6 +90,8 @@ class StmtLowerer(Lowering):
                 self.scope = saved
         if isinstance(s, A.If):
             return self.if_(s)
+        if isinstance(s, A.For):
+            return self.for_(s)
         if isinstance(s, A.Exit):
             if self.preds:
                 raise CompileError(s.loc, "conditional exit inside an action is not supported")
@@ -130,6 +144,38 @@ class StmtLowerer(Lowering):
             j["_rel"] = 1 + len(other)
             out += [j] + other
         return out
+
+    def for_(self, s: A.For) -> list[dict]:
+        """A `for` loop as p4c's bmv2 back end writes it: the condition tested by `_jump_if_zero` past
+        the loop, the body and the update, then a backward `_jump` to the test."""
+        if not self.allow_jumps:
+            raise CompileError(s.loc, "for loops are not allowed in parsers")
+        if self.preds:
+            raise CompileError(s.loc, "a for loop under a condition inside an action is not supported")
+        if s.cond is None:
+            raise CompileError(s.loc, "a for loop without a condition never ends")
+        saved = self.scope
+        self.scope = saved.child()
+        try:
+            out: list[dict] = []
+            for st in s.init:
+                out += self.stmt(st)
+            jc = self.cond(self.expr(s.cond), s.cond.loc)
+            self.in_jump += 1
+            try:
+                body = self.stmts([s.body])
+                update: list[dict] = []
+                for st in s.update:
+                    update += self.stmt(st)
+            finally:
+                self.in_jump -= 1
+        finally:
+            self.scope = saved
+        test = prim("_jump_if_zero", [jexpr("b2d", None, jc)], s.loc, describe(s.cond))
+        test["_rel"] = 2 + len(body) + len(update)
+        back = prim("_jump", [], s.loc, describe(s.cond))
+        back["_rel"] = -(1 + len(body) + len(update))
+        return out + [test] + body + update + [back]
 
     def _guard(self) -> dict | None:
         if not self.preds:
@@ -287,7 +333,7 @@ class StmtLowerer(Lowering):
             scope.add(p.name, ent)
         sub = StmtLowerer(scope, self.types, self.ctx)
         sub.preds = self.preds
-        return out + sub.stmts(d.body.stmts)
+        return out + sub.body(d.body.stmts)
 
 
 def _call_value(self: StmtLowerer, e: A.Call) -> V:
@@ -303,8 +349,8 @@ StmtLowerer.call_value = _call_value  # type: ignore[method-assign]
 
 
 def _has_call(s: A.Stmt | None) -> bool:
-    """Does the statement make a call or exit (what predication cannot guard)?"""
-    if isinstance(s, (A.CallStmt, A.Exit)):
+    """Does the statement make a call, exit or loop (what predication cannot guard)?"""
+    if isinstance(s, (A.CallStmt, A.Exit, A.For)):
         return True
     if isinstance(s, A.Block):
         return any(_has_call(x) for x in s.stmts)

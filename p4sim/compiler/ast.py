@@ -275,6 +275,16 @@ class Switch(Stmt):
 
 
 @dataclass(slots=True, eq=False)
+class For(Stmt):
+    """`for (init; cond; update) body` (P4_16 1.2.5); init and update are simple statements."""
+
+    init: list[Stmt]
+    cond: Expr | None
+    update: list[Stmt]
+    body: Stmt
+
+
+@dataclass(slots=True, eq=False)
 class Exit(Stmt):
     """`exit;`."""
 

@@ -80,6 +80,7 @@ class Bmv2Json:
         self.scalars: list[list] = []
         self._scalar_names: set[str] = set()
         self._names: set[str] = set()
+        self._fresh = -1
         self.header_stacks: list[dict] = []
         self.field_lists: list[dict] = []
         self.learn_lists: list[dict] = []
@@ -110,6 +111,11 @@ class Bmv2Json:
                              "pi_omit": True})
         std = StructT("struct", "standard_metadata", [(n, BitsT(w)) for n, w in STD_META])
         self.std = self.add_header("standard_metadata", std, True)
+
+    def fresh(self, base: str) -> str:
+        """A fresh source-level name for a temporary the front end introduces (`tmp_3`)."""
+        self._fresh += 1
+        return f"{base}_{self._fresh}"
 
     def unique(self, base: str) -> str:
         """A name not used before by nodes, synthesized actions or calculations."""

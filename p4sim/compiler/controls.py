@@ -13,6 +13,7 @@ from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Sc
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import describe
 from p4sim.compiler.externs import make_instance
+from p4sim.compiler.inline import any_expr, stmt_exprs
 from p4sim.compiler.program import Program, const_value, qualified
 from p4sim.compiler.tables import TableLowerer
 from p4sim.compiler.types import (
@@ -276,7 +277,7 @@ class ControlLowerer(BlockContext):
                                    "parameters must be bit<W>, int<W>, bool or serializable enums")
             scope.add(p.name, RuntimeE(i, t), p.loc)
             params.append((p.name, bit_width(t)))
-        prims = StmtLowerer(scope, self.prog, self).stmts(d.body.stmts)
+        prims = StmtLowerer(scope, self.prog, self).body(d.body.stmts)
         aid = self.bm.add_action(ent.qname, params, prims, d.loc)
         self.bm.action_memo[key] = aid
         return aid
@@ -284,6 +285,7 @@ class ControlLowerer(BlockContext):
     # ---- control flow --------------------------------------------------------------
     def block(self, stmts: list[A.Stmt], nxt: str | None, scope: Scope) -> str | None:
         """Entry node of a statement list followed by nxt."""
+        stmts = StmtLowerer(scope, self.prog, self).inliner(tables=True).stmts(stmts)
         inner = scope.child()
         for s in stmts:  # declarations are visible to every statement of the block
             if isinstance(s, A.VarDecl):
@@ -308,6 +310,10 @@ class ControlLowerer(BlockContext):
     def simple(self, s: A.Stmt, scope: Scope) -> bool:
         """Straight-line statement (goes into a synthesized action)?"""
         if isinstance(s, (A.Assign, A.VarDecl, A.ConstDecl, A.Empty, A.Exit)):
+            return True
+        if isinstance(s, A.For):  # a loop runs inside one action (jumps); it may not apply tables
+            if any_expr_in(s, lambda e: isinstance(e, A.Member) and e.name == "apply"):
+                raise CompileError(s.loc, "a for loop that applies tables or controls is not supported")
             return True
         if isinstance(s, A.CallStmt):
             return self.table_of_apply(s.call, scope) is None and self.subcontrol_of_apply(s.call, scope) is None \
@@ -530,6 +536,11 @@ class ControlLowerer(BlockContext):
         if other is None:
             return nxt
         return self.complex(other, nxt, scope) if isinstance(other, A.If) else self.block(other.stmts, nxt, scope)
+
+
+def any_expr_in(s: A.Stmt, pred: Any) -> bool:
+    """Does pred hold for an expression (or part of one) of s?"""
+    return any(any_expr(e, pred) for e in stmt_exprs(s))
 
 
 def _calls_under_if(stmts: list[A.Stmt], conditional: bool) -> bool:

@@ -435,9 +435,17 @@ class ExprLowerer:
         if isinstance(t, InfIntT):
             raise CompileError(e.loc, "cannot infer a width here")
         if op in ("/", "%"):
-            raise CompileError(e.loc, f"operator {op} on non-constant values is not supported by bmv2")
+            # p4c's StrengthReduction: an unsigned division or remainder by a power of two is a shift or a mask
+            if t.signed or not isinstance(b.const, int) or b.const <= 0 or b.const & (b.const - 1):
+                raise CompileError(e.loc, f"operator {op} on non-constant values is not supported by bmv2 (only an "
+                                   "unsigned value by a constant power of two)")
+            if op == "/":
+                return V(jexpr("&", jexpr(">>", a.j, hexstr(b.const.bit_length() - 1)),
+                               hexstr(mask_of(t.width), t.width)), t)
+            return V(jexpr("&", a.j, hexstr(b.const - 1, t.width)), t)
         if op in ("|+|", "|-|"):
-            raise CompileError(e.loc, f"saturating operator {op} is not supported")
+            # bmv2's usat_cast/sat_cast clamp the exact result to the width (as p4c writes them)
+            return V(jexpr("sat_cast" if t.signed else "usat_cast", jexpr(op[1], a.j, b.j), hexstr(t.width)), t)
         if t.signed and op in ("+", "-", "*"):
             return V(jexpr("two_comp_mod", jexpr(op, a.j, b.j), hexstr(t.width)), t)
         j = jexpr(op, a.j, b.j)

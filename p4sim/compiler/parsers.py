@@ -82,6 +82,7 @@ class ParserLowerer(BlockContext):
         states (inlined as p4c does), then a continuation state with the rest and the transition."""
         stl = StmtLowerer(scope.child(), self.prog, self)
         stl.allow_jumps = False
+        stmts = stl.inliner().stmts(stmts)
         ops: list[dict] = []
         entry = len(self.states)
         self.states.append({"name": name, "id": entry})

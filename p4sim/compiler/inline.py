@@ -1,0 +1,496 @@
+"""Source-level lowering of calls with side effects and of `return`, as p4c's front and mid end do it:
+function inlining (frontends/p4/functionsInlining.cpp: copy-in, the body, copy-out), return removal
+(RemoveReturns: a `hasReturned` flag guards what follows a return) and side-effect ordering
+(SideEffectOrdering: a call in an expression is evaluated into a temporary before the statement,
+`&&`/`||` keep their short circuit by becoming an `if`).
+
+The passes rewrite statement lists into statements the lowering already knows (declarations,
+assignments, `if`, blocks); names they introduce are fresh (`f_x_0`, `hasReturned_1`, `tmp_2`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from p4sim.compiler import ast as A
+from p4sim.compiler.env import DeclE, Ent
+from p4sim.compiler.errors import CompileError, Loc
+
+Lookup = Callable[[str], Ent | None]
+
+
+def _bool(loc: Loc) -> A.TypeSyn:
+    return A.NamedT(loc, "bool")
+
+
+def trivial_function(d: A.FunctionDecl) -> bool:
+    """A function whose body is one `return expr;` (lowered as an expression, no inlining needed)."""
+    body = [s for s in d.body.stmts if not isinstance(s, A.Empty)]
+    return len(body) == 1 and isinstance(body[0], A.Return) and body[0].expr is not None \
+        and all(p.direction in ("", "in") for p in d.params)
+
+
+# ---- generic rewriting ----------------------------------------------------------------------
+
+def map_expr(e: A.Expr, fn: Callable[[A.Expr], A.Expr | None]) -> A.Expr:
+    """A copy of e with every sub-expression for which fn returns a value replaced (outermost first)."""
+    r = fn(e)
+    if r is not None:
+        return r
+    changes: dict[str, object] = {}
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, A.Expr):
+            x = map_expr(v, fn)
+            if x is not v:
+                changes[f.name] = x
+        elif isinstance(v, list) and v and isinstance(v[0], A.Expr):
+            xs = [map_expr(x, fn) for x in v]
+            if any(a is not b for a, b in zip(xs, v, strict=True)):
+                changes[f.name] = xs
+        elif isinstance(v, list) and v and isinstance(v[0], A.Arg):
+            ys = [map_expr(a.expr, fn) for a in v]
+            if any(a is not b.expr for a, b in zip(ys, v, strict=True)):
+                changes[f.name] = [A.Arg(a.name, y) for a, y in zip(v, ys, strict=True)]
+    return dataclasses.replace(e, **changes) if changes else e
+
+
+def any_expr(e: A.Expr | None, pred: Callable[[A.Expr], bool]) -> bool:
+    """Does pred hold for e or one of its sub-expressions?"""
+    if e is None:
+        return False
+    if pred(e):
+        return True
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, A.Expr):
+            if any_expr(v, pred):
+                return True
+        elif isinstance(v, list):
+            for x in v:
+                if isinstance(x, A.Expr) and any_expr(x, pred) or isinstance(x, A.Arg) and any_expr(x.expr, pred):
+                    return True
+    return False
+
+
+def stmt_exprs(s: A.Stmt | None) -> list[A.Expr]:
+    """Every expression of a statement and the statements nested in it."""
+    if s is None:
+        return []
+    if isinstance(s, A.Assign):
+        return [s.lhs, s.rhs]
+    if isinstance(s, A.CallStmt):
+        return [s.call]
+    if isinstance(s, (A.VarDecl, A.ConstDecl)):
+        return [s.init] if s.init is not None else []
+    if isinstance(s, A.If):
+        return [s.cond] + stmt_exprs(s.then) + stmt_exprs(s.other)
+    if isinstance(s, A.Block):
+        return [e for x in s.stmts for e in stmt_exprs(x)]
+    if isinstance(s, A.Switch):
+        return [s.expr] + [e for c in s.cases for e in stmt_exprs(c.body)]
+    if isinstance(s, A.Return):
+        return [s.expr] if s.expr is not None else []
+    if isinstance(s, A.For):
+        return ([e for x in s.init + s.update for e in stmt_exprs(x)] + ([s.cond] if s.cond is not None else [])
+                + stmt_exprs(s.body))
+    return []
+
+
+def rename(stmts: list[A.Stmt], names: dict[str, A.Expr], fresh: Callable[[str], str]) -> list[A.Stmt]:
+    """Statements with the names in `names` replaced (by a fresh name or an argument bound by reference),
+    and every local they declare given a fresh name."""
+    names = dict(names)
+    out: list[A.Stmt] = []
+    for s in stmts:
+        out.append(_rename_stmt(s, names, fresh))
+    return out
+
+
+def _rename_expr(e: A.Expr | None, names: dict[str, A.Expr]) -> A.Expr | None:
+    if e is None:
+        return None
+    return map_expr(e, lambda x: names[x.name] if isinstance(x, A.Name) and x.name in names else None)
+
+
+def _rename_stmt(s: A.Stmt, names: dict[str, A.Expr], fresh: Callable[[str], str]) -> A.Stmt:
+    rx = lambda e: _rename_expr(e, names)  # noqa: E731
+    if isinstance(s, (A.VarDecl, A.ConstDecl)):
+        init = rx(s.init)
+        new = fresh(s.name)
+        names[s.name] = A.Name(s.loc, new)  # visible from here to the end of the enclosing block
+        return dataclasses.replace(s, name=new, init=init)
+    if isinstance(s, A.Assign):
+        return A.Assign(s.loc, rx(s.lhs), rx(s.rhs))
+    if isinstance(s, A.CallStmt):
+        return A.CallStmt(s.loc, rx(s.call))
+    if isinstance(s, A.If):
+        return A.If(s.loc, rx(s.cond), _rename_stmt(s.then, dict(names), fresh),
+                    _rename_stmt(s.other, dict(names), fresh) if s.other is not None else None)
+    if isinstance(s, A.Block):
+        return A.Block(s.loc, rename(s.stmts, names, fresh))
+    if isinstance(s, A.Return):
+        return A.Return(s.loc, rx(s.expr))
+    if isinstance(s, A.Switch):
+        return A.Switch(s.loc, rx(s.expr), [A.SwitchCase(c.labels, _rename_stmt(c.body, dict(names), fresh)
+                                                         if c.body is not None else None, c.loc) for c in s.cases])
+    if isinstance(s, A.For):
+        inner = dict(names)
+        init = [_rename_stmt(x, inner, fresh) for x in s.init]
+        return A.For(s.loc, init, _rename_expr(s.cond, inner), [_rename_stmt(x, inner, fresh) for x in s.update],
+                     _rename_stmt(s.body, dict(inner), fresh))
+    return s
+
+
+# ---- return removal ---------------------------------------------------------------------------
+
+def has_return(s: A.Stmt | None) -> bool:
+    """Does s contain a `return` (outside nested functions, which statements cannot hold)?"""
+    if isinstance(s, A.Return):
+        return True
+    if isinstance(s, A.Block):
+        return any(has_return(x) for x in s.stmts)
+    if isinstance(s, A.If):
+        return has_return(s.then) or has_return(s.other)
+    if isinstance(s, A.Switch):
+        return any(has_return(c.body) for c in s.cases)
+    if isinstance(s, A.For):
+        return has_return(s.body)
+    return False
+
+
+def needs_flag(stmts: list[A.Stmt]) -> bool:
+    """True unless every return is the last statement of the list (then no flag is needed)."""
+    for i, s in enumerate(stmts):
+        last = i == len(stmts) - 1
+        if isinstance(s, A.Return):
+            if not last:
+                return True
+        elif has_return(s):
+            return True
+    return False
+
+
+def remove_returns(stmts: list[A.Stmt], result: str | None, flag: str | None, loc: Loc) -> list[A.Stmt]:
+    """stmts without `return`: `result = e;` (if it returns a value), `flag = true;`, and what follows a
+    statement that may return guarded by `if (!flag)` (p4c's RemoveReturns)."""
+    out: list[A.Stmt] = []
+    for i, s in enumerate(stmts):
+        out.append(_no_return(s, result, flag, loc))
+        rest = stmts[i + 1:]
+        if isinstance(s, A.Return):
+            return out
+        if has_return(s) and rest and flag is not None:
+            guard = A.Unary(s.loc, "!", A.Name(s.loc, flag))
+            out.append(A.If(s.loc, guard, A.Block(s.loc, remove_returns(rest, result, flag, loc)), None))
+            return out
+    return out
+
+
+def _no_return(s: A.Stmt, result: str | None, flag: str | None, loc: Loc) -> A.Stmt:
+    if isinstance(s, A.Return):
+        body: list[A.Stmt] = []
+        if s.expr is not None:
+            if result is None:
+                raise CompileError(s.loc, "return with a value in a function or action without a result")
+            body.append(A.Assign(s.loc, A.Name(s.loc, result), s.expr))
+        if flag is not None:
+            body.append(A.Assign(s.loc, A.Name(s.loc, flag), A.BoolLit(s.loc, True)))
+        return A.Block(s.loc, body)
+    if isinstance(s, A.Block):
+        return A.Block(s.loc, remove_returns(s.stmts, result, flag, loc))
+    if isinstance(s, A.If):
+        return A.If(s.loc, s.cond, _no_return(s.then, result, flag, loc),
+                    _no_return(s.other, result, flag, loc) if s.other is not None else None)
+    if isinstance(s, A.Switch):
+        return A.Switch(s.loc, s.expr, [A.SwitchCase(c.labels, _no_return(c.body, result, flag, loc)  # type: ignore[arg-type]
+                                                     if c.body is not None else None, c.loc) for c in s.cases])
+    if isinstance(s, A.For) and has_return(s.body):
+        raise CompileError(s.loc, "return inside a for loop is not supported")
+    return s
+
+
+def action_body(stmts: list[A.Stmt], fresh: Callable[[str], str]) -> list[A.Stmt]:
+    """An action's body without returns in the middle (a final `return;` stays: the lowering drops it)."""
+    if not needs_flag(stmts):
+        return stmts
+    loc = stmts[0].loc
+    flag = fresh("hasReturned")
+    return [A.VarDecl(loc, _bool(loc), flag, A.BoolLit(loc, False))] + remove_returns(stmts, None, flag, loc)
+
+
+# ---- side-effect ordering and inlining ---------------------------------------------------------
+
+class Inliner:
+    """Rewrites statements so that no user function with more than `return expr;` is called in an
+    expression and, in apply blocks (tables=True), no table is applied inside a larger condition."""
+
+    def __init__(self, lookup: Lookup, fresh: Callable[[str], str], tables: bool,
+                 scalar: Callable[[A.TypeSyn], bool]) -> None:
+        self.lookup = lookup
+        self.scalar = scalar  # is a parameter type one bmv2 field (bit, int, bool, enum, error)?
+        self.fresh = fresh
+        self.tables = tables
+        self.depth = 0
+
+    # ---- what needs hoisting ----
+    def _function(self, e: A.Expr) -> A.FunctionDecl | None:
+        if isinstance(e, A.Call) and isinstance(e.func, A.Name):
+            ent = self.lookup(e.func.name)
+            if isinstance(ent, DeclE) and ent.kind == "userfunc":
+                return ent.decl
+        return None
+
+    def _table_test(self, e: A.Expr) -> bool:
+        """`t.apply().hit` / `.miss`."""
+        if not (self.tables and isinstance(e, A.Member) and e.name in ("hit", "miss")):
+            return False
+        c = e.expr
+        if isinstance(c, A.Call) and isinstance(c.func, A.Member) and c.func.name == "apply" \
+                and isinstance(c.func.expr, A.Name):
+            ent = self.lookup(c.func.expr.name)
+            return isinstance(ent, DeclE) and ent.kind == "table"
+        return False
+
+    def effectful(self, e: A.Expr | None) -> bool:
+        """Does evaluating e run a function body or a table?"""
+        return any_expr(e, self._effect)
+
+    def _effect_or_call(self, e: A.Expr) -> bool:
+        """Does e run a function body (also a void function called as a statement) or a table test?"""
+        return any_expr(e, lambda x: self._function(x) is not None or self._table_test(x))
+
+    def _effect(self, x: A.Expr) -> bool:
+        if isinstance(x, A.Call):
+            d = self._function(x)
+            return d is not None and not trivial_function(d)
+        return self._table_test(x)
+
+    # ---- statements ----
+    def stmts(self, stmts: list[A.Stmt]) -> list[A.Stmt]:
+        """The statement list with calls hoisted out of expressions."""
+        if not any(self._effect_or_call(e) for s in stmts for e in stmt_exprs(s)):
+            return stmts
+        out: list[A.Stmt] = []
+        for s in stmts:
+            out += self.stmt(s)
+        return out
+
+    def _one(self, s: A.Stmt | None) -> A.Stmt | None:
+        if s is None:
+            return None
+        got = self.stmt(s)
+        return got[0] if len(got) == 1 else A.Block(s.loc, got)
+
+    def stmt(self, s: A.Stmt) -> list[A.Stmt]:
+        """One statement as a list (the hoisted statements first)."""
+        if isinstance(s, A.Assign):
+            pre_l, lhs = self.expr(s.lhs)
+            pre_r, rhs = self.expr(s.rhs, whole=True)
+            return pre_l + pre_r + [A.Assign(s.loc, lhs, rhs)]
+        if isinstance(s, A.CallStmt):
+            d = self._function(s.call)
+            if d is not None:
+                pre, _ = self.inline(d, s.call, want_result=False)
+                return [A.Block(s.loc, pre)]
+            pre, call = self.expr(s.call, whole=True)
+            return pre + [A.CallStmt(s.loc, call)]  # type: ignore[arg-type]
+        if isinstance(s, A.VarDecl) and s.init is not None:
+            pre, init = self.expr(s.init, whole=True)
+            return pre + [dataclasses.replace(s, init=init)]
+        if isinstance(s, A.If):
+            cond, pre = s.cond, []
+            if not self._whole_table_test(cond):
+                pre, cond = self.expr(s.cond)
+            return pre + [A.If(s.loc, cond, self._one(s.then), self._one(s.other))]  # type: ignore[arg-type]
+        if isinstance(s, A.Block):
+            return [A.Block(s.loc, self.stmts(s.stmts))]
+        if isinstance(s, A.Switch):
+            pre, e = [], s.expr
+            if not (isinstance(e, A.Member) and e.name == "action_run"):
+                pre, e = self.expr(s.expr)
+            cases = [A.SwitchCase(c.labels, self._one(c.body), c.loc) for c in s.cases]  # type: ignore[arg-type]
+            return pre + [A.Switch(s.loc, e, cases)]
+        if isinstance(s, A.Return) and s.expr is not None:
+            pre, e = self.expr(s.expr, whole=True)
+            return pre + [A.Return(s.loc, e)]
+        if isinstance(s, A.For):
+            if self.effectful(s.cond) or any(self.effectful(getattr(x, "rhs", None)) for x in s.init + s.update):
+                raise CompileError(s.loc, "a for loop whose header calls functions or applies tables is not supported")
+            return [A.For(s.loc, s.init, s.cond, s.update, self._one(s.body))]  # type: ignore[arg-type]
+        return [s]
+
+    def _whole_table_test(self, e: A.Expr) -> bool:
+        while isinstance(e, A.Unary) and e.op == "!":
+            e = e.expr
+        return self._table_test(e)
+
+    # ---- expressions ----
+    def expr(self, e: A.Expr, whole: bool = False) -> tuple[list[A.Stmt], A.Expr]:
+        """(statements to run first, the expression with its effectful calls replaced by temporaries).
+        whole: e is a whole right-hand side or call, where a call with out/inout parameters may stand."""
+        if not self.effectful(e):
+            return [], e
+        d = self._function(e)
+        if d is not None and not trivial_function(d):
+            pre_args: list[A.Stmt] = []
+            assert isinstance(e, A.Call)
+            args = []
+            for a in e.args:
+                p, x = self.expr(a.expr)
+                pre_args += p
+                args.append(A.Arg(a.name, x))
+            if not whole and any(p.direction in ("out", "inout") for p in d.params):
+                raise CompileError(e.loc, f"{d.name}: a call with out or inout arguments inside a larger "
+                                   "expression is not supported (assign its result first)")
+            pre, res = self.inline(d, A.Call(e.loc, e.func, args, e.type_args), want_result=True)
+            return pre_args + pre, res  # type: ignore[return-value]
+        if self._table_test(e):
+            tmp = self.fresh("tmp")
+            loc = e.loc
+            return [A.VarDecl(loc, _bool(loc), tmp, None),
+                    A.If(loc, e, A.Assign(loc, A.Name(loc, tmp), A.BoolLit(loc, True)),
+                         A.Assign(loc, A.Name(loc, tmp), A.BoolLit(loc, False)))], A.Name(loc, tmp)
+        if isinstance(e, A.Binary) and e.op in ("&&", "||"):
+            pre_a, a = self.expr(e.left)
+            pre_b, b = self.expr(e.right)
+            if not pre_b:
+                return pre_a, A.Binary(e.loc, e.op, a, b)
+            tmp, loc = self.fresh("tmp"), e.loc
+            test: A.Expr = A.Name(loc, tmp) if e.op == "&&" else A.Unary(loc, "!", A.Name(loc, tmp))
+            return pre_a + [A.VarDecl(loc, _bool(loc), tmp, a),
+                            A.If(loc, test, A.Block(loc, pre_b + [A.Assign(loc, A.Name(loc, tmp), b)]), None)], \
+                A.Name(loc, tmp)
+        if isinstance(e, A.Ternary):
+            if self.effectful(e.then) or self.effectful(e.other):
+                raise CompileError(e.loc, "a function call or table application in a branch of `?:` is not "
+                                   "supported (use an if statement)")
+            pre, c = self.expr(e.cond)
+            return pre, A.Ternary(e.loc, c, e.then, e.other)
+        # any other expression: its operands left to right; an operand evaluated before a later call
+        # that can change it must not be read after that call
+        pre_all: list[A.Stmt] = []
+        changes = {}
+        seen_plain = False
+        for f in dataclasses.fields(e):
+            v = getattr(e, f.name)
+            if isinstance(v, A.Expr):
+                p, x = self.expr(v)
+                if p and seen_plain and self._writes(p):
+                    raise CompileError(v.loc, "a table application or a call with out/inout arguments after "
+                                       "other operands is not supported here (evaluate it into a variable first)")
+                seen_plain = seen_plain or not p
+                pre_all += p
+                changes[f.name] = x
+            elif isinstance(v, list) and v and isinstance(v[0], (A.Expr, A.Arg)):
+                items = []
+                for item in v:
+                    ie = item.expr if isinstance(item, A.Arg) else item
+                    p, x = self.expr(ie)
+                    if p and seen_plain and self._writes(p):
+                        raise CompileError(ie.loc, "a table application or a call with out/inout arguments after "
+                                           "other arguments is not supported here (evaluate it into a variable first)")
+                    seen_plain = seen_plain or not p
+                    pre_all += p
+                    items.append(A.Arg(item.name, x) if isinstance(item, A.Arg) else x)
+                changes[f.name] = items
+        return pre_all, dataclasses.replace(e, **changes)
+
+    def _writes(self, pre: list[A.Stmt]) -> bool:
+        """Do hoisted statements change state outside their own temporaries (they apply a table; calls
+        with out/inout arguments are only hoisted from a whole right-hand side)?"""
+        for s in pre:
+            if isinstance(s, A.If) and (self._table_test(s.cond) or self._writes([s.then] + ([s.other] if s.other else []))):
+                return True
+            if isinstance(s, A.Block) and self._writes(s.stmts):
+                return True
+        return False
+
+    def inline(self, d: A.FunctionDecl, c: A.Call, want_result: bool) -> tuple[list[A.Stmt], A.Expr | None]:
+        """A call of function d: copy-in, the body (returns removed), copy-out; and its result."""
+        if d.type_params:
+            raise CompileError(c.loc, f"{d.name}: generic functions are not supported")
+        if len(c.args) != len(d.params):
+            raise CompileError(c.loc, f"function {d.name} takes {len(d.params)} arguments, found {len(c.args)}")
+        self.depth += 1
+        if self.depth > 32:
+            raise CompileError(c.loc, f"{d.name}: functions calling each other more than 32 deep (recursion?)")
+        try:
+            loc = c.loc
+            names: dict[str, A.Expr] = {}
+            copied: dict[str, str] = {}
+            out: list[A.Stmt] = []
+            args = {p.name: a for p, a in zip(d.params, c.args, strict=True)}
+            if any(a.name for a in c.args):
+                args = {a.name: a for a in c.args}
+            for p in d.params:
+                arg = args.get(p.name)
+                if arg is None:
+                    raise CompileError(loc, f"function {d.name}: no argument for parameter {p.name}")
+                if not self.scalar(p.typ) and _path(arg.expr) and (p.direction in ("out", "inout")
+                                                                  or not _assigns(d.body.stmts, p.name)):
+                    # headers, structs, stacks: bound to the argument (p4c's copies of them are removed
+                    # by its mid end; a function cannot alias two of them in a way copies would show)
+                    names[p.name] = arg.expr
+                    continue
+                copied[p.name] = self.fresh(f"{d.name}_{p.name}")
+                names[p.name] = A.Name(loc, copied[p.name])
+                init = arg.expr if p.direction in ("", "in", "inout") else None
+                out.append(A.VarDecl(loc, p.typ, copied[p.name], init))
+            is_void = isinstance(d.ret, A.NamedT) and d.ret.name == "void"
+            result = None if is_void else self.fresh(f"{d.name}_retval")
+            if result is not None:
+                out.append(A.VarDecl(loc, d.ret, result, None))
+            body = rename(d.body.stmts, names, self.fresh)
+            flag = None
+            if needs_flag(body):
+                flag = self.fresh("hasReturned")
+                out.append(A.VarDecl(loc, _bool(loc), flag, A.BoolLit(loc, False)))
+            out += self.stmts(remove_returns(body, result, flag, loc))
+            for p in d.params:  # copy-out, in parameter order
+                if p.direction in ("out", "inout") and p.name in copied:
+                    out.append(A.Assign(loc, args[p.name].expr, A.Name(loc, copied[p.name])))
+            if want_result and result is None:
+                raise CompileError(loc, f"{d.name} returns no value")
+            return out, (A.Name(loc, result) if result is not None else None)
+        finally:
+            self.depth -= 1
+
+
+def _path(e: A.Expr) -> bool:
+    """A name, member or constant index path (an lvalue that evaluates the same each time)."""
+    if isinstance(e, A.Name):
+        return True
+    if isinstance(e, A.Member):
+        return _path(e.expr)
+    if isinstance(e, A.Index):
+        return isinstance(e.index, A.IntLit) and _path(e.expr)
+    return False
+
+
+def _assigns(stmts: list[A.Stmt], name: str) -> bool:
+    """Is `name` (or a part of it) assigned, or passed to a call that may write it, in stmts?"""
+    def base(e: A.Expr) -> str | None:
+        while isinstance(e, (A.Member, A.Index, A.Slice)):
+            e = e.expr
+        return e.name if isinstance(e, A.Name) else None
+
+    def walk(s: A.Stmt | None) -> bool:
+        if s is None:
+            return False
+        if isinstance(s, A.Assign):
+            return base(s.lhs) == name
+        if isinstance(s, A.CallStmt):
+            return any(base(a.expr) == name for a in s.call.args) or (
+                isinstance(s.call.func, A.Member) and base(s.call.func.expr) == name)
+        if isinstance(s, A.If):
+            return walk(s.then) or walk(s.other)
+        if isinstance(s, A.Block):
+            return any(walk(x) for x in s.stmts)
+        if isinstance(s, A.Switch):
+            return any(walk(c.body) for c in s.cases)
+        if isinstance(s, A.For):
+            return any(walk(x) for x in s.init + s.update) or walk(s.body)
+        return False
+    return any(walk(s) for s in stmts)
