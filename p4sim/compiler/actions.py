@@ -14,8 +14,10 @@ from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Sc
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, jexpr, mask_of
 from p4sim.compiler.externs import Lowering, extern_function, instance_method, is_instance, prim
-from p4sim.compiler.inline import Inliner, action_body
+from p4sim.compiler.inline import Inliner, action_body, any_expr
 from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, is_scalar, strip
+
+EXITED = "$hasExited"  # the exit flag's name in scopes (not a P4 identifier: no program can clash)
 
 
 class StmtLowerer(Lowering):
@@ -28,6 +30,9 @@ class StmtLowerer(Lowering):
         self.preds: list[dict] = []  # predication conditions (bool JSON), innermost last
         self.allow_jumps = True  # parser states have no jumps
         self.in_jump = 0  # inside a branch lowered to jumps: a `return` there is not the action's end
+        # set by `exit` inside an action body, so that what follows it does not run: bmv2's exit primitive
+        # only marks the packet, the action runs to its end (p4c guards the rest the same way)
+        self.exit_flag: Ent | None = None
 
     # ---- lvalues -------------------------------------------------------------------
     def lvalue(self, e: A.Expr) -> V:
@@ -47,8 +52,59 @@ class StmtLowerer(Lowering):
         return Inliner(self.scope.lookup, self.bm.fresh, tables, lambda t: is_scalar(prog.resolve(t, home)))
 
     def body(self, stmts: list[A.Stmt]) -> list[dict]:
-        """Primitives of an action's (or a void function's) body: returns in the middle removed first."""
-        return self.stmts(action_body(stmts, self.bm.fresh))
+        """Primitives of an action's body: returns in the middle removed, and what follows an `exit`
+        (also one inside a called action) guarded by a flag."""
+        stmts = action_body(stmts, self.bm.fresh)
+        out: list[dict] = []
+        if any(self.may_exit(s) for s in stmts[:-1]) or (stmts and self.may_exit(stmts[-1])):
+            if self.exit_flag is None:
+                loc = stmts[0].loc
+                self.exit_flag = self.ctx.new_local("hasExited", BoolT(), loc)
+                out.append(prim("assign", [{"type": "field", "value": self.exit_flag.ref}, hexstr(0, 1)], loc,
+                                "hasExited = false"))
+            if self.scope.lookup(EXITED) is None:
+                self.scope.add(EXITED, self.exit_flag)
+            stmts = self.guard_exits(stmts)
+        return out + self.stmts(stmts)
+
+    def may_exit(self, s: A.Stmt | None, depth: int = 0) -> bool:
+        """Does s execute `exit` (directly, or in an action it calls)?"""
+        if isinstance(s, A.Exit):
+            return True
+        if isinstance(s, A.Block):
+            return any(self.may_exit(x, depth) for x in s.stmts)
+        if isinstance(s, A.If):
+            return self.may_exit(s.then, depth) or self.may_exit(s.other, depth)
+        if isinstance(s, A.For):
+            return self.may_exit(s.body, depth)
+        if isinstance(s, A.CallStmt) and isinstance(s.call.func, A.Name) and depth < 16:
+            ent = self.scope.lookup(s.call.func.name)
+            if isinstance(ent, DeclE) and ent.kind == "action":
+                return any(self.may_exit(x, depth + 1) for x in ent.decl.body.stmts)
+        return False
+
+    def guard_exits(self, stmts: list[A.Stmt]) -> list[A.Stmt]:
+        """stmts with what follows a statement that may exit under `if (!hasExited)`."""
+        out: list[A.Stmt] = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, A.Block):
+                s = A.Block(s.loc, self.guard_exits(s.stmts))
+            elif isinstance(s, A.If):
+                s = A.If(s.loc, s.cond, self._guarded(s.then), self._guarded(s.other))  # type: ignore[arg-type]
+            out.append(s)
+            rest = stmts[i + 1:]
+            if rest and self.may_exit(s):
+                if isinstance(s, A.Exit):
+                    return out  # dead code
+                guard = A.Unary(s.loc, "!", A.Name(s.loc, EXITED))
+                out.append(A.If(s.loc, guard, A.Block(s.loc, self.guard_exits(rest)), None))
+                return out
+        return out
+
+    def _guarded(self, s: A.Stmt | None) -> A.Stmt | None:
+        if s is None:
+            return None
+        return A.Block(s.loc, self.guard_exits(s.stmts if isinstance(s, A.Block) else [s]))
 
     def stmts(self, stmts: list[A.Stmt]) -> list[dict]:
         """Primitives of a statement list."""
@@ -95,7 +151,11 @@ class StmtLowerer(Lowering):
         if isinstance(s, A.Exit):
             if self.preds:
                 raise CompileError(s.loc, "conditional exit inside an action is not supported")
-            return [prim("exit", [], s.loc, "exit")]
+            out = [prim("exit", [], s.loc, "exit")]
+            if self.exit_flag is not None:
+                out.append(prim("assign", [{"type": "field", "value": self.exit_flag.ref}, hexstr(1, 1)], s.loc,
+                                "hasExited = true"))
+            return out
         if isinstance(s, A.Empty):
             return []
         if isinstance(s, A.Return):
@@ -234,7 +294,19 @@ class StmtLowerer(Lowering):
         if len(rhs.items) != len(st.fields):
             raise CompileError(s.loc, f"{st} has {len(st.fields)} fields, the list has {len(rhs.items)}")
         out: list[dict] = []
-        for (n, _), item in zip(st.fields, rhs.items, strict=False):
+        items = list(rhs.items)
+        target = describe(lhs)
+        for i, ((_n, ft), item) in enumerate(zip(st.fields, items, strict=False)):
+            # the whole list is evaluated before any member is written (`p = {p.b, p.a}` swaps): an item
+            # after the first that reads the target is saved first
+            if i == 0 or not _reads(item, target):
+                continue
+            name = self.bm.fresh("tmp")
+            tmp = self.ctx.new_local(name, ft, item.loc)
+            self.scope.add(name, tmp, item.loc)
+            out += self.assign(A.Assign(item.loc, A.Name(item.loc, name), item))
+            items[i] = A.Name(item.loc, name)
+        for (n, _), item in zip(st.fields, items, strict=False):
             out += self.assign(A.Assign(s.loc, A.Member(lhs.loc, lhs, n), item))
         return out
 
@@ -333,6 +405,9 @@ class StmtLowerer(Lowering):
             scope.add(p.name, ent)
         sub = StmtLowerer(scope, self.types, self.ctx)
         sub.preds = self.preds
+        sub.exit_flag = self.exit_flag
+        if sub.exit_flag is not None:
+            scope.add(EXITED, sub.exit_flag)
         return out + sub.body(d.body.stmts)
 
 
@@ -346,6 +421,12 @@ def _call_value(self: StmtLowerer, e: A.Call) -> V:
 
 
 StmtLowerer.call_value = _call_value  # type: ignore[method-assign]
+
+
+def _reads(e: A.Expr, target: str) -> bool:
+    """Does e read (a part of) the value `target` names?"""
+    return any_expr(e, lambda x: isinstance(x, (A.Name, A.Member)) and (
+        describe(x) == target or describe(x).startswith(target + ".")))
 
 
 def _has_call(s: A.Stmt | None) -> bool:

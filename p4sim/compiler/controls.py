@@ -294,8 +294,18 @@ class ControlLowerer(BlockContext):
                 inner.add(s.name, const_value(self.prog, inner, s, self.prog.resolve(s.typ, inner)), s.loc)
         cur = nxt
         pending: list[A.Stmt] = []
+        for k, s in enumerate(stmts):
+            if isinstance(s, A.Exit):  # what follows an exit in the same block never runs
+                stmts = stmts[:k + 1]
+                break
+        may_exit = StmtLowerer(inner, self.prog, self).may_exit
         for s in reversed(stmts):
             if self.simple(s, inner):
+                # a statement that may exit ends its action: bmv2 stops the pipeline after that table,
+                # but would run the rest of the same action
+                if pending and not isinstance(s, (A.VarDecl, A.ConstDecl)) and may_exit(s):
+                    cur = self.straight(pending, cur, inner)
+                    pending = []
                 if isinstance(s, A.VarDecl):
                     if s.init is not None:
                         pending.insert(0, A.Assign(s.loc, A.Name(s.loc, s.name), s.init))

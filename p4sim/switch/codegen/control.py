@@ -173,7 +173,9 @@ class ControlGen:
         if op == "no_op":
             return [f"{ind}pass"]
         if op == "exit":
-            return [f"{ind}p._exit = True", f"{ind}{self.exit_stmt}"]
+            # bmv2 (core primitive exit_): the packet is marked, the action runs to its end, then the
+            # pipeline stops (checked after every table)
+            return [f"{ind}p._exit = True"]
         if op == "count":
             c = self.bind("CTR", ps[0]["value"], f"pl.counters[{ps[0]['value']!r}]")
             return [f"{ind}i = {ex(ps[1])}", f"{ind}if 0 <= i < {c}.size:",
@@ -373,6 +375,8 @@ class ControlGen:
             g.cur_params = g.prog.actions[de.action_id].params
             out += self.primitives(a.get("primitives", []), ind)
             g.cur_params = None
+            if self._may_exit((de.action_id,)):
+                out += [f"{ind}if p._exit:", f"{ind}    {self.exit_stmt}"]
             return out, False
         tbl = self.bind("T", t["name"], f"pl.tables[{t['name']!r}]")
         out: list[str] = []
