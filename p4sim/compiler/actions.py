@@ -284,13 +284,31 @@ class StmtLowerer(Lowering):
                 return self._assign_members(lv.ent.type, lhs, s.rhs, rv, s)
             raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
         if isinstance(lv.ent, StackE):
-            raise CompileError(s.loc, "assigning whole header stacks is not supported")
+            rv = self.expr(s.rhs)
+            if not isinstance(rv.ent, StackE) or rv.ent.type.elem is not lv.ent.type.elem \
+                    or rv.ent.type.size != lv.ent.type.size:
+                raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
+            if self.preds:
+                raise CompileError(s.loc, "conditional header stack assignment inside an action is not supported")
+            if not self.allow_jumps:  # in a parser the next index matters: bmv2's assign_header_stack copies it
+                return [prim("assign_header_stack", [{"type": "header_stack", "value": lv.ent.name},
+                                                     {"type": "header_stack", "value": rv.ent.name}], s.loc, frag)]
+            return [prim("assign_header", [{"type": "header", "value": d.inst}, {"type": "header", "value": r.inst}],
+                         s.loc, frag) for d, r in zip(lv.ent.elems, rv.ent.elems, strict=True)]
         if isinstance(lv.ent, RuntimeE) or lv.const is not None:
             raise CompileError(lhs.loc, f"{describe(lhs)} is read-only (a constant or an action parameter)")
         raise CompileError(lhs.loc, f"{describe(lhs)} cannot be assigned")
 
     def _assign_members(self, st: StructT, lhs: A.Expr, rhs: A.Expr, rv: V, s: A.Assign) -> list[dict]:
         assert isinstance(rhs, A.ListExpr)
+        if rhs.names is not None:  # {x = a, y = b}: every field once, in any order
+            given = dict(zip(rhs.names, rhs.items, strict=True))
+            fields = [n for n, _t in st.fields]
+            extra = [n for n in given if n not in fields]
+            if extra or len(given) != len(rhs.names) or len(given) != len(fields):
+                raise CompileError(rhs.loc, f"initializer of {st}: expected each of the fields "
+                                   f"{', '.join(fields)} once" + (f", found {extra[0]!r}" if extra else ""))
+            rhs = A.ListExpr(rhs.loc, [given[n] for n in fields])
         if len(rhs.items) != len(st.fields):
             raise CompileError(s.loc, f"{st} has {len(st.fields)} fields, the list has {len(rhs.items)}")
         out: list[dict] = []

@@ -191,9 +191,10 @@ class Call(Expr):
 
 @dataclass(slots=True, eq=False)
 class ListExpr(Expr):
-    """`{a, b, ...}`."""
+    """`{a, b, ...}`, or a struct initializer `{x = a, y = b}` (names given)."""
 
     items: list[Expr]
+    names: list[str] | None = None
 
 
 @dataclass(slots=True, eq=False)

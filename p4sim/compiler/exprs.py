@@ -9,6 +9,8 @@ from p4sim.compiler import ast as A
 from p4sim.compiler.env import (
     ConstE,
     DeclE,
+    DynFieldE,
+    DynHeaderE,
     Ent,
     FieldE,
     HeaderE,
@@ -298,6 +300,17 @@ class ExprLowerer:
                 val = t.values[e.name] if t.underlying else t.members.index(e.name)
                 return V(hexstr(val, bit_width(t)), t, None, val)
             raise CompileError(e.loc, f"{describe(e)}: a type has no member {e.name!r}")
+        if isinstance(ent, DynHeaderE):
+            st = ent.stack
+            names = [n for n, _t in st.type.elem.fields]
+            if e.name not in names:
+                raise CompileError(e.loc, f"{describe(e)}: {st.type.elem} has no field {e.name!r}")
+            ft = st.type.elem.field_type(e.name)
+            if not isinstance(strip(ft), (BitsT, BoolT)):
+                raise CompileError(e.loc, f"{describe(e)}: only bit<W> fields of a run-time indexed element")
+            deref = jexpr("dereference_header_stack", {"type": "header_stack", "value": st.name}, ent.index)
+            j = {"type": "expression", "value": {"op": "access_field", "left": deref, "right": names.index(e.name)}}
+            return V(j, ft, DynFieldE(st.elems[0].inst and [st.elems[0].inst, e.name], ft, j))
         if isinstance(ent, HeaderE):
             ft = ent.type.field_type(e.name)
             if ft is None:
@@ -320,10 +333,16 @@ class ExprLowerer:
         raise CompileError(e.loc, f"{describe(e)}: {base.t} has no member {e.name!r}")
 
     def index(self, e: A.Index) -> V:
-        """`stack[i]` with a constant index."""
+        """`stack[i]`: an element, or with an index known only at run time, an element whose fields are
+        bmv2's access_field of dereference_header_stack (as p4c writes them)."""
         base = self.expr(e.expr)
         if not isinstance(base.ent, StackE):
             raise CompileError(e.loc, f"{describe(e.expr)} is not a header stack")
+        iv = self.expr(e.index, BitsT(32))
+        if iv.const is None:
+            if not isinstance(strip(iv.t), BitsT) or strip(iv.t).signed:
+                raise CompileError(e.index.loc, f"a header stack index must be an unsigned bit<W>, found {iv.t}")
+            return V(None, base.ent.type.elem, DynHeaderE(base.ent, self.data(iv, e.index.loc)))
         i = self.const_int(e.index, "a constant header stack index")
         if not 0 <= i < base.ent.type.size:
             raise CompileError(e.index.loc, f"index {i} out of bounds for {describe(e.expr)}[{base.ent.type.size}]")

@@ -262,6 +262,20 @@ class ExprParser:
             raise CompileError(loc, "expected an assignment or a method call")
         return A.CallStmt(loc, lhs)
 
+    def _named_list(self, loc: Loc) -> A.ListExpr:
+        """`{name = expr, ...}` (a struct or header initializer)."""
+        names: list[str] = []
+        items: list[A.Expr] = []
+        while True:
+            names.append(self.ident("a field name"))
+            self.expect("=")
+            items.append(self.expr())
+            if self.take("}"):
+                return A.ListExpr(loc, items, names)
+            self.expect(",")
+            if self.take("}"):
+                return A.ListExpr(loc, items, names)
+
     def _for(self, loc: Loc) -> A.For:
         """`for (init; cond; update) body`; init and update are comma-separated simple statements."""
         self.expect("(")
@@ -404,6 +418,8 @@ class ExprParser:
             self.expect(")")
             return e
         if self.take("{"):
+            if self.tok.kind == "ident" and self.peek().kind == "op" and self.peek().text == "=":
+                return self._named_list(loc)
             items = self.expr_list("}")
             return A.ListExpr(loc, items)
         if self.take("."):

@@ -427,7 +427,21 @@ def apply_loop() -> Scenario:
     ])
 
 
+def stacks() -> Scenario:
+    """A stack assigned in a parser (with its next index) and in a control, run-time indices, named
+    struct and header initializers."""
+    def frame(op: int, i: int = 0, j: int = 0, r: int = 0, s: int = 0, body: bytes = b"") -> bytes:
+        return bytes(Ether(src=H1, dst=H2, type=0x88B5)) + bytes([op, i, j, r, s]) + body + PAYLOAD
+    tags = bytes.fromhex("111122223333")
+    after = bytes.fromhex("1111abcd3333")
+    return Scenario("stacks", CORPUS / "stacks.p4", None, [], [
+        Probe("copy_in_parser", 1, frame(1, body=tags), (Expect(2, frame(1, body=bytes.fromhex("2222111122223333"))),)),
+        Probe("runtime_index", 1, frame(2, 2, 1, body=tags),
+              (Expect(2, frame(2, 2, 1, 0x33, 1, after + after + bytes([2, 0x33]))),)),
+    ])
+
+
 def scenarios() -> list[Scenario]:
     """Every program of the parity test."""
     return [fabric(), ocs(), l3_basic(), externs(), features(), nested(), parsing(), parser_errors(),
-            special_ops(), rt_basic(), json_forms(), lang(), apply_loop()]
+            special_ops(), rt_basic(), json_forms(), lang(), apply_loop(), stacks()]
