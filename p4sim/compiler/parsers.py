@@ -98,7 +98,7 @@ class ParserLowerer(BlockContext):
             rest = A.State(s.loc, s.name, s.annos, stmts[k + 1:], s.next, s.select, s.cases, s.trans_loc)
             self.state(rest, stl.scope, cont, target, rest.stmts)
             return
-        key, trans = self._transition(stl, s, target)
+        key, trans = self._transition(stl, s, target, ops)
         self.states[entry].update({"parser_ops": ops, "transitions": trans, "transition_key": key})
 
     def _subparser_apply(self, st: A.Stmt, sl: StmtLowerer) -> DeclE | None:
@@ -182,7 +182,9 @@ class ParserLowerer(BlockContext):
             return V({"type": "lookahead", "value": [0, bit_width(t)]}, t)
         return None
 
-    def _transition(self, sl: StmtLowerer, s: A.State, target: Any) -> tuple[list, list]:
+    def _transition(self, sl: StmtLowerer, s: A.State, target: Any, ops: list[dict]) -> tuple[list, list]:
+        """The select key and transitions of a state; a key that is an expression (bmv2 only selects on
+        fields, stack fields and lookaheads) is computed into a temporary by a `set` appended to ops."""
         if s.select is None:
             nxt = s.next or "accept"
             return [], [{"type": "default", "value": None, "mask": None,
@@ -194,8 +196,13 @@ class ParserLowerer(BlockContext):
                 v = V(sl.data(v, e.loc), BitsT(1), v.ent)
             if v.j is None or not isinstance(strip(v.t), (BitsT, EnumT, ErrorT)):
                 raise CompileError(e.loc, f"cannot select on a value of type {v.t}")
-            keys.append(v.j)  # a field, lookahead, stack_field or expression operand
-            widths.append(bit_width(strip(v.t)))
+            w = bit_width(strip(v.t))
+            if v.j.get("type") not in ("field", "lookahead", "stack_field"):
+                tmp = self.new_local(self.bm.fresh("tmp"), BitsT(w), e.loc)
+                ops.append({"op": "set", "parameters": [{"type": "field", "value": tmp.ref}, operand(v.j)]})
+                v = V({"type": "field", "value": tmp.ref}, BitsT(w))
+            keys.append(v.j)
+            widths.append(w)
         trans = []
         for case in s.cases:
             ks = case.keyset.items if isinstance(case.keyset, A.ListExpr) else [case.keyset]

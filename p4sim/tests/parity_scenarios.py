@@ -441,7 +441,23 @@ def stacks() -> Scenario:
     ])
 
 
+def keys() -> Scenario:
+    """An expression key, an expression select key, entries with priorities, an enum action parameter,
+    a header union assignment."""
+    def frame(op: int, a: int, b: int, r: int = 0, s: int = 0, e: int = 0, body: bytes = b"") -> bytes:
+        return bytes(Ether(src=H1, dst=H2, type=0x88B5)) + bytes([op, a, b, r, s, e]) + body + PAYLOAD
+    return Scenario("keys", CORPUS / "keys.p4", None, [], [
+        # a + b = 10 hits by_sum; a = 0x11 matches both ranked entries: priority 20 wins
+        Probe("expression_key_and_priority", 1, frame(0, 0x11, 0xF9),
+              (Expect(2, frame(0, 0x11, 0xF9, r=0xAA, s=1, e=7)),)),
+        Probe("no_key_hit", 1, frame(0, 0x22, 0), (Expect(2, frame(0, 0x22, 0, e=7)),)),
+        # select (a & 0x0f, op + 1) == (4, 4): u.t extracted (0x41); w = u, then w.t.v + 1
+        Probe("select_expression_union", 1, frame(3, 0x04, 0, body=b"\x41"),
+              (Expect(2, frame(3, 0x04, 0, e=7, body=b"\x41\x42")),)),
+    ])
+
+
 def scenarios() -> list[Scenario]:
     """Every program of the parity test."""
     return [fabric(), ocs(), l3_basic(), externs(), features(), nested(), parsing(), parser_errors(),
-            special_ops(), rt_basic(), json_forms(), lang(), apply_loop(), stacks()]
+            special_ops(), rt_basic(), json_forms(), lang(), apply_loop(), stacks(), keys()]
