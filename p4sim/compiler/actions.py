@@ -15,7 +15,7 @@ from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, jexpr, mask_of
 from p4sim.compiler.externs import Lowering, extern_function, instance_method, is_instance, prim
 from p4sim.compiler.inline import Inliner, action_body, any_expr
-from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, is_scalar, strip
+from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, VarbitT, is_scalar, strip
 
 EXITED = "$hasExited"  # the exit flag's name in scopes (not a P4 identifier: no program can clash)
 
@@ -252,6 +252,13 @@ class StmtLowerer(Lowering):
             return self.assign_slice(s)
         lv = self.expr(lhs)
         frag = f"{describe(lhs)} = {describe(s.rhs)}"
+        if isinstance(lv.ent, FieldE) and isinstance(strip(lv.t), VarbitT):
+            rv = self.expr(s.rhs)
+            if not isinstance(strip(rv.t), VarbitT) or strip(rv.t).max_width != strip(lv.t).max_width:
+                raise CompileError(s.rhs.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
+            if self.preds:
+                raise CompileError(s.loc, "conditional varbit assignment inside an action is not supported")
+            return [prim("assign_VL", [lv.j, rv.j], s.loc, frag)]
         if isinstance(lv.ent, FieldE):
             rv = self.coerce(self.expr(s.rhs, strip(lv.t)), lv.t, s.rhs.loc, f"right side of {describe(lhs)} =")
             val = self.data(rv, s.rhs.loc)
@@ -386,7 +393,8 @@ class StmtLowerer(Lowering):
                     raise CompileError(c.loc, f"{f.name} takes one argument")
                 n = self.const_int(c.args[0].expr, "a constant count")
                 op = "push" if f.name == "push_front" else "pop"
-                return [prim(op, [{"type": "header_stack", "value": ent.name}, hexstr(n)], c.loc, frag)]
+                kind = "header_union_stack" if ent.type.elem.kind == "header_union" else "header_stack"
+                return [prim(op, [{"type": kind, "value": ent.name}, hexstr(n)], c.loc, frag)]
             if is_instance(ent):
                 return instance_method(self, ent.extra, f.name, c)
             if isinstance(ent, DeclE) and ent.kind == "table":

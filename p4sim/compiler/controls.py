@@ -197,8 +197,8 @@ class BlockContext:
 def make_storage(bm: Bmv2Json, name: str, t: Type, loc: Any = None) -> Ent:
     """bmv2 storage for a value of type t named name."""
     ts = strip(t)
-    if isinstance(ts, StructT) and ts.kind == "header_union":
-        raise CompileError(loc, f"{name}: header union variables are not supported (only in the headers struct)")
+    if isinstance(ts, StructT) and ts.kind == "header_union":  # as in the headers struct (p4c's HeaderConverter)
+        return bm.add_union(bm.unique(name), ts)
     if is_scalar(ts):
         return bm.scalar(name, t)
     if isinstance(ts, StructT) and ts.kind == "header":

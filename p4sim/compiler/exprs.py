@@ -33,7 +33,6 @@ from p4sim.compiler.types import (
     StringT,
     StructT,
     Type,
-    VarbitT,
     bit_width,
     same,
     strip,
@@ -317,9 +316,7 @@ class ExprLowerer:
                 raise CompileError(e.loc, f"{describe(e)}: {ent.type} has no field {e.name!r}")
             if isinstance(ft, StructT):
                 raise CompileError(e.loc, f"{describe(e)}: nested structs in headers are not supported")
-            if isinstance(strip(ft), VarbitT):
-                raise CompileError(e.loc, f"{describe(e)}: a varbit field can only be extracted and emitted "
-                                   "with its header")
+            # a varbit field: a value of type varbit<N> (assignable to another, in checksum and hash data)
             return self.entity_value(FieldE([ent.inst, e.name], ft), e)
         if isinstance(ent, StructE):
             m = ent.members.get(e.name)

@@ -150,9 +150,16 @@ class ParserLowerer(BlockContext):
             a = c.args[0].expr
             if isinstance(a, A.Member) and a.name == "next":
                 st = sl.expr(a.expr)
-                if not isinstance(st.ent, StackE):
+                if not isinstance(st.ent, StackE) or st.ent.type.elem.kind != "header":
                     raise CompileError(a.loc, f"{describe(a.expr)} is not a header stack")
                 return [{"op": "extract", "parameters": [{"type": "stack", "value": st.ent.name}]}]
+            if isinstance(a, A.Member) and isinstance(a.expr, A.Member) and a.expr.name == "next":
+                # a member of the next union of a union stack (bmv2 extracts it and moves next)
+                st = sl.expr(a.expr.expr)
+                if not isinstance(st.ent, StackE) or st.ent.type.elem.kind != "header_union" \
+                        or st.ent.type.elem.field_type(a.name) is None:
+                    raise CompileError(a.loc, f"{describe(a)}: expected a member of a header union stack's next")
+                return [{"op": "extract", "parameters": [{"type": "union_stack", "value": [st.ent.name, a.name]}]}]
             v = sl.expr(a)
             if not isinstance(v.ent, HeaderE):
                 raise CompileError(a.loc, f"extract expects a header, found {v.t}")
@@ -303,7 +310,11 @@ class DeparserLowerer(BlockContext):
             if isinstance(ent, HeaderE):
                 order.append(ent.inst)
             elif isinstance(ent, StackE):
-                order.extend(h.inst for h in ent.elems)
+                for h in ent.elems:
+                    if isinstance(h, HeaderE):
+                        order.append(h.inst)
+                    else:  # a union stack: each union's members in order
+                        order.extend(m.inst for m in h.members.values())  # type: ignore[attr-defined]
             elif isinstance(ent, StructE):
                 for m in ent.members.values():
                     if isinstance(m, (HeaderE, StackE, StructE)):

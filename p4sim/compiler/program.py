@@ -170,8 +170,8 @@ class Program:
             return ListT([self.resolve(a, scope) for a in syn.args])
         if isinstance(syn, A.StackT):
             elem = strip(self.resolve(syn.elem, scope))
-            if not isinstance(elem, StructT) or elem.kind != "header":
-                raise CompileError(syn.loc, f"header stacks must hold headers, found {elem}")
+            if not isinstance(elem, StructT) or elem.kind not in ("header", "header_union"):
+                raise CompileError(syn.loc, f"header stacks must hold headers or header unions, found {elem}")
             n = ExprLowerer(scope, self).const_int(syn.size, "a constant stack size")
             if n <= 0:
                 raise CompileError(syn.loc, f"header stack size {n} must be positive")

@@ -68,9 +68,6 @@ class Scenario:
     probes: list[Probe] = field(default_factory=list)
     # p4c refuses it with an error matching this (the p4sim JSON still runs on both switches)
     p4c_refuses: str | None = None
-    # p4sim-compile refuses it with a located error matching this (a construct the compiler README
-    # lists as unsupported; p4c's JSON still runs on both switches)
-    p4sim_refuses: str | None = None
 
 
 # ---- frames and edits --------------------------------------------------------------------------
@@ -376,7 +373,7 @@ def json_forms() -> Scenario:
               (Expect(2, _jf(3, r=1, s=0xB1, body=bytes.fromhex("b0b1a1"))),)),
         Probe("for_loop", 1, _jf(4, 5), (Expect(2, _jf(4, 5, r=10)),)),
         Probe("not_op", 1, plain, (Expect(2, plain),)),
-    ], p4sim_refuses="header stacks must hold headers, found header_union")
+    ])
 
 
 # p4c 1.2.5.16's JSON runs a for loop of an apply block once (one action with the loop variable, no
@@ -454,6 +451,7 @@ def keys() -> Scenario:
         # select (a & 0x0f, op + 1) == (4, 4): u.t extracted (0x41); w = u, then w.t.v + 1
         Probe("select_expression_union", 1, frame(3, 0x04, 0, body=b"\x41"),
               (Expect(2, frame(3, 0x04, 0, e=7, body=b"\x41\x42")),)),
+        Probe("union_variable", 1, frame(4, 0, 0), (Expect(2, frame(4, 0, 0, e=7, body=b"\x12\x34")),)),
     ])
 
 

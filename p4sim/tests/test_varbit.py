@@ -46,5 +46,5 @@ def test_varbit_extract_and_emit_on_the_switch(tmp_path: Path, monkeypatch: pyte
 
 
 def test_varbit_errors(tmp_path: Path) -> None:
-    with pytest.raises(CompileError, match="a varbit field can only be extracted and emitted"):
+    with pytest.raises(CompileError, match="cannot cast varbit<32> to bit<8>"):
         _compile(tmp_path, "hdr.h.a = (bit<8>)hdr.o.data;")

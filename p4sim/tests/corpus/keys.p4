@@ -1,6 +1,6 @@
 /* Keys and entries (op.op selects): an expression as a table key (with the @name p4c requires) and
  * as a parser select key, entries with explicit priorities, an enum-typed action parameter in a
- * default action, a header union assigned whole and its member changed. */
+ * default action, a header union assigned whole and its member changed, a header union variable. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -69,6 +69,13 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
             if (hdr.u.isValid()) {
                 hdr.w = hdr.u;
                 hdr.w.t.v = hdr.w.t.v + 1;
+            } else if (hdr.op.op == 4) {
+                u_t local;              // a header union variable: making h2 valid invalidates t
+                local.t.setValid();
+                local.t.v = 5;
+                local.h2.setValid();
+                local.h2.w = 0x1234;
+                hdr.w = local;
             }
         }
     }
