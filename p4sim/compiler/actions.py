@@ -33,6 +33,7 @@ class StmtLowerer(Lowering):
         # set by `exit` inside an action body, so that what follows it does not run: bmv2's exit primitive
         # only marks the packet, the action runs to its end (p4c guards the rest the same way)
         self.exit_flag: Ent | None = None
+        self.loops = 0  # depth of for loops being lowered (break and continue need one)
 
     # ---- lvalues -------------------------------------------------------------------
     def lvalue(self, e: A.Expr) -> V:
@@ -148,6 +149,14 @@ class StmtLowerer(Lowering):
             return self.if_(s)
         if isinstance(s, A.For):
             return self.for_(s)
+        if isinstance(s, (A.Break, A.Continue)):
+            if not self.loops:
+                raise CompileError(s.loc, f"{'break' if isinstance(s, A.Break) else 'continue'} outside a for loop")
+            if self.preds:
+                raise CompileError(s.loc, "break or continue under a predicated condition is not supported")
+            j = prim("_jump", [], s.loc, "break" if isinstance(s, A.Break) else "continue")
+            j["_loop"] = "break" if isinstance(s, A.Break) else "continue"
+            return [j]
         if isinstance(s, A.Exit):
             if self.preds:
                 raise CompileError(s.loc, "conditional exit inside an action is not supported")
@@ -222,6 +231,7 @@ class StmtLowerer(Lowering):
                 out += self.stmt(st)
             jc = self.cond(self.expr(s.cond), s.cond.loc)
             self.in_jump += 1
+            self.loops += 1
             try:
                 body = self.stmts([s.body])
                 update: list[dict] = []
@@ -229,8 +239,13 @@ class StmtLowerer(Lowering):
                     update += self.stmt(st)
             finally:
                 self.in_jump -= 1
+                self.loops -= 1
         finally:
             self.scope = saved
+        for i, p in enumerate(body):  # this loop's break (past the backward jump) and continue (the update)
+            kind = p.pop("_loop", None)
+            if kind is not None:
+                p["_rel"] = len(body) - i + (len(update) + 1 if kind == "break" else 0)
         test = prim("_jump_if_zero", [jexpr("b2d", None, jc)], s.loc, describe(s.cond))
         test["_rel"] = 2 + len(body) + len(update)
         back = prim("_jump", [], s.loc, describe(s.cond))
@@ -457,7 +472,7 @@ def _reads(e: A.Expr, target: str) -> bool:
 
 def _has_call(s: A.Stmt | None) -> bool:
     """Does the statement make a call, exit or loop (what predication cannot guard)?"""
-    if isinstance(s, (A.CallStmt, A.Exit, A.For)):
+    if isinstance(s, (A.CallStmt, A.Exit, A.For, A.Break, A.Continue)):
         return True
     if isinstance(s, A.Block):
         return any(_has_call(x) for x in s.stmts)

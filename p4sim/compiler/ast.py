@@ -286,6 +286,16 @@ class For(Stmt):
 
 
 @dataclass(slots=True, eq=False)
+class Break(Stmt):
+    """`break;` (in a for loop)."""
+
+
+@dataclass(slots=True, eq=False)
+class Continue(Stmt):
+    """`continue;` (in a for loop)."""
+
+
+@dataclass(slots=True, eq=False)
 class Exit(Stmt):
     """`exit;`."""
 

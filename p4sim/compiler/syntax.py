@@ -216,6 +216,12 @@ class ExprParser:
             return A.Exit(loc)
         if self.take("for"):
             return self._for(loc)
+        if self.take("break"):
+            self.expect(";")
+            return A.Break(loc)
+        if self.take("continue"):
+            self.expect(";")
+            return A.Continue(loc)
         if self.take("return"):
             e = None if self.at(";") else self.expr()
             self.expect(";")

@@ -411,6 +411,8 @@ def lang() -> Scenario:
         Probe("early_return", 1, _lo(9, 0), (Expect(2, _lo(9, 0, r=0x42)),)),
         Probe("default_args", 1, _lo(9, 1), (Expect(2, _lo(9, 1, r=0x42, s=0x42)),)),
         Probe("exit_nested", 1, _lo(10), (Expect(2, _lo(10, c=0xEC, r=9)),)),
+        Probe("break_continue", 1, _lo(11, 7), (Expect(2, _lo(11, 7, r=12)),)),  # 0 + 2 + 4 + 6, stop at 7
+        Probe("continue_only", 1, _lo(11, 20), (Expect(2, _lo(11, 20, r=20)),)),  # 0 + 2 + 4 + 6 + 8
     ])
 
 

@@ -9,7 +9,8 @@
  * 7: serializable and plain enums (switch, table key, const entries),
  * 8: struct and header initializers (a list makes a header valid),
  * 9: a return in the middle of an action, default-action arguments,
- * 10: exit inside an action called from an action. */
+ * 10: exit inside an action called from an action,
+ * 11: break and continue in a for loop. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -87,6 +88,19 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
     action triangle() {
         bit<8> acc = 0;
         for (bit<8> i = 0; i < hdr.op.a; i = i + 1) {
+            acc = acc + i;
+        }
+        hdr.op.r = acc;
+    }
+    action evens_below() {
+        bit<8> acc = 0;
+        for (bit<8> i = 0; i < 10; i = i + 1) {
+            if (i == hdr.op.a) {
+                break;
+            }
+            if (i[0:0] == 1) {
+                continue;
+            }
             acc = acc + i;
         }
         hdr.op.r = acc;
@@ -171,6 +185,8 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
             with_default.apply();
         } else if (hdr.op.op == 10) {
             outer();
+        } else if (hdr.op.op == 11) {
+            evens_below();
         }
     }
 }
