@@ -56,21 +56,37 @@ def map_expr(e: A.Expr, fn: Callable[[A.Expr], A.Expr | None]) -> A.Expr:
     return dataclasses.replace(e, **changes) if changes else e
 
 
+_CHILDREN: dict[type, tuple[str, ...]] = {}
+
+
+def _children(t: type) -> tuple[str, ...]:
+    """Names of the fields of an expression class that may hold expressions (cached per class)."""
+    names = _CHILDREN.get(t)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(t) if f.name not in ("loc", "type"))
+        _CHILDREN[t] = names
+    return names
+
+
 def any_expr(e: A.Expr | None, pred: Callable[[A.Expr], bool]) -> bool:
     """Does pred hold for e or one of its sub-expressions?"""
-    if e is None:
-        return False
-    if pred(e):
-        return True
-    for f in dataclasses.fields(e):
-        v = getattr(e, f.name)
-        if isinstance(v, A.Expr):
-            if any_expr(v, pred):
-                return True
-        elif isinstance(v, list):
-            for x in v:
-                if isinstance(x, A.Expr) and any_expr(x, pred) or isinstance(x, A.Arg) and any_expr(x.expr, pred):
-                    return True
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if x is None:
+            continue
+        if pred(x):
+            return True
+        for n in _children(type(x)):
+            v = getattr(x, n)
+            if isinstance(v, A.Expr):
+                stack.append(v)
+            elif isinstance(v, list):
+                for y in v:
+                    if isinstance(y, A.Expr):
+                        stack.append(y)
+                    elif isinstance(y, A.Arg):
+                        stack.append(y.expr)
     return False
 
 
@@ -259,7 +275,12 @@ class Inliner:
 
     def _effect_or_call(self, e: A.Expr) -> bool:
         """Does e run a function body (also a void function called as a statement) or a table test?"""
-        return any_expr(e, lambda x: self._function(x) is not None or self._table_test(x))
+        return any_expr(e, self._call_or_test)
+
+    def _call_or_test(self, x: A.Expr) -> bool:
+        if isinstance(x, A.Call):
+            return self._function(x) is not None
+        return isinstance(x, A.Member) and x.name in ("hit", "miss") and self._table_test(x)
 
     def _effect(self, x: A.Expr) -> bool:
         if isinstance(x, A.Call):
