@@ -17,6 +17,11 @@ from p4sim.compiler.externs import Lowering, extern_function, instance_method, i
 from p4sim.compiler.inline import Inliner, action_body, any_expr
 from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, VarbitT, is_scalar, strip
 
+
+class NeedsJumps(CompileError):
+    """A statement predication cannot guard (a whole header, stack or varbit assignment)."""
+
+
 EXITED = "$hasExited"  # the exit flag's name in scopes (not a P4 identifier: no program can clash)
 
 
@@ -183,6 +188,16 @@ class StmtLowerer(Lowering):
             return self.stmt(branch) if branch is not None else []
         if self.allow_jumps and not self.preds and (_has_call(s.then) or _has_call(s.other)):
             return self.jump_if(s, jc)
+        depth = len(self.preds)
+        try:
+            return self._predicated(s, jc)
+        except NeedsJumps:
+            del self.preds[depth:]
+            if self.allow_jumps and not depth:  # what predication cannot guard goes under jumps
+                return self.jump_if(s, jc)
+            raise
+
+    def _predicated(self, s: A.If, jc: dict) -> list[dict]:
         tmp = self.ctx.new_local("cond", BoolT(), s.loc)
         out = [prim("assign", [{"type": "field", "value": tmp.ref}, jexpr("b2d", None, jc)], s.loc,
                     describe(s.cond))]
@@ -272,7 +287,7 @@ class StmtLowerer(Lowering):
             if not isinstance(strip(rv.t), VarbitT) or strip(rv.t).max_width != strip(lv.t).max_width:
                 raise CompileError(s.rhs.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
             if self.preds:
-                raise CompileError(s.loc, "conditional varbit assignment inside an action is not supported")
+                raise NeedsJumps(s.loc, "conditional varbit assignment inside an action is not supported")
             return [prim("assign_VL", [lv.j, rv.j], s.loc, frag)]
         if isinstance(lv.ent, FieldE):
             rv = self.coerce(self.expr(s.rhs, strip(lv.t)), lv.t, s.rhs.loc, f"right side of {describe(lhs)} =")
@@ -284,7 +299,7 @@ class StmtLowerer(Lowering):
         if isinstance(lv.ent, HeaderE):
             rv = self.expr(s.rhs)
             if self.preds:
-                raise CompileError(s.loc, "conditional header assignment inside an action is not supported")
+                raise NeedsJumps(s.loc, "conditional header assignment inside an action is not supported")
             if isinstance(rv.ent, HeaderE):
                 if rv.ent.type is not lv.ent.type:
                     raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
@@ -311,7 +326,7 @@ class StmtLowerer(Lowering):
                     or rv.ent.type.size != lv.ent.type.size:
                 raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
             if self.preds:
-                raise CompileError(s.loc, "conditional header stack assignment inside an action is not supported")
+                raise NeedsJumps(s.loc, "conditional header stack assignment inside an action is not supported")
             if not self.allow_jumps:  # in a parser the next index matters: bmv2's assign_header_stack copies it
                 return [prim("assign_header_stack", [{"type": "header_stack", "value": lv.ent.name},
                                                      {"type": "header_stack", "value": rv.ent.name}], s.loc, frag)]

@@ -437,6 +437,8 @@ def stacks() -> Scenario:
         Probe("copy_in_parser", 1, frame(1, body=tags), (Expect(2, frame(1, body=bytes.fromhex("2222111122223333"))),)),
         Probe("runtime_index", 1, frame(2, 2, 1, body=tags),
               (Expect(2, frame(2, 2, 1, 0x33, 1, after + after + bytes([2, 0x33]))),)),
+        Probe("conditional_header_copy", 1, frame(3, 1, body=tags), (Expect(2, frame(3, 1, body=tags + tags[:2])),)),
+        Probe("conditional_else", 1, frame(3, 0, body=tags), (Expect(2, frame(3, 0, r=0x77, body=tags)),)),
     ])
 
 

@@ -1,7 +1,8 @@
 /* Header stacks and initializers (op.op selects):
  * 1: a stack assigned in a parser (bmv2 assign_header_stack: the next index comes with it),
  * 2: run-time stack indices (read and write), a stack assigned in a control (element by element),
- *    named struct and header initializers ({x = ..., y = ...} makes a header valid). */
+ *    named struct and header initializers ({x = ..., y = ...} makes a header valid),
+ * 3: a header assignment under a condition in an action. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -21,7 +22,7 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
     }
     state parse_op {
         pkt.extract(hdr.op);
-        transition select(hdr.op.op) { 1: copy_in_parser; 2: three_tags; default: accept; }
+        transition select(hdr.op.op) { 1: copy_in_parser; 2: three_tags; 3: three_tags; default: accept; }
     }
     state copy_in_parser {
         pkt.extract(hdr.tags.next);
@@ -41,6 +42,13 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
 control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
 
 control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    action maybe_copy() {
+        if (hdr.op.i == 1) {
+            hdr.copy[0] = hdr.tags[0];   // a header assignment under a condition: jumps, not predication
+        } else {
+            hdr.op.r = 0x77;
+        }
+    }
     apply {
         sm.egress_spec = 2;
         if (hdr.op.op == 1) {
@@ -52,6 +60,8 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
             hdr.extra = { y = hdr.op.r, x = hdr.op.i };
             meta.p = { second = hdr.op.r, first = hdr.op.j };
             hdr.op.s = meta.p.first;
+        } else if (hdr.op.op == 3) {
+            maybe_copy();
         }
     }
 }
