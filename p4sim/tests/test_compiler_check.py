@@ -98,6 +98,12 @@ def test_type_and_name_errors(tmp_path: Path, body: str, locals_: str, message: 
      "select cases must be compile-time constants"),
     ("bit<8> f(inout bit<8> x) { x = 1; return x; }", "m.x = f(m.x) + 1;", "",
      "f: a call with out or inout arguments inside a larger expression is not supported"),
+    ("T g<T>(in T x) { return x; }", "m.x = g(m.x);", "", "function g: generic functions are not supported"),
+    ("", "m.x = f(0); for (bit<8> i in 0 .. 3) { m.x = i; }", "", "for-in loops are not supported"),
+    ("", "m.x = f(0); for (bit<8> i = 0; i < 3; i = i + 1) { t.apply(); }", "",
+     "a for loop that applies tables or controls is not supported"),
+    ("", "m.x = f(0); if (m.f) { m.x = 1 > 0 ? f(m.x) : 8w0; }", "",
+     "a function call or table application in a branch of `?:` is not supported"),
     ("", "C2({1, 2, true}) c;", "", "constructor parameter k of type struct m_t is not supported"),
     ("extern Foo { Foo(); }", "Foo() f;", "", "extern Foo is not supported by p4sim"),
 ])
@@ -106,8 +112,11 @@ def test_unsupported_constructs_and_bad_programs(tmp_path: Path, top: str, local
     if "C2" in locals_:
         top = "control C2(inout m_t m)(m_t k) { apply { } }"
     body = ""
-    if "m.x = f(" in locals_:
+    if "m.x = f(" in locals_ or "m.x = g(" in locals_:
         body, locals_ = locals_, ""
+        if "f(0)" in body:  # f: a function with more than a return; t: a table to apply
+            top = "bit<8> f(in bit<8> x) { if (x == 0) { return 1; } return x; }"
+            locals_ = "table t { key = { m.x: exact; } actions = { NoAction; } }"
     assert message in error_of(tmp_path, body, locals_, top, parser)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from p4sim.compiler.errors import CompileError
 from p4sim.switch.device import Device
 from p4sim.switch.values import ActionCall, Exact
 from p4sim.tests.corpus import build
@@ -137,3 +138,9 @@ def test_jump_outside_the_action_is_rejected(tmp_path: Path) -> None:
     d = Device(ports={1: "j1"})
     with pytest.raises(ValueError, match="outside the action"):
         d.load_pipeline(json.dumps(doc))
+
+
+def test_return_inside_a_loop_is_a_located_error(tmp_path: Path) -> None:
+    with pytest.raises(CompileError, match=r"prog\.p4:\d+:\d+: error: return inside a for loop is not supported"):
+        build(tmp_path, "t.apply();", "action a() { for (bit<8> i = 0; i < 3; i = i + 1) { if (i == 1) { return; } } }"
+              " table t { key = { hdr.h.a: exact; } actions = { a; } }")
