@@ -13,7 +13,7 @@ from p4sim.compiler.env import DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import V, describe, mask_of, operand
 from p4sim.compiler.externs import HASH_ALGOS, field_refs
-from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, VarbitT, bit_width, strip
+from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, StructT, VarbitT, bit_width, strip
 
 log = logging.getLogger(__name__)
 
@@ -147,23 +147,10 @@ class ParserLowerer(BlockContext):
                 return [self._extract_vl(sl, c)]
             if len(c.args) != 1:
                 raise CompileError(c.loc, "extract takes 1 or 2 arguments")
-            a = c.args[0].expr
-            if isinstance(a, A.Member) and a.name == "next":
-                st = sl.expr(a.expr)
-                if not isinstance(st.ent, StackE) or st.ent.type.elem.kind != "header":
-                    raise CompileError(a.loc, f"{describe(a.expr)} is not a header stack")
-                return [{"op": "extract", "parameters": [{"type": "stack", "value": st.ent.name}]}]
-            if isinstance(a, A.Member) and isinstance(a.expr, A.Member) and a.expr.name == "next":
-                # a member of the next union of a union stack (bmv2 extracts it and moves next)
-                st = sl.expr(a.expr.expr)
-                if not isinstance(st.ent, StackE) or st.ent.type.elem.kind != "header_union" \
-                        or st.ent.type.elem.field_type(a.name) is None:
-                    raise CompileError(a.loc, f"{describe(a)}: expected a member of a header union stack's next")
-                return [{"op": "extract", "parameters": [{"type": "union_stack", "value": [st.ent.name, a.name]}]}]
-            v = sl.expr(a)
-            if not isinstance(v.ent, HeaderE):
-                raise CompileError(a.loc, f"extract expects a header, found {v.t}")
-            return [{"op": "extract", "parameters": [{"type": "regular", "value": v.ent.inst}]}]
+            target, ht = _extract_target(sl, c.args[0].expr)
+            if any(isinstance(strip(t), VarbitT) for _, t in ht.fields):
+                raise CompileError(c.loc, f"{ht} has a varbit field: extract it with a size")
+            return [{"op": "extract", "parameters": [target]}]
         if f.name == "advance":
             n = sl.coerce(sl.expr(c.args[0].expr, BitsT(32)), BitsT(32), c.loc, "advance size")
             return [{"op": "advance", "parameters": [operand(n.j)]}]
@@ -172,12 +159,11 @@ class ParserLowerer(BlockContext):
     @staticmethod
     def _extract_vl(sl: StmtLowerer, c: A.Call) -> dict:
         """`extract(hdr, size_in_bits)` of a header with a varbit field: bmv2's extract_VL."""
-        v = sl.expr(c.args[0].expr)
-        if not isinstance(v.ent, HeaderE) or not any(isinstance(strip(t), VarbitT) for _, t in v.ent.type.fields):
-            raise CompileError(c.loc, f"extract with a size needs a header with a varbit field, found {v.t}")
+        target, ht = _extract_target(sl, c.args[0].expr)
+        if not any(isinstance(strip(t), VarbitT) for _, t in ht.fields):
+            raise CompileError(c.loc, f"extract with a size needs a header with a varbit field, found {ht}")
         n = sl.coerce(sl.expr(c.args[1].expr, BitsT(32)), BitsT(32), c.args[1].expr.loc, "varbit size")
-        return {"op": "extract_VL", "parameters": [{"type": "regular", "value": v.ent.inst},
-                                                   {"type": "expression", "value": n.j}]}
+        return {"op": "extract_VL", "parameters": [target, {"type": "expression", "value": n.j}]}
 
     def lookahead(self, sl: StmtLowerer, e: A.Expr) -> V | None:
         """`pkt.lookahead<T>()` as a bmv2 lookahead operand."""
@@ -275,6 +261,27 @@ class ParserLowerer(BlockContext):
 def _is_packet(sl: StmtLowerer, name: str) -> bool:
     ent = sl.scope.lookup(name)
     return isinstance(ent, DeclE) and ent.kind == "packet"
+
+
+def _extract_target(sl: StmtLowerer, a: A.Expr) -> tuple[dict, StructT]:
+    """The header an extract writes, as bmv2's parameter: `regular` (a header), `stack` (`hs.next`),
+    `union_stack` (`us.next.member`); and its header type."""
+    if isinstance(a, A.Member) and a.name == "next":
+        st = sl.expr(a.expr)
+        if not isinstance(st.ent, StackE) or st.ent.type.elem.kind != "header":
+            raise CompileError(a.loc, f"{describe(a.expr)} is not a header stack")
+        return {"type": "stack", "value": st.ent.name}, st.ent.type.elem
+    if isinstance(a, A.Member) and isinstance(a.expr, A.Member) and a.expr.name == "next":
+        # a member of the next union of a union stack (bmv2 extracts it and moves next)
+        st = sl.expr(a.expr.expr)
+        mt = st.ent.type.elem.field_type(a.name) if isinstance(st.ent, StackE) else None
+        if mt is None or st.ent.type.elem.kind != "header_union":  # type: ignore[union-attr]
+            raise CompileError(a.loc, f"{describe(a)}: expected a member of a header union stack's next")
+        return {"type": "union_stack", "value": [st.ent.name, a.name]}, strip(mt)  # type: ignore[union-attr,return-value]
+    v = sl.expr(a)
+    if not isinstance(v.ent, HeaderE):
+        raise CompileError(a.loc, f"extract expects a header, found {v.t}")
+    return {"type": "regular", "value": v.ent.inst}, v.ent.type
 
 
 def _hex_bytes(value: int, width: int) -> str:

@@ -372,6 +372,9 @@ def json_forms() -> Scenario:
         Probe("union_stack", 1, _jf(3, body=bytes.fromhex("a0b0b1")),
               (Expect(2, _jf(3, r=1, s=0xB1, body=bytes.fromhex("b0b1a1"))),)),
         Probe("for_loop", 1, _jf(4, 5), (Expect(2, _jf(4, 5, r=10)),)),
+        # vs[0] takes n = 2 bytes, vs[1] one byte; both emitted with their lengths
+        Probe("varbit_stack", 1, _jf(5, 2, bytes.fromhex("aabbcc")), (Expect(2, _jf(5, 2, bytes.fromhex("aabbcc"), r=1)),)),
+        Probe("varbit_stack_too_long", 1, _jf(5, 5, bytes(8)), (Expect(2, _jf(5, 5, bytes(8), r=0xE4)),)),
         Probe("not_op", 1, plain, (Expect(2, plain),)),
     ])
 

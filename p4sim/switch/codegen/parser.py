@@ -266,28 +266,34 @@ class ParserGen:
         g = self.g
         kind = op["op"]
         params = op.get("parameters", [])
-        if kind == "extract":
+        if kind in ("extract", "extract_VL"):
+            pre, size = self.rvalue(params[1], ind) if kind == "extract_VL" else ([], "")
+
+            def one(h: str, ind2: str) -> list[str]:
+                if kind == "extract":
+                    return self.extract(h, ind2)
+                if h not in g.varbit:
+                    raise ValueError(f"extract_VL of {h!r}: expected a header with a variable-length field")
+                return self.extract_vl(h, "vls", ind2)
+
             t, v = params[0]["type"], params[0]["value"]
+            out = pre + ([f"{ind}vls = {size}"] if kind == "extract_VL" else [])
             if t == "regular":
-                return self.extract(v, ind)
+                return out + one(v, ind)
             if t in ("stack", "union_stack"):
-                # a union stack: member v[1] of the next element (bmv2 ParserOpExtractUnionStack)
+                # the next element of a stack, or member v[1] of the next union of a union stack (bmv2
+                # ParserOpExtractStack / ParserOpExtractUnionStack, with or without a variable length)
                 stack = (g.stacks[v] if t == "stack" else
                          [g.prog.header_unions[u][g.prog.union_member_names[u].index(v[1])]
                           for u in g.union_stacks[v[0]]])
                 nxt = g.stack_next(v if t == "stack" else v[0])
-                out = [f"{ind}i = p.{nxt}"] + self.too_short(f"i >= {len(stack)}", ind, "StackOutOfBounds")
+                out += [f"{ind}i = p.{nxt}"] + self.too_short(f"i >= {len(stack)}", ind, "StackOutOfBounds")
                 for j, h in enumerate(stack):
                     out.append(f"{ind}{'if' if j == 0 else 'elif'} i == {j}:")
-                    out += self.extract(h, ind + "    ")
+                    out += one(h, ind + "    ")
                 out.append(f"{ind}p.{nxt} = i + 1")
                 return out
-            raise ValueError(f"parser extract of type {t!r} is not supported")
-        if kind == "extract_VL":
-            if params[0]["type"] != "regular" or params[0]["value"] not in g.varbit:
-                raise ValueError(f"extract_VL of {params[0]['value']!r}: expected a header with a variable-length field")
-            pre, size = self.rvalue(params[1], ind)
-            return pre + self.extract_vl(params[0]["value"], size, ind)
+            raise ValueError(f"parser {kind} of type {t!r} is not supported")
         if kind == "set":
             pre, src = self.rvalue(params[1], ind)
             return pre + g.assign(params[0], src, ind, params[1] if params[1]["type"] != "lookahead" else None)

@@ -2,9 +2,10 @@
  * 1: header stack assignment in a parser (assign_header_stack: the next index is copied too),
  * 2: a varbit header (extract_VL from a run-time length, assign_header and assign_VL of it, a
  *    checksum over the varbit field; too long is HeaderTooShort),
- * and a table whose key is an `error` (P4Info gives it no width, the JSON 32 bits).
  * 3: a header union stack (extract of `next` members, pop_front, a member made valid),
- * 4: a `for` loop in an action (p4c: a backward _jump). */
+ * 4: a `for` loop in an action (p4c: a backward _jump),
+ * 5: extract_VL into the next element of a header stack (too long is HeaderTooShort),
+ * and a table whose key is an `error` (P4Info gives it no width, the JSON 32 bits). */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -12,6 +13,7 @@ header ethernet_t { bit<48> dst; bit<48> src; bit<16> ether_type; }
 header op_t { bit<8> op; bit<8> n; bit<8> r; bit<8> s; bit<16> sum; }
 header tag_t { bit<16> v; }
 header opt_t { bit<8> kind; varbit<64> data; }
+header vopt_t { varbit<32> data; }
 header a_t { bit<8> x; }
 header b_t { bit<16> y; }
 header_union ab_t { a_t a; b_t b; }
@@ -24,6 +26,7 @@ struct headers_t {
     opt_t opt;
     opt_t opt2;
     ab_t[2] us;
+    vopt_t[2] vs;
 }
 struct meta_t { bit<8> unused; }
 
@@ -34,7 +37,7 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
     }
     state parse_op {
         pkt.extract(hdr.op);
-        transition select(hdr.op.op) { 1: parse_tags; 2: parse_opt; 3: parse_us; default: accept; }
+        transition select(hdr.op.op) { 1: parse_tags; 2: parse_opt; 3: parse_us; 5: parse_vs; default: accept; }
     }
     state parse_tags {
         pkt.extract(hdr.tags.next);
@@ -45,6 +48,11 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
     }
     state parse_opt {
         pkt.extract(hdr.opt, (bit<32>)hdr.op.n * 8);
+        transition accept;
+    }
+    state parse_vs {
+        pkt.extract(hdr.vs.next, (bit<32>)hdr.op.n * 8);   // extract_VL into a stack's next element
+        pkt.extract(hdr.vs.next, 8);
         transition accept;
     }
     state parse_us {
