@@ -55,7 +55,8 @@ class StmtLowerer(Lowering):
         """The source-level pass that hoists function calls (and, in apply blocks, table tests) out of
         expressions in this scope."""
         prog, home = self.types, self.types.scope
-        return Inliner(self.scope.lookup, self.bm.fresh, tables, lambda t: is_scalar(prog.resolve(t, home)))
+        return Inliner(self.scope.lookup, self.bm.fresh, tables, lambda t: is_scalar(prog.resolve(t, home)),
+                       lambda e: self.expr(e).t)
 
     def body(self, stmts: list[A.Stmt]) -> list[dict]:
         """Primitives of an action's body: returns in the middle removed, and what follows an `exit`

@@ -50,6 +50,13 @@ class VarbitT(TypeSyn):
 
 
 @dataclass(slots=True, eq=False)
+class ResolvedT(TypeSyn):
+    """A type the compiler already knows (a semantic type), for temporaries it introduces."""
+
+    t: Any
+
+
+@dataclass(slots=True, eq=False)
 class NamedT(TypeSyn):
     """A named type, possibly with type arguments."""
 

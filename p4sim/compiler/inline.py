@@ -28,7 +28,7 @@ def trivial_function(d: A.FunctionDecl) -> bool:
     """A function whose body is one `return expr;` (lowered as an expression, no inlining needed)."""
     body = [s for s in d.body.stmts if not isinstance(s, A.Empty)]
     return len(body) == 1 and isinstance(body[0], A.Return) and body[0].expr is not None \
-        and all(p.direction in ("", "in") for p in d.params)
+        and all(p.direction in ("", "in") for p in d.params) and not d.type_params
 
 
 # ---- generic rewriting ----------------------------------------------------------------------
@@ -243,9 +243,10 @@ class Inliner:
     expression and, in apply blocks (tables=True), no table is applied inside a larger condition."""
 
     def __init__(self, lookup: Lookup, fresh: Callable[[str], str], tables: bool,
-                 scalar: Callable[[A.TypeSyn], bool]) -> None:
+                 scalar: Callable[[A.TypeSyn], bool], type_of: Callable[[A.Expr], object]) -> None:
         self.lookup = lookup
         self.scalar = scalar  # is a parameter type one bmv2 field (bit, int, bool, enum, error)?
+        self.type_of = type_of  # the (semantic) type of an expression without calls to inline
         self.fresh = fresh
         self.tables = tables
         self.depth = 0
@@ -384,39 +385,66 @@ class Inliner:
                             A.If(loc, test, A.Block(loc, pre_b + [A.Assign(loc, A.Name(loc, tmp), b)]), None)], \
                 A.Name(loc, tmp)
         if isinstance(e, A.Ternary):
-            if self.effectful(e.then) or self.effectful(e.other):
-                raise CompileError(e.loc, "a function call or table application in a branch of `?:` is not "
-                                   "supported (use an if statement)")
             pre, c = self.expr(e.cond)
-            return pre, A.Ternary(e.loc, c, e.then, e.other)
+            if not (self.effectful(e.then) or self.effectful(e.other)):
+                return pre, A.Ternary(e.loc, c, e.then, e.other)
+            # only the branch taken runs: `T tmp; if (c) { ...; tmp = a; } else { ...; tmp = b; }`
+            typ = self._type_syn(e.then) or self._type_syn(e.other)
+            if typ is None:
+                raise CompileError(e.loc, "a conditional expression whose branches both call functions with "
+                                   "more than a return or apply tables is not supported (use an if statement)")
+            tmp, loc = self.fresh("tmp"), e.loc
+            pre_a, a = self.expr(e.then, whole=True)
+            pre_b, b = self.expr(e.other, whole=True)
+            return pre + [A.VarDecl(loc, typ, tmp, None),
+                          A.If(loc, c, A.Block(loc, pre_a + [A.Assign(loc, A.Name(loc, tmp), a)]),
+                               A.Block(loc, pre_b + [A.Assign(loc, A.Name(loc, tmp), b)]))], A.Name(loc, tmp)
         # any other expression: its operands left to right; an operand evaluated before a later call
         # that can change it must not be read after that call
-        pre_all: list[A.Stmt] = []
-        changes = {}
-        seen_plain = False
+        # operands left to right; when a later one changes state (it applies a table), the earlier ones are
+        # read into temporaries first, so that they keep the value they had (p4c's SideEffectOrdering)
+        slots: list[tuple[str, int | None, A.Expr]] = []  # (field, index in a list or None, operand)
         for f in dataclasses.fields(e):
             v = getattr(e, f.name)
             if isinstance(v, A.Expr):
-                p, x = self.expr(v)
-                if p and seen_plain and self._writes(p):
-                    raise CompileError(v.loc, "a table application or a call with out/inout arguments after "
-                                       "other operands is not supported here (evaluate it into a variable first)")
-                seen_plain = seen_plain or not p
-                pre_all += p
-                changes[f.name] = x
+                slots.append((f.name, None, v))
             elif isinstance(v, list) and v and isinstance(v[0], (A.Expr, A.Arg)):
-                items = []
-                for item in v:
-                    ie = item.expr if isinstance(item, A.Arg) else item
-                    p, x = self.expr(ie)
-                    if p and seen_plain and self._writes(p):
-                        raise CompileError(ie.loc, "a table application or a call with out/inout arguments after "
-                                           "other arguments is not supported here (evaluate it into a variable first)")
-                    seen_plain = seen_plain or not p
-                    pre_all += p
-                    items.append(A.Arg(item.name, x) if isinstance(item, A.Arg) else x)
-                changes[f.name] = items
+                slots += [(f.name, i, x.expr if isinstance(x, A.Arg) else x) for i, x in enumerate(v)]
+        done: list[tuple[list[A.Stmt], A.Expr]] = [self.expr(x) for _n, _i, x in slots]
+        pre_all: list[A.Stmt] = []
+        for k, (p, x) in enumerate(done):
+            if any(self._writes(q) for q, _ in done[k + 1:]) and not p and not isinstance(x, (A.IntLit, A.BoolLit)):
+                typ = self._type_syn(x)
+                if typ is None:
+                    raise CompileError(x.loc, "an operand before a table application here has no type a temporary "
+                                       "can hold (evaluate the table test into a variable first)")
+                tmp = self.fresh("tmp")
+                p, x = [A.VarDecl(x.loc, typ, tmp, x)], A.Name(x.loc, tmp)
+            pre_all += p
+            done[k] = (p, x)
+        changes: dict[str, object] = {}
+        for (name, i, _x), (_p, x) in zip(slots, done, strict=True):
+            if i is None:
+                changes[name] = x
+            else:
+                items = list(changes.get(name) or getattr(e, name))  # type: ignore[call-overload]
+                items[i] = A.Arg(items[i].name, x) if isinstance(items[i], A.Arg) else x
+                changes[name] = items
         return pre_all, dataclasses.replace(e, **changes)
+
+    def _type_syn(self, e: A.Expr) -> A.TypeSyn | None:
+        """A type for a temporary holding e: its own (e without calls to inline), the declared result of
+        a function it is a call of, else None."""
+        d = self._function(e)
+        if d is not None and not d.type_params:
+            return d.ret
+        if self.effectful(e):
+            return None
+        try:
+            t = self.type_of(e)
+        except CompileError:
+            return None
+        return A.ResolvedT(e.loc, t) if t is not None and type(t).__name__ not in ("InfIntT", "DontCareT") else None
 
     def _writes(self, pre: list[A.Stmt]) -> bool:
         """Do hoisted statements change state outside their own temporaries (they apply a table; calls
@@ -428,10 +456,33 @@ class Inliner:
                 return True
         return False
 
+    def _specialize(self, d: A.FunctionDecl, c: A.Call) -> A.FunctionDecl:
+        """A generic function with its type parameters replaced by the call's type arguments, or by the
+        types of the arguments of parameters typed by them (p4c's SpecializeGenericFunctions)."""
+        binding: dict[str, A.TypeSyn] = {}
+        if c.type_args:
+            if len(c.type_args) != len(d.type_params):
+                raise CompileError(c.loc, f"{d.name} takes {len(d.type_params)} type arguments, "
+                                   f"found {len(c.type_args)}")
+            binding = dict(zip(d.type_params, c.type_args, strict=True))
+        else:
+            for p, a in zip(d.params, c.args, strict=True):
+                if isinstance(p.typ, A.NamedT) and p.typ.name in d.type_params and p.typ.name not in binding:
+                    typ = self._type_syn(a.expr)
+                    if typ is None:
+                        raise CompileError(a.expr.loc, f"{d.name}: cannot infer type {p.typ.name} from this argument "
+                                           "(give the type arguments)")
+                    binding[p.typ.name] = typ
+        missing = [t for t in d.type_params if t not in binding]
+        if missing:
+            raise CompileError(c.loc, f"{d.name}: cannot infer type parameter {missing[0]} (give the type arguments)")
+        sub = lambda t: _subst_type(t, binding)  # noqa: E731
+        return A.FunctionDecl(d.loc, d.name, d.annos, sub(d.ret), [],
+                              [dataclasses.replace(p, typ=sub(p.typ)) for p in d.params],
+                              A.Block(d.body.loc, _subst_stmts(d.body.stmts, sub)))
+
     def inline(self, d: A.FunctionDecl, c: A.Call, want_result: bool) -> tuple[list[A.Stmt], A.Expr | None]:
         """A call of function d: copy-in, the body (returns removed), copy-out; and its result."""
-        if d.type_params:
-            raise CompileError(c.loc, f"{d.name}: generic functions are not supported")
         if len(c.args) != len(d.params):
             raise CompileError(c.loc, f"function {d.name} takes {len(d.params)} arguments, found {len(c.args)}")
         self.depth += 1
@@ -439,6 +490,8 @@ class Inliner:
             raise CompileError(c.loc, f"{d.name}: functions calling each other more than 32 deep (recursion?)")
         try:
             loc = c.loc
+            if d.type_params:
+                d = self._specialize(d, c)
             names: dict[str, A.Expr] = {}
             copied: dict[str, str] = {}
             out: list[A.Stmt] = []
@@ -515,3 +568,46 @@ def _assigns(stmts: list[A.Stmt], name: str) -> bool:
             return any(walk(x) for x in s.init + s.update) or walk(s.body)
         return False
     return any(walk(s) for s in stmts)
+
+
+def _subst_type(t: A.TypeSyn, binding: dict[str, A.TypeSyn]) -> A.TypeSyn:
+    """Type syntax with type parameters replaced."""
+    if isinstance(t, A.NamedT):
+        if t.name in binding and not t.args:
+            return binding[t.name]
+        return dataclasses.replace(t, args=[_subst_type(a, binding) for a in t.args]) if t.args else t
+    if isinstance(t, A.StackT):
+        return dataclasses.replace(t, elem=_subst_type(t.elem, binding))
+    if isinstance(t, A.TupleT):
+        return dataclasses.replace(t, args=[_subst_type(a, binding) for a in t.args])
+    return t
+
+
+def _subst_stmts(stmts: list[A.Stmt], sub: Callable[[A.TypeSyn], A.TypeSyn]) -> list[A.Stmt]:
+    """Statements with the types of their declarations (and casts) substituted."""
+    def sx(e: A.Expr | None) -> A.Expr | None:
+        if e is None:
+            return None
+        return map_expr(e, lambda x: A.Cast(x.loc, sub(x.to), sx(x.expr)) if isinstance(x, A.Cast) else None)
+
+    def st(s: A.Stmt | None) -> A.Stmt | None:
+        if s is None:
+            return None
+        if isinstance(s, (A.VarDecl, A.ConstDecl)):
+            return dataclasses.replace(s, typ=sub(s.typ), init=sx(s.init))
+        if isinstance(s, A.Assign):
+            return A.Assign(s.loc, sx(s.lhs), sx(s.rhs))
+        if isinstance(s, A.Return):
+            return A.Return(s.loc, sx(s.expr))
+        if isinstance(s, A.CallStmt):
+            return A.CallStmt(s.loc, sx(s.call))
+        if isinstance(s, A.If):
+            return A.If(s.loc, sx(s.cond), st(s.then), st(s.other))
+        if isinstance(s, A.Block):
+            return A.Block(s.loc, [st(x) for x in s.stmts])
+        if isinstance(s, A.For):
+            return A.For(s.loc, [st(x) for x in s.init], sx(s.cond), [st(x) for x in s.update], st(s.body))
+        if isinstance(s, A.Switch):
+            return A.Switch(s.loc, sx(s.expr), [A.SwitchCase(c.labels, st(c.body), c.loc) for c in s.cases])
+        return s
+    return [st(x) for x in stmts]  # type: ignore[misc]

@@ -416,6 +416,8 @@ def lang() -> Scenario:
         Probe("exit_nested", 1, _lo(10), (Expect(2, _lo(10, c=0xEC, r=9)),)),
         Probe("break_continue", 1, _lo(11, 7), (Expect(2, _lo(11, 7, r=12)),)),  # 0 + 2 + 4 + 6, stop at 7
         Probe("continue_only", 1, _lo(11, 20), (Expect(2, _lo(11, 20, r=20)),)),  # 0 + 2 + 4 + 6 + 8
+        Probe("generic_ternary_order_hit", 1, _lo(12, 1, 7, w=0x100), (Expect(2, _lo(12, 1, 7, 0x0F, 0x300, 7, 5)),)),
+        Probe("generic_ternary_order_miss", 1, _lo(12, 30, 7, w=0x400), (Expect(2, _lo(12, 30, 7, 0xF0, 0x400, 30, 7)),)),
     ])
 
 

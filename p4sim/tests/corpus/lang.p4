@@ -10,7 +10,9 @@
  * 8: struct and header initializers (a list makes a header valid),
  * 9: a return in the middle of an action, default-action arguments,
  * 10: exit inside an action called from an action,
- * 11: break and continue in a for loop. */
+ * 11: break and continue in a for loop,
+ * 12: a generic function (type arguments given and inferred), calls in the branches of ?:, an
+ *     operand evaluated before a table test later in the same expression. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -48,6 +50,13 @@ void bump(inout bit<8> x, inout bit<8> y) {
     y = y + 10;
 }
 
+T choose<T>(in bool first, in T x, in T y) {
+    if (first) {
+        return x;
+    }
+    return y;
+}
+
 Color pick(in bit<8> v) {
     if (v == 0) {
         return Color.Red;
@@ -74,6 +83,12 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
     action set_r(bit<8> v) { hdr.op.r = v; }
     action nop() { }
     table probe {
+        key = { hdr.op.a: exact; }
+        actions = { set_r; nop; }
+        const entries = { 1: set_r(0x11); }
+        default_action = nop();
+    }
+    table probe_again {
         key = { hdr.op.a: exact; }
         actions = { set_r; nop; }
         const entries = { 1: set_r(0x11); }
@@ -187,6 +202,16 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
             outer();
         } else if (hdr.op.op == 11) {
             evens_below();
+        } else if (hdr.op.op == 12) {
+            // the left operand is read before the table runs (which may set r to 0x11)
+            if ((hdr.op.r == 0x11) == probe_again.apply().hit) {
+                hdr.op.c = 0xf0;
+            } else {
+                hdr.op.c = 0x0f;
+            }
+            hdr.op.r = choose(hdr.op.a > hdr.op.b, hdr.op.a, hdr.op.b);
+            hdr.op.w = choose<bit<16>>(hdr.op.w > 0x0300, hdr.op.w, 16w0x0300);
+            hdr.op.s = hdr.op.a > 10 ? clamp(hdr.op.b, 20) : clamp(hdr.op.b, 5);
         }
     }
 }
