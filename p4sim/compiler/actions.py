@@ -14,7 +14,9 @@ from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Sc
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, jexpr, mask_of
 from p4sim.compiler.externs import Lowering, extern_function, instance_method, is_instance, prim
-from p4sim.compiler.inline import Inliner, action_body, any_expr
+from p4sim.compiler.inline import Inliner
+from p4sim.compiler.returns import action_body
+from p4sim.compiler.rewrite import any_expr
 from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, VarbitT, is_scalar, strip
 
 

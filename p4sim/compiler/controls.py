@@ -13,8 +13,8 @@ from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Sc
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import describe
 from p4sim.compiler.externs import make_instance
-from p4sim.compiler.inline import any_expr, stmt_exprs
 from p4sim.compiler.program import Program, const_value, qualified
+from p4sim.compiler.rewrite import any_expr, stmt_exprs
 from p4sim.compiler.tables import TableLowerer
 from p4sim.compiler.types import (
     BitsT,

@@ -1,8 +1,8 @@
-"""Source-level lowering of calls with side effects and of `return`, as p4c's front and mid end do it:
-function inlining (frontends/p4/functionsInlining.cpp: copy-in, the body, copy-out), return removal
-(RemoveReturns: a `hasReturned` flag guards what follows a return) and side-effect ordering
-(SideEffectOrdering: a call in an expression is evaluated into a temporary before the statement,
-`&&`/`||` keep their short circuit by becoming an `if`).
+"""Source-level lowering of calls with side effects, as p4c's front and mid end do it: function
+inlining (frontends/p4/functionsInlining.cpp: copy-in, the body with its returns removed (returns.py),
+copy-out; generic functions specialized first) and side-effect ordering (SideEffectOrdering: a call
+in an expression is evaluated into a temporary before the statement, `&&`, `||` and `?:` keep their
+short circuit by becoming an `if`).
 
 The passes rewrite statement lists into statements the lowering already knows (declarations,
 assignments, `if`, blocks); names they introduce are fresh (`f_x_0`, `hasReturned_1`, `tmp_2`).
@@ -16,6 +16,8 @@ from collections.abc import Callable
 from p4sim.compiler import ast as A
 from p4sim.compiler.env import DeclE, Ent
 from p4sim.compiler.errors import CompileError, Loc
+from p4sim.compiler.returns import needs_flag, remove_returns
+from p4sim.compiler.rewrite import any_expr, rename, stmt_exprs, subst_stmts, subst_type
 
 Lookup = Callable[[str], Ent | None]
 
@@ -29,211 +31,6 @@ def trivial_function(d: A.FunctionDecl) -> bool:
     body = [s for s in d.body.stmts if not isinstance(s, A.Empty)]
     return len(body) == 1 and isinstance(body[0], A.Return) and body[0].expr is not None \
         and all(p.direction in ("", "in") for p in d.params) and not d.type_params
-
-
-# ---- generic rewriting ----------------------------------------------------------------------
-
-def map_expr(e: A.Expr, fn: Callable[[A.Expr], A.Expr | None]) -> A.Expr:
-    """A copy of e with every sub-expression for which fn returns a value replaced (outermost first)."""
-    r = fn(e)
-    if r is not None:
-        return r
-    changes: dict[str, object] = {}
-    for f in dataclasses.fields(e):
-        v = getattr(e, f.name)
-        if isinstance(v, A.Expr):
-            x = map_expr(v, fn)
-            if x is not v:
-                changes[f.name] = x
-        elif isinstance(v, list) and v and isinstance(v[0], A.Expr):
-            xs = [map_expr(x, fn) for x in v]
-            if any(a is not b for a, b in zip(xs, v, strict=True)):
-                changes[f.name] = xs
-        elif isinstance(v, list) and v and isinstance(v[0], A.Arg):
-            ys = [map_expr(a.expr, fn) for a in v]
-            if any(a is not b.expr for a, b in zip(ys, v, strict=True)):
-                changes[f.name] = [A.Arg(a.name, y) for a, y in zip(v, ys, strict=True)]
-    return dataclasses.replace(e, **changes) if changes else e
-
-
-_CHILDREN: dict[type, tuple[str, ...]] = {}
-
-
-def _children(t: type) -> tuple[str, ...]:
-    """Names of the fields of an expression class that may hold expressions (cached per class)."""
-    names = _CHILDREN.get(t)
-    if names is None:
-        names = tuple(f.name for f in dataclasses.fields(t) if f.name not in ("loc", "type"))
-        _CHILDREN[t] = names
-    return names
-
-
-def any_expr(e: A.Expr | None, pred: Callable[[A.Expr], bool]) -> bool:
-    """Does pred hold for e or one of its sub-expressions?"""
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if x is None:
-            continue
-        if pred(x):
-            return True
-        for n in _children(type(x)):
-            v = getattr(x, n)
-            if isinstance(v, A.Expr):
-                stack.append(v)
-            elif isinstance(v, list):
-                for y in v:
-                    if isinstance(y, A.Expr):
-                        stack.append(y)
-                    elif isinstance(y, A.Arg):
-                        stack.append(y.expr)
-    return False
-
-
-def stmt_exprs(s: A.Stmt | None) -> list[A.Expr]:
-    """Every expression of a statement and the statements nested in it."""
-    if s is None:
-        return []
-    if isinstance(s, A.Assign):
-        return [s.lhs, s.rhs]
-    if isinstance(s, A.CallStmt):
-        return [s.call]
-    if isinstance(s, (A.VarDecl, A.ConstDecl)):
-        return [s.init] if s.init is not None else []
-    if isinstance(s, A.If):
-        return [s.cond] + stmt_exprs(s.then) + stmt_exprs(s.other)
-    if isinstance(s, A.Block):
-        return [e for x in s.stmts for e in stmt_exprs(x)]
-    if isinstance(s, A.Switch):
-        return [s.expr] + [e for c in s.cases for e in stmt_exprs(c.body)]
-    if isinstance(s, A.Return):
-        return [s.expr] if s.expr is not None else []
-    if isinstance(s, A.For):
-        return ([e for x in s.init + s.update for e in stmt_exprs(x)] + ([s.cond] if s.cond is not None else [])
-                + stmt_exprs(s.body))
-    return []
-
-
-def rename(stmts: list[A.Stmt], names: dict[str, A.Expr], fresh: Callable[[str], str]) -> list[A.Stmt]:
-    """Statements with the names in `names` replaced (by a fresh name or an argument bound by reference),
-    and every local they declare given a fresh name."""
-    names = dict(names)
-    out: list[A.Stmt] = []
-    for s in stmts:
-        out.append(_rename_stmt(s, names, fresh))
-    return out
-
-
-def _rename_expr(e: A.Expr | None, names: dict[str, A.Expr]) -> A.Expr | None:
-    if e is None:
-        return None
-    return map_expr(e, lambda x: names[x.name] if isinstance(x, A.Name) and x.name in names else None)
-
-
-def _rename_stmt(s: A.Stmt, names: dict[str, A.Expr], fresh: Callable[[str], str]) -> A.Stmt:
-    rx = lambda e: _rename_expr(e, names)  # noqa: E731
-    if isinstance(s, (A.VarDecl, A.ConstDecl)):
-        init = rx(s.init)
-        new = fresh(s.name)
-        names[s.name] = A.Name(s.loc, new)  # visible from here to the end of the enclosing block
-        return dataclasses.replace(s, name=new, init=init)
-    if isinstance(s, A.Assign):
-        return A.Assign(s.loc, rx(s.lhs), rx(s.rhs))
-    if isinstance(s, A.CallStmt):
-        return A.CallStmt(s.loc, rx(s.call))
-    if isinstance(s, A.If):
-        return A.If(s.loc, rx(s.cond), _rename_stmt(s.then, dict(names), fresh),
-                    _rename_stmt(s.other, dict(names), fresh) if s.other is not None else None)
-    if isinstance(s, A.Block):
-        return A.Block(s.loc, rename(s.stmts, names, fresh))
-    if isinstance(s, A.Return):
-        return A.Return(s.loc, rx(s.expr))
-    if isinstance(s, A.Switch):
-        return A.Switch(s.loc, rx(s.expr), [A.SwitchCase(c.labels, _rename_stmt(c.body, dict(names), fresh)
-                                                         if c.body is not None else None, c.loc) for c in s.cases])
-    if isinstance(s, A.For):
-        inner = dict(names)
-        init = [_rename_stmt(x, inner, fresh) for x in s.init]
-        return A.For(s.loc, init, _rename_expr(s.cond, inner), [_rename_stmt(x, inner, fresh) for x in s.update],
-                     _rename_stmt(s.body, dict(inner), fresh))
-    return s
-
-
-# ---- return removal ---------------------------------------------------------------------------
-
-def has_return(s: A.Stmt | None) -> bool:
-    """Does s contain a `return` (outside nested functions, which statements cannot hold)?"""
-    if isinstance(s, A.Return):
-        return True
-    if isinstance(s, A.Block):
-        return any(has_return(x) for x in s.stmts)
-    if isinstance(s, A.If):
-        return has_return(s.then) or has_return(s.other)
-    if isinstance(s, A.Switch):
-        return any(has_return(c.body) for c in s.cases)
-    if isinstance(s, A.For):
-        return has_return(s.body)
-    return False
-
-
-def needs_flag(stmts: list[A.Stmt]) -> bool:
-    """True unless every return is the last statement of the list (then no flag is needed)."""
-    for i, s in enumerate(stmts):
-        last = i == len(stmts) - 1
-        if isinstance(s, A.Return):
-            if not last:
-                return True
-        elif has_return(s):
-            return True
-    return False
-
-
-def remove_returns(stmts: list[A.Stmt], result: str | None, flag: str | None, loc: Loc) -> list[A.Stmt]:
-    """stmts without `return`: `result = e;` (if it returns a value), `flag = true;`, and what follows a
-    statement that may return guarded by `if (!flag)` (p4c's RemoveReturns)."""
-    out: list[A.Stmt] = []
-    for i, s in enumerate(stmts):
-        out.append(_no_return(s, result, flag, loc))
-        rest = stmts[i + 1:]
-        if isinstance(s, A.Return):
-            return out
-        if has_return(s) and rest and flag is not None:
-            guard = A.Unary(s.loc, "!", A.Name(s.loc, flag))
-            out.append(A.If(s.loc, guard, A.Block(s.loc, remove_returns(rest, result, flag, loc)), None))
-            return out
-    return out
-
-
-def _no_return(s: A.Stmt, result: str | None, flag: str | None, loc: Loc) -> A.Stmt:
-    if isinstance(s, A.Return):
-        body: list[A.Stmt] = []
-        if s.expr is not None:
-            if result is None:
-                raise CompileError(s.loc, "return with a value in a function or action without a result")
-            body.append(A.Assign(s.loc, A.Name(s.loc, result), s.expr))
-        if flag is not None:
-            body.append(A.Assign(s.loc, A.Name(s.loc, flag), A.BoolLit(s.loc, True)))
-        return A.Block(s.loc, body)
-    if isinstance(s, A.Block):
-        return A.Block(s.loc, remove_returns(s.stmts, result, flag, loc))
-    if isinstance(s, A.If):
-        return A.If(s.loc, s.cond, _no_return(s.then, result, flag, loc),
-                    _no_return(s.other, result, flag, loc) if s.other is not None else None)
-    if isinstance(s, A.Switch):
-        return A.Switch(s.loc, s.expr, [A.SwitchCase(c.labels, _no_return(c.body, result, flag, loc)  # type: ignore[arg-type]
-                                                     if c.body is not None else None, c.loc) for c in s.cases])
-    if isinstance(s, A.For) and has_return(s.body):
-        raise CompileError(s.loc, "return inside a for loop is not supported")
-    return s
-
-
-def action_body(stmts: list[A.Stmt], fresh: Callable[[str], str]) -> list[A.Stmt]:
-    """An action's body without returns in the middle (a final `return;` stays: the lowering drops it)."""
-    if not needs_flag(stmts):
-        return stmts
-    loc = stmts[0].loc
-    flag = fresh("hasReturned")
-    return [A.VarDecl(loc, _bool(loc), flag, A.BoolLit(loc, False))] + remove_returns(stmts, None, flag, loc)
 
 
 # ---- side-effect ordering and inlining ---------------------------------------------------------
@@ -476,10 +273,10 @@ class Inliner:
         missing = [t for t in d.type_params if t not in binding]
         if missing:
             raise CompileError(c.loc, f"{d.name}: cannot infer type parameter {missing[0]} (give the type arguments)")
-        sub = lambda t: _subst_type(t, binding)  # noqa: E731
+        sub = lambda t: subst_type(t, binding)  # noqa: E731
         return A.FunctionDecl(d.loc, d.name, d.annos, sub(d.ret), [],
                               [dataclasses.replace(p, typ=sub(p.typ)) for p in d.params],
-                              A.Block(d.body.loc, _subst_stmts(d.body.stmts, sub)))
+                              A.Block(d.body.loc, subst_stmts(d.body.stmts, sub)))
 
     def inline(self, d: A.FunctionDecl, c: A.Call, want_result: bool) -> tuple[list[A.Stmt], A.Expr | None]:
         """A call of function d: copy-in, the body (returns removed), copy-out; and its result."""
@@ -570,44 +367,3 @@ def _assigns(stmts: list[A.Stmt], name: str) -> bool:
     return any(walk(s) for s in stmts)
 
 
-def _subst_type(t: A.TypeSyn, binding: dict[str, A.TypeSyn]) -> A.TypeSyn:
-    """Type syntax with type parameters replaced."""
-    if isinstance(t, A.NamedT):
-        if t.name in binding and not t.args:
-            return binding[t.name]
-        return dataclasses.replace(t, args=[_subst_type(a, binding) for a in t.args]) if t.args else t
-    if isinstance(t, A.StackT):
-        return dataclasses.replace(t, elem=_subst_type(t.elem, binding))
-    if isinstance(t, A.TupleT):
-        return dataclasses.replace(t, args=[_subst_type(a, binding) for a in t.args])
-    return t
-
-
-def _subst_stmts(stmts: list[A.Stmt], sub: Callable[[A.TypeSyn], A.TypeSyn]) -> list[A.Stmt]:
-    """Statements with the types of their declarations (and casts) substituted."""
-    def sx(e: A.Expr | None) -> A.Expr | None:
-        if e is None:
-            return None
-        return map_expr(e, lambda x: A.Cast(x.loc, sub(x.to), sx(x.expr)) if isinstance(x, A.Cast) else None)
-
-    def st(s: A.Stmt | None) -> A.Stmt | None:
-        if s is None:
-            return None
-        if isinstance(s, (A.VarDecl, A.ConstDecl)):
-            return dataclasses.replace(s, typ=sub(s.typ), init=sx(s.init))
-        if isinstance(s, A.Assign):
-            return A.Assign(s.loc, sx(s.lhs), sx(s.rhs))
-        if isinstance(s, A.Return):
-            return A.Return(s.loc, sx(s.expr))
-        if isinstance(s, A.CallStmt):
-            return A.CallStmt(s.loc, sx(s.call))
-        if isinstance(s, A.If):
-            return A.If(s.loc, sx(s.cond), st(s.then), st(s.other))
-        if isinstance(s, A.Block):
-            return A.Block(s.loc, [st(x) for x in s.stmts])
-        if isinstance(s, A.For):
-            return A.For(s.loc, [st(x) for x in s.init], sx(s.cond), [st(x) for x in s.update], st(s.body))
-        if isinstance(s, A.Switch):
-            return A.Switch(s.loc, sx(s.expr), [A.SwitchCase(c.labels, st(c.body), c.loc) for c in s.cases])
-        return s
-    return [st(x) for x in stmts]  # type: ignore[misc]
