@@ -33,6 +33,7 @@ from p4sim.compiler.types import (
     StringT,
     StructT,
     Type,
+    VarbitT,
     bit_width,
     same,
     strip,
@@ -117,6 +118,15 @@ class ExprLowerer:
             ent = self.scope.get(e.func.name, e.func.loc)  # undefined names first
             if isinstance(ent, DeclE) and ent.kind == "userfunc":
                 return self.call_function(ent.decl, e)
+        if isinstance(e.func, A.Member) and e.func.name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits",
+                                                            "maxSizeInBytes") and not e.args:
+            v = self.expr(e.func.expr)
+            st = strip(v.t)
+            if isinstance(st, StructT) and st.kind == "header":  # P4_16 8.17: varbit fields count 0 (min)
+                bits = sum((0 if e.func.name.startswith("min") else strip(t).max_width) if isinstance(strip(t), VarbitT)
+                           else bit_width(strip(t)) for _, t in st.fields)
+                val = bits if e.func.name.endswith("Bits") else (bits + 7) // 8
+                return V(hexstr(val), InfIntT(), None, val)
         if isinstance(e.func, A.Member) and e.func.name == "isValid" and not e.args:
             v = self.expr(e.func.expr)
             if isinstance(v.ent, HeaderE) and not v.ent.metadata:

@@ -457,6 +457,7 @@ def keys() -> Scenario:
         Probe("expression_key_and_priority", 1, frame(0, 0x11, 0xF9),
               (Expect(2, frame(0, 0x11, 0xF9, r=0xAA, s=1, e=7)),)),
         Probe("no_key_hit", 1, frame(0, 0x22, 0), (Expect(2, frame(0, 0x22, 0, e=7)),)),
+        Probe("enum_header_field", 1, frame(0, 0x22, 0, e=1), (Expect(2, frame(0, 0x22, 0, s=6, e=7)),)),
         # select (a & 0x0f, op + 1) == (4, 4): u.t extracted (0x41); w = u, then w.t.v + 1
         Probe("select_expression_union", 1, frame(3, 0x04, 0, body=b"\x41"),
               (Expect(2, frame(3, 0x04, 0, e=7, body=b"\x41\x42")),)),

@@ -1,16 +1,16 @@
 /* Keys and entries (op.op selects): an expression as a table key (with the @name p4c requires) and
  * as a parser select key, entries with explicit priorities, an enum-typed action parameter in a
- * default action, a header union assigned whole and its member changed, a header union variable. */
+ * default action, a header union assigned whole and its member changed, a header union variable,
+ * a serializable enum as a header field, minSizeInBytes(). */
 #include <core.p4>
 #include <v1model.p4>
 
 header ethernet_t { bit<48> dst; bit<48> src; bit<16> ether_type; }
-header op_t { bit<8> op; bit<8> a; bit<8> b; bit<8> r; bit<8> s; bit<8> e; }
+enum bit<8> Kind { A = 1, B = 7 }
+header op_t { bit<8> op; bit<8> a; bit<8> b; bit<8> r; bit<8> s; Kind e; }
 header t_t { bit<8> v; }
 header h2_t { bit<16> w; }
 header_union u_t { t_t t; h2_t h2; }
-
-enum bit<8> Kind { A = 1, B = 7 }
 
 struct headers_t { ethernet_t ethernet; op_t op; u_t u; u_t w; }
 struct meta_t { bit<8> unused; }
@@ -38,7 +38,7 @@ control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
 control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     action set_r(bit<8> v) { hdr.op.r = v; }
     action set_s(bit<8> v) { hdr.op.s = v; }
-    action set_e(Kind k) { hdr.op.e = (bit<8>)k; }
+    action set_e(Kind k) { hdr.op.e = k; }
     action nop() { }
     table by_sum {
         key = { hdr.op.a + hdr.op.b: exact @name("sum"); }
@@ -63,6 +63,9 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
     apply {
         sm.egress_spec = 2;
         if (hdr.op.isValid()) {
+            if (hdr.op.e == Kind.A) {   // a serializable enum as a header field
+                hdr.op.s = hdr.op.s + (bit<8>)hdr.op.minSizeInBytes();
+            }
             by_sum.apply();
             ranked.apply();
             kinds.apply();
