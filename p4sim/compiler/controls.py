@@ -20,6 +20,7 @@ from p4sim.compiler.types import (
     BitsT,
     EnumT,
     ErrorT,
+    ListT,
     ObjT,
     StackT,
     StructT,
@@ -201,6 +202,9 @@ def make_storage(bm: Bmv2Json, name: str, t: Type, loc: Any = None) -> Ent:
         return bm.add_union(bm.unique(name), ts)
     if is_scalar(ts):
         return bm.scalar(name, t)
+    if isinstance(ts, ListT):  # a tuple variable: a struct of fields f0, f1, ... (`t[i]` reads field fi)
+        return make_storage(bm, name, StructT("tuple", bm.unique(f"tuple_{name}"),
+                                              [(f"f{i}", it) for i, it in enumerate(ts.items)]), loc)
     if isinstance(ts, StructT) and ts.kind == "header":
         inst = bm.unique(name)
         return bm.add_header(inst, ts, False)

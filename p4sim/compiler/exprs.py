@@ -343,6 +343,11 @@ class ExprLowerer:
         """`stack[i]`: an element, or with an index known only at run time, an element whose fields are
         bmv2's access_field of dereference_header_stack (as p4c writes them)."""
         base = self.expr(e.expr)
+        if isinstance(strip(base.t), StructT) and strip(base.t).kind == "tuple":
+            i = self.const_int(e.index, "a constant tuple index")
+            if not 0 <= i < len(strip(base.t).fields):
+                raise CompileError(e.index.loc, f"index {i} out of bounds for {describe(e.expr)}")
+            return self.member(A.Member(e.loc, e.expr, f"f{i}"))
         if not isinstance(base.ent, StackE):
             raise CompileError(e.loc, f"{describe(e.expr)} is not a header stack")
         iv = self.expr(e.index, BitsT(32))

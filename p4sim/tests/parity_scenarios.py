@@ -418,6 +418,7 @@ def lang() -> Scenario:
         Probe("continue_only", 1, _lo(11, 20), (Expect(2, _lo(11, 20, r=20)),)),  # 0 + 2 + 4 + 6 + 8
         Probe("generic_ternary_order_hit", 1, _lo(12, 1, 7, w=0x100), (Expect(2, _lo(12, 1, 7, 0x0F, 0x300, 7, 5)),)),
         Probe("generic_ternary_order_miss", 1, _lo(12, 30, 7, w=0x400), (Expect(2, _lo(12, 30, 7, 0xF0, 0x400, 30, 7)),)),
+        Probe("tuple_variable", 1, _lo(13, 5, w=0x100), (Expect(2, _lo(13, 5, w=0x101, r=6)),)),
     ])
 
 

@@ -12,7 +12,8 @@
  * 10: exit inside an action called from an action,
  * 11: break and continue in a for loop,
  * 12: a generic function (type arguments given and inferred), calls in the branches of ?:, an
- *     operand evaluated before a table test later in the same expression. */
+ *     operand evaluated before a table test later in the same expression,
+ * 13: a tuple variable. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -212,6 +213,11 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
             hdr.op.r = choose(hdr.op.a > hdr.op.b, hdr.op.a, hdr.op.b);
             hdr.op.w = choose<bit<16>>(hdr.op.w > 0x0300, hdr.op.w, 16w0x0300);
             hdr.op.s = hdr.op.a > 10 ? clamp(hdr.op.b, 20) : clamp(hdr.op.b, 5);
+        } else if (hdr.op.op == 13) {
+            tuple<bit<8>, bit<16>> t = { hdr.op.a, hdr.op.w };
+            t = { t[0] + 1, t[1] };
+            hdr.op.r = t[0];
+            hdr.op.w = t[1] + 1;
         }
     }
 }
