@@ -13,11 +13,21 @@ from p4sim.compiler.builder import Bmv2Json
 from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Scope, StackE, StructE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, jexpr, mask_of
-from p4sim.compiler.externs import extern_function, instance_method, is_instance, prim
-from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, strip
+from p4sim.compiler.externs import Lowering, extern_function, instance_method, is_instance, prim
+from p4sim.compiler.inline import Inliner
+from p4sim.compiler.returns import action_body
+from p4sim.compiler.rewrite import any_expr
+from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, VarbitT, is_scalar, strip
 
 
-class StmtLowerer(ExprLowerer):
+class NeedsJumps(CompileError):
+    """A statement predication cannot guard (a whole header, stack or varbit assignment)."""
+
+
+EXITED = "$hasExited"  # the exit flag's name in scopes (not a P4 identifier: no program can clash)
+
+
+class StmtLowerer(Lowering):
     """Lowers statements to a list of primitives in the scope of a control (or parser)."""
 
     def __init__(self, scope: Scope, types: Any, ctx: Any) -> None:
@@ -27,6 +37,10 @@ class StmtLowerer(ExprLowerer):
         self.preds: list[dict] = []  # predication conditions (bool JSON), innermost last
         self.allow_jumps = True  # parser states have no jumps
         self.in_jump = 0  # inside a branch lowered to jumps: a `return` there is not the action's end
+        # set by `exit` inside an action body, so that what follows it does not run: bmv2's exit primitive
+        # only marks the packet, the action runs to its end (p4c guards the rest the same way)
+        self.exit_flag: Ent | None = None
+        self.loops = 0  # depth of for loops being lowered (break and continue need one)
 
     # ---- lvalues -------------------------------------------------------------------
     def lvalue(self, e: A.Expr) -> V:
@@ -39,8 +53,71 @@ class StmtLowerer(ExprLowerer):
         return v
 
     # ---- statements ----------------------------------------------------------------
+    def inliner(self, tables: bool = False) -> Inliner:
+        """The source-level pass that hoists function calls (and, in apply blocks, table tests) out of
+        expressions in this scope."""
+        prog, home = self.types, self.types.scope
+        return Inliner(self.scope.lookup, self.bm.fresh, tables, lambda t: is_scalar(prog.resolve(t, home)),
+                       lambda e: self.expr(e).t)
+
+    def body(self, stmts: list[A.Stmt]) -> list[dict]:
+        """Primitives of an action's body: returns in the middle removed, and what follows an `exit`
+        (also one inside a called action) guarded by a flag."""
+        stmts = action_body(stmts, self.bm.fresh)
+        out: list[dict] = []
+        if any(self.may_exit(s) for s in stmts[:-1]) or (stmts and self.may_exit(stmts[-1])):
+            if self.exit_flag is None:
+                loc = stmts[0].loc
+                self.exit_flag = self.ctx.new_local("hasExited", BoolT(), loc)
+                out.append(prim("assign", [{"type": "field", "value": self.exit_flag.ref}, hexstr(0, 1)], loc,
+                                "hasExited = false"))
+            if self.scope.lookup(EXITED) is None:
+                self.scope.add(EXITED, self.exit_flag)
+            stmts = self.guard_exits(stmts)
+        return out + self.stmts(stmts)
+
+    def may_exit(self, s: A.Stmt | None, depth: int = 0) -> bool:
+        """Does s execute `exit` (directly, or in an action it calls)?"""
+        if isinstance(s, A.Exit):
+            return True
+        if isinstance(s, A.Block):
+            return any(self.may_exit(x, depth) for x in s.stmts)
+        if isinstance(s, A.If):
+            return self.may_exit(s.then, depth) or self.may_exit(s.other, depth)
+        if isinstance(s, A.For):
+            return self.may_exit(s.body, depth)
+        if isinstance(s, A.CallStmt) and isinstance(s.call.func, A.Name) and depth < 16:
+            ent = self.scope.lookup(s.call.func.name)
+            if isinstance(ent, DeclE) and ent.kind == "action":
+                return any(self.may_exit(x, depth + 1) for x in ent.decl.body.stmts)
+        return False
+
+    def guard_exits(self, stmts: list[A.Stmt]) -> list[A.Stmt]:
+        """stmts with what follows a statement that may exit under `if (!hasExited)`."""
+        out: list[A.Stmt] = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, A.Block):
+                s = A.Block(s.loc, self.guard_exits(s.stmts))
+            elif isinstance(s, A.If):
+                s = A.If(s.loc, s.cond, self._guarded(s.then), self._guarded(s.other))  # type: ignore[arg-type]
+            out.append(s)
+            rest = stmts[i + 1:]
+            if rest and self.may_exit(s):
+                if isinstance(s, A.Exit):
+                    return out  # dead code
+                guard = A.Unary(s.loc, "!", A.Name(s.loc, EXITED))
+                out.append(A.If(s.loc, guard, A.Block(s.loc, self.guard_exits(rest)), None))
+                return out
+        return out
+
+    def _guarded(self, s: A.Stmt | None) -> A.Stmt | None:
+        if s is None:
+            return None
+        return A.Block(s.loc, self.guard_exits(s.stmts if isinstance(s, A.Block) else [s]))
+
     def stmts(self, stmts: list[A.Stmt]) -> list[dict]:
         """Primitives of a statement list."""
+        stmts = self.inliner().stmts(stmts)
         out: list[dict] = []
         for i, s in enumerate(stmts):
             if isinstance(s, A.Return) and i == len(stmts) - 1 and not self.preds and not self.in_jump \
@@ -78,10 +155,24 @@ class StmtLowerer(ExprLowerer):
                 self.scope = saved
         if isinstance(s, A.If):
             return self.if_(s)
+        if isinstance(s, A.For):
+            return self.for_(s)
+        if isinstance(s, (A.Break, A.Continue)):
+            if not self.loops:
+                raise CompileError(s.loc, f"{'break' if isinstance(s, A.Break) else 'continue'} outside a for loop")
+            if self.preds:
+                raise CompileError(s.loc, "break or continue under a predicated condition is not supported")
+            j = prim("_jump", [], s.loc, "break" if isinstance(s, A.Break) else "continue")
+            j["_loop"] = "break" if isinstance(s, A.Break) else "continue"
+            return [j]
         if isinstance(s, A.Exit):
             if self.preds:
                 raise CompileError(s.loc, "conditional exit inside an action is not supported")
-            return [prim("exit", [], s.loc, "exit")]
+            out = [prim("exit", [], s.loc, "exit")]
+            if self.exit_flag is not None:
+                out.append(prim("assign", [{"type": "field", "value": self.exit_flag.ref}, hexstr(1, 1)], s.loc,
+                                "hasExited = true"))
+            return out
         if isinstance(s, A.Empty):
             return []
         if isinstance(s, A.Return):
@@ -100,6 +191,16 @@ class StmtLowerer(ExprLowerer):
             return self.stmt(branch) if branch is not None else []
         if self.allow_jumps and not self.preds and (_has_call(s.then) or _has_call(s.other)):
             return self.jump_if(s, jc)
+        depth = len(self.preds)
+        try:
+            return self._predicated(s, jc)
+        except NeedsJumps:
+            del self.preds[depth:]
+            if self.allow_jumps and not depth:  # what predication cannot guard goes under jumps
+                return self.jump_if(s, jc)
+            raise
+
+    def _predicated(self, s: A.If, jc: dict) -> list[dict]:
         tmp = self.ctx.new_local("cond", BoolT(), s.loc)
         out = [prim("assign", [{"type": "field", "value": tmp.ref}, jexpr("b2d", None, jc)], s.loc,
                     describe(s.cond))]
@@ -131,6 +232,44 @@ class StmtLowerer(ExprLowerer):
             out += [j] + other
         return out
 
+    def for_(self, s: A.For) -> list[dict]:
+        """A `for` loop as p4c's bmv2 back end writes it: the condition tested by `_jump_if_zero` past
+        the loop, the body and the update, then a backward `_jump` to the test."""
+        if not self.allow_jumps:
+            raise CompileError(s.loc, "for loops are not allowed in parsers")
+        if self.preds:
+            raise CompileError(s.loc, "a for loop under a condition inside an action is not supported")
+        if s.cond is None:
+            raise CompileError(s.loc, "a for loop without a condition never ends")
+        saved = self.scope
+        self.scope = saved.child()
+        try:
+            out: list[dict] = []
+            for st in s.init:
+                out += self.stmt(st)
+            jc = self.cond(self.expr(s.cond), s.cond.loc)
+            self.in_jump += 1
+            self.loops += 1
+            try:
+                body = self.stmts([s.body])
+                update: list[dict] = []
+                for st in s.update:
+                    update += self.stmt(st)
+            finally:
+                self.in_jump -= 1
+                self.loops -= 1
+        finally:
+            self.scope = saved
+        for i, p in enumerate(body):  # this loop's break (past the backward jump) and continue (the update)
+            kind = p.pop("_loop", None)
+            if kind is not None:
+                p["_rel"] = len(body) - i + (len(update) + 1 if kind == "break" else 0)
+        test = prim("_jump_if_zero", [jexpr("b2d", None, jc)], s.loc, describe(s.cond))
+        test["_rel"] = 2 + len(body) + len(update)
+        back = prim("_jump", [], s.loc, describe(s.cond))
+        back["_rel"] = -(1 + len(body) + len(update))
+        return out + [test] + body + update + [back]
+
     def _guard(self) -> dict | None:
         if not self.preds:
             return None
@@ -146,6 +285,13 @@ class StmtLowerer(ExprLowerer):
             return self.assign_slice(s)
         lv = self.expr(lhs)
         frag = f"{describe(lhs)} = {describe(s.rhs)}"
+        if isinstance(lv.ent, FieldE) and isinstance(strip(lv.t), VarbitT):
+            rv = self.expr(s.rhs)
+            if not isinstance(strip(rv.t), VarbitT) or strip(rv.t).max_width != strip(lv.t).max_width:
+                raise CompileError(s.rhs.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
+            if self.preds:
+                raise NeedsJumps(s.loc, "conditional varbit assignment inside an action is not supported")
+            return [prim("assign_VL", [lv.j, rv.j], s.loc, frag)]
         if isinstance(lv.ent, FieldE):
             rv = self.coerce(self.expr(s.rhs, strip(lv.t)), lv.t, s.rhs.loc, f"right side of {describe(lhs)} =")
             val = self.data(rv, s.rhs.loc)
@@ -156,7 +302,7 @@ class StmtLowerer(ExprLowerer):
         if isinstance(lv.ent, HeaderE):
             rv = self.expr(s.rhs)
             if self.preds:
-                raise CompileError(s.loc, "conditional header assignment inside an action is not supported")
+                raise NeedsJumps(s.loc, "conditional header assignment inside an action is not supported")
             if isinstance(rv.ent, HeaderE):
                 if rv.ent.type is not lv.ent.type:
                     raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
@@ -178,17 +324,47 @@ class StmtLowerer(ExprLowerer):
                 return self._assign_members(lv.ent.type, lhs, s.rhs, rv, s)
             raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
         if isinstance(lv.ent, StackE):
-            raise CompileError(s.loc, "assigning whole header stacks is not supported")
+            rv = self.expr(s.rhs)
+            if not isinstance(rv.ent, StackE) or rv.ent.type.elem is not lv.ent.type.elem \
+                    or rv.ent.type.size != lv.ent.type.size:
+                raise CompileError(s.loc, f"type mismatch: {rv.t} assigned to {lv.t}")
+            if self.preds:
+                raise NeedsJumps(s.loc, "conditional header stack assignment inside an action is not supported")
+            if not self.allow_jumps:  # in a parser the next index matters: bmv2's assign_header_stack copies it
+                return [prim("assign_header_stack", [{"type": "header_stack", "value": lv.ent.name},
+                                                     {"type": "header_stack", "value": rv.ent.name}], s.loc, frag)]
+            return [prim("assign_header", [{"type": "header", "value": d.inst}, {"type": "header", "value": r.inst}],
+                         s.loc, frag) for d, r in zip(lv.ent.elems, rv.ent.elems, strict=True)]
         if isinstance(lv.ent, RuntimeE) or lv.const is not None:
             raise CompileError(lhs.loc, f"{describe(lhs)} is read-only (a constant or an action parameter)")
         raise CompileError(lhs.loc, f"{describe(lhs)} cannot be assigned")
 
     def _assign_members(self, st: StructT, lhs: A.Expr, rhs: A.Expr, rv: V, s: A.Assign) -> list[dict]:
         assert isinstance(rhs, A.ListExpr)
+        if rhs.names is not None:  # {x = a, y = b}: every field once, in any order
+            given = dict(zip(rhs.names, rhs.items, strict=True))
+            fields = [n for n, _t in st.fields]
+            extra = [n for n in given if n not in fields]
+            if extra or len(given) != len(rhs.names) or len(given) != len(fields):
+                raise CompileError(rhs.loc, f"initializer of {st}: expected each of the fields "
+                                   f"{', '.join(fields)} once" + (f", found {extra[0]!r}" if extra else ""))
+            rhs = A.ListExpr(rhs.loc, [given[n] for n in fields])
         if len(rhs.items) != len(st.fields):
             raise CompileError(s.loc, f"{st} has {len(st.fields)} fields, the list has {len(rhs.items)}")
         out: list[dict] = []
-        for (n, _), item in zip(st.fields, rhs.items, strict=False):
+        items = list(rhs.items)
+        target = describe(lhs)
+        for i, ((_n, ft), item) in enumerate(zip(st.fields, items, strict=False)):
+            # the whole list is evaluated before any member is written (`p = {p.b, p.a}` swaps): an item
+            # after the first that reads the target is saved first
+            if i == 0 or not _reads(item, target):
+                continue
+            name = self.bm.fresh("tmp")
+            tmp = self.ctx.new_local(name, ft, item.loc)
+            self.scope.add(name, tmp, item.loc)
+            out += self.assign(A.Assign(item.loc, A.Name(item.loc, name), item))
+            items[i] = A.Name(item.loc, name)
+        for (n, _), item in zip(st.fields, items, strict=False):
             out += self.assign(A.Assign(s.loc, A.Member(lhs.loc, lhs, n), item))
         return out
 
@@ -250,7 +426,8 @@ class StmtLowerer(ExprLowerer):
                     raise CompileError(c.loc, f"{f.name} takes one argument")
                 n = self.const_int(c.args[0].expr, "a constant count")
                 op = "push" if f.name == "push_front" else "pop"
-                return [prim(op, [{"type": "header_stack", "value": ent.name}, hexstr(n)], c.loc, frag)]
+                kind = "header_union_stack" if ent.type.elem.kind == "header_union" else "header_stack"
+                return [prim(op, [{"type": kind, "value": ent.name}, hexstr(n)], c.loc, frag)]
             if is_instance(ent):
                 return instance_method(self, ent.extra, f.name, c)
             if isinstance(ent, DeclE) and ent.kind == "table":
@@ -287,7 +464,10 @@ class StmtLowerer(ExprLowerer):
             scope.add(p.name, ent)
         sub = StmtLowerer(scope, self.types, self.ctx)
         sub.preds = self.preds
-        return out + sub.stmts(d.body.stmts)
+        sub.exit_flag = self.exit_flag
+        if sub.exit_flag is not None:
+            scope.add(EXITED, sub.exit_flag)
+        return out + sub.body(d.body.stmts)
 
 
 def _call_value(self: StmtLowerer, e: A.Call) -> V:
@@ -302,9 +482,15 @@ def _call_value(self: StmtLowerer, e: A.Call) -> V:
 StmtLowerer.call_value = _call_value  # type: ignore[method-assign]
 
 
+def _reads(e: A.Expr, target: str) -> bool:
+    """Does e read (a part of) the value `target` names?"""
+    return any_expr(e, lambda x: isinstance(x, (A.Name, A.Member)) and (
+        describe(x) == target or describe(x).startswith(target + ".")))
+
+
 def _has_call(s: A.Stmt | None) -> bool:
-    """Does the statement make a call or exit (what predication cannot guard)?"""
-    if isinstance(s, (A.CallStmt, A.Exit)):
+    """Does the statement make a call, exit or loop (what predication cannot guard)?"""
+    if isinstance(s, (A.CallStmt, A.Exit, A.For, A.Break, A.Continue)):
         return True
     if isinstance(s, A.Block):
         return any(_has_call(x) for x in s.stmts)

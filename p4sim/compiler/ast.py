@@ -50,6 +50,13 @@ class VarbitT(TypeSyn):
 
 
 @dataclass(slots=True, eq=False)
+class ResolvedT(TypeSyn):
+    """A type the compiler already knows (a semantic type), for temporaries it introduces."""
+
+    t: Any
+
+
+@dataclass(slots=True, eq=False)
 class NamedT(TypeSyn):
     """A named type, possibly with type arguments."""
 
@@ -191,9 +198,10 @@ class Call(Expr):
 
 @dataclass(slots=True, eq=False)
 class ListExpr(Expr):
-    """`{a, b, ...}`."""
+    """`{a, b, ...}`, or a struct initializer `{x = a, y = b}` (names given)."""
 
     items: list[Expr]
+    names: list[str] | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -272,6 +280,26 @@ class Switch(Stmt):
 
     expr: Expr
     cases: list[SwitchCase]
+
+
+@dataclass(slots=True, eq=False)
+class For(Stmt):
+    """`for (init; cond; update) body` (P4_16 1.2.5); init and update are simple statements."""
+
+    init: list[Stmt]
+    cond: Expr | None
+    update: list[Stmt]
+    body: Stmt
+
+
+@dataclass(slots=True, eq=False)
+class Break(Stmt):
+    """`break;` (in a for loop)."""
+
+
+@dataclass(slots=True, eq=False)
+class Continue(Stmt):
+    """`continue;` (in a for loop)."""
 
 
 @dataclass(slots=True, eq=False)

@@ -80,6 +80,7 @@ class Bmv2Json:
         self.scalars: list[list] = []
         self._scalar_names: set[str] = set()
         self._names: set[str] = set()
+        self._fresh = -1
         self.header_stacks: list[dict] = []
         self.field_lists: list[dict] = []
         self.learn_lists: list[dict] = []
@@ -92,6 +93,7 @@ class Bmv2Json:
         self.parse_vsets: list[dict] = []
         self.header_union_types: list[dict] = []
         self.header_unions: list[dict] = []
+        self.header_union_stacks: list[dict] = []
         self.digest_names: dict[int, str] = {}  # id of a digest call on a tuple -> digest_N
         self.action_memo: dict[str, int] = {}  # action name + bound directional arguments -> id
         self.parsers: list[dict] = []
@@ -110,6 +112,11 @@ class Bmv2Json:
                              "pi_omit": True})
         std = StructT("struct", "standard_metadata", [(n, BitsT(w)) for n, w in STD_META])
         self.std = self.add_header("standard_metadata", std, True)
+
+    def fresh(self, base: str) -> str:
+        """A fresh source-level name for a temporary the front end introduces (`tmp_3`)."""
+        self._fresh += 1
+        return f"{base}_{self._fresh}"
 
     def unique(self, base: str) -> str:
         """A name not used before by nodes, synthesized actions or calculations."""
@@ -169,7 +176,15 @@ class Bmv2Json:
         return StructE(dict(members), ut)
 
     def add_stack(self, name: str, st: StackT) -> StackE:
-        """A header stack and its element instances `name[i]`."""
+        """A header stack and its element instances `name[i]`; a stack of header unions has unions
+        `name[i]` (members `name[i].m`) and a header_union_stacks entry (p4c's HeaderConverter)."""
+        if st.elem.kind == "header_union":
+            unions = [self.add_union(f"{name}[{i}]", st.elem) for i in range(st.size)]
+            first = len(self.header_unions) - st.size
+            self.header_union_stacks.append({"name": name, "id": len(self.header_union_stacks),
+                                             "union_type": st.elem.name, "size": st.size,
+                                             "header_union_ids": list(range(first, first + st.size))})
+            return StackE(name, st, unions)  # type: ignore[arg-type]
         elems = [self.add_header(f"{name}[{i}]", st.elem, False) for i in range(st.size)]
         self.header_stacks.append({"name": name, "id": len(self.header_stacks),
                                    "header_type": self.struct_header_type(st.elem), "size": st.size,
@@ -248,7 +263,7 @@ class Bmv2Json:
             "header_stacks": self.header_stacks,
             "header_union_types": self.header_union_types,
             "header_unions": self.header_unions,
-            "header_union_stacks": [],
+            "header_union_stacks": self.header_union_stacks,
             "field_lists": self.field_lists,
             "errors": self.errors,
             "enums": self.enums,

@@ -14,11 +14,13 @@ from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import describe
 from p4sim.compiler.externs import make_instance
 from p4sim.compiler.program import Program, const_value, qualified
+from p4sim.compiler.rewrite import any_expr, stmt_exprs
 from p4sim.compiler.tables import TableLowerer
 from p4sim.compiler.types import (
     BitsT,
     EnumT,
     ErrorT,
+    ListT,
     ObjT,
     StackT,
     StructT,
@@ -196,10 +198,13 @@ class BlockContext:
 def make_storage(bm: Bmv2Json, name: str, t: Type, loc: Any = None) -> Ent:
     """bmv2 storage for a value of type t named name."""
     ts = strip(t)
-    if isinstance(ts, StructT) and ts.kind == "header_union":
-        raise CompileError(loc, f"{name}: header union variables are not supported (only in the headers struct)")
+    if isinstance(ts, StructT) and ts.kind == "header_union":  # as in the headers struct (p4c's HeaderConverter)
+        return bm.add_union(bm.unique(name), ts)
     if is_scalar(ts):
         return bm.scalar(name, t)
+    if isinstance(ts, ListT):  # a tuple variable: a struct of fields f0, f1, ... (`t[i]` reads field fi)
+        return make_storage(bm, name, StructT("tuple", bm.unique(f"tuple_{name}"),
+                                              [(f"f{i}", it) for i, it in enumerate(ts.items)]), loc)
     if isinstance(ts, StructT) and ts.kind == "header":
         inst = bm.unique(name)
         return bm.add_header(inst, ts, False)
@@ -276,7 +281,7 @@ class ControlLowerer(BlockContext):
                                    "parameters must be bit<W>, int<W>, bool or serializable enums")
             scope.add(p.name, RuntimeE(i, t), p.loc)
             params.append((p.name, bit_width(t)))
-        prims = StmtLowerer(scope, self.prog, self).stmts(d.body.stmts)
+        prims = StmtLowerer(scope, self.prog, self).body(d.body.stmts)
         aid = self.bm.add_action(ent.qname, params, prims, d.loc)
         self.bm.action_memo[key] = aid
         return aid
@@ -284,6 +289,7 @@ class ControlLowerer(BlockContext):
     # ---- control flow --------------------------------------------------------------
     def block(self, stmts: list[A.Stmt], nxt: str | None, scope: Scope) -> str | None:
         """Entry node of a statement list followed by nxt."""
+        stmts = StmtLowerer(scope, self.prog, self).inliner(tables=True).stmts(stmts)
         inner = scope.child()
         for s in stmts:  # declarations are visible to every statement of the block
             if isinstance(s, A.VarDecl):
@@ -292,8 +298,18 @@ class ControlLowerer(BlockContext):
                 inner.add(s.name, const_value(self.prog, inner, s, self.prog.resolve(s.typ, inner)), s.loc)
         cur = nxt
         pending: list[A.Stmt] = []
+        for k, s in enumerate(stmts):
+            if isinstance(s, A.Exit):  # what follows an exit in the same block never runs
+                stmts = stmts[:k + 1]
+                break
+        may_exit = StmtLowerer(inner, self.prog, self).may_exit
         for s in reversed(stmts):
             if self.simple(s, inner):
+                # a statement that may exit ends its action: bmv2 stops the pipeline after that table,
+                # but would run the rest of the same action
+                if pending and not isinstance(s, (A.VarDecl, A.ConstDecl)) and may_exit(s):
+                    cur = self.straight(pending, cur, inner)
+                    pending = []
                 if isinstance(s, A.VarDecl):
                     if s.init is not None:
                         pending.insert(0, A.Assign(s.loc, A.Name(s.loc, s.name), s.init))
@@ -308,6 +324,10 @@ class ControlLowerer(BlockContext):
     def simple(self, s: A.Stmt, scope: Scope) -> bool:
         """Straight-line statement (goes into a synthesized action)?"""
         if isinstance(s, (A.Assign, A.VarDecl, A.ConstDecl, A.Empty, A.Exit)):
+            return True
+        if isinstance(s, A.For):  # a loop runs inside one action (jumps); it may not apply tables
+            if any_expr_in(s, lambda e: isinstance(e, A.Member) and e.name == "apply"):
+                raise CompileError(s.loc, "a for loop that applies tables or controls is not supported")
             return True
         if isinstance(s, A.CallStmt):
             return self.table_of_apply(s.call, scope) is None and self.subcontrol_of_apply(s.call, scope) is None \
@@ -530,6 +550,11 @@ class ControlLowerer(BlockContext):
         if other is None:
             return nxt
         return self.complex(other, nxt, scope) if isinstance(other, A.If) else self.block(other.stmts, nxt, scope)
+
+
+def any_expr_in(s: A.Stmt, pred: Any) -> bool:
+    """Does pred hold for an expression (or part of one) of s?"""
+    return any(any_expr(e, pred) for e in stmt_exprs(s))
 
 
 def _calls_under_if(stmts: list[A.Stmt], conditional: bool) -> bool:

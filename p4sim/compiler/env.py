@@ -31,6 +31,22 @@ class FieldE(Ent):
 
 
 @dataclass(slots=True, eq=False)
+class DynFieldE(FieldE):
+    """A field of a header stack element whose index is known at run time: `j` is bmv2's
+    access_field(dereference_header_stack(stack, index), offset) expression (ref is the first element's)."""
+
+    j: dict = field(default_factory=dict)
+
+
+@dataclass(slots=True, eq=False)
+class DynHeaderE(Ent):
+    """A header stack element at a run-time index (`hs[i]`): only its fields can be used."""
+
+    stack: Any  # StackE
+    index: dict  # the index as bmv2 JSON
+
+
+@dataclass(slots=True, eq=False)
 class HeaderE(Ent):
     """A bmv2 header instance (a header, or a struct stored as metadata header)."""
 

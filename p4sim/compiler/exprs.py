@@ -9,6 +9,8 @@ from p4sim.compiler import ast as A
 from p4sim.compiler.env import (
     ConstE,
     DeclE,
+    DynFieldE,
+    DynHeaderE,
     Ent,
     FieldE,
     HeaderE,
@@ -116,6 +118,15 @@ class ExprLowerer:
             ent = self.scope.get(e.func.name, e.func.loc)  # undefined names first
             if isinstance(ent, DeclE) and ent.kind == "userfunc":
                 return self.call_function(ent.decl, e)
+        if isinstance(e.func, A.Member) and e.func.name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits",
+                                                            "maxSizeInBytes") and not e.args:
+            v = self.expr(e.func.expr)
+            st = strip(v.t)
+            if isinstance(st, StructT) and st.kind == "header":  # P4_16 8.17: varbit fields count 0 (min)
+                bits = sum((0 if e.func.name.startswith("min") else strip(t).max_width) if isinstance(strip(t), VarbitT)
+                           else bit_width(strip(t)) for _, t in st.fields)
+                val = bits if e.func.name.endswith("Bits") else (bits + 7) // 8
+                return V(hexstr(val), InfIntT(), None, val)
         if isinstance(e.func, A.Member) and e.func.name == "isValid" and not e.args:
             v = self.expr(e.func.expr)
             if isinstance(v.ent, HeaderE) and not v.ent.metadata:
@@ -298,15 +309,24 @@ class ExprLowerer:
                 val = t.values[e.name] if t.underlying else t.members.index(e.name)
                 return V(hexstr(val, bit_width(t)), t, None, val)
             raise CompileError(e.loc, f"{describe(e)}: a type has no member {e.name!r}")
+        if isinstance(ent, DynHeaderE):
+            st = ent.stack
+            names = [n for n, _t in st.type.elem.fields]
+            if e.name not in names:
+                raise CompileError(e.loc, f"{describe(e)}: {st.type.elem} has no field {e.name!r}")
+            ft = st.type.elem.field_type(e.name)
+            if not isinstance(strip(ft), (BitsT, BoolT)):
+                raise CompileError(e.loc, f"{describe(e)}: only bit<W> fields of a run-time indexed element")
+            deref = jexpr("dereference_header_stack", {"type": "header_stack", "value": st.name}, ent.index)
+            j = {"type": "expression", "value": {"op": "access_field", "left": deref, "right": names.index(e.name)}}
+            return V(j, ft, DynFieldE(st.elems[0].inst and [st.elems[0].inst, e.name], ft, j))
         if isinstance(ent, HeaderE):
             ft = ent.type.field_type(e.name)
             if ft is None:
                 raise CompileError(e.loc, f"{describe(e)}: {ent.type} has no field {e.name!r}")
             if isinstance(ft, StructT):
                 raise CompileError(e.loc, f"{describe(e)}: nested structs in headers are not supported")
-            if isinstance(strip(ft), VarbitT):
-                raise CompileError(e.loc, f"{describe(e)}: a varbit field can only be extracted and emitted "
-                                   "with its header")
+            # a varbit field: a value of type varbit<N> (assignable to another, in checksum and hash data)
             return self.entity_value(FieldE([ent.inst, e.name], ft), e)
         if isinstance(ent, StructE):
             m = ent.members.get(e.name)
@@ -320,10 +340,21 @@ class ExprLowerer:
         raise CompileError(e.loc, f"{describe(e)}: {base.t} has no member {e.name!r}")
 
     def index(self, e: A.Index) -> V:
-        """`stack[i]` with a constant index."""
+        """`stack[i]`: an element, or with an index known only at run time, an element whose fields are
+        bmv2's access_field of dereference_header_stack (as p4c writes them)."""
         base = self.expr(e.expr)
+        if isinstance(strip(base.t), StructT) and strip(base.t).kind == "tuple":
+            i = self.const_int(e.index, "a constant tuple index")
+            if not 0 <= i < len(strip(base.t).fields):
+                raise CompileError(e.index.loc, f"index {i} out of bounds for {describe(e.expr)}")
+            return self.member(A.Member(e.loc, e.expr, f"f{i}"))
         if not isinstance(base.ent, StackE):
             raise CompileError(e.loc, f"{describe(e.expr)} is not a header stack")
+        iv = self.expr(e.index, BitsT(32))
+        if iv.const is None:
+            if not isinstance(strip(iv.t), BitsT) or strip(iv.t).signed:
+                raise CompileError(e.index.loc, f"a header stack index must be an unsigned bit<W>, found {iv.t}")
+            return V(None, base.ent.type.elem, DynHeaderE(base.ent, self.data(iv, e.index.loc)))
         i = self.const_int(e.index, "a constant header stack index")
         if not 0 <= i < base.ent.type.size:
             raise CompileError(e.index.loc, f"index {i} out of bounds for {describe(e.expr)}[{base.ent.type.size}]")
@@ -435,9 +466,17 @@ class ExprLowerer:
         if isinstance(t, InfIntT):
             raise CompileError(e.loc, "cannot infer a width here")
         if op in ("/", "%"):
-            raise CompileError(e.loc, f"operator {op} on non-constant values is not supported by bmv2")
+            # p4c's StrengthReduction: an unsigned division or remainder by a power of two is a shift or a mask
+            if t.signed or not isinstance(b.const, int) or b.const <= 0 or b.const & (b.const - 1):
+                raise CompileError(e.loc, f"operator {op} on non-constant values is not supported by bmv2 (only an "
+                                   "unsigned value by a constant power of two)")
+            if op == "/":
+                return V(jexpr("&", jexpr(">>", a.j, hexstr(b.const.bit_length() - 1)),
+                               hexstr(mask_of(t.width), t.width)), t)
+            return V(jexpr("&", a.j, hexstr(b.const - 1, t.width)), t)
         if op in ("|+|", "|-|"):
-            raise CompileError(e.loc, f"saturating operator {op} is not supported")
+            # bmv2's usat_cast/sat_cast clamp the exact result to the width (as p4c writes them)
+            return V(jexpr("sat_cast" if t.signed else "usat_cast", jexpr(op[1], a.j, b.j), hexstr(t.width)), t)
         if t.signed and op in ("+", "-", "*"):
             return V(jexpr("two_comp_mod", jexpr(op, a.j, b.j), hexstr(t.width)), t)
         j = jexpr(op, a.j, b.j)

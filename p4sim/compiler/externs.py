@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from p4sim.compiler import ast as A
 from p4sim.compiler.builder import Bmv2Json, P4InfoObj, id_annotation, source_info
 from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError, Loc
-from p4sim.compiler.exprs import V, describe, hexstr, operand
+from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, operand
 from p4sim.compiler.types import BitsT, BoolT, EnumT, ListT, ObjT, StructT, Type, bit_width, strip
-
-if TYPE_CHECKING:
-    from p4sim.compiler.actions import StmtLowerer
 
 # bmv2 calculation algorithm names for HashAlgorithm members
 HASH_ALGOS = {"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16", "crc16_custom": "crc16_custom",
@@ -25,6 +22,18 @@ MAX_SIZE = 2**32 - 1  # the largest size bmv2 reads from a JSON (an unsigned int
 _KINDS = ("counter", "direct_counter", "meter", "direct_meter", "register", "action_profile", "action_selector")
 
 log = logging.getLogger(__name__)
+
+
+class Lowering(ExprLowerer):
+    """The statement lowerer as extern calls see it (p4sim.compiler.actions.StmtLowerer): expressions,
+    the JSON document under construction, the control's context and writable fields."""
+
+    bm: Bmv2Json
+    ctx: Any
+
+    def lvalue(self, e: A.Expr) -> V:
+        """A writable scalar field."""
+        raise NotImplementedError
 
 
 @dataclass(slots=True, eq=False)
@@ -146,7 +155,7 @@ def make_instance(ev: Any, bm: Bmv2Json, d: A.Instance, qname: str) -> InstInfo:
     return info
 
 
-def field_refs(sl: StmtLowerer, e: A.Expr) -> list[dict]:
+def field_refs(sl: Lowering, e: A.Expr) -> list[dict]:
     """The bmv2 fields of a field-list argument: `{a, b}`, a struct, a header or one field."""
     v = sl.expr(e)
     out: list[dict] = []
@@ -177,7 +186,7 @@ def field_refs(sl: StmtLowerer, e: A.Expr) -> list[dict]:
     return out
 
 
-def _enum_member(sl: StmtLowerer, e: A.Expr, enum: str) -> str:
+def _enum_member(sl: Lowering, e: A.Expr, enum: str) -> str:
     v = sl.expr(e)
     t = strip(v.t)
     if not isinstance(t, EnumT) or t.name != enum or not isinstance(e, A.Member):
@@ -190,7 +199,7 @@ def prim(op: str, params: list[dict], loc: Loc, fragment: str) -> dict:
     return {"op": op, "parameters": [operand(p) for p in params], "source_info": source_info(loc, fragment)}
 
 
-def _preserving_list(sl: StmtLowerer, e: A.Expr) -> int:
+def _preserving_list(sl: Lowering, e: A.Expr) -> int:
     """Id of the JSON field list `field_list<index>` (p4c's getFieldListById); when no metadata field
     has @field_list(index), p4c warns and uses a new empty list."""
     idx = sl.const_int(e, "a constant field list index")
@@ -212,7 +221,7 @@ def _check_digest_data(v: V, t: Type, e: A.Expr) -> None:
         raise CompileError(e.loc, f"digest data {describe(e)} does not match {t}: expected {n_t} members")
 
 
-def extern_function(sl: StmtLowerer, name: str, c: A.Call) -> list[dict]:
+def extern_function(sl: Lowering, name: str, c: A.Call) -> list[dict]:
     """Primitives for a call to a v1model extern function."""
     args = [a.expr for a in c.args]
     frag = describe(c)
@@ -311,7 +320,7 @@ def extern_function(sl: StmtLowerer, name: str, c: A.Call) -> list[dict]:
     raise CompileError(loc, f"extern function {name} is not supported by p4sim")
 
 
-def instance_method(sl: StmtLowerer, info: InstInfo, method: str, c: A.Call) -> list[dict]:
+def instance_method(sl: Lowering, info: InstInfo, method: str, c: A.Call) -> list[dict]:
     """Primitives for a method call on an extern instance."""
     args = [a.expr for a in c.args]
     frag, loc = describe(c), c.loc

@@ -9,7 +9,7 @@ from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.preprocess import SourceLine
 
 KEYWORDS = frozenset("""
-abstract action apply bit bool const control default else entries enum error exit extern false
+abstract action apply bit bool break const continue control default else entries enum error exit extern false for
 header header_union if in inout int key list match_kind out package parser priority return select
 state string struct switch table this transition true tuple type typedef varbit void
 """.split())

@@ -13,7 +13,7 @@ from p4sim.compiler.env import DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import V, describe, mask_of, operand
 from p4sim.compiler.externs import HASH_ALGOS, field_refs
-from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, VarbitT, bit_width, strip
+from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, StructT, VarbitT, bit_width, strip
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,7 @@ class ParserLowerer(BlockContext):
         states (inlined as p4c does), then a continuation state with the rest and the transition."""
         stl = StmtLowerer(scope.child(), self.prog, self)
         stl.allow_jumps = False
+        stmts = stl.inliner().stmts(stmts)
         ops: list[dict] = []
         entry = len(self.states)
         self.states.append({"name": name, "id": entry})
@@ -97,7 +98,7 @@ class ParserLowerer(BlockContext):
             rest = A.State(s.loc, s.name, s.annos, stmts[k + 1:], s.next, s.select, s.cases, s.trans_loc)
             self.state(rest, stl.scope, cont, target, rest.stmts)
             return
-        key, trans = self._transition(stl, s, target)
+        key, trans = self._transition(stl, s, target, ops)
         self.states[entry].update({"parser_ops": ops, "transitions": trans, "transition_key": key})
 
     def _subparser_apply(self, st: A.Stmt, sl: StmtLowerer) -> DeclE | None:
@@ -146,16 +147,10 @@ class ParserLowerer(BlockContext):
                 return [self._extract_vl(sl, c)]
             if len(c.args) != 1:
                 raise CompileError(c.loc, "extract takes 1 or 2 arguments")
-            a = c.args[0].expr
-            if isinstance(a, A.Member) and a.name == "next":
-                st = sl.expr(a.expr)
-                if not isinstance(st.ent, StackE):
-                    raise CompileError(a.loc, f"{describe(a.expr)} is not a header stack")
-                return [{"op": "extract", "parameters": [{"type": "stack", "value": st.ent.name}]}]
-            v = sl.expr(a)
-            if not isinstance(v.ent, HeaderE):
-                raise CompileError(a.loc, f"extract expects a header, found {v.t}")
-            return [{"op": "extract", "parameters": [{"type": "regular", "value": v.ent.inst}]}]
+            target, ht = _extract_target(sl, c.args[0].expr)
+            if any(isinstance(strip(t), VarbitT) for _, t in ht.fields):
+                raise CompileError(c.loc, f"{ht} has a varbit field: extract it with a size")
+            return [{"op": "extract", "parameters": [target]}]
         if f.name == "advance":
             n = sl.coerce(sl.expr(c.args[0].expr, BitsT(32)), BitsT(32), c.loc, "advance size")
             return [{"op": "advance", "parameters": [operand(n.j)]}]
@@ -164,12 +159,11 @@ class ParserLowerer(BlockContext):
     @staticmethod
     def _extract_vl(sl: StmtLowerer, c: A.Call) -> dict:
         """`extract(hdr, size_in_bits)` of a header with a varbit field: bmv2's extract_VL."""
-        v = sl.expr(c.args[0].expr)
-        if not isinstance(v.ent, HeaderE) or not any(isinstance(strip(t), VarbitT) for _, t in v.ent.type.fields):
-            raise CompileError(c.loc, f"extract with a size needs a header with a varbit field, found {v.t}")
+        target, ht = _extract_target(sl, c.args[0].expr)
+        if not any(isinstance(strip(t), VarbitT) for _, t in ht.fields):
+            raise CompileError(c.loc, f"extract with a size needs a header with a varbit field, found {ht}")
         n = sl.coerce(sl.expr(c.args[1].expr, BitsT(32)), BitsT(32), c.args[1].expr.loc, "varbit size")
-        return {"op": "extract_VL", "parameters": [{"type": "regular", "value": v.ent.inst},
-                                                   {"type": "expression", "value": n.j}]}
+        return {"op": "extract_VL", "parameters": [target, {"type": "expression", "value": n.j}]}
 
     def lookahead(self, sl: StmtLowerer, e: A.Expr) -> V | None:
         """`pkt.lookahead<T>()` as a bmv2 lookahead operand."""
@@ -181,7 +175,9 @@ class ParserLowerer(BlockContext):
             return V({"type": "lookahead", "value": [0, bit_width(t)]}, t)
         return None
 
-    def _transition(self, sl: StmtLowerer, s: A.State, target: Any) -> tuple[list, list]:
+    def _transition(self, sl: StmtLowerer, s: A.State, target: Any, ops: list[dict]) -> tuple[list, list]:
+        """The select key and transitions of a state; a key that is an expression (bmv2 only selects on
+        fields, stack fields and lookaheads) is computed into a temporary by a `set` appended to ops."""
         if s.select is None:
             nxt = s.next or "accept"
             return [], [{"type": "default", "value": None, "mask": None,
@@ -193,8 +189,13 @@ class ParserLowerer(BlockContext):
                 v = V(sl.data(v, e.loc), BitsT(1), v.ent)
             if v.j is None or not isinstance(strip(v.t), (BitsT, EnumT, ErrorT)):
                 raise CompileError(e.loc, f"cannot select on a value of type {v.t}")
-            keys.append(v.j)  # a field, lookahead, stack_field or expression operand
-            widths.append(bit_width(strip(v.t)))
+            w = bit_width(strip(v.t))
+            if v.j.get("type") not in ("field", "lookahead", "stack_field"):
+                tmp = self.new_local(self.bm.fresh("tmp"), BitsT(w), e.loc)
+                ops.append({"op": "set", "parameters": [{"type": "field", "value": tmp.ref}, operand(v.j)]})
+                v = V({"type": "field", "value": tmp.ref}, BitsT(w))
+            keys.append(v.j)
+            widths.append(w)
         trans = []
         for case in s.cases:
             ks = case.keyset.items if isinstance(case.keyset, A.ListExpr) else [case.keyset]
@@ -262,6 +263,27 @@ def _is_packet(sl: StmtLowerer, name: str) -> bool:
     return isinstance(ent, DeclE) and ent.kind == "packet"
 
 
+def _extract_target(sl: StmtLowerer, a: A.Expr) -> tuple[dict, StructT]:
+    """The header an extract writes, as bmv2's parameter: `regular` (a header), `stack` (`hs.next`),
+    `union_stack` (`us.next.member`); and its header type."""
+    if isinstance(a, A.Member) and a.name == "next":
+        st = sl.expr(a.expr)
+        if not isinstance(st.ent, StackE) or st.ent.type.elem.kind != "header":
+            raise CompileError(a.loc, f"{describe(a.expr)} is not a header stack")
+        return {"type": "stack", "value": st.ent.name}, st.ent.type.elem
+    if isinstance(a, A.Member) and isinstance(a.expr, A.Member) and a.expr.name == "next":
+        # a member of the next union of a union stack (bmv2 extracts it and moves next)
+        st = sl.expr(a.expr.expr)
+        mt = st.ent.type.elem.field_type(a.name) if isinstance(st.ent, StackE) else None
+        if mt is None or st.ent.type.elem.kind != "header_union":  # type: ignore[union-attr]
+            raise CompileError(a.loc, f"{describe(a)}: expected a member of a header union stack's next")
+        return {"type": "union_stack", "value": [st.ent.name, a.name]}, strip(mt)  # type: ignore[union-attr,return-value]
+    v = sl.expr(a)
+    if not isinstance(v.ent, HeaderE):
+        raise CompileError(a.loc, f"extract expects a header, found {v.t}")
+    return {"type": "regular", "value": v.ent.inst}, v.ent.type
+
+
 def _hex_bytes(value: int, width: int) -> str:
     """Hex digits of value in whole bytes (bmv2 builds parser keys from byte-padded fields)."""
     return f"{value:0{(width + 7) // 8 * 2}x}"
@@ -295,7 +317,11 @@ class DeparserLowerer(BlockContext):
             if isinstance(ent, HeaderE):
                 order.append(ent.inst)
             elif isinstance(ent, StackE):
-                order.extend(h.inst for h in ent.elems)
+                for h in ent.elems:
+                    if isinstance(h, HeaderE):
+                        order.append(h.inst)
+                    else:  # a union stack: each union's members in order
+                        order.extend(m.inst for m in h.members.values())  # type: ignore[attr-defined]
             elif isinstance(ent, StructE):
                 for m in ent.members.values():
                     if isinstance(m, (HeaderE, StackE, StructE)):

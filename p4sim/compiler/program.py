@@ -121,9 +121,7 @@ class Program:
             sc.add(d.name, TypeE(ObjT("extern", d.name, d)), d.loc)
         elif isinstance(d, A.FunctionDecl):
             if d.body is not None:
-                if d.type_params:
-                    raise CompileError(d.loc, f"function {d.name}: generic functions are not supported")
-                sc.add(d.name, DeclE("userfunc", d, d.name), d.loc)
+                sc.add(d.name, DeclE("userfunc", d, d.name), d.loc)  # generic ones: specialized when inlined
                 return
             prev = sc.names.get(d.name)
             if isinstance(prev, DeclE) and prev.kind == "function":
@@ -154,6 +152,8 @@ class Program:
 
     def resolve(self, syn: A.TypeSyn, scope: Scope) -> Type:
         """The semantic type denoted by type syntax."""
+        if isinstance(syn, A.ResolvedT):
+            return syn.t
         if isinstance(syn, A.BitT):
             if syn.width is None:
                 return BitsT(1, syn.signed)
@@ -170,8 +170,8 @@ class Program:
             return ListT([self.resolve(a, scope) for a in syn.args])
         if isinstance(syn, A.StackT):
             elem = strip(self.resolve(syn.elem, scope))
-            if not isinstance(elem, StructT) or elem.kind != "header":
-                raise CompileError(syn.loc, f"header stacks must hold headers, found {elem}")
+            if not isinstance(elem, StructT) or elem.kind not in ("header", "header_union"):
+                raise CompileError(syn.loc, f"header stacks must hold headers or header unions, found {elem}")
             n = ExprLowerer(scope, self).const_int(syn.size, "a constant stack size")
             if n <= 0:
                 raise CompileError(syn.loc, f"header stack size {n} must be positive")

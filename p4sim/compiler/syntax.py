@@ -7,7 +7,7 @@ declaration); like p4c's lexer feedback we keep the set of type names declared s
 from __future__ import annotations
 
 from p4sim.compiler import ast as A
-from p4sim.compiler.errors import CompileError
+from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.lexer import Token
 
 _BUILTIN_TYPES = {"packet_in", "packet_out"}
@@ -214,6 +214,14 @@ class ExprParser:
         if self.take("exit"):
             self.expect(";")
             return A.Exit(loc)
+        if self.take("for"):
+            return self._for(loc)
+        if self.take("break"):
+            self.expect(";")
+            return A.Break(loc)
+        if self.take("continue"):
+            self.expect(";")
+            return A.Continue(loc)
         if self.take("return"):
             e = None if self.at(";") else self.expr()
             self.expect(";")
@@ -259,6 +267,54 @@ class ExprParser:
         if not isinstance(lhs, A.Call):
             raise CompileError(loc, "expected an assignment or a method call")
         return A.CallStmt(loc, lhs)
+
+    def _named_list(self, loc: Loc) -> A.ListExpr:
+        """`{name = expr, ...}` (a struct or header initializer)."""
+        names: list[str] = []
+        items: list[A.Expr] = []
+        while True:
+            names.append(self.ident("a field name"))
+            self.expect("=")
+            items.append(self.expr())
+            if self.take("}"):
+                return A.ListExpr(loc, items, names)
+            self.expect(",")
+            if self.take("}"):
+                return A.ListExpr(loc, items, names)
+
+    def _for(self, loc: Loc) -> A.For:
+        """`for (init; cond; update) body`; init and update are comma-separated simple statements."""
+        self.expect("(")
+        init = self._simple_list(";")
+        cond = None if self.at(";") else self.expr()
+        self.expect(";")
+        update = self._simple_list(")")
+        return A.For(loc, init, cond, update, self._branch())
+
+    def _simple_list(self, close: str) -> list[A.Stmt]:
+        out: list[A.Stmt] = []
+        if self.take(close):
+            return out
+        while True:
+            sloc = self.tok.loc
+            if self.looks_like_type():
+                typ = self.type_()
+                name = self.ident("a variable name")
+                if self.at("in"):
+                    raise CompileError(self.tok.loc, "for-in loops are not supported (use for (init; cond; update))")
+                self.expect("=")
+                out.append(A.VarDecl(sloc, typ, name, self.expr()))
+            else:
+                lhs = self.expr()
+                if self.take("="):
+                    out.append(A.Assign(sloc, lhs, self.expr()))
+                elif isinstance(lhs, A.Call):
+                    out.append(A.CallStmt(sloc, lhs))
+                else:
+                    raise CompileError(sloc, "expected an assignment, a declaration or a call in a for loop header")
+            if self.take(close):
+                return out
+            self.expect(",")
 
     # ---- expressions ---------------------------------------------------------------
     def expr_list(self, close: str) -> list[A.Expr]:
@@ -368,6 +424,8 @@ class ExprParser:
             self.expect(")")
             return e
         if self.take("{"):
+            if self.tok.kind == "ident" and self.peek().kind == "op" and self.peek().text == "=":
+                return self._named_list(loc)
             items = self.expr_list("}")
             return A.ListExpr(loc, items)
         if self.take("."):

@@ -279,10 +279,20 @@ class TableLowerer:
                   "priority": prio}
             pa = A.anno(en.annos, "priority")
             if en.priority is not None:
-                ej["priority"] = ev.const_int(en.priority, "a constant priority")
+                # P4 priorities: the larger wins; bmv2's: the smaller. p4c orders such entries by P4
+                # priority, largest first (stable), and numbers them 1, 2, ... (rewritten below)
+                ej["_p4_priority"] = ev.const_int(en.priority, "a constant priority")
             elif pa is not None and pa.args and isinstance(pa.args[0], int):
                 ej["priority"] = pa.args[0]  # p4c's @priority(n) on an entry
             out.append(ej)
+        if out and all("_p4_priority" in ej for ej in out):
+            out.sort(key=lambda ej: -ej["_p4_priority"])
+            for rank, ej in enumerate(out, 1):
+                del ej["_p4_priority"]
+                ej["priority"] = rank
+        for ej in out:  # mixed with @priority(n) or positional ones (p4c refuses that): the value as given
+            if "_p4_priority" in ej:
+                ej["priority"] = ej.pop("_p4_priority")
         return out
 
     def _entry_key(self, ev: ExprLowerer, mk: str, e: A.Expr, width: int) -> dict:

@@ -56,8 +56,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from p4sim.switch.digest import Digest
 from p4sim.switch.engine import run
 from p4sim.switch.heap import settle_heap
 from p4sim.switch.pipeline import Pipeline
@@ -66,15 +66,6 @@ from p4sim.switch.pre import Pre
 log = logging.getLogger(__name__)
 
 DROP_PORT = 511
-
-
-@dataclass(slots=True, frozen=True)
-class Digest:
-    """One digest message (v1model `digest`): the learn list and the field values, in order."""
-
-    learn_id: int
-    name: str
-    values: tuple[int, ...]
 
 
 class Device:

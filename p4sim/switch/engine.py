@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from p4sim.switch.device import Device
-    from p4sim.switch.pipeline import Pipeline
+from p4sim.switch.digest import Digest
+from p4sim.switch.pre import Pre
+from p4sim.switch.program import Program
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,26 @@ DROP = 511
 USE_FUSED = os.environ.get("P4SIM_FUSED", "1") != "0"
 MAX_LOOPS = 16
 NORMAL, I2E, E2E, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 4, 5, 6
+
+
+class Device(Protocol):
+    """What the flow needs of a switch (p4sim.switch.device.Device is one)."""
+
+    pre: Pre
+    stats: dict[str, int]
+
+    def now_us(self) -> int:
+        """The switch clock in microseconds."""
+
+    def digest(self, d: Digest) -> None:
+        """Hand a digest message to the control plane."""
+
+
+class Pipeline(Protocol):
+    """What the flow needs of a loaded program (p4sim.switch.pipeline.Pipeline is one)."""
+
+    namespace: dict[str, Any]
+    program: Program
 
 
 class _Flow:
@@ -148,8 +168,6 @@ class _Flow:
             self.egress(q, depth + 1)
 
     def digest(self, p: Any) -> None:
-        from p4sim.switch.device import Digest
-
         ll = self.pl.program.learn_lists.get(p._digest)
         if ll is None:
             return

@@ -13,7 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from p4sim.switch import codegen, heap
+from p4sim.switch import heap
+from p4sim.switch.codegen import source as codegen
 from p4sim.switch.externs import CounterArray, DirectMeter, MeterArray, RegisterArray, ValueSet
 from p4sim.switch.profiles import ActionProfile
 from p4sim.switch.program import Program, parse_program

@@ -17,12 +17,10 @@ import socket
 import struct
 import threading
 import time
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO, Protocol
 
+from p4sim.switch import engine
 from p4sim.switch.engine import run
-
-if TYPE_CHECKING:
-    from p4sim.switch.device import Device
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +85,23 @@ class PcapWriter:
     def close(self) -> None:
         """Close the file."""
         self._f.close()
+
+
+class Device(engine.Device, Protocol):
+    """What the I/O thread needs of its switch (p4sim.switch.device.Device is one)."""
+
+    ports: dict[int, str]
+    pcap_dir: str | None
+    cpu_port: int | None
+    lock: threading.RLock
+    pipeline: engine.Pipeline | None
+    _up: dict[int, bool]
+
+    def set_port_status(self, port: int, up: bool) -> None:
+        """Record a port's link state (and tell the control plane)."""
+
+    def emit(self, frames: list[tuple[int, bytes]]) -> None:
+        """Transmit frames through the general path (CPU port, pcap)."""
 
 
 class PortIO:

@@ -201,8 +201,15 @@ class Program:
         # header unions: name -> member header instances (header_unions' header_ids)
         self.header_unions: dict[str, list[str]] = {
             u["name"]: [self.header_by_id[i] for i in u["header_ids"]] for u in doc.get("header_unions", [])}
-        if doc.get("header_union_stacks"):
-            raise ValueError("header union stacks are not supported")
+        union_by_id = {u["id"]: u["name"] for u in doc.get("header_unions", [])}
+        # union name -> its members' names in the union type, in order (an extract from a union stack
+        # names the member)
+        member_names = {ut["name"]: [m[0] for m in ut["headers"]] for ut in doc.get("header_union_types", [])}
+        self.union_member_names: dict[str, list[str]] = {
+            u["name"]: member_names.get(u["union_type"], []) for u in doc.get("header_unions", [])}
+        # header union stacks: name -> the unions of its elements, in order
+        self.header_union_stacks: dict[str, list[str]] = {
+            s["name"]: [union_by_id[i] for i in s["header_union_ids"]] for s in doc.get("header_union_stacks", [])}
         # parser value sets: name -> compressed bit width (the select key without byte padding)
         self.parse_vsets: dict[str, int] = {v["name"]: int(v["compressed_bitwidth"])
                                             for v in doc.get("parse_vsets", [])}

@@ -47,7 +47,8 @@ class Expect:
 @dataclass(slots=True, frozen=True)
 class Probe:
     """One frame sent into `port` and everything that must come out (nothing: a drop). `known`: switch
-    label -> a known bug of that switch that makes this probe fail there (checked: it must still fail)."""
+    label or pairing (`p4c+bmv2`) -> a known bug of that switch or compiler that makes this probe fail
+    there (checked: it must still fail)."""
 
     name: str
     port: int
@@ -346,7 +347,126 @@ def rt_basic() -> Scenario:
     ])
 
 
+def _jf(op: int, n: int = 0, body: bytes = b"", r: int = 0, s: int = 0, csum: int = 0) -> bytes:
+    """A json_forms.p4 frame: Ethernet, the operation header, body, payload."""
+    return (bytes(Ether(src=H1, dst=H2, type=0x88B5)) + bytes([op, n, r, s]) + csum.to_bytes(2, "big") + body
+            + PAYLOAD)
+
+
+def json_forms() -> Scenario:
+    """p4c JSON forms: assign_header_stack in a parser, extract_VL (and too long), assign_VL, a checksum
+    over a varbit field, a header union stack (extract, pop_front, setValid of a member), a `for` loop
+    (backward _jump), an error-typed table key."""
+    tags = bytes.fromhex("111122223333")
+    csum = 0xFFFF - ((0x02AA + 0xBBCC) & 0xFFFF)  # csum16 of op 0x02 and the data aa bb cc
+    plain = udp()
+    return Scenario("json_forms", CORPUS / "json_forms.p4", None, [], [
+        # tags[0] invalidated; copy = tags (with their next index), then copy[2] extracted
+        Probe("stack_copy_in_parser", 1, _jf(1, body=tags), (Expect(2, _jf(1, r=1, body=bytes.fromhex("2222" "1111" "2222" "3333"))),)),
+        Probe("varbit_copy_checksum", 1, _jf(2, 3, bytes.fromhex("11aabbcc")),
+              (Expect(2, _jf(2, 3, bytes.fromhex("11aabbcc" "22aabbcc"), r=1, csum=csum)),)),
+        Probe("varbit_empty", 1, _jf(2, 0, b"\x11"),
+              (Expect(2, _jf(2, 0, b"\x11\x22", r=1, csum=0xFDFF)),)),
+        Probe("varbit_too_long", 1, _jf(2, 9, bytes(12)), (Expect(2, _jf(2, 9, bytes(12), r=0xE4)),)),
+        # us[0].a = a0, us[1].b = b0b1; pop_front(1): us[0].b = b0b1; us[1].a made valid = a1
+        Probe("union_stack", 1, _jf(3, body=bytes.fromhex("a0b0b1")),
+              (Expect(2, _jf(3, r=1, s=0xB1, body=bytes.fromhex("b0b1a1"))),)),
+        Probe("for_loop", 1, _jf(4, 5), (Expect(2, _jf(4, 5, r=10)),)),
+        # vs[0] takes n = 2 bytes, vs[1] one byte; both emitted with their lengths
+        Probe("varbit_stack", 1, _jf(5, 2, bytes.fromhex("aabbcc")), (Expect(2, _jf(5, 2, bytes.fromhex("aabbcc"), r=1)),)),
+        Probe("varbit_stack_too_long", 1, _jf(5, 5, bytes(8)), (Expect(2, _jf(5, 5, bytes(8), r=0xE4)),)),
+        Probe("not_op", 1, plain, (Expect(2, plain),)),
+    ])
+
+
+# p4c 1.2.5.16's JSON runs a for loop of an apply block once (one action with the loop variable, no
+# loop), where the spec and p4sim-compile run it three times; a loop inside an action is right
+P4C_APPLY_LOOP = "p4c 1.2.5 runs the body of a for loop in an apply block once"
+
+
+def _lo(op: int, a: int = 0, b: int = 0, c: int = 0, w: int = 0, r: int = 0, s: int = 0, extra: bytes = b"") -> bytes:
+    """A lang.p4 frame: Ethernet, the operation header (op, a, b, c, w, r, s), extra, payload."""
+    return (bytes(Ether(src=H1, dst=H2, type=0x88B5)) + bytes([op, a, b, c]) + w.to_bytes(2, "big")
+            + bytes([r, s]) + extra + PAYLOAD)
+
+
+def lang() -> Scenario:
+    """P4_16 constructs lowered by the front/mid end: functions with returns, copy-in/copy-out, table
+    tests in conditions, for loops, saturating arithmetic, odd widths and slices, enums, initializers,
+    returns in actions and default-action arguments, exit in nested actions."""
+    return Scenario("lang", CORPUS / "lang.p4", None, [], [
+        Probe("function_returns", 1, _lo(1, 150, 30), (Expect(2, _lo(1, 150, 30, r=100, s=60)),)),
+        Probe("function_returns_2", 1, _lo(1, 7, 80), (Expect(2, _lo(1, 7, 80, r=7, s=100)),)),
+        # swap(a, b); bump(c, c): copies out x = c + 1, then y = c + 10
+        Probe("copy_in_copy_out", 1, _lo(2, 1, 2, 5), (Expect(2, _lo(2, 2, 1, 15)),)),
+        Probe("apply_in_condition_hit", 1, _lo(3, 1, 0), (Expect(2, _lo(3, 1, 0, r=0x11, s=0x55)),)),
+        Probe("apply_short_circuit", 1, _lo(3, 1, 7), (Expect(2, _lo(3, 1, 7, s=0x55)),)),
+        Probe("apply_in_condition_miss", 1, _lo(3, 2, 0), (Expect(2, _lo(3, 2, 0, s=0x66)),)),
+        Probe("for_loop_in_action", 1, _lo(4, 5, 3), (Expect(2, _lo(4, 5, 3, r=10)),)),
+        Probe("saturating", 1, _lo(5, 200, 100, 50, w=0x123D), (Expect(2, _lo(5, 200, 100, 0x7F, 0x1235, 255, 100)),)),
+        Probe("saturating_low", 1, _lo(5, 10, 20, 0x90), (Expect(2, _lo(5, 10, 20, 0xF4, 0, 30, 0)),)),
+        Probe("odd_widths", 1, _lo(6, 0x3F, 0xB4, 0x2A), (Expect(2, _lo(6, 0x3F, 0xB4, 1, 1108, 0xC0, 0xEA)),)),
+        Probe("enum_b", 1, _lo(7, 7, 1), (Expect(2, _lo(7, 7, 1, 0x99, r=0xB7, s=2)),)),
+        Probe("enum_a", 1, _lo(7, 1, 5), (Expect(2, _lo(7, 1, 5, 0xBB, s=1)),)),
+        Probe("enum_other", 1, _lo(7, 3, 0), (Expect(2, _lo(7, 3, 0, s=3)),)),
+        Probe("initializers", 1, _lo(8, 0x12, 0x34, 0x56),
+              (Expect(2, _lo(8, 0x12, 0x34, 0x56, r=0x34, s=0x12, extra=bytes([0xE1, 0x56]))),)),
+        Probe("early_return", 1, _lo(9, 0), (Expect(2, _lo(9, 0, r=0x42)),)),
+        Probe("default_args", 1, _lo(9, 1), (Expect(2, _lo(9, 1, r=0x42, s=0x42)),)),
+        Probe("exit_nested", 1, _lo(10), (Expect(2, _lo(10, c=0xEC, r=9)),)),
+        Probe("break_continue", 1, _lo(11, 7), (Expect(2, _lo(11, 7, r=12)),)),  # 0 + 2 + 4 + 6, stop at 7
+        Probe("continue_only", 1, _lo(11, 20), (Expect(2, _lo(11, 20, r=20)),)),  # 0 + 2 + 4 + 6 + 8
+        Probe("generic_ternary_order_hit", 1, _lo(12, 1, 7, w=0x100), (Expect(2, _lo(12, 1, 7, 0x0F, 0x300, 7, 5)),)),
+        Probe("generic_ternary_order_miss", 1, _lo(12, 30, 7, w=0x400), (Expect(2, _lo(12, 30, 7, 0xF0, 0x400, 30, 7)),)),
+        Probe("tuple_variable", 1, _lo(13, 5, w=0x100), (Expect(2, _lo(13, 5, w=0x101, r=6)),)),
+    ])
+
+
+def apply_loop() -> Scenario:
+    """for loops in an apply block: a constant bound (w += b + i, 3 times), a run-time one (b += 1, n times)."""
+    def frame(n: int, b: int, w: int) -> bytes:
+        return bytes(Ether(src=H1, dst=H2, type=0x88B5)) + bytes([n, b]) + w.to_bytes(2, "big") + PAYLOAD
+    p4c_bug = tuple((f"p4c+{sw}", P4C_APPLY_LOOP) for sw in ("p4sim", "bmv2"))
+    return Scenario("apply_loop", CORPUS / "apply_loop.p4", None, [], [
+        Probe("loops", 1, frame(4, 3, 0x100), (Expect(2, frame(4, 7, 0x10C)),), known=p4c_bug),
+    ])
+
+
+def stacks() -> Scenario:
+    """A stack assigned in a parser (with its next index) and in a control, run-time indices, named
+    struct and header initializers."""
+    def frame(op: int, i: int = 0, j: int = 0, r: int = 0, s: int = 0, body: bytes = b"") -> bytes:
+        return bytes(Ether(src=H1, dst=H2, type=0x88B5)) + bytes([op, i, j, r, s]) + body + PAYLOAD
+    tags = bytes.fromhex("111122223333")
+    after = bytes.fromhex("1111abcd3333")
+    return Scenario("stacks", CORPUS / "stacks.p4", None, [], [
+        Probe("copy_in_parser", 1, frame(1, body=tags), (Expect(2, frame(1, body=bytes.fromhex("2222111122223333"))),)),
+        Probe("runtime_index", 1, frame(2, 2, 1, body=tags),
+              (Expect(2, frame(2, 2, 1, 0x33, 1, after + after + bytes([2, 0x33]))),)),
+        Probe("conditional_header_copy", 1, frame(3, 1, body=tags), (Expect(2, frame(3, 1, body=tags + tags[:2])),)),
+        Probe("conditional_else", 1, frame(3, 0, body=tags), (Expect(2, frame(3, 0, r=0x77, body=tags)),)),
+    ])
+
+
+def keys() -> Scenario:
+    """An expression key, an expression select key, entries with priorities, an enum action parameter,
+    a header union assignment."""
+    def frame(op: int, a: int, b: int, r: int = 0, s: int = 0, e: int = 0, body: bytes = b"") -> bytes:
+        return bytes(Ether(src=H1, dst=H2, type=0x88B5)) + bytes([op, a, b, r, s, e]) + body + PAYLOAD
+    return Scenario("keys", CORPUS / "keys.p4", None, [], [
+        # a + b = 10 hits by_sum; a = 0x11 matches both ranked entries: priority 20 wins
+        Probe("expression_key_and_priority", 1, frame(0, 0x11, 0xF9),
+              (Expect(2, frame(0, 0x11, 0xF9, r=0xAA, s=1, e=7)),)),
+        Probe("no_key_hit", 1, frame(0, 0x22, 0), (Expect(2, frame(0, 0x22, 0, e=7)),)),
+        Probe("enum_header_field", 1, frame(0, 0x22, 0, e=1), (Expect(2, frame(0, 0x22, 0, s=6, e=7)),)),
+        # select (a & 0x0f, op + 1) == (4, 4): u.t extracted (0x41); w = u, then w.t.v + 1
+        Probe("select_expression_union", 1, frame(3, 0x04, 0, body=b"\x41"),
+              (Expect(2, frame(3, 0x04, 0, e=7, body=b"\x41\x42")),)),
+        Probe("union_variable", 1, frame(4, 0, 0), (Expect(2, frame(4, 0, 0, e=7, body=b"\x12\x34")),)),
+    ])
+
+
 def scenarios() -> list[Scenario]:
     """Every program of the parity test."""
     return [fabric(), ocs(), l3_basic(), externs(), features(), nested(), parsing(), parser_errors(),
-            special_ops(), rt_basic()]
+            special_ops(), rt_basic(), json_forms(), lang(), apply_loop(), stacks(), keys()]

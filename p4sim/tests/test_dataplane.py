@@ -275,7 +275,8 @@ def test_no_pipeline_drops() -> None:
 
 
 def test_unstructured_fallback_gives_the_same_results(monkeypatch: pytest.MonkeyPatch) -> None:
-    from p4sim.switch import codegen_control, codegen_flow
+    from p4sim.switch.codegen import control as codegen_control
+    from p4sim.switch.codegen import flow as codegen_flow
 
     class Never(codegen_flow.FlowGen):
         def function(self, name: str, init: str | None) -> list[str]:

@@ -162,3 +162,23 @@ def test_strings_that_are_not_utf8_are_invalid_argument(switch) -> None:
     assert client.arbitrate().arbitration.status.code == 0
     client.close()
     channel.close()
+
+
+def test_p4info_forms_of_p4c_that_pi_accepts(switch) -> None:
+    # an action the JSON does not have (p4c lists a NoAction its JSON dropped), also in a table's
+    # action_refs, and a key field without width (p4c gives an `error` key no bitwidth; the JSON 32 bits)
+    def extra_action(i: p4i.P4Info) -> None:
+        a = i.actions.add()
+        a.preamble.id, a.preamble.name, a.preamble.alias = 0x01FFFFF0, "OnlyInP4Info", "OnlyInP4Info"
+        i.tables[0].action_refs.add().id = a.preamble.id
+
+    def widthless_key(i: p4i.P4Info) -> None:
+        i.tables[0].match_fields[0].bitwidth = 0
+
+    def wrong_width_key(i: p4i.P4Info) -> None:
+        i.tables[0].match_fields[0].bitwidth += 1
+
+    assert _push(switch, _variant(extra_action)) is None
+    assert _push(switch, _variant(widthless_key)) is None
+    table = load_p4info(program_files()[1]).tables[0].preamble.name
+    _refused(_push(switch, _variant(wrong_width_key)), table, "in the device config")

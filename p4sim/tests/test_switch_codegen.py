@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from p4sim.compiler.compile import compile_file
-from p4sim.switch import codegen_control
-from p4sim.switch.codegen_flow import Unstructured
+from p4sim.switch.codegen import control as codegen_control
+from p4sim.switch.codegen.flow import Unstructured
 from p4sim.switch.device import Device
 from p4sim.tests.corpus import build, source
 

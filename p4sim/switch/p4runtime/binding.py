@@ -88,7 +88,10 @@ def bind(schema: Schema, pipeline: Pipeline) -> Binding:
     for a in schema.actions.values():
         cands = json_actions.get(a.name)
         if not cands:
-            raise invalid(f"P4Info action {a.name!r} is not in the device config")
+            # p4c's P4Info can list an action its JSON dropped (a NoAction no table of the JSON keeps);
+            # PI does not cross-check, and a write naming it fails as an unknown action of the table
+            log.info("P4Info action %r is not in the device config", a.name)
+            continue
         widths = [p.bitwidth for p in a.params]
         if not any([w for _, w in c.params] == widths for c in cands):
             raise invalid(f"P4Info action {a.name!r} has parameter widths {widths}, the device config "
@@ -108,12 +111,14 @@ def bind(schema: Schema, pipeline: Pipeline) -> Binding:
             raise invalid(f"P4Info table {t.name!r} has {len(t.match_fields)} match fields, the device "
                           f"config {len(key)}")
         for mf, kf in zip(t.match_fields, key, strict=True):
-            if kf.match_type not in _KIND_OK[mf.kind] or kf.bitwidth != mf.bitwidth:
+            # bitwidth 0: a key that is not bit<W> (an `error`, p4c's P4Info has no width for it; the JSON
+            # has 32 bits), which PI accepts as it is
+            if kf.match_type not in _KIND_OK[mf.kind] or (kf.bitwidth != mf.bitwidth and mf.bitwidth):
                 raise invalid(f"match field {mf.name!r} of table {t.name!r} is {mf.kind} bit<{mf.bitwidth}> in "
                               f"P4Info, {kf.match_type} bit<{kf.bitwidth}> in the device config")
         json_action_names = {prog.actions[a].name for a in table.info.action_ids}
         for aid in t.actions:
-            if schema.actions[aid].name not in json_action_names:
+            if schema.actions[aid].name not in json_action_names and schema.actions[aid].name in json_actions:
                 raise invalid(f"action {schema.actions[aid].name!r} of table {t.name!r} is not one of the "
                               "table's actions in the device config")
         profile = None

@@ -37,7 +37,8 @@ from p4sim.switch.p4runtime.proto import p4r
 from p4sim.switch.values import StateError
 
 if TYPE_CHECKING:
-    from p4sim.switch.device import Device, Digest
+    from p4sim.switch.device import Device
+    from p4sim.switch.digest import Digest
 
 log = logging.getLogger(__name__)
 

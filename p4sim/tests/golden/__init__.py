@@ -24,6 +24,11 @@ PROGRAMS = {
     "special_ops": ("p4sim/tests/corpus/special_ops.p4", []),
     "nested": ("p4sim/tests/corpus/nested.p4", []),
     "parsing": ("p4sim/tests/corpus/parsing.p4", []),
+    "json_forms": ("p4sim/tests/corpus/json_forms.p4", []),
+    "lang": ("p4sim/tests/corpus/lang.p4", []),
+    "apply_loop": ("p4sim/tests/corpus/apply_loop.p4", []),
+    "stacks": ("p4sim/tests/corpus/stacks.p4", []),
+    "keys": ("p4sim/tests/corpus/keys.p4", []),
 }
 
 

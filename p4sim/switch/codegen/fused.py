@@ -7,7 +7,7 @@ generators, in ControlGen's fused mode) with `p.<field>` rewritten to `<field>`.
 the general flow (clone, digest, resubmit, multicast, recirculate), its locals are spilled into a
 packet object and the engine continues. Programs using constructs that need a packet object
 (run-time stack indices, push/pop, payload checksums, assert) get no fused path (FUSED is None) and
-use FAST from p4sim.switch.codegen.
+use FAST (p4sim.switch.codegen.packet).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
-from p4sim.switch.codegen import egress_start
-from p4sim.switch.codegen_flow import FlowGen, Unstructured
+from p4sim.switch.codegen.flow import FlowGen, Unstructured
+from p4sim.switch.codegen.packet import egress_start
 
 if TYPE_CHECKING:
-    from p4sim.switch.codegen import Gen
-    from p4sim.switch.codegen_control import ControlGen
-    from p4sim.switch.codegen_parser import ParserGen
+    from p4sim.switch.codegen.base import Gen
+    from p4sim.switch.codegen.control import ControlGen
+    from p4sim.switch.codegen.parser import ParserGen
 
 log = logging.getLogger(__name__)
 

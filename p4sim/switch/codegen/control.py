@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from p4sim.switch.codegen_flow import FlowGen, Unstructured
-from p4sim.switch.codegen_parser import ParserGen
+from p4sim.switch.codegen.flow import FlowGen, Unstructured
+from p4sim.switch.codegen.parser import ParserGen
 from p4sim.switch.program import parse_hexstr
 
 if TYPE_CHECKING:
-    from p4sim.switch.codegen import Gen
+    from p4sim.switch.codegen.base import Gen
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ class ControlGen:
         self.pg.prim = self.primitive
         self.pg.bind = self.bind  # value sets in parsers are run-time state too
         self.binds: dict[str, str] = {}  # generated global -> python expression on `pl`
-        # fused mode (p4sim.switch.codegen_fused): actions, hashes and selectors are inlined and an
+        # fused mode (p4sim.switch.codegen.fused): actions, hashes and selectors are inlined and an
         # `exit` leaves the enclosing single-pass loop instead of returning from a function
         self.fused = False
         self.exit_stmt = "return"
@@ -69,9 +69,39 @@ class ControlGen:
         return out
 
     def primitives(self, prims: list[dict[str, Any]], ind: str) -> list[str]:
-        """Lines for an action body; p4c's `_jump_if_zero`/`_jump` (absolute forward offsets, emitted for
-        an `if` around extern calls) are folded back into if/else."""
-        return self._prim_range(prims, 0, len(prims), ind) or []
+        """Lines for an action body; p4c's `_jump_if_zero`/`_jump` (absolute offsets) are folded back into
+        if/else when they only jump forward within their block (an `if` around extern calls), else (the
+        backward jumps of a `for` loop) the body runs as a program counter over its basic blocks."""
+        try:
+            return self._prim_range(prims, 0, len(prims), ind) or []
+        except _Unfoldable:
+            return self._prim_machine(prims, ind)
+
+    def _prim_machine(self, prims: list[dict[str, Any]], ind: str) -> list[str]:
+        """An action body with arbitrary jumps: basic blocks dispatched on `_pc` in a loop."""
+        if self.exit_stmt != "return":
+            raise Unstructured("an action with backward jumps")  # `exit` must leave the whole pipeline
+        n = len(prims)
+        jumps = {i: _jump_abs(pr["parameters"][-1], i, n) for i, pr in enumerate(prims)
+                 if pr["op"] in ("_jump", "_jump_if_zero")}
+        leaders = sorted({0} | {t for t in jumps.values() if t < n} | {i + 1 for i in jumps if i + 1 < n})
+        out = [f"{ind}_pc = 0", f"{ind}while True:"]
+        for k, lo in enumerate(leaders):
+            hi = leaders[k + 1] if k + 1 < len(leaders) else n
+            out.append(f"{ind}    {'if' if k == 0 else 'elif'} _pc == {lo}:")
+            body: list[str] = []
+            for i in range(lo, hi):
+                pr = prims[i]
+                if pr["op"] == "_jump":
+                    body.append(f"{ind}        _pc = {jumps[i]}")
+                elif pr["op"] == "_jump_if_zero":
+                    body.append(f"{ind}        _pc = {i + 1} if {self.g.ex(pr['parameters'][0])} else {jumps[i]}")
+                else:
+                    body += self.primitive(pr, ind + "        ")
+            if hi - 1 not in jumps:
+                body.append(f"{ind}        _pc = {hi}")
+            out += body
+        return out + [f"{ind}    else:", f"{ind}        break"]
 
     def _prim_range(self, prims: list[dict[str, Any]], lo: int, hi: int, ind: str) -> list[str]:
         out: list[str] = []
@@ -96,7 +126,7 @@ class ControlGen:
             elif pr["op"] == "_jump":
                 # only a jump to the end of the enclosing range is structured (p4c emits no other)
                 if _jump_target(pr["parameters"][-1], i, hi) != hi:
-                    raise ValueError(f"primitive _jump at {i}: unstructured jump")
+                    raise _Unfoldable(f"primitive _jump at {i}: unstructured jump")
                 return out
             else:
                 out += self.primitive(pr, ind)
@@ -143,7 +173,9 @@ class ControlGen:
         if op == "no_op":
             return [f"{ind}pass"]
         if op == "exit":
-            return [f"{ind}p._exit = True", f"{ind}{self.exit_stmt}"]
+            # bmv2 (core primitive exit_): the packet is marked, the action runs to its end, then the
+            # pipeline stops (checked after every table)
+            return [f"{ind}p._exit = True"]
         if op == "count":
             c = self.bind("CTR", ps[0]["value"], f"pl.counters[{ps[0]['value']!r}]")
             return [f"{ind}i = {ex(ps[1])}", f"{ind}if 0 <= i < {c}.size:",
@@ -185,12 +217,13 @@ class ControlGen:
         if op in ("assert", "assume"):
             return [f"{ind}if not {ex(ps[0])}:", f"{ind}    _assert_failed(p, {op!r})", f"{ind}    return"]
         if op in ("push", "pop"):
-            stack = ps[0]["value"]
-            if ps[0]["type"] != "header_stack":
-                raise ValueError(f"primitive {op}: header union stacks are not supported")
-            attrs = g.const(tuple(tuple(g.attr[(h, f)] for f, _ in g.hfields[h]) for h in g.stacks[stack]))
-            valids = g.const(tuple(g.valid[h] for h in g.stacks[stack]))
-            return [f"{ind}_stack_{op}(p, {attrs}, {valids}, {g.stack_next(stack)!r}, {ex(ps[1])})"]
+            return self.shift(op, ps[0], ex(ps[1]), ind)
+        if op == "assign_union":
+            return self.copy_union(ps[0], ps[1], ind)
+        if op in ("assign_header_stack", "assign_union_stack"):
+            return self.copy_stack(op, ps[0], ps[1], ind)
+        if op == "assign_VL":
+            return self.copy_varbit(ps[0], ps[1], ind)
         raise ValueError(f"primitive {op!r} is not supported by p4sim")
 
     def _fixed_bytes(self, h: str) -> int:
@@ -205,17 +238,71 @@ class ControlGen:
         return h
 
     def copy_header(self, dst: dict[str, Any], src: dict[str, Any], ind: str) -> list[str]:
-        """Lines copying a whole header (fields and validity)."""
-        g = self.g
+        """Lines copying a whole header as bmv2's assign_header: an invalid source only invalidates the
+        destination; a valid one is copied field by field and makes the destination valid (and the
+        other members of its union invalid). Metadata (struct) copies are plain field copies."""
         d, s = self._static_header(dst, "assign_header"), self._static_header(src, "assign_header")
-        lines = [f"{ind}p.{g.attr[(d, f)]} = p.{g.attr[(s, f)]}" for f, _ in g.hfields[d]]
+        return self._copy(d, s, ind)
+
+    def _copy(self, d: str, s: str, ind: str) -> list[str]:
+        g = self.g
+        if [w for _f, w in g.hfields[d]] != [w for _f, w in g.hfields[s]]:
+            raise ValueError(f"copy of header {s} to {d}: the header types differ")
+        lines = [f"p.{g.attr[(d, f)]} = p.{g.attr[(s, f2)]}"
+                 for (f, _), (f2, _w) in zip(g.hfields[d], g.hfields[s], strict=True)]
         if d in g.varbit or s in g.varbit:
             if not (d in g.varbit and s in g.varbit):
                 raise ValueError(f"copy of header {s} to {d}: both or neither must have a variable-length field")
-            lines.append(f"{ind}p.{g.varbit[d][1]} = p.{g.varbit[s][1]}")
-        if d not in g.meta:
-            lines.append(f"{ind}p.{g.valid[d]} = p.{g.valid[s]}")
+            lines.append(f"p.{g.varbit[d][1]} = p.{g.varbit[s][1]}")
+        if d in g.meta or s in g.meta:
+            return [ind + x for x in lines]
+        lines += [f"p.{g.valid[d]} = 1"] + [f"p.{g.valid[o]} = 0" for o in g.union_siblings.get(d, ())]
+        return ([f"{ind}if p.{g.valid[s]}:"] + [f"{ind}    {x}" for x in lines]
+                + [f"{ind}else:", f"{ind}    p.{g.valid[d]} = 0"])
+
+    def copy_union(self, dst: dict[str, Any], src: dict[str, Any], ind: str) -> list[str]:
+        """bmv2 assign_union: assign_header member by member."""
+        ds, ss = self.g.union_members(dst), self.g.union_members(src)
+        if len(ds) != len(ss) or not all(isinstance(h, str) for h in ds + ss):
+            raise ValueError("assign_union: the unions differ, or an index is known only at run time")
+        return [x for d, s in zip(ds, ss, strict=True) for x in self._copy(d, s, ind)]  # type: ignore[arg-type]
+
+    def copy_stack(self, op: str, dst: dict[str, Any], src: dict[str, Any], ind: str) -> list[str]:
+        """bmv2 assign_header_stack/assign_union_stack: the next index, then every element."""
+        g = self.g
+        d, s = dst["value"], src["value"]
+        stacks = g.union_stacks if op == "assign_union_stack" else g.prog.header_stacks
+        if d not in stacks or s not in stacks or len(stacks[d]) != len(stacks[s]):
+            raise ValueError(f"{op}: {s!r} to {d!r}: not two stacks of the same size")
+        lines = [f"{ind}p.{g.stack_next(d)} = p.{g.stack_next(s)}"]
+        for de, se in zip(stacks[d], stacks[s], strict=True):
+            if op == "assign_union_stack":
+                lines += [x for dm, sm in zip(g.prog.header_unions[de], g.prog.header_unions[se], strict=True)
+                          for x in self._copy(dm, sm, ind)]
+            else:
+                lines += self._copy(de, se, ind)
         return lines
+
+    def copy_varbit(self, dst: dict[str, Any], src: dict[str, Any], ind: str) -> list[str]:
+        """bmv2 assign_VL: a variable-length field's value and length."""
+        g = self.g
+        (dh, df), (sh, sf) = dst["value"], src["value"]
+        if g.varbit.get(dh, (None,))[0] != df or g.varbit.get(sh, (None,))[0] != sf:
+            raise ValueError(f"assign_VL of {sh}.{sf} to {dh}.{df}: expected two variable-length fields")
+        return [f"{ind}p.{g.attr[(dh, df)]} = p.{g.attr[(sh, sf)]}", f"{ind}p.{g.varbit[dh][1]} = p.{g.varbit[sh][1]}"]
+
+    def shift(self, op: str, stack_ref: dict[str, Any], count: str, ind: str) -> list[str]:
+        """push_front/pop_front of a header stack or a header union stack."""
+        g = self.g
+        name = stack_ref["value"]
+        if stack_ref["type"] == "header_union_stack":
+            elems = [g.prog.header_unions[u] for u in g.union_stacks[name]]
+        else:
+            elems = [[h] for h in g.stacks[name]]
+        attrs = g.const(tuple(tuple(a for h in hs for a in [g.attr[(h, f)] for f, _ in g.hfields[h]] + [g.valid[h]])
+                              for hs in elems))
+        valids = g.const(tuple(tuple(g.valid[h] for h in hs) for hs in elems))
+        return [f"{ind}_stack_{op}(p, {attrs}, {valids}, {g.stack_next(name)!r}, {count})"]
 
     # --- tables and control flow ---------------------------------------------------------------
 
@@ -288,6 +375,8 @@ class ControlGen:
             g.cur_params = g.prog.actions[de.action_id].params
             out += self.primitives(a.get("primitives", []), ind)
             g.cur_params = None
+            if self._may_exit((de.action_id,)):
+                out += [f"{ind}if p._exit:", f"{ind}    {self.exit_stmt}"]
             return out, False
         tbl = self.bind("T", t["name"], f"pl.tables[{t['name']!r}]")
         out: list[str] = []
@@ -430,12 +519,25 @@ class ControlGen:
         return out, [f"{nxt} = {{{', '.join(pairs)}}}", ""]
 
 
+class _Unfoldable(ValueError):
+    """The jumps of an action body are not the forward ones of an if/else."""
+
+
+def _jump_abs(param: dict[str, Any], at: int, n: int) -> int:
+    """The absolute offset of a jump primitive, 0..n (n: the end of the action)."""
+    v = param.get("value")
+    t = int(v, 16) if isinstance(v, str) else int(v)
+    if not 0 <= t <= n:
+        raise ValueError(f"jump at primitive {at} to {t}: outside the action (0..{n})")
+    return t
+
+
 def _jump_target(param: dict[str, Any], at: int, hi: int) -> int:
-    """The absolute offset of a jump primitive; only forward jumps within the enclosing block."""
+    """The absolute offset of a jump primitive; only forward jumps within the enclosing block fold."""
     v = param.get("value")
     t = int(v, 16) if isinstance(v, str) else int(v)
     if not at < t <= hi:
-        raise ValueError(f"jump at primitive {at} to {t}: expected a forward jump within its block (<= {hi})")
+        raise _Unfoldable(f"jump at primitive {at} to {t}: not a forward jump within its block (<= {hi})")
     return t
 
 

@@ -14,7 +14,7 @@ from p4sim.switch import hashes
 from p4sim.switch.program import parse_hexstr
 
 if TYPE_CHECKING:
-    from p4sim.switch.codegen import Gen
+    from p4sim.switch.codegen.base import Gen
 
 CORE_ERRORS = {"NoError": 0, "PacketTooShort": 1, "NoMatch": 2, "StackOutOfBounds": 3,
                "HeaderTooShort": 4, "ParserTimeout": 5, "ParserInvalidArgument": 6}
@@ -266,25 +266,34 @@ class ParserGen:
         g = self.g
         kind = op["op"]
         params = op.get("parameters", [])
-        if kind == "extract":
+        if kind in ("extract", "extract_VL"):
+            pre, size = self.rvalue(params[1], ind) if kind == "extract_VL" else ([], "")
+
+            def one(h: str, ind2: str) -> list[str]:
+                if kind == "extract":
+                    return self.extract(h, ind2)
+                if h not in g.varbit:
+                    raise ValueError(f"extract_VL of {h!r}: expected a header with a variable-length field")
+                return self.extract_vl(h, "vls", ind2)
+
             t, v = params[0]["type"], params[0]["value"]
+            out = pre + ([f"{ind}vls = {size}"] if kind == "extract_VL" else [])
             if t == "regular":
-                return self.extract(v, ind)
-            if t == "stack":
-                stack = g.stacks[v]
-                nxt = g.stack_next(v)
-                out = [f"{ind}i = p.{nxt}"] + self.too_short(f"i >= {len(stack)}", ind, "StackOutOfBounds")
+                return out + one(v, ind)
+            if t in ("stack", "union_stack"):
+                # the next element of a stack, or member v[1] of the next union of a union stack (bmv2
+                # ParserOpExtractStack / ParserOpExtractUnionStack, with or without a variable length)
+                stack = (g.stacks[v] if t == "stack" else
+                         [g.prog.header_unions[u][g.prog.union_member_names[u].index(v[1])]
+                          for u in g.union_stacks[v[0]]])
+                nxt = g.stack_next(v if t == "stack" else v[0])
+                out += [f"{ind}i = p.{nxt}"] + self.too_short(f"i >= {len(stack)}", ind, "StackOutOfBounds")
                 for j, h in enumerate(stack):
                     out.append(f"{ind}{'if' if j == 0 else 'elif'} i == {j}:")
-                    out += self.extract(h, ind + "    ")
+                    out += one(h, ind + "    ")
                 out.append(f"{ind}p.{nxt} = i + 1")
                 return out
-            raise ValueError(f"parser extract of type {t!r} is not supported")
-        if kind == "extract_VL":
-            if params[0]["type"] != "regular" or params[0]["value"] not in g.varbit:
-                raise ValueError(f"extract_VL of {params[0]['value']!r}: expected a header with a variable-length field")
-            pre, size = self.rvalue(params[1], ind)
-            return pre + self.extract_vl(params[0]["value"], size, ind)
+            raise ValueError(f"parser {kind} of type {t!r} is not supported")
         if kind == "set":
             pre, src = self.rvalue(params[1], ind)
             return pre + g.assign(params[0], src, ind, params[1] if params[1]["type"] != "lookahead" else None)
@@ -443,8 +452,22 @@ class ParserGen:
         for inp in inputs:
             t, v = inp["type"], inp["value"]
             hdr = v if t == "header" else v[0] if t == "field" else None
-            if hdr in g.varbit and (t == "header" or v[1] == g.varbit[hdr][0]):
-                raise ValueError(f"calculation over the variable-length field of {hdr} is not supported")
+            vf = g.varbit.get(hdr, (None, None))  # type: ignore[arg-type]
+            if t == "field" and v[1] == vf[0]:
+                # a variable-length field counts with the length it was extracted with (bmv2 BufBuilder)
+                flush()
+                out += [f"{ind}if p.{g.valid[hdr]}:", f"{ind}    x = (x << p.{vf[1]}) | p.{g.fattr(v)}",
+                        f"{ind}    nb += p.{vf[1]}"]
+                payload_after = v[0]
+                continue
+            if t == "header" and vf[0] is not None:
+                flush()
+                out.append(f"{ind}if p.{g.valid[v]}:")
+                for f, w in g.hfields[v]:
+                    width = f"p.{vf[1]}" if f == vf[0] else str(w)
+                    out += [f"{ind}    x = (x << {width}) | p.{g.attr[(v, f)]}", f"{ind}    nb += {width}"]
+                payload_after = v
+                continue
             if t == "field":
                 guard = None if (v[0] in g.meta or v[1] == "$valid$") else f"p.{g.valid[v[0]]}"
                 add(guard, f"p.{g.fattr(v)}", g.fwidth(v))
