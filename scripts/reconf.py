@@ -136,6 +136,7 @@ class Reconfiguration:
             time.sleep(0.5)  # the last segments reach the receiver's capture
             meta["nstat"] = {n: nstat_delta(before[n], nstat(hosts[n])) for n in before}
             meta["port_counts"] = port_count_delta(counts_before, self.port_counts())
+            meta["capture_exit"] = procs.stop_captures()
         finally:
             procs.stop_all()
             events.close()
