@@ -19,6 +19,7 @@ TSHARK_FIELDS = (
     "frame.time_epoch", "ip.src", "tcp.srcport", "ip.dst", "tcp.dstport", "tcp.stream", "tcp.seq",
     "tcp.len", "tcp.flags.syn", "tcp.flags.fin", "tcp.analysis.retransmission",
     "tcp.analysis.fast_retransmission", "tcp.analysis.out_of_order", "tcp.analysis.ack_rtt",
+    "tcp.ack", "tcp.window_size_value", "ip.id", "tcp.flags.reset", "tcp.analysis.spurious_retransmission",
 )
 
 
@@ -40,6 +41,11 @@ class TcpPacket:
     fast_retrans: bool = False
     out_of_order: bool = False
     ack_rtt: float | None = None
+    ack: int = 0
+    window: int | None = None  # the raw window field (0 is a zero window whatever the scale)
+    ip_id: int = 0
+    rst: bool = False
+    spurious: bool = False
 
     @property
     def flow(self) -> tuple[str, int, str, int]:
@@ -67,7 +73,9 @@ def parse_tshark_fields(text: str) -> list[TcpPacket]:
                 t=float(f[0]), src=f[1], sport=int(f[2]), dst=f[3], dport=int(f[4]), stream=int(f[5]),
                 seq=int(f[6] or 0), length=int(f[7] or 0), syn=_flag(f[8]), fin=_flag(f[9]),
                 retrans=_flag(f[10]), fast_retrans=_flag(f[11]), out_of_order=_flag(f[12]),
-                ack_rtt=float(f[13]) if f[13] else None))
+                ack_rtt=float(f[13]) if f[13] else None, ack=int(f[14] or 0),
+                window=int(f[15]) if f[15] else None, ip_id=int(f[16], 0) if f[16] else 0, rst=_flag(f[17]),
+                spurious=_flag(f[18])))
         except ValueError as exc:
             raise ValueError(f"tshark line {n}: {line!r}: {exc}; expected {len(TSHARK_FIELDS)} fields") from None
     return out

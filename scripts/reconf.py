@@ -22,7 +22,8 @@ from control.plan import Transform, no_shadow, without_shadow
 from control.procedures import Reconfigurer, circuits_from_ocs
 from fabric.state import affected_paths, with_versions
 from p4rt.state import SwitchState
-from scripts.capture import read_tcp
+from scripts.capture import parse_tcpdump_stats, read_tcp
+from scripts.ends import end_metrics, ocs_dark
 from scripts.hostproc import HostProcs, host_intf, nstat, wait_listening
 from scripts.kernel import nstat_delta, parse_ss
 from scripts.metrics import (
@@ -31,6 +32,7 @@ from scripts.metrics import (
     largest_gap,
     of_connection,
     parse_arrivals,
+    reordering,
     rtt_series,
     stream_metrics,
     throughput_series,
@@ -199,10 +201,32 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
         receiver = read_tcp(run_dir / "receiver.pcap")
         m = stream_metrics(sender, t_event, receiver, window, until=meta["t_end"] - 0.5)
         out.update(asdict(m))
+        flow = data_flow(sender)
+        # the thesis's own measure (sender capture, every packet, ACKs included) keeps its name;
+        # max_gap_ms is the largest silence of data at either end (scripts/ends.py)
+        out["thesis_gap_ms"] = m.max_gap_ms
+        out["thesis_baseline_gap_ms"] = largest_gap([p.t for p in of_connection(sender, flow)], *quiet).ms
+        ends = end_metrics(sender, receiver, flow, t_event, t_event + window[1], quiet, meta["t_start"],
+                           meta["t_end"])
+        goodput = ends.pop("goodput_series")
+        out.update(ends)
+        out["max_gap_ms"] = max(ends["sender_data_gap_ms"], ends["receiver_data_gap_ms"])
+        out["baseline_gap_ms"] = max(ends["baseline_sender_data_gap_ms"], ends["baseline_receiver_data_gap_ms"])
+        out["retransmissions_after_event"] = m.retransmissions - m.retransmissions_before_event
+        out["reordered_after_event"] = reordering([p for p in sender if p.t <= meta["t_end"] - 0.5], receiver,
+                                                  flow, t_event)
+        outage_s = ends["receiver_new_data_gap_ms"] / 1000
+        out["retx_per_outage_s"] = out["retransmissions_after_event"] / outage_s if outage_s > 0 else None
+        emu_dir = run_dir.parent / "emulation"
+        dark = ocs_dark(emu_dir / "ocs-events.jsonl", t_event, meta["t_event_done"] + 1.0) \
+            if (emu_dir / "ocs-events.jsonl").is_file() else None
+        out["ocs_dark_ms"] = dark.ms if dark else None
+        for end in ("sender", "receiver"):
+            log_file = run_dir / f"{end}.tcpdump.log"
+            st = parse_tcpdump_stats(log_file.read_text(errors="replace")) if log_file.is_file() else None
+            out[f"{end}_capture_unwritten"] = st.unwritten if st else None
         # a saturating stream fills the bottleneck queue until it drops, whatever the procedure does
         out["congested"] = any(Stream(**s).saturating for s in meta["streams"])
-        flow = data_flow(sender)
-        out["baseline_gap_ms"] = largest_gap([p.t for p in of_connection(sender, flow)], *quiet).ms
         out["recovery_ms"] = 1000 * (m.gap_end - t_event)  # the thesis's "recovers at T + RTO_min" instant
         series = throughput_series(data_packets(sender, flow), meta["t_start"], 0.1, meta["t_end"])
         after = [v for t, v in series if done_s + (t_event - meta["t_start"]) + 1.0 <= t < series[-1][0] - 0.5]
@@ -216,6 +240,7 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
         t0 = meta["t_start"]
         out["series"] = {
             "throughput": series,
+            "goodput": goodput,
             "rtt": rtt_series(sender, flow, t0)[::5],
             "event_s": t_event - t0,
             "event_done_s": meta["t_event_done"] - t0,

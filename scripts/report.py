@@ -19,7 +19,14 @@ THESIS = {
 HITLESS_GAP_MS = 50.0
 RECONF_KEYS = ("retransmissions", "retransmissions_before_event", "rto_count", "rtos_before_event", "lost_packets",
                "max_gap_ms", "throughput_dip_pct", "loss_pct", "reordered", "spurious_retransmissions", "rtt_ms_max",
-               "baseline_gap_ms", "recovery_ms", "throughput_after_mbps")
+               "baseline_gap_ms", "recovery_ms", "throughput_after_mbps",
+               # both ends (scripts/ends.py, issue 19)
+               "thesis_gap_ms", "thesis_baseline_gap_ms", "sender_data_gap_ms", "receiver_data_gap_ms",
+               "receiver_new_data_gap_ms", "baseline_sender_data_gap_ms", "baseline_receiver_data_gap_ms",
+               "baseline_receiver_new_data_gap_ms", "ocs_dark_ms", "zero_window_acks", "holds", "hold_total_ms",
+               "hold_longest_ms", "drain_probes", "retransmissions_after_event", "resent_after_event",
+               "reordered_after_event", "rx_dip_pct", "rx_dip_control_pct", "goodput_mbps_before",
+               "retx_per_outage_s", "sender_capture_unwritten", "receiver_capture_unwritten")
 
 
 def load_runs(out: Path, spec: Spec) -> dict[str, dict[str, Any]]:
@@ -55,14 +62,22 @@ def percentile(sorted_vals: list[float], p: float) -> float:
 
 
 def hitless_run(r: dict[str, Any]) -> bool:
-    """From the event on: no RTO, no retransmission (with a saturating stream no spurious one, since its
-    drops at the full bottleneck queue are congestion's) and a gap under HITLESS_GAP_MS."""
+    """From the event on, at both ends: a largest data gap under HITLESS_GAP_MS at the sender and at the
+    receiver, no true loss, no retransmission of any kind (tshark's flags and repeats by sequence), no
+    RTO and no reordering. With a saturating stream its drops at the full bottleneck queue are
+    congestion's: there loss and retransmissions are reported, and only spurious ones count."""
+    def n(key: str, default: float = 1) -> float:
+        v = r.get(key, default)
+        return default if v is None else v
+
+    rtos = n("rto_count") - (r.get("rtos_before_event") or 0)
+    gaps = max(n("sender_data_gap_ms", n("max_gap_ms", 1e9)), n("receiver_data_gap_ms", n("max_gap_ms", 1e9)))
     if r.get("congested"):
-        clean = r.get("spurious_retransmissions", 1) == 0
+        clean = n("spurious_retransmissions") == 0
     else:
-        clean = r.get("retransmissions", 1) - (r.get("retransmissions_before_event") or 0) == 0
-    rtos = r.get("rto_count", 1) - (r.get("rtos_before_event") or 0)
-    return clean and rtos == 0 and r.get("max_gap_ms", 1e9) < HITLESS_GAP_MS
+        retx = n("retransmissions_after_event", n("retransmissions") - (r.get("retransmissions_before_event") or 0))
+        clean = retx == 0 and n("resent_after_event", 0) == 0 and n("lost_packets", 0) == 0
+    return clean and rtos == 0 and n("reordered_after_event", 0) == 0 and gaps < HITLESS_GAP_MS
 
 
 def reconf_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -74,6 +89,7 @@ def reconf_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         out[f"{k}_stats"] = s
     hitless = [hitless_run(r) for r in runs]
     out["hitless_runs"] = sum(hitless)
+    out["captures_closed"] = sum(1 for r in runs if r.get("sender_closed") and r.get("receiver_closed"))
     out["hitless_all"] = bool(runs) and all(hitless)
     out["throughput_mbps"] = stats([r.get("throughput_mbps") for r in runs]).get("mean")
     return out
@@ -142,6 +158,79 @@ def _f(v: Any, fmt: str = ".1f") -> str:
     return format(v, fmt) if isinstance(v, (int, float)) else str(v)
 
 
+def thesis_gap(s: dict[str, Any]) -> float | None:
+    """The thesis's gap of a summary (older runs have only max_gap_ms, which was that measure)."""
+    return s.get("thesis_gap_ms") if s.get("thesis_gap_ms") is not None else s.get("max_gap_ms")
+
+
+def _mm(s: dict[str, Any], key: str, fmt: str = ".0f") -> str:
+    st = s.get(f"{key}_stats") or {}
+    return f"{_f(st.get('mean'), fmt)} / {_f(st.get('median'), fmt)} / {_f(st.get('max'), fmt)}"
+
+
+def both_ends_markdown(v: dict[str, Any], scale: float | None) -> list[str]:
+    """The tables of issue 19: data gaps at both ends, the holds, true loss, goodput dip and its noise
+    floor, the retransmission ratio per second of outage, the captures' completeness."""
+    lines = ["", "### Gaps at both ends (ms; mean / median / max over runs)", "",
+             "Sender data: largest gap between data segments at the sender. Receiver data: the same at the "
+             "receiver. Receiver new data: largest gap between arrivals of bytes never seen before (what the "
+             "application waits for). Thesis gap: sender capture, every packet (the thesis's link "
+             "unavailability). OCS dark: first port down to last port up in the OCS log of the same run.", "",
+             "| variant | runs | sender data | receiver data | receiver new data | thesis gap | OCS dark | "
+             "quiet-time max: sender data / receiver data / thesis |", "|---|---|---|---|---|---|---|---|"]
+    for name, s in v.items():
+        if not s.get("runs"):
+            continue
+        q = [_f((s.get(f"{k}_stats") or {}).get("max"), ".0f") for k in
+             ("baseline_sender_data_gap_ms", "baseline_receiver_data_gap_ms", "thesis_baseline_gap_ms")]
+        lines.append(f"| {name} | {s['runs']} | {_mm(s, 'sender_data_gap_ms')} | {_mm(s, 'receiver_data_gap_ms')} | "
+                     f"{_mm(s, 'receiver_new_data_gap_ms')} | {_mm(s, 'thesis_gap_ms')} | {_mm(s, 'ocs_dark_ms')} | "
+                     f"{' / '.join(q)} |")
+    lines += ["", "### What the procedure cost (per run: mean / max over runs)", "",
+              "Zero-window ACKs: ACKs with a zero window the sender saw (mbb's drain holds the sender with "
+              "them). Hold: from the first zero-window ACK to the ACK that opens the window again. Drain probes: "
+              "segments at the receiver the sender never sent (matched by sequence, ACK, length and IP id). "
+              "Retransmissions from the event on: tshark's flags / repeated bytes by sequence.", "",
+              "| variant | zero-window ACKs | holds | hold total ms | longest hold ms | drain probes | "
+              "retx from event (tshark / by seq) | spurious | RTOs | true drops | reordered from event | hitless |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def mx(s: dict[str, Any], key: str, fmt: str = ".1f") -> str:
+        st = s.get(f"{key}_stats") or {}
+        return f"{_f(st.get('mean'), fmt)} / {_f(st.get('max'), fmt.replace('.1f', '.0f'))}"
+
+    for name, s in v.items():
+        if not s.get("runs"):
+            continue
+        lines.append(f"| {name} | {mx(s, 'zero_window_acks')} | {mx(s, 'holds')} | {mx(s, 'hold_total_ms', '.0f')} | "
+                     f"{mx(s, 'hold_longest_ms', '.0f')} | {mx(s, 'drain_probes')} | "
+                     f"{_f(s.get('retransmissions_after_event'))} / {_f(s.get('resent_after_event'))} | "
+                     f"{_f(s.get('spurious_retransmissions'))} | {_f(s.get('rto_count'), '.2f')} | "
+                     f"{_f(s.get('lost_packets'))} | {_f(s.get('reordered_after_event'))} | "
+                     f"{s['hitless_runs']}/{s['runs']} |")
+    lines += ["", "### Throughput dip and retransmission ratio", "",
+              "Dip: lowest 100 ms bin of receiver goodput (new bytes) within 2 s of the event vs the median of the "
+              "3 s before; control: the same measure ending 2 s before the event, where nothing happens (its noise "
+              "floor). Loss is the thesis's retransmission ratio of the whole run at "
+              + (f"scale factor {scale:g} of the seed's link rate" if scale else "this link rate")
+              + "; retx per second of outage: retransmissions from the event on / the receiver's new-data gap.", "",
+              "| variant | goodput before Mbit/s | dip % (mean / median / max) | control dip % (mean / median / max) | "
+              "sender-side dip % (mean) | loss % | retx per s of outage (mean / max) |", "|---|---|---|---|---|---|---|"]
+    for name, s in v.items():
+        if not s.get("runs"):
+            continue
+        lines.append(f"| {name} | {_f(s.get('goodput_mbps_before'))} | {_mm(s, 'rx_dip_pct')} | "
+                     f"{_mm(s, 'rx_dip_control_pct')} | {_f(s.get('throughput_dip_pct'), '.0f')} | "
+                     f"{_f(s.get('loss_pct'), '.3f')} | {mx(s, 'retx_per_outage_s')} |")
+    closed = {n: s.get("captures_closed") for n, s in v.items() if s.get("runs")}
+    lines += ["", "Captures: runs whose sender and receiver captures both hold the connection's end (FIN or RST), "
+              "and the most packets tcpdump counted but never wrote: "
+              + "; ".join(f"{n} {c}/{v[n]['runs']}, unwritten max "
+                          f"{_f(max(((v[n].get(k + '_stats') or {}).get('max') or 0) for k in ('sender_capture_unwritten', 'receiver_capture_unwritten')), '.0f')}"
+                          for n, c in closed.items()) + "."]
+    return lines
+
+
 def markdown(spec: Spec, summary: dict[str, Any]) -> str:
     """The summary table(s) of one experiment as Markdown."""
     scale = summary["scale"]
@@ -149,18 +238,24 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
              f"Link rate {summary['link_rate_mbit']:g} Mbit/s"
              + (f" (scale factor {scale:g} of the seed's {summary['reference_rate_mbit']:g} Mbit/s)" if scale else "")
              + "; times (RTO, OCS dark time, hold) are not scaled.", "",
-             "Largest gap: the longest silence of the stream in the sender's capture (UDP: at the receiver) that "
-             "overlaps the procedure; quiet-time gap: the same measure in a window before it (emulation jitter). "
-             "Loss: retransmitted / sent data packets (the thesis's definition); dropped: transmissions that never "
-             "reached the receiver's capture; spurious: retransmissions from the event on whose original reached "
-             "the receiver too (late, not lost). Hitless: no retransmission from the event on (one before it is "
-             "the emulation's, e.g. a reordering in the veth path, and is counted in retx), no RTO and a gap under "
-             f"{HITLESS_GAP_MS:g} ms. With a saturating (unlimited) TCP stream the bottleneck queue overflows "
-             "whatever the procedure does, so there hitless means no spurious retransmission, no RTO and the gap.",
+             "Largest gap: the longest silence of **data** at either end (the sender's and the receiver's capture, "
+             "segments with payload only) that overlaps [event, procedure done + 2 s] (UDP: arrivals at the "
+             "receiver); quiet-time gap: the same measure in a window before the event (the emulation's own "
+             "silences). The thesis's measure (sender capture, every packet, ACKs included) is reported apart as "
+             "'thesis gap': a sender held with zero-window ACKs keeps that figure small while no data moves. "
+             "Loss: retransmitted / sent data packets (the thesis's ratio; it depends on the link rate, see the "
+             "scale factor and retransmissions per second of outage); dropped: transmissions that never "
+             "reached the receiver's capture (true loss); spurious: retransmissions from the event on whose "
+             "original reached the receiver too (late, not lost). Hitless, judged from the event on at both "
+             f"ends: largest data gap under {HITLESS_GAP_MS:g} ms at the sender and at the receiver, no true loss, "
+             "no retransmission of any kind (tshark's flags, and repeated bytes by sequence), no RTO and no "
+             "reordered segment. With a saturating (unlimited) TCP stream the bottleneck queue overflows "
+             "whatever the procedure does, so there loss and retransmissions are reported and only spurious "
+             "ones count.",
              ""]
     v = summary["variants"]
     if spec.kind in ("reconfiguration", "route-flip"):
-        lines += ["| variant | runs | largest gap ms (mean / median / max) | quiet-time gap ms (max) | loss % (retx/sent) "
+        lines += ["| variant | runs | largest data gap ms, either end (mean / median / max) | quiet-time gap ms (max) | loss % (retx/sent) "
                   "| retx (before the event) | spurious | RTOs (before) | dropped pkts | reordered | dip % | Mbit/s before / after "
                   "| hitless runs |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for name, s in v.items():
@@ -172,17 +267,20 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
                          f"{_f(s['rto_count'], '.2f')} ({_f(s.get('rtos_before_event'), '.2f')}) | {_f(s['lost_packets'])} | {_f(s['reordered'])} | "
                          f"{_f(s['throughput_dip_pct'], '.0f')} | {_f(s['throughput_mbps'])} / "
                          f"{_f(s['throughput_after_mbps'])} | {s['hitless_runs']}/{s['runs']} |")
+        if spec.kind == "reconfiguration" and any(s.get("sender_data_gap_ms") is not None for s in v.values()):
+            lines += both_ends_markdown(v, summary["scale"])
         ref = THESIS["steering" if len(spec.streams) > 1 else "single"]
         if spec.kind == "reconfiguration" and set(ref) & set(v):
-            lines += ["", "Thesis (seed 000) side by side (OST = bbm, MBB = mbb-timed):", "",
-                      "| procedure | thesis gap ms | ours gap ms (mean) | thesis loss % | ours loss % |",
+            lines += ["", "Thesis (seed 000) side by side (OST = bbm, MBB = mbb-timed), the thesis's own measure "
+                      "(sender capture, every packet):", "",
+                      "| procedure | thesis gap ms | ours thesis gap ms (mean) | thesis loss % | ours loss % |",
                       "|---|---|---|---|---|"]
             for proc, t in ref.items():
                 if proc in v:
-                    lines.append(f"| {proc} | {t['max_gap_ms']:g} | {_f(v[proc]['max_gap_ms'], '.0f')} | "
+                    lines.append(f"| {proc} | {t['max_gap_ms']:g} | {_f(thesis_gap(v[proc]), '.0f')} | "
                                  f"{t['loss_pct']:g} | {_f(v[proc]['loss_pct'], '.3f')} |")
-            if "bbm" in v and v["bbm"].get("max_gap_ms") is not None:
-                dev = 100 * (v["bbm"]["max_gap_ms"] / ref["bbm"]["max_gap_ms"] - 1)
+            if "bbm" in v and thesis_gap(v["bbm"]) is not None:
+                dev = 100 * (thesis_gap(v["bbm"]) / ref["bbm"]["max_gap_ms"] - 1)
                 lines.append(f"\nbbm unavailability vs the thesis: {dev:+.0f}% (target within ±15%).")
         if "mbb" in v:
             s = v["mbb"]
