@@ -111,7 +111,19 @@ def lb_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     used = stats([c["utilisation"]["paths_used"] for r in runs for c in r["classes"].values()]).get("mean")
     checks = [c["rate_check_ok"] for r in runs for c in r["classes"].values()]
     mnu = [f["mnu"] for f in flows if f.get("mnu") is not None]
+
+    def by_class(key: str) -> dict[str, float | None]:
+        return {cls: stats([f[key] for r in runs for f in r["classes"].get(cls, {}).get("flows", [])
+                            if f.get(key) is not None]).get("mean") for cls in classes}
+
+    versions = next((r["versions"] for r in runs if r.get("versions")), None)
     return {
+        "mptcp_subflows": runs[0].get("mptcp_subflows", 0) if runs else 0,
+        "subflows_seen": stats([f["subflows"] for f in flows if f.get("subflows") is not None]).get("mean"),
+        "versions": versions,
+        "flow_mnu_by_class": by_class("mnu"),
+        "client_goodput_mbps_by_class": by_class("client_goodput_mbps"),
+        "client_throughput_mbps_by_class": by_class("client_throughput_mbps"),
         "runs": len(runs),
         "throughput_mbps": stats([f["throughput_mbps"] for f in flows]).get("mean"),
         "goodput_mbps": stats([f["goodput_mbps"] for f in flows]).get("mean"),
@@ -231,6 +243,43 @@ def both_ends_markdown(v: dict[str, Any], scale: float | None) -> list[str]:
     return lines
 
 
+def seed004_markdown(v: dict[str, Any], classes: list[str]) -> list[str]:
+    """Per class and mode: transport and subflows, per-flow MNU, goodput, and in the noisy network each
+    client's throughput and goodput; then the paper's MNU ordering static < ECMP-MPTCP < spray."""
+    ran = {n: s for n, s in v.items() if s.get("runs")}
+    if not ran:
+        return []
+    versions = next((s["versions"] for s in ran.values() if s.get("versions")), None)
+    lines = ["", "Per class (mean per flow): per-flow MNU (flows alone only), goodput Mbit/s; noisy network: per "
+             "client, throughput (every L2 byte on its link) and goodput (payload) over the time to its last flow's "
+             "end, and excess 1 - G/T (seed 004 Table 5.3).", "",
+             "| mode | transport | " + " | ".join(f"{c}: MNU / goodput / client T / client G / excess %" for c in classes)
+             + " |", "|---|---|" + "---|" * len(classes)]
+    for name, s in ran.items():
+        sub = s.get("mptcp_subflows") or 0
+        transport = f"MPTCP {sub} subflows (seen {_f(s.get('subflows_seen'))})" if sub else "TCP"
+        cells = []
+        for c in classes:
+            t = (s.get("client_throughput_mbps_by_class") or {}).get(c)
+            g = (s.get("client_goodput_mbps_by_class") or {}).get(c)
+            excess = 100 * (1 - g / t) if t and g is not None else None
+            cells.append(f"{_f((s.get('flow_mnu_by_class') or {}).get(c), '.2f')} / "
+                         f"{_f((s.get('goodput_mbps_by_class') or {}).get(c), '.2f')} / {_f(t, '.2f')} / "
+                         f"{_f(g, '.2f')} / {_f(excess, '.1f')}")
+        lines.append(f"| {name} | {transport} | " + " | ".join(cells) + " |")
+    trio = [n for n in ("static", "ecmp-mptcp", "spray-mptcp") if n in ran]
+    if len(trio) == 3:
+        for c in classes:
+            m = [(ran[n].get("flow_mnu_by_class") or {}).get(c) for n in trio]
+            if None not in m:
+                held = m[0] < m[1] < m[2]
+                lines.append(f"\n{c}: seed 004's MNU ordering static < ECMP-MPTCP < spray-MPTCP "
+                             f"{'holds' if held else 'does NOT hold'} ({' / '.join(f'{x:.2f}' for x in m)}).")
+    if versions:
+        lines.append("\nKernel and MPTCP: " + ", ".join(f"{k} {val}" for k, val in versions.items()) + ".")
+    return lines
+
+
 def markdown(spec: Spec, summary: dict[str, Any]) -> str:
     """The summary table(s) of one experiment as Markdown."""
     scale = summary["scale"]
@@ -301,6 +350,7 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
             fct = " | ".join(f"{_f(s['fct_ms'][c]['p50'], '.0f')}/{_f(s['fct_ms'][c]['p90'], '.0f')}" for c in classes)
             lines.append(f"| {name} | {s['runs']} | {_f(s['throughput_mbps'], '.2f')} | {_f(s['goodput_mbps'], '.2f')} | "
                          f"{fct} | {_f(s['utilisation'], '.2f')} | {'ok' if s['rate_check_ok'] else 'FAILED'} |")
+        lines += seed004_markdown(v, classes)
         order = [n for n in ("static", "ecmp", "spray") if n in v and v[n].get("utilisation") is not None]
         if len(order) == 3:
             u = [v[n]["utilisation"] for n in order]

@@ -96,3 +96,29 @@ def test_lb_summary_per_flow_mnu_and_its_line():
     md = markdown(spec, {"scale": 1, "link_rate_mbit": 20, "reference_rate_mbit": 20, "variants": modes})
     assert "Per-flow utilisation (each flow alone, the paper's MNU; 0.25 = one core of four): " \
            "static 0.25 / ecmp 0.25 / spray 0.95" in md
+
+
+def test_mptcp_endpoints_noisy_pairs_and_their_spec_checks():
+    from scripts.lb import MPTCP_PORT, mptcp_commands, noisy_pairs
+    from topo.generators import fattree
+
+    cmds = mptcp_commands("10.0.0.2", 4)
+    assert cmds[1] == ["ip", "mptcp", "limits", "set", "subflows", "3", "add_addr_accepted", "3"]
+    assert [c[6] for c in cmds[2:]] == [str(MPTCP_PORT + i) for i in (1, 2, 3)]
+    assert all(c[-1] == "signal" and c[4] == "10.0.0.2" for c in cmds[2:])
+    with pytest.raises(ValueError, match="subflows 0"):
+        mptcp_commands("10.0.0.2", 0)
+    ps = noisy_pairs(fattree(4), 2, 7)
+    assert len(ps) == 14 and len({c for c, _ in ps}) == 2 and len({s for _, s in ps}) == 14
+    assert not {c for c, _ in ps} & {s for _, s in ps}
+    with pytest.raises(ValueError, match="noisy 3 clients x 7 servers"):
+        noisy_pairs(fattree(4), 3, 7)
+    base = {"name": "x", "kind": "load-balancing", "workload": {"pattern": "noisy"}}
+    spec = parse(dict(base, variants=[{"name": "e", "mode": "ecmp", "mptcp_subflows": 4}]))
+    assert spec.variants[0].mptcp_subflows == 4 and spec.workload.fan_in == 7
+    with pytest.raises(ValueError, match="mptcp_subflows 9"):
+        parse(dict(base, variants=[{"name": "e", "mode": "ecmp", "mptcp_subflows": 9}]))
+    with pytest.raises(ValueError, match="workload.pattern 'ring'"):
+        parse(dict(base, workload={"pattern": "ring"}))
+    with pytest.raises(ValueError, match="mptcp_subflows with kind 'reconfiguration'"):
+        parse({"name": "x", "kind": "reconfiguration", "variants": [{"name": "m", "mptcp_subflows": 2}]})
