@@ -89,6 +89,11 @@ def reconf_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         out[f"{k}_stats"] = s
     hitless = [hitless_run(r) for r in runs]
     out["hitless_runs"] = sum(hitless)
+    tg = [r.get("thesis_gap_ms", r.get("max_gap_ms")) for r in runs]
+    tg = [g for g in tg if g is not None]
+    # seed 000 section 4.2.4: "75% of the link unavailability is below 200ms ... one half ... below 20ms"
+    out["thesis_gap_share_below_200"] = sum(g < 200 for g in tg) / len(tg) if tg else None
+    out["thesis_gap_share_below_20"] = sum(g < 20 for g in tg) / len(tg) if tg else None
     out["captures_closed"] = sum(1 for r in runs if r.get("sender_closed") and r.get("receiver_closed"))
     out["hitless_all"] = bool(runs) and all(hitless)
     out["throughput_mbps"] = stats([r.get("throughput_mbps") for r in runs]).get("mean")
@@ -178,6 +183,44 @@ def thesis_gap(s: dict[str, Any]) -> float | None:
 def _mm(s: dict[str, Any], key: str, fmt: str = ".0f") -> str:
     st = s.get(f"{key}_stats") or {}
     return f"{_f(st.get('mean'), fmt)} / {_f(st.get('median'), fmt)} / {_f(st.get('max'), fmt)}"
+
+
+# seed 000 section 4.2.4 and Abstract, single stream, 50 runs each (OST = bbm, MBB = mbb-timed)
+THESIS_POINTS = (
+    ("link unavailability, mean ms (sender sniffer gap)", "thesis_gap_ms", "mean", "598", "121"),
+    ("runs with unavailability < 200 ms", "thesis_gap_share_below_200", None, "- (2-3 x RTO_min)", "75%"),
+    ("runs with unavailability < 20 ms", "thesis_gap_share_below_20", None, "-", "50%"),
+    ("RTO expiries per run, max", "rto_count", "max", "2", "1"),
+    ("packet loss = retransmitted / sent, mean %", "loss_pct", "mean", "2.8 (2 in s4.2.4), max 9.5",
+     "0.93 (0.9), max 3.4"),
+    ("throughput dip, % of the rate", "throughput_dip_pct", "mean", "~60 (6 of 10 Gbit/s)", "~6 (0.6 of 10)"),
+    ("RTT, max ms", "rtt_ms_max", "max", "hundreds", "<= 2.5 (a 0.2 ms hit)"),
+)
+
+
+def thesis_points_markdown(v: dict[str, Any]) -> list[str]:
+    """Seed 000's single-stream figures point by point against ours (its own measures: sender capture)."""
+    procs = [p for p in ("bbm", "mbb-timed", "mbb") if v.get(p, {}).get("runs")]
+    if not procs:
+        return []
+    lines = ["", "### Seed 000 (single stream, section 4.2.4 and Abstract) point by point", "",
+             "The thesis's measures, as it defined them (sender capture; loss = retransmission ratio). "
+             "OST = bbm, MBB = mbb-timed; mbb has no thesis counterpart (the thesis did not reach hitless).", "",
+             "| figure | thesis OST | " + " | ".join(f"ours {p}" for p in procs[:1]) + " | thesis MBB | "
+             + " | ".join(f"ours {p}" for p in procs[1:]) + " |",
+             "|---|---|" + "---|" * len(procs[:1]) + "---|" + "---|" * len(procs[1:])]
+    def val(p: str, key: str, stat: str | None) -> str:
+        s = v[p]
+        if stat is None:
+            x = s.get(key)
+            return _f(100 * x if x is not None else None, ".0f") + "%"
+        x = (s.get(f"{key}_stats") or {}).get(stat)
+        return _f(x, ".2f" if key in ("loss_pct", "rto_count") else ".0f")
+
+    for label, key, stat, ost, mbb in THESIS_POINTS:
+        lines.append(f"| {label} | {ost} | " + " | ".join(val(p, key, stat) for p in procs[:1]) + f" | {mbb} | "
+                     + " | ".join(val(p, key, stat) for p in procs[1:]) + " |")
+    return lines
 
 
 def both_ends_markdown(v: dict[str, Any], scale: float | None) -> list[str]:
@@ -318,6 +361,8 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
                          f"{_f(s['throughput_after_mbps'])} | {s['hitless_runs']}/{s['runs']} |")
         if spec.kind == "reconfiguration" and any(s.get("sender_data_gap_ms") is not None for s in v.values()):
             lines += both_ends_markdown(v, summary["scale"])
+        if spec.kind == "reconfiguration" and len(spec.streams) == 1:
+            lines += thesis_points_markdown(v)
         ref = THESIS["steering" if len(spec.streams) > 1 else "single"]
         if spec.kind == "reconfiguration" and set(ref) & set(v):
             lines += ["", "Thesis (seed 000) side by side (OST = bbm, MBB = mbb-timed), the thesis's own measure "
