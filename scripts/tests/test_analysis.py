@@ -122,3 +122,15 @@ def test_mptcp_endpoints_noisy_pairs_and_their_spec_checks():
         parse(dict(base, workload={"pattern": "ring"}))
     with pytest.raises(ValueError, match="mptcp_subflows with kind 'reconfiguration'"):
         parse({"name": "x", "kind": "reconfiguration", "variants": [{"name": "m", "mptcp_subflows": 2}]})
+
+
+def test_thesis_points_and_shares():
+    runs = [{"thesis_gap_ms": g, "rto_count": n, "loss_pct": 0.5, "max_gap_ms": g} for g, n in ((10, 0), (30, 0), (250, 1))]
+    s = reconf_summary(runs)
+    assert s["thesis_gap_share_below_200"] == pytest.approx(2 / 3) and s["thesis_gap_share_below_20"] == pytest.approx(1 / 3)
+    spec = parse({"name": "x", "kind": "reconfiguration", "streams": [{"src": "h2", "dst": "h3"}],
+                  "variants": ["bbm", "mbb-timed"]})
+    md = markdown(spec, {"scale": None, "link_rate_mbit": 20, "reference_rate_mbit": None,
+                         "variants": {"bbm": s, "mbb-timed": s}})
+    assert "| runs with unavailability < 200 ms | - (2-3 x RTO_min) | 67% | 75% | 67% |" in md
+    assert "| link unavailability, mean ms (sender sniffer gap) | 598 | 97 | 121 | 97 |" in md
