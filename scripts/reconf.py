@@ -110,7 +110,8 @@ class Reconfiguration:
         dyn = next(s for s in self.spec.streams if s.role == "dynamic")
         events = EventLog(run_dir / "events.jsonl")  # the procedure's steps and the controller's writes
         meta: dict[str, Any] = {"variant": asdict(self.variant), "spec": self.spec.name,
-                                "streams": [asdict(s) for s in self.spec.streams], "scale": self.spec.scale}
+                                "streams": [asdict(s) for s in self.spec.streams], "scale": self.spec.scale,
+                                "loadavg_start": loadavg()}
         try:
             counts_before = self.port_counts()
             procs.tcpdump(hosts[dyn.src], host_intf(hosts[dyn.src]), run_dir / "sender.pcap")
@@ -139,6 +140,7 @@ class Reconfiguration:
             meta["nstat"] = {n: nstat_delta(before[n], nstat(hosts[n])) for n in before}
             meta["port_counts"] = port_count_delta(counts_before, self.port_counts())
             meta["capture_exit"] = procs.stop_captures()
+            meta["loadavg_end"] = loadavg()
         finally:
             procs.stop_all()
             events.close()
@@ -174,6 +176,14 @@ class Reconfiguration:
         return clients
 
 
+def loadavg() -> list[float] | None:
+    """The machine's 1, 5 and 15 minute load averages (runs are timing-sensitive on shared cores)."""
+    try:
+        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    except (OSError, ValueError):
+        return None
+
+
 def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
     """metrics.json of one run from its raw files."""
     meta = json.loads((run_dir / "run.json").read_text())
@@ -187,7 +197,8 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
     quiet = (meta["t_start"] + 1.0, t_event - 0.2)
     out: dict[str, Any] = {"variant": meta["variant"]["name"], "procedure": meta["variant"]["procedure"],
                            "scale": meta.get("scale"), "t_event": t_event, "result": meta.get("result"),
-                           "nstat": meta.get("nstat")}
+                           "nstat": meta.get("nstat"), "loadavg_start": meta.get("loadavg_start"),
+                           "loadavg_end": meta.get("loadavg_end")}
     if dyn.proto == "udp":
         arrivals = parse_arrivals((run_dir / f"udp-{tag}.csv").read_text())
         sent = int((run_dir / f"udp-{tag}.sent").read_text().split()[-1])
