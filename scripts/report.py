@@ -89,6 +89,7 @@ def reconf_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         out[f"{k}_stats"] = s
     hitless = [hitless_run(r) for r in runs]
     out["hitless_runs"] = sum(hitless)
+    out["loadavg_1m_stats"] = stats([r["loadavg_start"][0] for r in runs if r.get("loadavg_start")])
     tg = [r.get("thesis_gap_ms", r.get("max_gap_ms")) for r in runs]
     tg = [g for g in tg if g is not None]
     # seed 000 section 4.2.4: "75% of the link unavailability is below 200ms ... one half ... below 20ms"
@@ -277,6 +278,11 @@ def both_ends_markdown(v: dict[str, Any], scale: float | None) -> list[str]:
         lines.append(f"| {name} | {_f(s.get('goodput_mbps_before'))} | {_mm(s, 'rx_dip_pct')} | "
                      f"{_mm(s, 'rx_dip_control_pct')} | {_f(s.get('throughput_dip_pct'), '.0f')} | "
                      f"{_f(s.get('loss_pct'), '.3f')} | {mx(s, 'retx_per_outage_s')} |")
+    loads = {n: s.get("loadavg_1m_stats") or {} for n, s in v.items() if s.get("runs")}
+    if any(x.get("n") for x in loads.values()):
+        lines += ["", "Machine load (1-minute load average at each run's start, 2 cores shared): "
+                  + "; ".join(f"{n} mean {_f(x.get('mean'))}, max {_f(x.get('max'))}" for n, x in loads.items()
+                              if x.get("n")) + "."]
     closed = {n: s.get("captures_closed") for n, s in v.items() if s.get("runs")}
     lines += ["", "Captures: runs whose sender and receiver captures both hold the connection's end (FIN or RST), "
               "and the most packets tcpdump counted but never wrote: "
