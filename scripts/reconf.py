@@ -23,7 +23,7 @@ from control.procedures import Reconfigurer, circuits_from_ocs
 from fabric.state import affected_paths, with_versions
 from p4rt.state import SwitchState
 from scripts.capture import parse_tcpdump_stats, read_tcp
-from scripts.ends import end_metrics, ocs_dark
+from scripts.ends import end_metrics, ocs_dark, resent_segments
 from scripts.hostproc import HostProcs, host_intf, nstat, wait_listening
 from scripts.kernel import nstat_delta, parse_ss
 from scripts.metrics import (
@@ -32,6 +32,7 @@ from scripts.metrics import (
     largest_gap,
     of_connection,
     parse_arrivals,
+    receiver_drops,
     reordering,
     rtt_series,
     stream_metrics,
@@ -224,6 +225,16 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
         out["max_gap_ms"] = max(ends["sender_data_gap_ms"], ends["receiver_data_gap_ms"])
         out["baseline_gap_ms"] = max(ends["baseline_sender_data_gap_ms"], ends["baseline_receiver_data_gap_ms"])
         out["retransmissions_after_event"] = m.retransmissions - m.retransmissions_before_event
+        # true loss from the event on, and all three counts in the procedure's own window (the gaps'
+        # window): on a loaded machine the emulation also drops before the event and long after it
+        hi = t_event + window[1]
+        sent_after = [p for p in sender if t_event <= p.t <= meta["t_end"] - 0.5]
+        out["lost_after_event"] = receiver_drops(sent_after, receiver, flow)
+        out["lost_in_window"] = receiver_drops([p for p in sent_after if p.t <= hi], receiver, flow)
+        out["retransmissions_in_window"] = sum(1 for p in data_packets(sender, flow)
+                                               if p.retrans and t_event <= p.t <= hi)
+        out["resent_in_window"] = out["resent_after_event"] - resent_segments(sender, flow, hi)
+        out["window_s"] = window[1]
         out["reordered_after_event"] = reordering([p for p in sender if p.t <= meta["t_end"] - 0.5], receiver,
                                                   flow, t_event)
         outage_s = ends["receiver_new_data_gap_ms"] / 1000

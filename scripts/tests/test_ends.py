@@ -13,7 +13,7 @@ from scripts import ends
 from scripts.capture import parse_tcpdump_stats, read_tcp, tcpdump_command
 from scripts.metrics import data_flow, largest_gap, of_connection
 from scripts.reconf import analyze
-from scripts.report import hitless_run
+from scripts.report import clean_in_window, hitless_run
 from scripts.spec import load
 
 DATA = Path(__file__).parent / "data"
@@ -123,7 +123,14 @@ def test_analyze_real_runs_and_the_verdict(runs):
     assert hitless_run(dict(mbb, receiver_data_gap_ms=60.0)) is False
     assert hitless_run(dict(mbb, reordered_after_event=1)) is False
     assert hitless_run(dict(mbb, resent_after_event=1)) is False
-    assert hitless_run(dict(mbb, lost_packets=1)) is False
+    assert hitless_run(dict(mbb, lost_after_event=1)) is False
+    assert hitless_run(dict(mbb, lost_packets=1)) is True  # a drop before the event is the emulation's
+    assert mbb["lost_after_event"] == mbb["lost_in_window"] == 0 and bbm["lost_in_window"] > 0
+    assert bbm["retransmissions_in_window"] == bbm["resent_in_window"] > 0
+    assert clean_in_window(mbb) is True and clean_in_window(bbm) is False
+    # a drop long after the procedure fails the run but not its window
+    late = dict(mbb, lost_after_event=3, retransmissions_after_event=3, resent_after_event=3)
+    assert hitless_run(late) is False and clean_in_window(late) is True
 
 
 def test_dip_control_window_and_bad_input(tmp_path):
