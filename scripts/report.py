@@ -144,7 +144,7 @@ def lb_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "client_goodput_mbps_by_class": by_class("client_goodput_mbps"),
         "client_throughput_mbps_by_class": by_class("client_throughput_mbps"),
         "runs": len(runs),
-        "throughput_mbps": stats([f["throughput_mbps"] for f in flows]).get("mean"),
+        "throughput_mbps": stats([f.get("throughput_mbps") for f in flows]).get("mean"),
         "goodput_mbps": stats([f["goodput_mbps"] for f in flows]).get("mean"),
         "goodput_mbps_by_class": {cls: stats([f["goodput_mbps"] for r in runs
                                               for f in r["classes"].get(cls, {}).get("flows", [])]).get("mean")

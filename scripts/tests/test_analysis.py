@@ -134,3 +134,15 @@ def test_thesis_points_and_shares():
                          "variants": {"bbm": s, "mbb-timed": s}})
     assert "| runs with unavailability < 200 ms | - (2-3 x RTO_min) | 67% | 75% | 67% |" in md
     assert "| link unavailability, mean ms (sender sniffer gap) | 598 | 97 | 121 | 97 |" in md
+
+
+def test_lb_summary_noisy_flows_have_client_figures_only():
+    flows = [{"fct_s": 2.0, "goodput_mbps": 2.0, "client_goodput_mbps": 14.0, "client_throughput_mbps": 15.0,
+              "max_direction_mbps": 14.5, "subflows": n} for n in (2, 4)]
+    run = {"classes": {"long": {"flows": flows, "utilisation": utilisation([5, 5, 5, 4]), "max_link_mbps": 15.0,
+                                "rate_check_ok": True}}, "mptcp_subflows": 4}
+    s = lb_summary([run])
+    assert s["throughput_mbps"] is None and s["subflows_seen"] == 3 and s["client_throughput_mbps_by_class"]["long"] == 15
+    spec = parse({"name": "x", "kind": "load-balancing", "variants": ["ecmp"], "workload": {"classes": {"long": 1}}})
+    md = markdown(spec, {"scale": 1, "link_rate_mbit": 20, "reference_rate_mbit": 20, "variants": {"ecmp": s}})
+    assert "| ecmp | MPTCP 4 subflows (seen 3.0) | - / 2.00 / 15.00 / 14.00 / 6.7 |" in md
