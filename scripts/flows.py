@@ -14,13 +14,25 @@ import sys
 import time
 
 CHUNK = 65536
+IPPROTO_MPTCP = getattr(socket, "IPPROTO_MPTCP", 262)  # upstream Linux MPTCP (>= 5.6), include/uapi/linux/in.h
 
 
-def serve(port: int, size: int, timeout: float = 60.0, cc: str | None = None) -> int:
+def stream_socket(mptcp: bool) -> socket.socket:
+    """A TCP socket, or an MPTCP one (its subflows come from the namespace's `ip mptcp` endpoints)."""
+    if not mptcp:
+        return socket.socket()
+    try:
+        return socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+    except OSError as exc:
+        raise ValueError(f"mptcp: the kernel refuses IPPROTO_MPTCP sockets ({exc}); expected net.mptcp.enabled=1") \
+            from None
+
+
+def serve(port: int, size: int, timeout: float = 60.0, cc: str | None = None, mptcp: bool = False) -> int:
     """Accept one connection, send size bytes (with congestion control cc), close; returns the bytes sent."""
     if size <= 0:
         raise ValueError(f"size {size}: expected > 0 bytes")
-    srv = socket.socket()
+    srv = stream_socket(mptcp)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if cc:
         srv.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())  # inherited by accept()
@@ -44,11 +56,13 @@ def serve(port: int, size: int, timeout: float = 60.0, cc: str | None = None) ->
     return sent
 
 
-def fetch(dst: str, port: int, timeout: float = 120.0) -> dict[str, float]:
+def fetch(dst: str, port: int, timeout: float = 120.0, mptcp: bool = False) -> dict[str, float]:
     """Connect, request, read to EOF; returns t_start (epoch), fct_s and bytes."""
     t_wall = time.time()
     t0 = time.monotonic()
-    s = socket.create_connection((dst, port), timeout=timeout)
+    s = stream_socket(mptcp)
+    s.settimeout(timeout)
+    s.connect((dst, port))
     got = 0
     with s:
         s.sendall(b"GET\n")
@@ -71,12 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("fetch")
     b.add_argument("--dst", required=True, metavar="<ip>")
     b.add_argument("--port", type=int, required=True, metavar="<port>")
+    for q in (a, b):
+        q.add_argument("--mptcp", action="store_true", help="an MPTCP socket (IPPROTO_MPTCP) instead of TCP")
     args = p.parse_args(argv)
     try:
         if args.cmd == "serve":
-            print(serve(args.port, args.size, cc=args.cc))
+            print(serve(args.port, args.size, cc=args.cc, mptcp=args.mptcp))
         else:
-            print(json.dumps(fetch(args.dst, args.port)))
+            print(json.dumps(fetch(args.dst, args.port, mptcp=args.mptcp)))
     except (ValueError, OSError) as exc:
         print(f"flows: {exc}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ class HostProcs:
 
     def __init__(self) -> None:
         self.procs: list[tuple[str, subprocess.Popen]] = []
+        self.captures: list[subprocess.Popen] = []
 
     def start(self, node: Any, argv: list[str], what: str, out: str | Path | None = None) -> subprocess.Popen:
         """Start argv in a host's namespace (Mininet popen), output to a file or discarded."""
@@ -43,6 +44,7 @@ class HostProcs:
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             if "listening on" in log_path.read_text(errors="replace"):
+                self.captures.append(proc)
                 return proc
             if proc.poll() is not None:
                 raise RuntimeError(f"tcpdump on {intf}: exited: {log_path.read_text(errors='replace').strip()}")
@@ -64,8 +66,16 @@ class HostProcs:
                 proc.wait(timeout=timeout)
         return proc.returncode
 
+    def stop_captures(self, timeout: float = 10.0) -> list[int | None]:
+        """Stop the captures first and one by one (SIGINT, then wait for the exit: tcpdump writes what
+        it holds and prints its statistics); a capture killed instead loses its tail."""
+        codes = [self.stop(proc, signal.SIGINT, timeout) for proc in self.captures]
+        self.captures.clear()
+        return codes
+
     def stop_all(self) -> None:
-        """Stop every process this object started, newest first."""
+        """Stop every process this object started, the captures first (they flush), then newest first."""
+        self.stop_captures()
         for _what, proc in reversed(self.procs):
             self.stop(proc, signal.SIGTERM)
         self.procs.clear()

@@ -161,9 +161,10 @@ def receiver_drops(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], f
     return lost
 
 
-def reordering(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], flow: Flow) -> int:
+def reordering(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], flow: Flow,
+               since: float | None = None) -> int:
     """Segments whose first arrival came after a higher sequence, though none of their copies was lost
-    (so the lateness is reordering, not a retransmission after a drop)."""
+    (so the lateness is reordering, not a retransmission after a drop); from `since` on when given."""
     sent: dict[tuple[int, int], int] = {}
     for p in sender:
         if p.flow == flow and p.length > 0:
@@ -177,7 +178,7 @@ def reordering(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], flow:
     seen: set[tuple[int, int]] = set()
     for p in arrivals:
         key = (p.seq, p.length)
-        if key not in seen and p.seq + p.length <= top:
+        if key not in seen and p.seq + p.length <= top and (since is None or p.t >= since):
             late.add(key)
         seen.add(key)
         top = max(top, p.seq + p.length)

@@ -45,7 +45,7 @@ def time_series(data: dict[str, dict[str, Any]], out: Path, name: str) -> list[P
                     ax.axvline(a, color="tab:gray", lw=0.5, ls=":")
                     ax.text(a, ax.get_ylim()[1], step, fontsize=6, rotation=90, va="top", ha="right", color="tab:gray")
             ax.set_ylabel(ylabel, fontsize=8)
-            ax.set_title(f"{v}: largest gap {r.get('max_gap_ms', 0):.0f} ms, retx {r.get('retransmissions')}, "
+            ax.set_title(f"{v}: largest data gap {r.get('max_gap_ms', 0):.0f} ms, retx {r.get('retransmissions')}, "
                          f"RTOs {r.get('rto_count')}", fontsize=9)
             if key == "rtt":
                 ax.set_yscale("log")
@@ -66,7 +66,7 @@ def boxplots(data: dict[str, dict[str, Any]], out: Path, name: str) -> list[Path
         return []
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
     for ax, key, label in ((axes[0], "loss_pct", "loss: retransmitted / sent (%)"),
-                           (axes[1], "max_gap_ms", "link unavailability: largest gap (ms)")):
+                           (axes[1], "max_gap_ms", "largest data gap, either end (ms)")):
         ax.boxplot([[r.get(key) or 0 for r in data[v]["runs"]] for v in names])
         ax.set_xticks(range(1, len(names) + 1), names)
         ax.set_ylabel(label, fontsize=8)
@@ -103,7 +103,7 @@ def reconfiguration_plots(data: dict[str, dict[str, Any]], out: Path, name: str)
     """Every figure of a reconfiguration or route-flip experiment."""
     files = time_series(data, out, name) + boxplots(data, out, name)
     files.append(cdf({v: [r.get("max_gap_ms") for r in d["runs"]] for v, d in data.items()},
-                     "largest gap (ms)", out / "gap_cdf.png", name, logx=True))
+                     "largest data gap, either end (ms)", out / "gap_cdf.png", name, logx=True))
     return files
 
 

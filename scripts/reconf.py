@@ -22,7 +22,8 @@ from control.plan import Transform, no_shadow, without_shadow
 from control.procedures import Reconfigurer, circuits_from_ocs
 from fabric.state import affected_paths, with_versions
 from p4rt.state import SwitchState
-from scripts.capture import read_tcp
+from scripts.capture import parse_tcpdump_stats, read_tcp
+from scripts.ends import end_metrics, ocs_dark, resent_segments
 from scripts.hostproc import HostProcs, host_intf, nstat, wait_listening
 from scripts.kernel import nstat_delta, parse_ss
 from scripts.metrics import (
@@ -31,6 +32,8 @@ from scripts.metrics import (
     largest_gap,
     of_connection,
     parse_arrivals,
+    receiver_drops,
+    reordering,
     rtt_series,
     stream_metrics,
     throughput_series,
@@ -108,7 +111,8 @@ class Reconfiguration:
         dyn = next(s for s in self.spec.streams if s.role == "dynamic")
         events = EventLog(run_dir / "events.jsonl")  # the procedure's steps and the controller's writes
         meta: dict[str, Any] = {"variant": asdict(self.variant), "spec": self.spec.name,
-                                "streams": [asdict(s) for s in self.spec.streams], "scale": self.spec.scale}
+                                "streams": [asdict(s) for s in self.spec.streams], "scale": self.spec.scale,
+                                "loadavg_start": loadavg()}
         try:
             counts_before = self.port_counts()
             procs.tcpdump(hosts[dyn.src], host_intf(hosts[dyn.src]), run_dir / "sender.pcap")
@@ -136,6 +140,8 @@ class Reconfiguration:
             time.sleep(0.5)  # the last segments reach the receiver's capture
             meta["nstat"] = {n: nstat_delta(before[n], nstat(hosts[n])) for n in before}
             meta["port_counts"] = port_count_delta(counts_before, self.port_counts())
+            meta["capture_exit"] = procs.stop_captures()
+            meta["loadavg_end"] = loadavg()
         finally:
             procs.stop_all()
             events.close()
@@ -171,6 +177,14 @@ class Reconfiguration:
         return clients
 
 
+def loadavg() -> list[float] | None:
+    """The machine's 1, 5 and 15 minute load averages (runs are timing-sensitive on shared cores)."""
+    try:
+        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    except (OSError, ValueError):
+        return None
+
+
 def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
     """metrics.json of one run from its raw files."""
     meta = json.loads((run_dir / "run.json").read_text())
@@ -184,7 +198,8 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
     quiet = (meta["t_start"] + 1.0, t_event - 0.2)
     out: dict[str, Any] = {"variant": meta["variant"]["name"], "procedure": meta["variant"]["procedure"],
                            "scale": meta.get("scale"), "t_event": t_event, "result": meta.get("result"),
-                           "nstat": meta.get("nstat")}
+                           "nstat": meta.get("nstat"), "loadavg_start": meta.get("loadavg_start"),
+                           "loadavg_end": meta.get("loadavg_end")}
     if dyn.proto == "udp":
         arrivals = parse_arrivals((run_dir / f"udp-{tag}.csv").read_text())
         sent = int((run_dir / f"udp-{tag}.sent").read_text().split()[-1])
@@ -198,10 +213,42 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
         receiver = read_tcp(run_dir / "receiver.pcap")
         m = stream_metrics(sender, t_event, receiver, window, until=meta["t_end"] - 0.5)
         out.update(asdict(m))
+        flow = data_flow(sender)
+        # the thesis's own measure (sender capture, every packet, ACKs included) keeps its name;
+        # max_gap_ms is the largest silence of data at either end (scripts/ends.py)
+        out["thesis_gap_ms"] = m.max_gap_ms
+        out["thesis_baseline_gap_ms"] = largest_gap([p.t for p in of_connection(sender, flow)], *quiet).ms
+        ends = end_metrics(sender, receiver, flow, t_event, t_event + window[1], quiet, meta["t_start"],
+                           meta["t_end"])
+        goodput = ends.pop("goodput_series")
+        out.update(ends)
+        out["max_gap_ms"] = max(ends["sender_data_gap_ms"], ends["receiver_data_gap_ms"])
+        out["baseline_gap_ms"] = max(ends["baseline_sender_data_gap_ms"], ends["baseline_receiver_data_gap_ms"])
+        out["retransmissions_after_event"] = m.retransmissions - m.retransmissions_before_event
+        # true loss from the event on, and all three counts in the procedure's own window (the gaps'
+        # window): on a loaded machine the emulation also drops before the event and long after it
+        hi = t_event + window[1]
+        sent_after = [p for p in sender if t_event <= p.t <= meta["t_end"] - 0.5]
+        out["lost_after_event"] = receiver_drops(sent_after, receiver, flow)
+        out["lost_in_window"] = receiver_drops([p for p in sent_after if p.t <= hi], receiver, flow)
+        out["retransmissions_in_window"] = sum(1 for p in data_packets(sender, flow)
+                                               if p.retrans and t_event <= p.t <= hi)
+        out["resent_in_window"] = out["resent_after_event"] - resent_segments(sender, flow, hi)
+        out["window_s"] = window[1]
+        out["reordered_after_event"] = reordering([p for p in sender if p.t <= meta["t_end"] - 0.5], receiver,
+                                                  flow, t_event)
+        outage_s = ends["receiver_new_data_gap_ms"] / 1000
+        out["retx_per_outage_s"] = out["retransmissions_after_event"] / outage_s if outage_s > 0 else None
+        emu_dir = run_dir.parent / "emulation"
+        dark = ocs_dark(emu_dir / "ocs-events.jsonl", t_event, meta["t_event_done"] + 1.0) \
+            if (emu_dir / "ocs-events.jsonl").is_file() else None
+        out["ocs_dark_ms"] = dark.ms if dark else None
+        for end in ("sender", "receiver"):
+            log_file = run_dir / f"{end}.tcpdump.log"
+            st = parse_tcpdump_stats(log_file.read_text(errors="replace")) if log_file.is_file() else None
+            out[f"{end}_capture_unwritten"] = st.unwritten if st else None
         # a saturating stream fills the bottleneck queue until it drops, whatever the procedure does
         out["congested"] = any(Stream(**s).saturating for s in meta["streams"])
-        flow = data_flow(sender)
-        out["baseline_gap_ms"] = largest_gap([p.t for p in of_connection(sender, flow)], *quiet).ms
         out["recovery_ms"] = 1000 * (m.gap_end - t_event)  # the thesis's "recovers at T + RTO_min" instant
         series = throughput_series(data_packets(sender, flow), meta["t_start"], 0.1, meta["t_end"])
         after = [v for t, v in series if done_s + (t_event - meta["t_start"]) + 1.0 <= t < series[-1][0] - 0.5]
@@ -215,6 +262,7 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
         t0 = meta["t_start"]
         out["series"] = {
             "throughput": series,
+            "goodput": goodput,
             "rtt": rtt_series(sender, flow, t0)[::5],
             "event_s": t_event - t0,
             "event_done_s": meta["t_event_done"] - t0,

@@ -59,6 +59,7 @@ class Variant:
     initial_map: str | None = None  # circuit map before the event (default: the spec's, else the topology's)
     target_map: str | None = None  # circuit map after it (default: the spec's)
     sysctl: dict[str, str] = field(default_factory=dict)  # set in every host, e.g. net.ipv4.tcp_reordering
+    mptcp_subflows: int = 0  # load balancing: 0 plain TCP; n >= 1 MPTCP sockets with n subflows (scripts/lb.py)
 
 
 @dataclass(slots=True)
@@ -69,6 +70,11 @@ class Workload:
     pairs: int = 8
     concurrent: bool = True
     cc: str = "cubic"
+    # "pairs": one client per server (seed 004's silent derangement); "noisy": `clients` clients each
+    # fetching from `fan_in` servers at once (seed 004's 2 x 7-to-1 incast), all flows concurrent
+    pattern: str = "pairs"
+    clients: int = 2
+    fan_in: int = 7
 
 
 @dataclass(slots=True)
@@ -142,6 +148,10 @@ def _variant(item: Any, kind: str, base: dict[str, Any], i: int) -> Variant:
             raise ValueError(f"{where}: {exc}") from None
     if v.mode not in MODES:
         raise ValueError(f"{where}: mode {v.mode!r}; expected one of {MODES}")
+    if not isinstance(v.mptcp_subflows, int) or isinstance(v.mptcp_subflows, bool) or not 0 <= v.mptcp_subflows <= 8:
+        raise ValueError(f"{where}: mptcp_subflows {v.mptcp_subflows!r}; expected 0 (TCP) or 1..8 subflows")
+    if v.mptcp_subflows and kind != "load-balancing":
+        raise ValueError(f"{where}: mptcp_subflows with kind {kind!r}; expected kind load-balancing")
     return v
 
 
@@ -157,6 +167,10 @@ def parse(data: Any, path: str = "<spec>") -> Spec:
     raw_variants = data.pop("variants", None) or [{"name": "default"}]
     streams = [_build(Stream, s, f"{path}: streams[{i}]") for i, s in enumerate(data.pop("streams", []) or [])]
     workload = _build(Workload, data.pop("workload", {}) or {}, f"{path}: workload")
+    if workload.pattern not in ("pairs", "noisy"):
+        raise ValueError(f"{path}: workload.pattern {workload.pattern!r}; expected pairs or noisy")
+    if workload.clients < 1 or workload.fan_in < 1:
+        raise ValueError(f"{path}: workload clients {workload.clients} fan_in {workload.fan_in}; expected >= 1 each")
     spec = _build(Spec, data, path)
     spec = replace(spec, streams=streams, workload=workload, path=path,
                    variants=[_variant(v, kind, defaults, i) for i, v in enumerate(raw_variants)])

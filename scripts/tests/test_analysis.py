@@ -95,3 +95,53 @@ def test_lb_summary_per_flow_mnu_and_its_line():
     md = markdown(spec, {"scale": 1, "link_rate_mbit": 20, "reference_rate_mbit": 20, "variants": modes})
     assert "Per-flow utilisation (each flow alone, the paper's MNU; 0.25 = one core of four): " \
            "static 0.25 / ecmp 0.25 / spray 0.95" in md
+
+
+def test_mptcp_endpoints_noisy_pairs_and_their_spec_checks():
+    from scripts.lb import MPTCP_PORT, mptcp_commands, noisy_pairs
+    from topo.generators import fattree
+
+    cmds = mptcp_commands("10.0.0.2", 4)
+    assert cmds[1] == ["ip", "mptcp", "limits", "set", "subflows", "3", "add_addr_accepted", "3"]
+    assert [c[6] for c in cmds[2:]] == [str(MPTCP_PORT + i) for i in (1, 2, 3)]
+    assert all(c[-1] == "signal" and c[4] == "10.0.0.2" for c in cmds[2:])
+    with pytest.raises(ValueError, match="subflows 0"):
+        mptcp_commands("10.0.0.2", 0)
+    ps = noisy_pairs(fattree(4), 2, 7)
+    assert len(ps) == 14 and len({c for c, _ in ps}) == 2 and len({s for _, s in ps}) == 14
+    assert not {c for c, _ in ps} & {s for _, s in ps}
+    with pytest.raises(ValueError, match="noisy 3 clients x 7 servers"):
+        noisy_pairs(fattree(4), 3, 7)
+    base = {"name": "x", "kind": "load-balancing", "workload": {"pattern": "noisy"}}
+    spec = parse(dict(base, variants=[{"name": "e", "mode": "ecmp", "mptcp_subflows": 4}]))
+    assert spec.variants[0].mptcp_subflows == 4 and spec.workload.fan_in == 7
+    with pytest.raises(ValueError, match="mptcp_subflows 9"):
+        parse(dict(base, variants=[{"name": "e", "mode": "ecmp", "mptcp_subflows": 9}]))
+    with pytest.raises(ValueError, match="workload.pattern 'ring'"):
+        parse(dict(base, workload={"pattern": "ring"}))
+    with pytest.raises(ValueError, match="mptcp_subflows with kind 'reconfiguration'"):
+        parse({"name": "x", "kind": "reconfiguration", "variants": [{"name": "m", "mptcp_subflows": 2}]})
+
+
+def test_thesis_points_and_shares():
+    runs = [{"thesis_gap_ms": g, "rto_count": n, "loss_pct": 0.5, "max_gap_ms": g} for g, n in ((10, 0), (30, 0), (250, 1))]
+    s = reconf_summary(runs)
+    assert s["thesis_gap_share_below_200"] == pytest.approx(2 / 3) and s["thesis_gap_share_below_20"] == pytest.approx(1 / 3)
+    spec = parse({"name": "x", "kind": "reconfiguration", "streams": [{"src": "h2", "dst": "h3"}],
+                  "variants": ["bbm", "mbb-timed"]})
+    md = markdown(spec, {"scale": None, "link_rate_mbit": 20, "reference_rate_mbit": None,
+                         "variants": {"bbm": s, "mbb-timed": s}})
+    assert "| runs with unavailability < 200 ms | - (2-3 x RTO_min) | 67% | 75% | 67% |" in md
+    assert "| link unavailability, mean ms (sender sniffer gap) | 598 | 97 | 121 | 97 |" in md
+
+
+def test_lb_summary_noisy_flows_have_client_figures_only():
+    flows = [{"fct_s": 2.0, "goodput_mbps": 2.0, "client_goodput_mbps": 14.0, "client_throughput_mbps": 15.0,
+              "max_direction_mbps": 14.5, "subflows": n} for n in (2, 4)]
+    run = {"classes": {"long": {"flows": flows, "utilisation": utilisation([5, 5, 5, 4]), "max_link_mbps": 15.0,
+                                "rate_check_ok": True}}, "mptcp_subflows": 4}
+    s = lb_summary([run])
+    assert s["throughput_mbps"] is None and s["subflows_seen"] == 3 and s["client_throughput_mbps_by_class"]["long"] == 15
+    spec = parse({"name": "x", "kind": "load-balancing", "variants": ["ecmp"], "workload": {"classes": {"long": 1}}})
+    md = markdown(spec, {"scale": 1, "link_rate_mbit": 20, "reference_rate_mbit": 20, "variants": {"ecmp": s}})
+    assert "| ecmp | MPTCP 4 subflows (seen 3.0) | - / 2.00 / 15.00 / 14.00 / 6.7 |" in md
