@@ -51,14 +51,14 @@ def fabric_json(path: str | None) -> bytes:
 def install(dev: Device) -> None:
     """Route 10.0.2.0/24 over static path 5 (port 2), the fabric's common case on a ToR."""
     pl = dev.pipeline
-    pl.table("route").insert((Lpm(0x0A000200, 24),), ActionCall("FabricIngress.set_path", (5,)))
-    pl.table("path").insert((Exact(5), Exact(0)), ActionCall("FabricIngress.path_static", (2, 0x020000000002)))
+    pl.table("route").insert((Lpm(0x0A000200, 24),), ActionCall("FabricIngress.routing.set_path", (5,)))
+    pl.table("path").insert((Exact(5), Exact(0)), ActionCall("FabricIngress.path_select.path_static", (2, 0x020000000002)))
     live = pl.profile("liveness_selector")
     for port in (1, 2):
-        live.insert_member(port, ActionCall("FabricIngress.port_up"))
+        live.insert_member(port, ActionCall("FabricIngress.failover.port_up"))
         live.insert_group(port, [(port, 1, port)])
         pl.table("port_liveness").insert((Exact(port),), GroupRef(port))
-        pl.table("port_mac").insert((Exact(port),), ActionCall("FabricEgress.set_smac", (0x0A0000000000 + port,)))
+        pl.table("port_mac").insert((Exact(port),), ActionCall("FabricEgress.egress_rewrite.set_smac", (0x0A0000000000 + port,)))
 
 
 def frame(size: int, seq: int = 0) -> bytes:
@@ -204,7 +204,7 @@ def run_writes(json_bytes: bytes, n: int = 4000) -> float:
     path = dev.pipeline.table("path")
     t0 = time.perf_counter()
     for i in range(n):
-        path.insert((Exact(i), Exact(0)), ActionCall("FabricIngress.path_static", (2, i)))
+        path.insert((Exact(i), Exact(0)), ActionCall("FabricIngress.path_select.path_static", (2, i)))
     return n / (time.perf_counter() - t0)
 
 
