@@ -1,10 +1,10 @@
 # hitless: make targets are verbs. Variables choose the target and the topology.
-#   P4C=     P4 compiler   (default: p4c-bm2-ss if on PATH, else p4sim-compile; topo/emulation/target.py)
+#   P4C=     P4 compiler   (default: p4c-bm2-ss if on PATH, else p4sim-compile; emulation/target.py)
 #   SWITCH=  P4 switch     (default: simple_switch_grpc if on PATH, else p4sim-switch)
 #   TOPO=    fattree | leafspine | ucd4        K= fat-tree arity (even, >= 4)
 #   MODE=    static | ecmp | spray             OCS=1 attaches the emulated OCS
 #   CMD=     a Mininet CLI command or script for run-topo (default: open the CLI)
-#   TOPO_FILE= a topology JSON instead of TOPO/K;  RUN_ARGS= more `python -m topo run` options
+#   TOPO_FILE= a topology JSON instead of TOPO/K;  RUN_ARGS= more `python -m emulation run` options
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -75,7 +75,7 @@ test: setup lint tofino-check pytest ptf-all
 # Compiles what is missing, older than p4src/, or built by another compiler (build/.compiler).
 p4-build: $(VENV)/.pip-stamp
 	@echo "== p4-build"
-	@"$(PY)" -m topo build --build "$$BUILD"
+	@"$(PY)" -m emulation build --build "$$BUILD"
 
 # The TNA programs on tna and t2na: bf-p4c with a resource summary where it is installed, else
 # p4c's front end against ../shared/toolchain/tofino-p4include (fails when that folder is missing).
@@ -85,7 +85,7 @@ tofino-check: $(VENV)/.pip-stamp
 
 run-topo: $(VENV)/.pip-stamp
 	@echo "== run-topo $(if $(TOPO_FILE),TOPO_FILE,TOPO=$$TOPO K=$$K) MODE=$$MODE OCS=$$OCS"
-	@set -f; "$(PY)" -m topo run $(if $(TOPO_FILE),--topo-file "$$TOPO_FILE",--topo "$$TOPO" --k "$$K") \
+	@set -f; "$(PY)" -m emulation run $(if $(TOPO_FILE),--topo-file "$$TOPO_FILE",--topo "$$TOPO" --k "$$K") \
 	  --mode "$$MODE" --ocs "$$OCS" --build "$$BUILD" $(if $(CMD),--cmd "$$CMD") $$RUN_ARGS
 
 ptf: $(VENV)/.pip-stamp
@@ -112,4 +112,4 @@ clean:
 
 clean-net:
 	@echo "== clean-net"
-	@"$(PY)" -m topo clean-net
+	@"$(PY)" -m emulation clean-net

@@ -7,10 +7,10 @@ import logging
 import sys
 
 from control import cli as net_cli
-from control.errors import P4RuntimeError
 from control.ocs import cli as ocs_cli
 from control.ocs.driver import OcsError
 from control.procedures import ProcedureError
+from p4rt.errors import P4RuntimeError
 
 
 def build_parser() -> argparse.ArgumentParser:

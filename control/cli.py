@@ -8,17 +8,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from control.client import wildcard
 from control.events import EventLog
 from control.network import Network, generate_states
 from control.ocs.polatis import PolatisDriver
-from control.ocs.server import parse_listen
+from control.ocs.scpi import parse_address
 from control.procedures import Reconfigurer
-from control.resources import CounterEntry
-from control.state import SwitchState
 from control.switch import Pipeline
+from fabric.contract import MODES
+from fabric.state import with_failover
+from p4rt.client import wildcard
+from p4rt.resources import CounterEntry
+from p4rt.state import SwitchState
 from tablegen.files import read
-from tablegen.schema import MODES
 from topo.circuits import ocs_circuits, resolve_circuits
 from topo.model import load
 
@@ -140,7 +141,7 @@ def run_install(args: argparse.Namespace) -> int:
     if args.entries:
         states = load_states(args.entries)
         if args.failover is not None:
-            states = {n: st.with_failover(args.failover == "on") for n, st in states.items()}
+            states = {n: with_failover(st, args.failover == "on") for n, st in states.items()}
     else:
         states = generate_states(topo, args.mode, _circuit_map(topo, args.circuits), args.spray,
                                  args.failover != "off")
@@ -189,7 +190,7 @@ def run_reconfigure(args: argparse.Namespace) -> int:
     topo = _topo(args)
     events = _events(args)
     new = parse_circuits(topo, args.ocs_name, args.circuits)
-    host, port = parse_listen(args.ocs)
+    host, port = parse_address(args.ocs)
     net = _network(args, topo, events)
     try:
         with PolatisDriver(host, port, timeout=args.timeout) as ocs:

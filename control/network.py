@@ -17,15 +17,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from control.errors import P4RuntimeError
 from control.events import EventLog
-from control.reconcile import Plan
-from control.resources import Packet
-from control.state import SwitchState
 from control.switch import Pipeline, StaleView, SwitchSession
-from tablegen.fabric import Fabric
+from fabric.contract import ETHERTYPE_PROBE
+from fabric.state import with_failover
+from p4rt.errors import P4RuntimeError
+from p4rt.reconcile import Plan
+from p4rt.resources import Packet
+from p4rt.state import SwitchState
 from tablegen.files import documents
-from tablegen.schema import ETHERTYPE_PROBE
+from tablegen.graph import Fabric
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +130,7 @@ class Network:
         missing = sorted(n for n in chosen if n not in have)
         if missing:
             raise ValueError(f"switches {missing}: have no synced state; expected installed switches")
-        return self.sync({n: have[n].with_failover(on) for n in chosen}, step="failover-on" if on else "failover-off",
+        return self.sync({n: with_failover(have[n], on) for n in chosen}, step="failover-on" if on else "failover-off",
                          trust_cache=True)
 
     def desired(self) -> dict[str, SwitchState]:

@@ -24,9 +24,10 @@ from typing import Any, ClassVar
 
 from control.network import generate_states
 from control.ocs.driver import duplex_pairs
-from control.state import Peers, SwitchState, affected_paths, forwarding_signature
-from tablegen.fabric import Fabric
-from tablegen.schema import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US
+from fabric.contract import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US
+from fabric.state import Peers, affected_paths, forwarding_signature, path_versions, with_versions
+from p4rt.state import SwitchState
+from tablegen.graph import Fabric
 
 PROCEDURES = ("bbm", "mbb-timed", "mbb")
 
@@ -49,8 +50,8 @@ def _short(name: str) -> str:
 def with_gradual_versions(state: SwitchState, paths: Iterable[int]) -> SwitchState:
     """A copy whose `path_version` entries of `paths` move flows gradually (`set_version_gradual`)."""
     pids = {int(p) for p in paths}
-    have = state.path_versions()
-    st = state.with_versions({pid: have.get(pid, 0) for pid in pids})  # explicit entries for every path
+    have = path_versions(state)
+    st = with_versions(state, {pid: have.get(pid, 0) for pid in pids})  # explicit entries for every path
     for e in st.entries:
         if _short(e.table) == "path_version" and int(e.match["path_id"]) in pids:
             e.action = "set_version_gradual"
@@ -237,7 +238,7 @@ class View:
     spray: str = "random"
     failover: bool = True  # False: no port_liveness member watches its port
     current: States = field(default_factory=dict)  # what each switch was last synced to
-    profiles: dict[str, str] | None = None  # table -> action profile (None: control.state's default)
+    profiles: dict[str, str] | None = None  # table -> action profile (None: fabric.state's default)
     gradual: bool = True  # the pipeline has set_version_gradual
     switches: tuple[str, ...] | None = None  # the switches a run reads flowlet_config of (None: all)
 
@@ -339,8 +340,8 @@ def _plan_mbb(procedure: str, old: Circuits, new: Circuits, st_old: States, st_n
     affected_new = affected_paths(st_new, st_old, addresses, ingress, peers_new, peers_old, view.profiles)
     check_shadow(st_old, st_new, addresses, view.profiles)
     current = {n: view.current.get(n, st) for n, st in st_old.items()}  # the install, else the generated old
-    shadow = {s: st.with_versions(dict.fromkeys(affected_old.get(s, ()), 1)) for s, st in current.items()}
-    mid = {s: st.with_versions(dict.fromkeys(affected_new.get(s, ()), 1)) for s, st in st_new.items()}
+    shadow = {s: with_versions(st, dict.fromkeys(affected_old.get(s, ()), 1)) for s, st in current.items()}
+    mid = {s: with_versions(st, dict.fromkeys(affected_new.get(s, ()), 1)) for s, st in st_new.items()}
     # mbb moves flows at flowlet boundaries both ways: measured on ucd4, the old circuit (through the
     # OCS) is slower than the shadow, and the shadow slower than the new one
     flowlets = procedure == "mbb" and view.gradual

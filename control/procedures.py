@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from control.entities import TableEntry
 from control.events import EventLog
 from control.network import Network
 from control.ocs.driver import OcsDriver
@@ -49,7 +48,9 @@ from control.plan import (
     plan,
     with_gradual_versions,
 )
-from control.reconcile import Index
+from fabric.state import with_failover
+from p4rt.entities import TableEntry
+from p4rt.reconcile import Index
 
 log = logging.getLogger(__name__)
 
@@ -256,7 +257,7 @@ class Reconfigurer:
         fresh `reconfigure` process) is reconciled, without deletions, to the old circuits' state.
         """
         have = self.net.desired()
-        fix = {n: st.with_failover(self.failover) for n, st in have.items()}
+        fix = {n: with_failover(st, self.failover) for n, st in have.items()}
         fix = {n: st for n, st in fix.items() if st != have[n]}
         unsynced = [n for n in self.net.sessions if n not in have]
         if unsynced:

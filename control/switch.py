@@ -12,13 +12,13 @@ from pathlib import Path
 
 import grpc
 
-from control.client import P4RuntimeClient, wildcard
-from control.entities import ActionProfileGroup, ActionProfileMember, TableEntry
-from control.errors import P4RuntimeError
-from control.reconcile import Held, Index, Plan, plan, tables_with_defaults
-from control.resources import CloneSession, MulticastGroup
-from control.schema import P4Schema
-from control.state import SwitchState
+from p4rt.client import P4RuntimeClient, wildcard
+from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
+from p4rt.errors import P4RuntimeError
+from p4rt.reconcile import Held, Index, Plan, plan, tables_with_defaults
+from p4rt.resources import CloneSession, MulticastGroup
+from p4rt.schema import P4Schema
+from p4rt.state import SwitchState
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from ptf.testutils import group
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
-from control.resources import CloneSession, Replica
-from tablegen.schema import DRAIN_PROBE_SESSION
+from fabric.contract import DRAIN_PROBE_SESSION
+from p4rt.resources import CloneSession, Replica
 
 OLD, NEW = 2, 3  # ports of version 0 (old path) and version 1 (new path)
 # Test timing (loose enough for a loaded 2-core machine): packets 20-30 ms apart stay in a flowlet.

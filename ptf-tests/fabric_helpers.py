@@ -16,9 +16,9 @@ from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, bind_layers
 
-from control.entities import ActionProfileGroup, ActionProfileMember, GroupMember, TableEntry
+from fabric.contract import ETHERTYPE_PATH_TAG, ETHERTYPE_PROBE  # noqa: F401 - the tests use both
+from p4rt.entities import ActionProfileGroup, ActionProfileMember, GroupMember, TableEntry
 from tablegen.entries import port_watch
-from tablegen.schema import ETHERTYPE_PATH_TAG, ETHERTYPE_PROBE  # noqa: F401 - the tests use both
 
 HOST_MAC = "00:00:0a:00:01:01"     # the sending host behind port 1
 NEXT_HOP_MAC = "00:00:00:00:0b:{:02x}"  # the neighbour behind port N

@@ -6,7 +6,7 @@ from p4rt_base import P4RuntimeTest
 from ptf import testutils
 from ptf.testutils import group, simple_eth_packet, simple_tcp_packet
 
-from control.entities import TableEntry
+from p4rt.entities import TableEntry
 
 
 class OcsTest(P4RuntimeTest):

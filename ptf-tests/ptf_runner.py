@@ -4,7 +4,7 @@
     python ptf-tests/ptf_runner.py --all-pairings [--build DIR]     # every compiler x switch installed
 
 Compiles p4src/ into the build directory when it is stale or from another compiler
-(topo/emulation/target.py). For each program it creates PORTS patched veth links (MTU 1600, IPv6 off
+(emulation/target.py). For each program it creates PORTS patched veth links (MTU 1600, IPv6 off
 so the kernel sends nothing on them), starts SWITCH with the simple_switch_grpc command shape on a
 free loopback port, runs the tests of the program's group, then stops the switch (by PID) and
 deletes the veths, also on failure or Ctrl-C. Nothing here knows which target SWITCH is; the tests
@@ -23,10 +23,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from topo.emulation.fibre import patch
-from topo.emulation.links import switch_port_offloads_off
-from topo.emulation.switchproc import SwitchProcess, start_switch
-from topo.emulation.target import Target, label, pairings
+from emulation.fibre import patch
+from emulation.links import switch_port_offloads_off
+from emulation.switchproc import SwitchProcess, start_switch
+from emulation.target import Target, label, pairings
 from topo.model import CPU_PORT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +39,7 @@ READY_TIMEOUT = 60.0
 @dataclass(slots=True)
 class Veths:
     """The links of one run, one per port N: the switch's `pt<tok>s<N>` and PTF's `pt<tok>p<N>`, each a
-    veth end whose peer (`...m<N>`, `...n<N>`) is patched to the other's (topo/emulation/fibre.py).
+    veth end whose peer (`...m<N>`, `...n<N>`) is patched to the other's (emulation/fibre.py).
 
     A test takes port N down by setting `pt<tok>m<N>` down: the switch port loses carrier as with a
     real link, while neither process's own interface goes down (bmv2 stops receiving on every port

@@ -1,7 +1,7 @@
 """Benchmark the Mininet emulation: time to ready, iperf3 between pods per mode, memory of the whole run.
 
 For each forwarding mode it brings up a k=4 fat-tree (20 P4 switches, 16 hosts) with the Python API
-(topo.emulation.network.Emulation), as `make run-topo` does, and reports: seconds from start to
+(emulation.network.Emulation), as `make run-topo` does, and reports: seconds from start to
 ready (links, switches, tables), one iperf3 TCP run from pod 0 to pod 3 (h0_0_0 -> h3_1_1: five
 switch hops), pingall loss, and the sum of the resident memory of every process of the emulation.
 Also the ucd4 testbed with its OCS: ready time and iperf3 over the optical circuit (h2 -> h1).
@@ -21,15 +21,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from emulation.target import Target  # noqa: E402
 from topo import generators  # noqa: E402
-from topo.emulation.target import Target  # noqa: E402
 
 
 def one(topo, mode: str, build: Path, seconds: float, pair: tuple[str, str], ocs_args: list[str]) -> dict:
     """Bring a topology up, measure, tear it down."""
     from mininet.log import setLogLevel
 
-    from topo.emulation.network import Emulation
+    from emulation.network import Emulation
 
     setLogLevel("error")
     t0 = time.monotonic()

@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/bench_ocs_server.py [--clients 500] [--idle 300] [--wait 20] [--ports 16]
 
-Starts `python -m control ocs-emulator --listen 127.0.0.1:0 --ports N --instant` (it records the PID it
+Starts `python -m emulation ocs-emulator --listen 127.0.0.1:0 --ports N --instant` (it records the PID it
 started and stops only that one), then prints three figures:
 - line: the emulator's resident memory before, and its peak (VmHWM) after, one line
   `:OXC:SWIT:CONN:ADD (@1:30000000),(@17:30000016)`, with the error that line queued;
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--wait", type=float, default=20.0, metavar="S", help="answer deadline (default 20 s)")
     p.add_argument("--ports", type=int, default=16, metavar="N", help="emulator size (default 16)")
     args = p.parse_args(argv)
-    proc = subprocess.Popen([sys.executable, "-m", "control", "ocs-emulator", "--listen", "127.0.0.1:0",
+    proc = subprocess.Popen([sys.executable, "-m", "emulation", "ocs-emulator", "--listen", "127.0.0.1:0",
                              "--ports", str(args.ports), "--instant"], stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline() if proc.stdout else ""

@@ -18,8 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tablegen.check import check  # noqa: E402
-from tablegen.fabric import Fabric  # noqa: E402
 from tablegen.files import read, write  # noqa: E402
+from tablegen.graph import Fabric  # noqa: E402
 from topo.generators import fattree  # noqa: E402
 from topo.model import load, save  # noqa: E402
 from topo.validate import validate  # noqa: E402

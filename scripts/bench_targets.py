@@ -27,13 +27,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from control.client import P4RuntimeClient  # noqa: E402
-from control.entities import ActionProfileGroup, ActionProfileMember, TableEntry  # noqa: E402
+from emulation.switchproc import switch_process  # noqa: E402
+from emulation.target import Target, choose_compiler, label, pairings  # noqa: E402
+from p4rt.client import P4RuntimeClient  # noqa: E402
+from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry  # noqa: E402
 from p4sim.switch.testdata.veth import is_root, veth_pairs  # noqa: E402
 from scripts.bench_switch import SIZES, _offer, frame  # noqa: E402
 from tablegen.entries import liveness, port_watch  # noqa: E402
-from topo.emulation.switchproc import switch_process  # noqa: E402
-from topo.emulation.target import Target, choose_compiler, label, pairings  # noqa: E402
 
 log = logging.getLogger("bench_targets")
 BATCH = 1000
@@ -102,8 +102,8 @@ def bench_switch(target: Target, build: Path, seconds: float, n_writes: int) -> 
 
 def bench_fattree(target: Target, build: Path, k: int) -> dict[str, float]:
     """Time to ready and RSS of a fat-tree in Mininet on this target's switch."""
+    from emulation.network import Emulation
     from topo import generators
-    from topo.emulation.network import Emulation
 
     emu = Emulation(generators.fattree(k), "ecmp", build_dir=build, switch_bin=target.switch,
                     prefix=f"b{label(target.switch)[0]}")

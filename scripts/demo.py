@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from control.plan import PROCEDURES
+from fabric.contract import MODES
 from scripts import spec as specmod
 from scripts.experiment import analyze_all, report, run
 from scripts.report import RECONF_KEYS, THESIS, load_runs, reconf_summary
-from tablegen.schema import MODES
 
 EXPERIMENTS = Path(__file__).resolve().parent / "experiments"
 # every procedure and every forwarding mode, in their canonical order

@@ -24,10 +24,10 @@ from pathlib import Path
 import grpc
 from google.protobuf import text_format
 
+from emulation.switchproc import SwitchProcess, switch_process
+from emulation.target import Target
 from p4sim.compiler import cli as compile_cli
 from p4sim.switch.p4runtime.proto import p4i, p4r
-from topo.emulation.switchproc import SwitchProcess, switch_process
-from topo.emulation.target import Target
 
 log = logging.getLogger(__name__)
 

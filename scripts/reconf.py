@@ -20,7 +20,8 @@ from typing import Any
 from control.events import EventLog
 from control.plan import Transform, no_shadow, without_shadow
 from control.procedures import Reconfigurer, circuits_from_ocs
-from control.state import SwitchState, affected_paths
+from fabric.state import affected_paths, with_versions
+from p4rt.state import SwitchState
 from scripts.capture import read_tcp
 from scripts.hostproc import HostProcs, host_intf, nstat, wait_listening
 from scripts.kernel import nstat_delta, parse_ss
@@ -94,7 +95,7 @@ class Reconfiguration:
         """The initial states with the paths the target map changes flipped to their shadow (version 1)."""
         old, new = self.states(self.initial), self.states(self.target)
         affected = affected_paths(old, new, self.rec.addresses, self.rec.ingress)
-        return {s: st.with_versions(dict.fromkeys(affected.get(s, ()), 1)) for s, st in old.items()}
+        return {s: with_versions(st, dict.fromkeys(affected.get(s, ()), 1)) for s, st in old.items()}
 
     def run(self, run_dir: Path) -> dict[str, Any]:
         """One run into run_dir; returns the metrics (also written to metrics.json)."""

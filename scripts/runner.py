@@ -92,8 +92,8 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
     """Run every missing run of every variant; returns counts (done before, ran, failed)."""
     from mininet.log import setLogLevel
 
-    from topo.emulation.network import Emulation
-    from topo.emulation.target import Target
+    from emulation.network import Emulation
+    from emulation.target import Target
 
     # Mininet's own log: errors only (its tc warnings about htb quanta are noise here)
     setLogLevel("info" if log.isEnabledFor(logging.INFO) else "critical")
@@ -167,7 +167,7 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
 def _tune_hosts(emu: Any, variant: Variant) -> None:
     """The variant's sysctls in every host. (CUBIC, seed 000 R12, is chosen per socket by the senders:
     a namespace may only default to the algorithms the machine allows, which need not include it.)"""
-    from topo.emulation.links import HostCommand, run_in
+    from emulation.links import HostCommand, run_in
 
     settings = [f"{k}={v}" for k, v in variant.sysctl.items()]  # checked by scripts.spec: net.* = numbers
     for name, h in emu.hosts.items():

@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 
 from control.plan import PROCEDURES
-from tablegen.schema import MODES
-from topo.emulation.links import check_rto_min
+from emulation.links import check_rto_min
+from fabric.contract import MODES
 
 KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule")
 GENERATORS = ("ucd4", "fattree", "leafspine")

@@ -14,11 +14,11 @@ import sys
 import time
 from pathlib import Path
 
+from fabric.contract import FAILOVER, MODES, SPRAY_KINDS
 from tablegen.check import check
 from tablegen.diff import diff_docs
-from tablegen.fabric import Fabric
 from tablegen.files import read, write
-from tablegen.schema import FAILOVER, MODES, SPRAY_KINDS
+from tablegen.graph import Fabric
 from topo.circuits import resolve_circuits
 from topo.model import load
 from topo.validate import validate

@@ -22,8 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tablegen.fabric import Fabric
-from tablegen.schema import (
+from fabric.contract import (
     ACTION_PARAMS,
     FABRIC_TABLES,
     MULTIPATH_ACTIONS,
@@ -32,6 +31,7 @@ from tablegen.schema import (
     PORT_WATCH_GROUP,
     PROFILE_TABLE,
 )
+from tablegen.graph import Fabric
 from topo.circuits import CircuitMap
 from topo.model import Topology
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
-from tablegen.fabric import Fabric
-from tablegen.routing import SwitchPlan
-from tablegen.schema import (
+from fabric.contract import (
     DRAIN_PROBE_SESSION,
     FAILOVER,
     FLOWLET_GAP_US,
@@ -25,6 +23,8 @@ from tablegen.schema import (
     PORT_WATCH_GROUP,
     SPRAY_KINDS,
 )
+from tablegen.graph import Fabric
+from tablegen.routing import SwitchPlan
 from topo.circuits import CircuitMap
 from topo.model import CPU_PORT, Ocs, Topology
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tablegen.entries import Doc, ocs_docs, switch_doc
-from tablegen.fabric import Fabric
+from tablegen.graph import Fabric
 from tablegen.routing import planner
 from topo.model import encode
 

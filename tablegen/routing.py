@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tablegen.fabric import Fabric
+from tablegen.graph import Fabric
 
 log = logging.getLogger(__name__)
 

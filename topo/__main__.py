@@ -1,4 +1,4 @@
-"""python -m topo: generate, show and draw topologies; run one in Mininet; clean up after a killed run."""
+"""python -m topo: generate, show and draw topologies (running one is `python -m emulation run`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import logging
 import sys
 
 from topo import generators
-from topo.emulation import cli as emulation_cli
 from topo.model import DEFAULT_GRPC_BASE, Topology, dumps, load, save
 from topo.summary import summary
 from topo.validate import validate
@@ -19,13 +18,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log progress")
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="generate a topology JSON file")
-    g.add_argument("kind", choices=("fattree", "leafspine", "ucd4"))
+    g.add_argument("kind", choices=("fattree", "leafspine", "ucd4", "ocscore"))
     g.add_argument("--k", type=int, default=4, metavar="<even>", help="fat-tree arity (default 4)")
     g.add_argument("--leaves", type=int, default=6, metavar="<n>", help="leaf-spine leaves (default 6)")
-    g.add_argument("--spines", type=int, default=2, metavar="<n>", help="leaf-spine spines (default 2)")
+    g.add_argument("--spines", type=int, metavar="<n>", help="spines (default: leafspine 2, ocscore 0)")
+    g.add_argument("--tors", type=int, default=4, metavar="<n>", help="ocscore: ToRs around the OCS (default 4)")
+    g.add_argument("--hosts-per-tor", type=int, default=2, metavar="<n>", help="ocscore: default 2")
     g.add_argument("--hosts-per-leaf", type=int, default=24, metavar="<n>", help="default 24")
     g.add_argument("--rate", type=float, metavar="<mbit>",
-                   help="link rate in Mbit/s (default: fattree 20, leafspine and ucd4 1000)")
+                   help="link rate in Mbit/s (default: fattree 20, ocscore 100, leafspine and ucd4 1000)")
     g.add_argument("--delay", default="0.1ms", metavar="<delay>", help="link delay (default 0.1ms)")
     g.add_argument("--grpc-base", type=int, default=DEFAULT_GRPC_BASE, metavar="<port>",
                    help=f"device N gets gRPC port base+N (default {DEFAULT_GRPC_BASE})")
@@ -40,7 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("draw", help="draw a topology file")
     d.add_argument("topology", metavar="<topo.json>")
     d.add_argument("-o", "--output", required=True, metavar="<file.png>")
-    emulation_cli.add_parsers(sub)
     return p
 
 
@@ -48,8 +48,13 @@ def generate(args: argparse.Namespace) -> Topology:
     """The topology the generate arguments describe."""
     if args.kind == "fattree":
         topo = generators.fattree(args.k, args.rate if args.rate is not None else 20.0, args.delay, args.grpc_base)
+    elif args.kind == "ocscore":
+        if args.hybrid:
+            raise ValueError("--hybrid: ocscore already has its OCS (add spines with --spines)")
+        topo = generators.ocscore(args.tors, args.hosts_per_tor, args.optical_uplinks, args.spines or 0,
+                                  args.rate if args.rate is not None else 100.0, args.delay, args.grpc_base)
     elif args.kind == "leafspine":
-        topo = generators.leafspine(args.leaves, args.spines, args.hosts_per_leaf,
+        topo = generators.leafspine(args.leaves, 2 if args.spines is None else args.spines, args.hosts_per_leaf,
                                     args.rate if args.rate is not None else 1000.0, args.delay, args.grpc_base)
     else:
         if args.hybrid:
@@ -82,16 +87,10 @@ def main(argv: list[str] | None = None) -> int:
 
             draw(validate(load(args.topology)), args.output)
             print(args.output)
-        elif args.command == "run":
-            return emulation_cli.run(args)
-        elif args.command == "build":
-            return emulation_cli.build(args)
-        elif args.command == "clean-net":
-            return emulation_cli.clean(args)
     except ValueError as exc:
         print(f"topo: {exc}", file=sys.stderr)
         return 2
-    except (RuntimeError, OSError) as exc:  # a switch or daemon that failed to start, a failed command
+    except OSError as exc:
         print(f"topo {args.command}: {exc}", file=sys.stderr)
         return 1
     return 0

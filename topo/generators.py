@@ -1,5 +1,6 @@
 """Topology generators: k-ary fat-tree (seed 004), leaf-spine (seed 003), the thesis's ucd4 testbed
-(seed 000) and a hybrid overlay that attaches ToR ports to an optical circuit switch."""
+(seed 000), ToRs around one OCS with round-robin circuit maps (seeds 001, 002), and a hybrid overlay
+that attaches ToR ports to an optical circuit switch."""
 
 from __future__ import annotations
 
@@ -202,4 +203,60 @@ def hybrid(topo: Topology, tors: list[str] | None = None, uplinks: int = 1, name
     topo.params["hybrid"] = {"ocs": name, "tors": tors, "uplinks": uplinks, "replace": replace}
     topo.name += "-hybrid"
     log.info("attached %d ToR ports to OCS %s", len(ocs.ports), name)
+    return topo
+
+
+def round_robin_matchings(n: int) -> list[list[tuple[int, int]]]:
+    """Pairings of items 0..n-1 in which every pair meets once (the circle method): n-1 rounds for an
+    even n, n rounds for an odd n (one item sits out each round)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise ValueError(f"round robin of {n!r}: expected an integer >= 2")
+    items: list[int | None] = list(range(n)) + ([None] if n % 2 else [])
+    m = len(items)
+    rounds = []
+    for _r in range(m - 1):
+        pairs = [(items[i], items[m - 1 - i]) for i in range(m // 2)]
+        rounds.append([(a, b) for a, b in pairs if a is not None and b is not None])
+        items = [items[0], items[-1], *items[1:-1]]
+    return rounds
+
+
+def ocscore(tors: int = 4, hosts_per_tor: int = 2, uplinks: int = 1, spines: int = 0,
+            rate_mbit: float = 100.0, delay: str = "0.1ms", grpc_base: int = DEFAULT_GRPC_BASE) -> Topology:
+    """N ToRs around one OCS (seeds 001 and 002: a single-hop optical core), with `spines` electrical
+    spines as well when > 0 (a hybrid leaf-spine).
+
+    ToR<t>: ports 1..hosts_per_tor hosts h<t>_<j> (10.0.t.(j+1)/24), then one port per spine, then
+    `uplinks` optical ports. The OCS's circuit maps are the slots of a round robin: `slot<s>` joins
+    the ToR pairs of round s on optical port u = 0 and of rounds s+1, ... on ports u = 1, ... (every
+    ToR pair meets once per cycle); `slot0` is the default. Without spines a host reaches only the
+    ToRs its slot's circuits join (`tablegen --check` reports the other pairs as dropped).
+    """
+    for name, value, lo, hi in (("tors", tors, 2, 250), ("hosts_per_tor", hosts_per_tor, 1, 200),
+                                ("uplinks", uplinks, 1, 16), ("spines", spines, 0, 16)):
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise ValueError(f"{name}={value!r}: expected an integer in {lo}..{hi}")
+    if spines:
+        topo = leafspine(tors, spines, hosts_per_tor, rate_mbit, delay, grpc_base)
+    else:
+        topo = Topology(name="", kind="", params={"rate_mbit": rate_mbit, "delay": delay})
+        for t in range(1, tors + 1):
+            topo.switches.append(new_switch(f"leaf{t}", "leaf", t, hosts_per_tor, grpc_base))
+            for j in range(1, hosts_per_tor + 1):
+                h = _host(f"h{t}_{j}", f"10.0.{t}", j + 1)
+                topo.hosts.append(h)
+                topo.links.append(Link(h.name, 0, f"leaf{t}", j, rate_mbit, delay))
+    topo.name, topo.kind = f"ocscore-{tors}x{hosts_per_tor}" + (f"-{spines}spines" if spines else ""), "ocscore"
+    topo.params.update({"tors": tors, "hosts_per_tor": hosts_per_tor, "uplinks": uplinks, "spines": spines})
+    hybrid(topo, [f"leaf{t}" for t in range(1, tors + 1)], uplinks, rate_mbit=rate_mbit, delay=delay)
+    topo.name = topo.name.removesuffix("-hybrid")
+    ocs = topo.ocs[-1]
+    rounds = round_robin_matchings(tors)
+    slot_port = {(p.switch, u): p.port for u in range(uplinks)
+                 for p in [q for q in ocs.ports if (q.port - 1) % uplinks == u]}
+    ocs.circuit_maps = {
+        f"slot{s}": [(slot_port[(f"leaf{a + 1}", u)], slot_port[(f"leaf{b + 1}", u)])
+                     for u in range(uplinks) for a, b in rounds[(s + u) % len(rounds)]]
+        for s in range(len(rounds))}
+    ocs.default_map = "slot0"
     return topo

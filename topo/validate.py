@@ -25,7 +25,7 @@ def validate(topo: Topology) -> Topology:
     """Check names, ids, ports, addresses, links and OCS wiring; return topo or raise ValueError."""
     names: set[str] = set()
     # the longest interface suffix of each node: -eth0 on a host, -eth<last port> on a switch, and on
-    # an OCS one more character for its fibres' patch ends (topo/emulation/fibre.py)
+    # an OCS one more character for its fibres' patch ends (emulation/fibre.py)
     suffixes = [("switch", s.name, len(f"-eth{max(s.ports, default=1)}")) for s in topo.switches]
     suffixes += [("host", h.name, len(f"-eth{HOST_PORT}")) for h in topo.hosts]
     suffixes += [("OCS", o.name, len(f"-eth{max((p.port for p in o.ports), default=1)}") + 1) for o in topo.ocs]

@@ -1,1 +1,2 @@
-"""The optical side: OCS driver interface, SCPI emulator with the thesis delay model, schedule mode, Polatis driver."""
+"""What a controller needs of an OCS: the driver interface, SCPI text, and the Polatis driver (which
+also drives the emulator of `emulation.ocs`)."""

@@ -105,3 +105,14 @@ class OcsDriver(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def parse_pairs(items: list[str]) -> list[tuple[int, int]]:
+    """IN:OUT (or A-B) port pairs of the command line."""
+    pairs = []
+    for item in items:
+        a, sep, b = item.replace("-", ":").partition(":")
+        if not sep or not a.isdigit() or not b.isdigit():
+            raise ValueError(f"connection {item!r}: expected IN:OUT (or A-B) port numbers")
+        pairs.append((int(a), int(b)))
+    return pairs

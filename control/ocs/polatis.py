@@ -1,6 +1,6 @@
 """The real Polatis driver: SCPI over TCP (port 5025), a timeout on every answer, SYST:ERR? after each command.
 
-Works with a Polatis switch and with the emulator (`python -m control ocs-emulator`), which speaks
+Works with a Polatis switch and with the emulator (`python -m emulation ocs-emulator`), which speaks
 the same command set.
 """
 

@@ -220,3 +220,11 @@ def parse_int_param(params: str) -> int:
         return int(text)
     except ValueError:
         raise ScpiError(DATA_TYPE_ERROR, f"{text!r} is not an integer") from None
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """Parse an SCPI endpoint "127.0.0.1:PORT" (PORT may be 0 for any free port, when listening)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"address {text!r}: expected <ip>:<port>")
+    return host, int(port)

@@ -1,8 +1,8 @@
 import pytest
 
-from control.schema import P4Schema
 from control.tests.netbed import compile_program
-from control.tests.p4info_sample import P4INFO
+from p4rt.schema import P4Schema
+from p4rt.tests.p4info_sample import P4INFO
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from control.switch import Pipeline
 from control.tests.switch_proc import SwitchProcess, free_port
-from topo.emulation.target import Target
+from emulation.target import Target
 
 ROOT = Path(__file__).resolve().parents[2]
 

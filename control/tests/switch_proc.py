@@ -1,12 +1,12 @@
-"""A P4Runtime switch process for the controller's tests: the run's target switch (topo/emulation/
+"""A P4Runtime switch process for the controller's tests: the run's target switch (emulation/
 target.py: $SWITCH, else simple_switch_grpc when installed, else p4sim-switch), `--no-p4`, on a free
-port (topo/emulation/switchproc.py starts it and stops it by PID)."""
+port (emulation/switchproc.py starts it and stops it by PID)."""
 
 from __future__ import annotations
 
-from topo.emulation.switchproc import SwitchProcess as RunningSwitch
-from topo.emulation.switchproc import start_switch
-from topo.emulation.target import Target, free_port, pairings
+from emulation.switchproc import SwitchProcess as RunningSwitch
+from emulation.switchproc import start_switch
+from emulation.target import Target, free_port, pairings
 
 __all__ = ["SwitchProcess", "free_port", "p4sim_target"]
 

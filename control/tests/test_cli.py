@@ -6,8 +6,8 @@ import pytest
 
 from control.__main__ import main
 from control.cli import load_states, parse_circuits
-from tablegen.fabric import Fabric
 from tablegen.files import write
+from tablegen.graph import Fabric
 from topo.generators import ucd4
 from topo.model import save
 

@@ -25,7 +25,7 @@ def setup(tmp_path_factory):
     farm = SwitchFarm(ucd4()).start()
     topo_file = tmp / "ucd4.json"
     save(farm.topo, topo_file)
-    emu = subprocess.Popen([sys.executable, "-m", "control", "ocs-emulator", "--listen", "127.0.0.1:0",
+    emu = subprocess.Popen([sys.executable, "-m", "emulation", "ocs-emulator", "--listen", "127.0.0.1:0",
                             "--ports", "6", "--instant"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     m = re.search(r"listening on (127.0.0.1:\d+)", emu.stdout.readline())
     assert m, emu.stderr.read()

@@ -14,9 +14,9 @@ import pytest
 
 from control.events import EventLog
 from control.network import Network, generate_states
-from control.ocs.delay import DelayModel
-from control.state import next_ports, path_of
-from topo.emulation.vethnet import NetTestbed, Stream, udp_frame
+from emulation.ocs.delay import DelayModel
+from emulation.vethnet import NetTestbed, Stream, udp_frame
+from fabric.state import next_ports, path_of, with_versions
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def test_link_cut_with_and_without_failover(bed):
             assert during == 0, f"failover off: {during} frames arrived over a cut link"
             # the controller moves the path to its shadow version: traffic comes back
             t_act = time.monotonic()
-            net.sync({"s2": st.with_versions({path_of(st, addr): 1})}, step="move")
+            net.sync({"s2": with_versions(st, {path_of(st, addr): 1})}, step="move")
             time.sleep(0.6)
             assert arrivals(s, t_act + 0.25, t_act + 0.6) > 50
     finally:

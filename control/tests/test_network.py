@@ -3,15 +3,16 @@ and the bbm / mbb-timed procedures against the OCS emulator (no data plane neede
 
 import pytest
 
-from control.client import wildcard
 from control.events import EventLog
 from control.network import Network, generate_states
-from control.ocs.delay import DelayModel
 from control.ocs.driver import duplex_pairs
-from control.ocs.emulator import EmulatedOcs
 from control.procedures import ProcedureError, Reconfigurer, circuits_from_ocs
 from control.switch import wait_until
 from control.tests.netbed import SwitchFarm, compile_program
+from emulation.ocs.delay import DelayModel
+from emulation.ocs.emulator import EmulatedOcs
+from fabric.state import path_versions
+from p4rt.client import wildcard
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +59,7 @@ def test_reconcile_removes_stale_and_fixes_changed(bed):
     states = generate_states(topo, "ecmp")
     net.install(states)
     s1 = net.sessions["s1"]
-    from control.entities import TableEntry
+    from p4rt.entities import TableEntry
 
     stale = TableEntry("route", {"ipv4_dst": "10.99.0.0/16"}, "route_drop", {})
     s1.client.insert([stale])
@@ -158,7 +159,7 @@ def test_mbb_timed_ocs_failure_leaves_traffic_on_the_shadow(bed):
             rec.run("mbb-timed", topo.ocs[0].circuit_maps["reconfigured"], hold_s=0)
         assert exc.value.step == "ocs"
         # every ingress ToR now forwards the affected paths on version 1 (the electrical shadow)
-        shadowed = {n: st.path_versions() for n, st in net.desired().items()}
+        shadowed = {n: path_versions(st) for n, st in net.desired().items()}
         assert any(1 in v.values() for v in shadowed.values())
         for n, st in net.desired().items():
             assert net.sessions[n].sync(st).empty  # switches hold exactly that state
@@ -184,7 +185,7 @@ def test_mbb_without_light_stays_on_the_shadow(bed):
         want_new = rec.states(new)
         for n, st in net.desired().items():
             assert net.sessions[n].sync(st).empty
-            on_shadow = {p for p, v in st.path_versions().items() if v == 1}
+            on_shadow = {p for p, v in path_versions(st).items() if v == 1}
             assert on_shadow == rec_affected(rec, n, new)
             assert [e for e in st.entries if e.table == "route"] == [e for e in want_new[n].entries
                                                                      if e.table == "route"]
@@ -217,7 +218,7 @@ def test_lost_switch_mid_procedure_then_restored_on_the_shadow(bed):
             rec.run("mbb-timed", topo.ocs[0].circuit_maps["reconfigured"], hold_s=0.05)
         assert exc.value.step == "new-paths"
         shadow_s2 = net.sessions["s2"].desired
-        assert 1 in shadow_s2.path_versions().values()
+        assert 1 in path_versions(shadow_s2).values()
         farm.procs["s2"].start()
         net.start_watch(period=0.1)
         assert wait_until(lambda: any(r["event"] == "reconciled" and r["switch"] == "s2"

@@ -15,7 +15,8 @@ from control.plan import (
     with_gradual_versions,
     without_shadow,
 )
-from control.state import SwitchState
+from fabric.state import path_versions, with_versions
+from p4rt.state import SwitchState
 from topo.generators import ucd4
 
 OLD = [(3, 1), (2, 5), (6, 4)]
@@ -149,13 +150,13 @@ def test_states_of_the_plan(view):
     new = view.states(NEW)
     assert p.states["new"] == new
     for sw, paths in p.affected.items():
-        shadow = p.states["shadow"][sw].path_versions()
+        shadow = path_versions(p.states["shadow"][sw])
         assert all(shadow[pid] == 1 for pid in paths if pid in shadow)
-        assert all(p.states["mid"][sw].path_versions()[pid] == 1 for pid in paths)
+        assert all(path_versions(p.states["mid"][sw])[pid] == 1 for pid in paths)
     # the shadow starts from what the switches hold when they have been synced
-    held = {n: st.with_versions({99: 0}) for n, st in view.states(OLD).items()}
+    held = {n: with_versions(st, {99: 0}) for n, st in view.states(OLD).items()}
     v = View(view.topo, "ocs", 6, current=held)
-    assert all(99 in st.path_versions() for st in plan("mbb", OLD, NEW, v).states["shadow"].values())
+    assert all(99 in path_versions(st) for st in plan("mbb", OLD, NEW, v).states["shadow"].values())
 
 
 def test_unknown_procedure(view):

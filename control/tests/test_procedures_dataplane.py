@@ -9,9 +9,9 @@ import pytest
 
 from control.events import EventLog
 from control.network import Network, generate_states
-from control.ocs.delay import DelayModel
 from control.procedures import Reconfigurer
-from topo.emulation.vethnet import NetTestbed, Stream, udp_frame
+from emulation.ocs.delay import DelayModel
+from emulation.vethnet import NetTestbed, Stream, udp_frame
 
 log = logging.getLogger(__name__)
 

@@ -7,6 +7,7 @@ from control.network import generate_states
 from control.switch import SwitchSession
 from control.tests.netbed import compile_program
 from control.tests.switch_proc import SwitchProcess
+from fabric.state import with_failover
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,7 @@ def session(tmp_path_factory):
 
 def old_layout(st):
     """The layout before the sentinel: one watched port_up member per port, member id = port."""
-    from control.entities import ActionProfileGroup, ActionProfileMember, GroupMember
+    from p4rt.entities import ActionProfileGroup, ActionProfileMember, GroupMember
 
     old = st.copy()
     old.members = [m for m in old.members if m.profile != "liveness_selector"]
@@ -45,7 +46,7 @@ def test_old_layout_rebuilt_then_clean_toggles(session):
     first_insert = next(line for line in p.lines if line.startswith("+"))
     assert first_insert == "+ liveness_selector member 1 -> port_down()"
     assert session.sync(want).empty
-    off = session.sync(want.with_failover(False))
+    off = session.sync(with_failover(want, False))
     assert (off.inserts, off.modifies, off.deletes) == (0, 4, 0) and not off.rebuilt
     assert all(line.startswith("~ port_liveness port=") for line in off.lines)
     assert session.sync(want).modifies == 4

@@ -2,7 +2,8 @@ import ipaddress
 
 import pytest
 
-from control.state import SwitchState, affected_paths, forwarding_signature, next_ports, path_of
+from fabric.state import affected_paths, forwarding_signature, next_ports, path_of
+from p4rt.state import SwitchState
 
 
 def doc(name, routes, paths, versions=()):

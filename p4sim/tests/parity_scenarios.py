@@ -17,8 +17,8 @@ from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption_NOP
 from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import Packet
 
-from control.entities import ActionProfileGroup, ActionProfileMember, GroupMember, TableEntry
-from control.resources import CloneSession, Replica
+from p4rt.entities import ActionProfileGroup, ActionProfileMember, GroupMember, TableEntry
+from p4rt.resources import CloneSession, Replica
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "p4sim" / "tests" / "corpus"

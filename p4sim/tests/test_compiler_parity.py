@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from control.client import P4RuntimeClient
+from emulation.target import Target, label, pairings
+from p4rt.client import P4RuntimeClient
 from p4sim.switch.testdata.veth import is_root, veth_pairs
 from p4sim.tests import targets
 from p4sim.tests.parity_scenarios import Probe, Scenario, scenarios
-from topo.emulation.target import Target, label, pairings
 
 PORTS = 4
 LATE_WAIT = 0.2  # after the last probe, anything still coming out is a failure

@@ -14,8 +14,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from control.client import P4RuntimeClient
-from control.entities import TableEntry
+from p4rt.client import P4RuntimeClient
+from p4rt.entities import TableEntry
 from p4sim.switch.device import Device
 from p4sim.switch.p4runtime.proto import p4r, p4r_grpc
 from p4sim.switch.p4runtime.server import start_server

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from control.entities import ActionProfileGroup, ActionProfileMember, TableEntry
-from control.proto import p4r
-from control.resources import CloneSession, CounterEntry, MulticastGroup, Packet, Replica
+from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
+from p4rt.proto import p4r
+from p4rt.resources import CloneSession, CounterEntry, MulticastGroup, Packet, Replica
 from p4sim.switch.testdata.veth import is_root
 from p4sim.tests import targets
 from p4sim.tests.parity_bed import (

@@ -1,7 +1,7 @@
 """Shared helpers: generate the documents of a topology in memory."""
 
-from tablegen.fabric import Fabric
 from tablegen.files import documents
+from tablegen.graph import Fabric
 from topo.circuits import resolve_circuits
 
 

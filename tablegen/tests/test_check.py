@@ -4,9 +4,9 @@ import copy
 
 import pytest
 
+from fabric.contract import PORT_WATCH_GROUP
 from tablegen.check import check, compile_doc, sample_pairs
-from tablegen.schema import PORT_WATCH_GROUP
-from topo.generators import fattree, hybrid, leafspine, ucd4
+from topo.generators import fattree, hybrid, leafspine, ocscore, ucd4
 
 from .conftest import docs_of
 
@@ -23,6 +23,7 @@ MODES = ["static", "ecmp", "spray"]
     ("hybrid-leafspine", lambda: hybrid(leafspine(6, 2, 4)), None),
     ("hybrid-fattree-dark", lambda: hybrid(fattree(4)), "none"),
     ("hybrid-fattree", lambda: hybrid(fattree(4)), None),
+    ("ocscore-spines-slot1", lambda: ocscore(6, 2, spines=2), "slot1"),
 ])
 def test_generated_entries_pass(name, make, circuits, mode):
     topo = make()

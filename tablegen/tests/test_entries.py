@@ -2,11 +2,11 @@
 
 import pytest
 
+from fabric.contract import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US, FLOWLET_PAUSE, PORT_WATCH_GROUP
 from tablegen.entries import byte_ns, hash_salt, ocs_doc, pick, switch_doc
-from tablegen.fabric import Fabric
 from tablegen.files import doc_lines, entry_str
+from tablegen.graph import Fabric
 from tablegen.routing import planner
-from tablegen.schema import FLOWLET_GAP_US, FLOWLET_MAX_HOLD_US, FLOWLET_PAUSE, PORT_WATCH_GROUP
 from topo.generators import fattree, ucd4
 
 from .conftest import docs_of

@@ -3,7 +3,7 @@
 
 import pytest
 
-from tablegen.fabric import ELECTRICAL_COST, OPTICAL_COST, Fabric
+from tablegen.graph import ELECTRICAL_COST, OPTICAL_COST, Fabric
 from topo.circuits import resolve_circuits
 from topo.generators import fattree, hybrid, leafspine, ucd4
 

@@ -4,7 +4,7 @@ import ipaddress
 
 import pytest
 
-from tablegen.fabric import Fabric
+from tablegen.graph import Fabric
 from tablegen.routing import FatTreePlanner, GenericPlanner, covering_prefix, planner
 from topo.generators import fattree, leafspine, ucd4
 

@@ -4,7 +4,7 @@ import ipaddress
 
 import pytest
 
-from topo.generators import fattree, hybrid, leafspine, ucd4
+from topo.generators import fattree, hybrid, leafspine, ocscore, round_robin_matchings, ucd4
 from topo.model import CPU_PORT
 from topo.summary import shortest_paths
 from topo.validate import validate
@@ -131,3 +131,31 @@ def test_hybrid_replace_keeps_port_count():
     assert sorted(t.switch_map()["spine2"].ports) == []  # every leaf's spine2 uplink became optical
     with pytest.raises(ValueError, match="needs more than 2"):
         hybrid(leafspine(2, 2, 1), uplinks=2, replace=True)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8])
+def test_round_robin_meets_every_pair_once(n):
+    rounds = round_robin_matchings(n)
+    assert len(rounds) == (n - 1 if n % 2 == 0 else n)
+    pairs = [tuple(sorted(p)) for r in rounds for p in r]
+    assert len(pairs) == len(set(pairs)) == n * (n - 1) // 2
+    assert all(len({x for p in r for x in p}) == 2 * len(r) for r in rounds)  # a matching: nobody twice
+
+
+def test_ocscore_slots_are_round_robin_matchings():
+    t = validate(ocscore(4, hosts_per_tor=2, uplinks=2))
+    (ocs,) = t.ocs
+    assert sorted(ocs.circuit_maps) == ["slot0", "slot1", "slot2"] and ocs.default_map == "slot0"
+    tor_of = {p.port: p.switch for p in ocs.ports}
+    for pairs in ocs.circuit_maps.values():
+        ports = [x for p in pairs for x in p]
+        assert len(ports) == len(set(ports)) == 8  # every optical port of every ToR, once
+    met = {tuple(sorted((tor_of[a], tor_of[b]))) for pairs in ocs.circuit_maps.values() for a, b in pairs}
+    assert len(met) == 6  # all ToR pairs
+
+
+def test_ocscore_refuses_bad_sizes():
+    with pytest.raises(ValueError, match="tors=1"):
+        ocscore(1)
+    with pytest.raises(ValueError, match="uplinks=0"):
+        ocscore(4, uplinks=0)

@@ -4,11 +4,11 @@ import time
 
 import pytest
 
-from control.ocs.delay import DelayModel
 from control.ocs.driver import OcsError, OcsTimeout, duplex_pairs
-from control.ocs.emulator import EmulatedOcs
 from control.ocs.polatis import PolatisDriver
-from control.ocs.server import ScpiServer
+from emulation.ocs.delay import DelayModel
+from emulation.ocs.emulator import EmulatedOcs
+from emulation.ocs.server import ScpiServer
 
 
 @pytest.fixture

@@ -40,7 +40,7 @@ def veth_pairs(n: int, prefix: str = "sw2", mtu: int = 1600) -> Iterator[list[tu
                         f.write("1")
                 _ip("link", "set", x, "mtu", str(mtu), "up")
             # no segmentation/receive offloads on the switch side: with them libpcap gives bmv2 a
-            # 32-frame receive ring (topo/emulation/links.py, SWITCH_PORT_OFFLOADS_OFF)
+            # 32-frame receive ring (emulation/links.py, SWITCH_PORT_OFFLOADS_OFF)
             subprocess.run(["ethtool", "-K", a, "tso", "off", "gso", "off", "gro", "off"], capture_output=True)
         deadline = time.monotonic() + 3
         while time.monotonic() < deadline and not all(_oper(a) == "up" for a, _ in pairs):

@@ -1,0 +1,543 @@
+"""The emulation behind `make run-topo`: a topology of P4 switches, hosts and an emulated OCS in Mininet.
+
+Python API (what the experiments build on)::
+
+    from emulation.network import Emulation
+    from topo.generators import ucd4
+
+    with Emulation(ucd4(), "ecmp", build_dir="build", ocs_args=["--instant"]) as emu:
+        emu.pingall()                       # -> loss in percent (Mininet's pingAll)
+        emu.cmd("h1", "ping -c1 10.0.2.2")  # a shell command on a host, its output
+        rc, out = emu.run("h1", "true")     # ... with its exit code
+        mbps = emu.iperf3("h2", "h3", seconds=2)
+        emu.set_circuits([(3, 4), (2, 5)])  # OCS only (tables untouched); returns once carrier matches
+        emu.counters("s1", "port_tx")       # {port: (packets, bytes)} over P4Runtime
+        emu.controller                      # control.network.Network, tables installed for the mode
+        emu.ocs                             # OcsProcess: .address (SCPI host:port), .driver(), .circuits
+        emu.net, emu.hosts, emu.switches    # the Mininet net, host nodes and P4Switch nodes by name
+
+`Emulation(topo, mode, ...)` takes a `topo.model.Topology` (or a path to its JSON), one of
+static/ecmp/spray, and options: `switch_bin` (default $SWITCH, else simple_switch_grpc or
+p4sim-switch from PATH), `build_dir` (fabric/ocs JSON + P4Info), `spray` (random|rr), `circuits`
+(initial circuit map: a map name, "none", a JSON file; default the topology's default map),
+`ocs_args` (extra `ocs-emulator` options, e.g. ["--instant"] or ["--poll-ms", "50"]), `rto_min`
+(e.g. "10ms", set on every host route), `pcap`, `log_dir`, `grpc_base` (renumber gRPC ports from
+this base), `prefix` (prepended to every Mininet node and so interface name: runs side by side need
+distinct prefixes and gRPC bases), `watch` (reconcile restarted switches), `on_progress(stage, detail)`.
+Dicts and methods take topology names (`h1`, not `<prefix>h1`); `emu.intf(node, port)` gives the
+Linux interface name. Route changes for a new circuit map: `control.procedures.Reconfigurer` on
+`emu.controller` and `emu.ocs.driver()` (what the CLI's `reconfigure` does). `start()`/`stop()` or the context
+manager; `stop()` is safe to call twice and after a failed start. Every PID and interface goes into
+a state file (emulation.state) that `python -m emulation clean-net` uses after a killed run.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import os
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from mininet.link import TCLink
+from mininet.net import Mininet
+from mininet.node import Host
+
+from control.events import EventLog
+from control.network import Network, generate_states
+from control.ocs.driver import duplex_pairs
+from control.switch import Pipeline
+from emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
+from emulation.links import (
+    carrier,
+    check_rto_min,
+    filter_tc_noise,
+    host_commands,
+    limit_queue,
+    netem_available,
+    run_in,
+    steer_by_flow,
+    switch_port_offloads_off,
+)
+from emulation.ocs.process import OcsProcess, first_line, ports_up_since
+from emulation.p4switch import P4Switch, SwitchStartError, port_is_free
+from emulation.state import RunState, clean_state, interface_exists, new_log_dir, secure_dir
+from emulation.target import choose_switch
+from fabric.contract import MODES
+from p4rt.resources import CounterEntry
+from topo.circuits import resolve_circuits
+from topo.model import OcsPort, Topology, load
+from topo.validate import validate
+
+log = logging.getLogger(__name__)
+
+FABRIC_MTU = 1600  # path tag: fabric links need >= 1504 (p4src/README.md)
+LINK_UP_TIMEOUT_S = 15.0
+OCS_START_TIMEOUT_S = 30.0
+
+Progress = Callable[[str, str], None]
+
+
+def intf_name(node: str, port: int) -> str:
+    """Mininet's interface name of a node port."""
+    return f"{node}-eth{port}"
+
+
+def renumber_grpc(topo: Topology, base: int) -> Topology:
+    """A copy of topo whose device N listens on base + N."""
+    out = copy.deepcopy(topo)
+    for s in out.switches:
+        s.grpc_port = base + s.device_id
+    for o in out.ocs:
+        o.grpc_port = base + o.device_id
+    return out
+
+
+class Emulation:
+    """A running emulation of one topology; see the module docstring."""
+
+    def __init__(self, topo: Topology | str | Path, mode: str = "ecmp", *, build_dir: str | Path = "build",
+                 switch_bin: str | None = None, spray: str = "random", circuits: str | None = None,
+                 ocs_args: list[str] | None = None, rto_min: str | None = None, pcap: bool = False,
+                 log_dir: str | Path | None = None, grpc_base: int | None = None,
+                 on_progress: Progress | None = None, watch: bool = True, prefix: str = "") -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
+        if spray not in ("random", "rr"):
+            raise ValueError(f"spray {spray!r}: expected random or rr")
+        t = load(topo) if isinstance(topo, (str, Path)) else topo
+        validate(t)
+        self.topo = renumber_grpc(t, grpc_base) if grpc_base is not None else t
+        self.mode = mode
+        self.spray = spray
+        self.circuits_spec = circuits
+        self.build_dir = Path(build_dir)
+        self.switch_bin = switch_bin
+        self.ocs_args = list(ocs_args or [])
+        self.rto_min = check_rto_min(rto_min) if rto_min else None
+        self.pcap = pcap
+        self.watch = watch
+        if prefix and not prefix.replace("_", "").isalnum():
+            raise ValueError(f"prefix {prefix!r}: expected letters, digits or _")
+        self.prefix = prefix  # Mininet node (and so interface) names are prefix + topology name
+        self.on_progress = on_progress or (lambda stage, detail: log.info("%s: %s", stage, detail))
+        self.state: RunState | None = None
+        self.log_dir = Path(log_dir) if log_dir else None
+        self.net: Mininet | None = None
+        self.hosts: dict[str, Host] = {}
+        self.switches: dict[str, P4Switch] = {}
+        self.controller = None  # control.network.Network once tables are installed
+        self.events = None
+        self.ocs: OcsProcess | None = None
+        self._ocs_log = None
+
+    # -- life cycle -----------------------------------------------------------------------------------
+
+    def __enter__(self) -> Emulation:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> Emulation:
+        """Build the network, start switches, OCS and controller; clean up and re-raise on failure."""
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self) -> None:
+        self._preflight()
+        self.state = RunState.create()
+        if self.log_dir is None:
+            self.log_dir = new_log_dir(self.state.run_id)  # /var/log/hitless/<run id>/ (HITLESS_LOG_DIR)
+        else:
+            self.log_dir = secure_dir(self.log_dir, 0o755, ancestors=False)  # made here, or this user's alone
+        self._build()
+        self._start_switches()
+        if self.topo.ocs:
+            self._start_ocs()
+        self._install()
+        self.on_progress("ready", f"{len(self.hosts)} hosts, {len(self.switches)} switches, logs in {self.log_dir}")
+
+    def _preflight(self) -> None:
+        """Every check that needs nothing started: binaries, build outputs, ports, interface names."""
+        self.switch_bin = choose_switch(self.switch_bin)
+        programs = ["fabric"] + (["ocs"] if self.topo.ocs else [])
+        for prog in programs:
+            for suffix in (".json", ".p4info.txtpb"):
+                f = self.build_dir / f"{prog}{suffix}"
+                if not f.exists():
+                    raise ValueError(f"{f}: missing; expected `make p4-build` outputs in {self.build_dir}")
+        for dev in [*self.topo.switches, *self.topo.ocs]:
+            if not port_is_free(dev.grpc_port):
+                raise ValueError(f"gRPC port 127.0.0.1:{dev.grpc_port} of {dev.name}: already in use "
+                                 "(another run? `make clean-net`, or another grpc base)")
+        for name in self._planned_interfaces():
+            if interface_exists(name):
+                raise ValueError(f"interface {name}: already exists (another run? `make clean-net`)")
+
+    def _planned_interfaces(self) -> list[str]:
+        names = []
+        for lk in self.topo.links:
+            for node, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
+                if node not in self.topo.host_map():
+                    names.append(self.intf(node, port))
+        for o in self.topo.ocs:
+            for p in o.ports:
+                names += self.fibre(o.name, p).names
+        hosts = [self.intf(h.name, 0) for h in self.topo.hosts]  # in the hosts' namespaces, never recorded
+        too_long = [n for n in [*names, *hosts] if len(n) > 15]
+        if too_long:
+            raise ValueError(f"interface name {too_long[0]!r}: longer than 15 characters; expected shorter names")
+        return names
+
+    def fibre(self, ocs: str, port: OcsPort) -> Fibre:
+        """The interfaces of the fibre from a ToR port to an OCS port."""
+        return fibre_names(self.intf(port.switch, port.switch_port), self.intf(ocs, port.port))
+
+    def intf(self, node: str, port: int) -> str:
+        """The Linux interface of a topology node's port."""
+        return intf_name(self.prefix + node, port)
+
+    def _switch_params(self, program: str, device_id: int, grpc_port: int) -> dict:
+        return {"switch_bin": self.switch_bin, "json_path": str((self.build_dir / f"{program}.json").resolve()),
+                "device_id": device_id, "grpc_port": grpc_port, "log_dir": str(self.log_dir),
+                "pcap_dir": str(self.log_dir / "pcap") if self.pcap else None}
+
+    def _build(self) -> None:
+        t0 = time.monotonic()
+        assert self.state is not None
+        # interfaces are recorded before they exist, so a run killed half-way is still cleaned
+        self.state.add_interfaces(self._planned_interfaces())
+        filter_tc_noise()
+        net = Mininet(topo=None, build=False, controller=None, link=TCLink, autoSetMacs=False,
+                      autoStaticArp=False, waitConnected=False)
+        self.net = net
+        hmap = self.topo.host_map()
+        for h in self.topo.hosts:
+            node = net.addHost(self.prefix + h.name, ip=h.ip, mac=h.mac)
+            self.hosts[h.name] = node
+            self.state.add_process(node.pid, f"host {h.name}")
+        for s in self.topo.switches:
+            node = net.addSwitch(self.prefix + s.name, cls=P4Switch,
+                                 **self._switch_params("fabric", s.device_id, s.grpc_port))
+            self.switches[s.name] = node
+            self.state.add_process(node.pid, f"switch shell {s.name}")
+        for o in self.topo.ocs:
+            node = net.addSwitch(self.prefix + o.name, cls=P4Switch,
+                                 **self._switch_params("ocs", o.device_id, o.grpc_port))
+            self.switches[o.name] = node
+            self.state.add_process(node.pid, f"switch shell {o.name}")
+        fabric_intfs: list[str] = []
+        netem = netem_available()
+        if not netem:
+            log.info("link delays not emulated: this kernel has no netem qdisc (rates still apply)")
+        queue = self.topo.params.get("switch_queue_pkts")  # frames per switch port; None: the kernel's 1000
+        for lk in self.topo.links:
+            opts = {"bw": lk.rate_mbit, "delay": lk.delay if netem else None}
+            link = net.addLink(self.prefix + lk.a, self.prefix + lk.b, port1=lk.a_port, port2=lk.b_port, **opts)
+            if lk.a not in hmap and lk.b not in hmap:
+                fabric_intfs += [link.intf1.name, link.intf2.name]
+            for end, intf in ((lk.a, link.intf1), (lk.b, link.intf2)):
+                if queue and end not in hmap:
+                    limit_queue(intf.name, queue, opts["delay"])
+        for o in self.topo.ocs:
+            for p in o.ports:
+                fibre = add_fibre(self.switches[p.switch], p.switch_port, self.switches[o.name], p.port,
+                                  self.fibre(o.name, p), FABRIC_MTU, bw=o.rate_mbit, delay=o.delay if netem else None)
+                if queue:
+                    limit_queue(fibre.tor_intf, queue, o.delay if netem else None)
+        for sw in self.switches.values():
+            for intf in sw.intfList():
+                if intf.name != "lo":
+                    disable_ipv6(intf.name)
+                    switch_port_offloads_off(intf.name)
+        for name in self._planned_interfaces():  # switch ports and the fibres' patch ends
+            steer_by_flow(name)
+        for name in fabric_intfs:
+            subprocess.run(["ip", "link", "set", "dev", name, "mtu", str(FABRIC_MTU)], check=True,
+                           capture_output=True, timeout=10)
+        self._config_hosts()
+        fibres = sum(len(o.ports) for o in self.topo.ocs)
+        self.on_progress("links", f"{len(self.hosts)} hosts, {len(net.links)} links"
+                         f"{f', {fibres} OCS fibres' if fibres else ''} (fabric MTU {FABRIC_MTU}"
+                         f"{'' if netem else ', no delay: kernel lacks netem'}) in {time.monotonic() - t0:.1f} s")
+
+    def _config_hosts(self) -> None:
+        """IP, MAC, offloads off, static ARP for the gateway and the subnet, default route, rto_min."""
+        att = self.topo.attachments()
+        by_net: dict[str, list] = {}
+        for h in self.topo.hosts:
+            by_net.setdefault(str(h.network), []).append(h)
+        for h in self.topo.hosts:
+            node = self.hosts[h.name]
+            eth = self.intf(h.name, 0)
+            node.configDefault()  # IP, MAC and lo from the addHost params (Mininet's build() does this)
+            gw_mac = att[h.name][2]
+            peers = [p for p in by_net[str(h.network)] if p.name != h.name]
+            for cmd in host_commands(h, eth, gw_mac, peers, self.rto_min):
+                rc, out = run_in(node, cmd)
+                if rc != 0 and not cmd.may_fail:
+                    raise RuntimeError(f"host {h.name}: {' '.join(cmd.argv[:3])} failed ({rc}): "
+                                       f"{out.strip().splitlines()[-2:]}")
+
+    def _start_switches(self) -> None:
+        t0 = time.monotonic()
+        assert self.net is not None and self.state is not None
+        sws = list(self.switches.values())
+        try:
+            for sw in sws:
+                sw.start([])
+                if sw.proc is not None:
+                    self.state.add_process(sw.proc.pid, f"switch {sw.name}")
+            P4Switch.batchStartup(tuple(sws))
+        except SwitchStartError as exc:
+            raise RuntimeError(str(exc)) from None
+        self.net.started = {}
+        self.on_progress("switches", f"{len(sws)} x {Path(shlex.split(self.switch_bin)[0]).name} listening "
+                         f"in {time.monotonic() - t0:.1f} s")
+
+    # -- OCS ------------------------------------------------------------------------------------------
+
+    def _start_ocs(self) -> None:
+        t0 = time.monotonic()
+        assert self.state is not None and self.log_dir is not None
+        if len(self.topo.ocs) != 1:
+            raise ValueError(f"{len(self.topo.ocs)} OCSes: expected at most one (the emulator drives one)")
+        o = self.topo.ocs[0]
+        size = max(p.port for p in o.ports)
+        cmd = [sys.executable, "-m", "emulation", "ocs-emulator", "--listen", "127.0.0.1:0", "--ports", str(size),
+               "--dataplane", f"127.0.0.1:{o.grpc_port}", "--device-id", str(o.device_id),
+               "--p4info", str(self.build_dir / "ocs.p4info.txtpb"), "--config", str(self.build_dir / "ocs.json"),
+               "--events", str(self.log_dir / "ocs-events.jsonl")]
+        for p in o.ports:
+            # the fibre's patch goes down while dark: both switch ports lose carrier (fibre.py)
+            cmd += [arg for end in self.fibre(o.name, p).patch for arg in ("--link", f"{p.port}={end}")]
+        cmd += self.ocs_args
+        self._ocs_log = open(self.log_dir / "ocs-emulator.log", "wb")  # noqa: SIM115 - closed in stop()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._ocs_log, start_new_session=True)
+        self.state.add_process(proc.pid, "ocs-emulator")
+        line = first_line(proc, self._ocs_log, OCS_START_TIMEOUT_S)
+        if "listening on " not in line:
+            _stop_proc(proc)
+            tail = (self.log_dir / "ocs-emulator.log").read_text(errors="replace").strip().splitlines()
+            raise RuntimeError(f"ocs-emulator exited with code {proc.returncode}: {tail[-1] if tail else line}")
+        address = line.split("listening on ", 1)[1].split()[0]
+        self.ocs = OcsProcess(o.name, size, proc, address)
+        circuits = resolve_circuits(self.topo, self.circuits_spec).get(o.name, [])
+        self.set_circuits(circuits)
+        self.on_progress("ocs", f"{o.name} {size}x{size} at {address}, circuits {circuits} "
+                         f"up in {time.monotonic() - t0:.1f} s")
+
+    def set_circuits(self, circuits: list[tuple[int, int]], timeout: float = LINK_UP_TIMEOUT_S) -> None:
+        """Set the OCS's duplex circuits (replacing all); return once the new ones carry light end to end.
+
+        Waits for the emulator's `port-up` event of every port of a new circuit (so a port that was up
+        under the old map is not taken for up before it went dark), then for carrier to match the map:
+        ports of the circuits up, every other fibred port dark.
+        """
+        if self.ocs is None:
+            raise ValueError("set_circuits: this emulation has no OCS")
+        new = [(int(a), int(b)) for a, b in circuits]
+        changed = {p for c in set(map(frozenset, new)) - set(map(frozenset, self.ocs.circuits)) for p in c}
+        events = self.log_dir / "ocs-events.jsonl" if self.log_dir else None
+        offset = events.stat().st_size if events is not None and events.exists() else 0
+        with self.ocs.driver() as drv:
+            drv.set_map(duplex_pairs(new, self.ocs.size))
+            drv.wait_complete()
+        self.ocs.circuits = new
+        deadline = time.monotonic() + timeout
+        if events is not None:
+            while changed - ports_up_since(events, offset):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"OCS ports {sorted(changed - ports_up_since(events, offset))}: "
+                                       f"not up after {timeout:.0f} s")
+                time.sleep(0.01)
+        self.wait_ocs_links(max(0.1, deadline - time.monotonic()))
+
+    def ocs_link_up(self, ocs_port: int) -> bool:
+        """True when the ToR-side interface fibred to this OCS port has carrier."""
+        o = self.topo.ocs_map()[self.ocs.name] if self.ocs else None
+        if o is None:
+            return False
+        for p in o.ports:
+            if p.port == ocs_port:
+                return carrier(self.intf(p.switch, p.switch_port))
+        raise ValueError(f"OCS port {ocs_port}: not wired; expected one of {[p.port for p in o.ports]}")
+
+    def wait_ocs_links(self, timeout: float = LINK_UP_TIMEOUT_S) -> None:
+        """Wait until the ToR side of every fibred OCS port has carrier exactly when a circuit lights it."""
+        assert self.ocs is not None
+        lit = {p for c in self.ocs.circuits for p in c}
+        ports = [p.port for p in self.topo.ocs_map()[self.ocs.name].ports]
+        deadline = time.monotonic() + timeout
+        while True:
+            wrong = sorted(p for p in ports if self.ocs_link_up(p) != (p in lit))
+            if not wrong:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"OCS ports {wrong}: carrier does not match circuits {self.ocs.circuits} "
+                                   f"after {timeout:.0f} s")
+            time.sleep(0.02)
+
+    # -- controller -----------------------------------------------------------------------------------
+
+    def _install(self) -> None:
+        t0 = time.monotonic()
+        assert self.log_dir is not None
+        self.events = EventLog(self.log_dir / "events.jsonl")
+        circuits = resolve_circuits(self.topo, self.circuits_spec) if self.topo.ocs else None
+        states = generate_states(self.topo, self.mode, circuits, self.spray)
+        self.controller = Network(self.topo, Pipeline.from_build("fabric", self.build_dir), events=self.events)
+        plans = self.controller.install(states)
+        if self.watch:
+            self.controller.start_watch()
+        writes = sum(p.inserts + p.modifies + p.deletes for p in plans.values())
+        self.on_progress("tables", f"{self.mode}: {writes} writes to {len(plans)} switches "
+                         f"in {time.monotonic() - t0:.1f} s")
+
+    # -- using it -------------------------------------------------------------------------------------
+
+    def node(self, name: str):
+        """A Mininet node (host or switch) by name."""
+        if name in self.hosts:
+            return self.hosts[name]
+        if name in self.switches:
+            return self.switches[name]
+        raise ValueError(f"node {name!r}: unknown; expected a host or switch of {self.topo.name}")
+
+    def cmd(self, host: str, *args: str) -> str:
+        """Run a shell command on a node and return its output."""
+        return self.node(host).cmd(*args)
+
+    def run(self, host: str, command: str) -> tuple[int, str]:
+        """Run a shell command on a node; returns (exit code, output)."""
+        out = self.node(host).cmd(f"{command}; echo __rc=$?")
+        body, _, rc = out.rpartition("__rc=")
+        return int(rc.strip() or 1), body
+
+    def pingall(self, timeout: float | None = 2.0) -> float:
+        """Mininet's pingAll over every host pair; returns the loss in percent."""
+        assert self.net is not None
+        return float(self.net.pingAll(timeout=str(timeout) if timeout else None))
+
+    def iperf3(self, client: str, server: str, seconds: float = 2.0, port: int = 5201,
+               extra: str = "") -> float:
+        """One iperf3 TCP run client -> server (a host); returns the received rate in Mbit/s."""
+        srv_host = self.topo.host_map().get(server)
+        if srv_host is None:
+            raise ValueError(f"iperf3 server {server!r}: not a host")
+        srv = self.hosts[server].popen(["iperf3", "-s", "-1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 5
+            while "LISTEN" not in self.hosts[server].cmd(f"ss -Htln sport = :{port}"):
+                if time.monotonic() > deadline or srv.poll() is not None:
+                    raise RuntimeError(f"iperf3 server on {server}: not listening")
+                time.sleep(0.05)
+            rc, out = self.run(client, f"iperf3 -J -c {srv_host.address} -p {port} -t {seconds} {extra}")
+            try:
+                data = json.loads(out[out.index("{"):])
+            except ValueError:
+                raise RuntimeError(f"iperf3 {client} -> {server}: no JSON result (exit {rc})") from None
+            if "error" in data:
+                raise RuntimeError(f"iperf3 {client} -> {server}: {data['error']}")
+            return data["end"]["sum_received"]["bits_per_second"] / 1e6
+        finally:
+            if srv.poll() is None:
+                srv.terminate()
+                try:
+                    srv.wait(timeout=3)
+                except subprocess.TimeoutExpired:
+                    srv.kill()
+                    srv.wait()
+
+    def counters(self, switch: str, counter: str = "port_tx") -> dict[int, tuple[int, int]]:
+        """A fabric switch's indirect counter (port_rx, port_tx), read over P4Runtime: index -> (packets, bytes)."""
+        if self.controller is None or switch not in self.controller.sessions:
+            raise ValueError(f"switch {switch!r}: not a fabric switch of this running emulation")
+        cells = self.controller.sessions[switch].client.read_entities([CounterEntry(counter)])
+        return {c.index: (c.packets, c.bytes) for c in cells if c.packets or c.bytes}
+
+    def pids(self) -> dict[str, int]:
+        """Every live process of the emulation (switches, OCS emulator, node shells), by description."""
+        out = {}
+        for name, sw in self.switches.items():
+            if sw.pid_started:
+                out[f"switch {name}"] = sw.pid_started
+            out[f"shell {name}"] = sw.pid
+        for name, h in self.hosts.items():
+            out[f"host {name}"] = h.pid
+        if self.ocs is not None and self.ocs.proc.poll() is None:
+            out["ocs-emulator"] = self.ocs.proc.pid
+        return out
+
+    def rss_bytes(self) -> int:
+        """Sum of the resident memory of the emulation's processes, this Python process included."""
+        total = 0
+        for pid in [*self.pids().values(), os.getpid()]:
+            try:
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) * 1024
+            except OSError:
+                pass
+        return total
+
+    # -- tear down ------------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop controller, OCS emulator, switches and hosts; remove every interface; idempotent."""
+        if self.controller is not None:
+            try:
+                self.controller.close()
+            except Exception as exc:  # noqa: BLE001 - tearing down: log and go on
+                log.warning("controller close: %s", exc)
+            self.controller = None
+        if self.events is not None:
+            self.events.close()
+            self.events = None
+        if self.ocs is not None:
+            _stop_proc(self.ocs.proc)
+            if self.ocs.proc.stdout:
+                self.ocs.proc.stdout.close()
+            self.ocs = None
+        if self._ocs_log is not None:
+            self._ocs_log.close()
+            self._ocs_log = None
+        for sw in self.switches.values():  # signal every switch first: they exit in parallel
+            if sw.pid_started:
+                try:
+                    sw.proc.terminate()
+                except OSError:
+                    pass
+        if self.net is not None:
+            try:
+                self.net.stop()
+            except Exception as exc:  # noqa: BLE001 - fall back to the state file below
+                log.warning("mininet stop: %s", exc)
+            self.net = None
+        if self.state is not None:
+
+            clean_state(self.state)  # whatever Mininet did not remove (a half-built net)
+            self.state = None
+
+
+def _stop_proc(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)

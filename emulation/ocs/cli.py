@@ -1,0 +1,194 @@
+"""`python -m emulation ocs-emulator | ocs-delay`: the emulated OCS's command lines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+from control.ocs.driver import duplex_pairs, parse_pairs
+from control.ocs.polatis import DEFAULT_PORT
+from control.ocs.scpi import parse_address
+from emulation.ocs.dataplane import IpLinkControl, P4RuntimeCircuits, parse_link_specs
+from emulation.ocs.delay import THESIS_TABLE_4_3, DelayModel, summarize
+from emulation.ocs.emulator import MAX_PORTS, EmulatedOcs
+from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
+from emulation.ocs.server import IDLE_TIMEOUT_S, MAX_CLIENTS, ScpiServer
+from p4rt.client import P4RuntimeClient
+
+log = logging.getLogger(__name__)
+
+
+def add_delay_args(p: argparse.ArgumentParser) -> None:
+    """The delay model options (defaults: thesis Table 4.3)."""
+    d = DelayModel()
+    g = p.add_argument_group("delay model (ms; defaults reproduce thesis Table 4.3)")
+    g.add_argument("--mirror-ms", type=float, default=d.mirror_ms, metavar="MS", help="MEMS mirror time")
+    g.add_argument("--lock-ms", type=float, default=d.lock_ms, metavar="MS", help="transceiver lock time")
+    g.add_argument("--lock-jitter-ms", type=float, default=d.lock_jitter_ms, metavar="MS")
+    g.add_argument("--poll-ms", type=float, default=d.poll_period_ms, metavar="MS", help="ToR port polling period")
+    g.add_argument("--missed-poll-prob", type=float, default=d.missed_poll_prob, metavar="P")
+    g.add_argument("--missed-poll-jitter-ms", type=float, default=d.missed_poll_jitter_ms, metavar="MS")
+    g.add_argument("--seed", type=int, default=None, metavar="N", help="random seed (default: random)")
+    g.add_argument("--instant", action="store_true", help="every delay 0")
+
+
+def delay_from_args(args: argparse.Namespace) -> DelayModel:
+    """Build the DelayModel the options describe."""
+    if args.instant:
+        return DelayModel(0, 0, 0, 0, 0, 0, seed=args.seed)
+    return DelayModel(args.mirror_ms, args.lock_ms, args.lock_jitter_ms, args.poll_ms,
+                      args.missed_poll_prob, args.missed_poll_jitter_ms, seed=args.seed)
+
+
+def ports_arg(text: str) -> int:
+    """--ports: the switch size N, checked before anything is allocated for it."""
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_PORTS:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer 1..{MAX_PORTS}")
+    return int(text)
+
+
+def add_parsers(sub: Any) -> None:
+    """Register the emulated OCS's subcommands."""
+    p = sub.add_parser("ocs-emulator", help="run an emulated OCS speaking Polatis SCPI over TCP")
+    p.add_argument("--listen", default=f"127.0.0.1:{DEFAULT_PORT}", metavar="<ip>:<port>",
+                   help="SCPI address (port 0: any free port, printed on stdout)")
+    p.add_argument("--ports", type=ports_arg, required=True, metavar="N",
+                   help=f"N inputs and N outputs (1..{MAX_PORTS})")
+    p.add_argument("--max-clients", type=int, default=MAX_CLIENTS, metavar="N",
+                   help=f"open SCPI connections at most; more wait in the listen backlog (default {MAX_CLIENTS})")
+    p.add_argument("--idle-timeout", type=float, default=IDLE_TIMEOUT_S, metavar="S",
+                   help=f"close a connection silent this long (default {IDLE_TIMEOUT_S:.0f} s)")
+    p.add_argument("--dataplane", default="none", metavar="<ip>:<port>|none",
+                   help="P4Runtime address of the `ocs` switch whose `circuit` table to drive")
+    p.add_argument("--device-id", type=int, default=0, metavar="N")
+    p.add_argument("--election-id", type=int, default=1, metavar="N")
+    p.add_argument("--p4info", metavar="FILE", help="push this ocs P4Info (with --config) instead of reading it")
+    p.add_argument("--config", metavar="FILE", help="ocs device config (bmv2 JSON) to push with --p4info")
+    p.add_argument("--port-map", action="append", default=[], metavar="SLOT=DPPORT",
+                   help="data-plane port of a transceiver slot (default: the same number)")
+    p.add_argument("--link", action="append", default=[], metavar="DPPORT=IFNAME",
+                   help="interface set down/up with `ip link` while that port is dark/up (repeatable)")
+    p.add_argument("--events", metavar="FILE", help="append every OCS event as a JSON line")
+    p.add_argument("--circuits", default="", metavar="a-b,c-d",
+                   help="duplex circuits between slots to light at start, at once (default: none, all dark)")
+    p.add_argument("--schedule", choices=["none", "round-robin"], default="none",
+                   help="cycle circuit maps instead of taking commands' timing from the delay model")
+    p.add_argument("--day-ms", type=float, default=100.0, metavar="MS")
+    p.add_argument("--night-ms", type=float, default=10.0, metavar="MS")
+    p.add_argument("--schedule-slots", default="", metavar="1,2,...", help="slots in the round robin (default all)")
+    add_delay_args(p)
+    p.set_defaults(func=run_emulator)
+
+    p = sub.add_parser("ocs-delay", help="sample the delay model and compare with thesis Table 4.3")
+    p.add_argument("--samples", type=int, default=485, metavar="N")
+    p.add_argument("--measure", action="store_true",
+                   help="measure port-down to port-up from the emulator's own event log (N circuits at once)")
+    add_delay_args(p)
+    p.set_defaults(func=run_delay)
+
+
+def _slot_map(specs: list[str]) -> dict[int, int] | None:
+    if not specs:
+        return None
+    out = {}
+    for spec in specs:
+        a, sep, b = spec.partition("=")
+        if not sep or not a.isdigit() or not b.isdigit():
+            raise ValueError(f"port map {spec!r}: expected SLOT=DPPORT")
+        out[int(a)] = int(b)
+    return out
+
+
+def run_emulator(args: argparse.Namespace) -> int:
+    """Serve an emulated OCS until SIGINT/SIGTERM."""
+    host, port = parse_address(args.listen)
+    delay = delay_from_args(args)
+    port_map = _slot_map(args.port_map)
+    if port_map is not None:
+        port_map = {s: port_map.get(s, s) for s in range(1, args.ports + 1)}
+    events_file = open(Path(args.events), "a", buffering=1) if args.events else None  # noqa: SIM115
+    ev_lock = threading.Lock()
+
+    def on_event(record: dict[str, Any]) -> None:
+        if events_file is not None:
+            with ev_lock:
+                events_file.write(json.dumps(record) + "\n")
+
+    client = circuits = None
+    if args.dataplane != "none":
+
+        client = P4RuntimeClient(args.dataplane, device_id=args.device_id, election_id=(0, args.election_id))
+        client.connect()
+        config = Path(args.config).read_bytes() if args.p4info and args.config else None
+        if config is not None:
+            client.set_pipeline_files(args.p4info, args.config)
+        elif client.get_pipeline() is None:
+            raise ValueError(f"ocs switch {args.dataplane}: has no pipeline; expected --p4info and --config")
+        circuits = P4RuntimeCircuits(client, config)
+        circuits.clear_all()
+    links = IpLinkControl(parse_link_specs(args.link)) if args.link else None
+    ocs = EmulatedOcs(args.ports, delay, circuits, links, port_map, on_event)
+    if links is not None:
+        ocs.init_links()
+    if args.circuits:
+        ocs.set_map(duplex_pairs(parse_pairs(args.circuits.split(",")), args.ports), delay=DelayModel.instant())
+    server = ScpiServer((host, port), ocs, max_clients=args.max_clients, idle_timeout=args.idle_timeout)
+    runner = None
+    if args.schedule == "round-robin":
+        slots = [int(s) for s in args.schedule_slots.split(",") if s.strip()] or None
+        runner = ScheduleRunner(ocs, Schedule(round_robin(args.ports, slots), args.day_ms, args.night_ms))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    server.start()
+    if circuits is not None:
+        circuits.watch(stop)
+    if runner is not None:
+        runner.start()
+    print(f"ocs-emulator: {args.ports}x{args.ports} listening on {host}:{server.port} "
+          f"dataplane={args.dataplane} delay={delay.params()}", flush=True)
+    stop.wait()
+    if runner is not None:
+        runner.stop()
+    server.shutdown()
+    server.server_close()
+    ocs.close()
+    if client is not None:
+        client.close()
+    if events_file is not None:
+        events_file.close()
+    return 0
+
+
+def measure_port_flaps(model: DelayModel, n: int) -> list[float]:
+    """Connect n circuits on an emulated OCS and time each port from the command to its port-up event."""
+    events: list[dict[str, Any]] = []
+    ocs = EmulatedOcs(n, model, on_event=events.append)
+    try:
+        ocs.connect([(i, n + i) for i in range(1, n + 1)])
+        if not ocs.wait_settled(timeout=60):
+            raise ValueError(f"measure: {n} ports not up within 60 s")
+    finally:
+        ocs.close()
+    t_cmd = next(e["t_mono"] for e in events if e["event"] == "command")
+    return [(e["t_mono"] - t_cmd) * 1000 for e in events if e["event"] == "port-up"]
+
+
+def run_delay(args: argparse.Namespace) -> int:
+    """Print the model's Table 4.3 columns next to the thesis's."""
+    model = delay_from_args(args)
+    if args.measure:
+        samples = measure_port_flaps(model, args.samples)
+    else:
+        samples = [model.sample_port_up() for _ in range(args.samples)]
+    stats = summarize(samples)
+    print(f"{'':8}" + "".join(f"{k:>8}" for k in THESIS_TABLE_4_3))
+    print(f"{'model':8}" + "".join(f"{stats[k]:8.0f}" for k in THESIS_TABLE_4_3))
+    print(f"{'thesis':8}" + "".join(f"{v:8}" for v in THESIS_TABLE_4_3.values()))
+    print(f"(n={stats['n']}, params {model.params()})")
+    return 0

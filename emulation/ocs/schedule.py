@@ -1,0 +1,95 @@
+"""Schedule mode (OCSEMU / Mordia / RotorNet): a cycle of circuit maps with day and night durations.
+
+During a night every port whose connection changes is dark; during a day the map is stable. The
+round-robin generator gives, for N slots, N-1 maps where map k sends slot i to slot (i+k) mod N:
+every ordered pair (i, j), i != j, gets light exactly once per cycle (OCSEMU paper Fig. 1).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+from control.ocs.driver import Pair
+from emulation.ocs.delay import DelayModel
+from emulation.ocs.emulator import EmulatedOcs
+
+log = logging.getLogger(__name__)
+
+
+def round_robin(size: int, slots: list[int] | None = None) -> list[list[Pair]]:
+    """N-1 maps of (input, output) connections covering every ordered slot pair once."""
+    slots = list(slots or range(1, size + 1))
+    n = len(slots)
+    if n < 2:
+        raise ValueError(f"round robin over {n} slots: expected at least 2")
+    if any(not 1 <= s <= size for s in slots) or len(set(slots)) != n:
+        raise ValueError(f"slots {slots}: expected distinct slots in 1..{size}")
+    maps = []
+    for k in range(1, n):
+        maps.append([(slots[i], size + slots[(i + k) % n]) for i in range(n)])
+    return maps
+
+
+@dataclass(slots=True)
+class Schedule:
+    """A cyclic list of maps, each held for `day_ms` after a dark `night_ms`."""
+
+    maps: list[list[Pair]]
+    day_ms: float
+    night_ms: float
+
+    def __post_init__(self) -> None:
+        if not self.maps:
+            raise ValueError("schedule maps []: expected at least one map")
+        if self.day_ms <= 0 or self.night_ms < 0:
+            raise ValueError(f"day {self.day_ms} ms / night {self.night_ms} ms: expected day > 0 and night >= 0")
+
+    @property
+    def cycle_ms(self) -> float:
+        """Length of one full cycle."""
+        return len(self.maps) * (self.day_ms + self.night_ms)
+
+
+class ScheduleRunner:
+    """Drives an EmulatedOcs through a Schedule in a thread, on an absolute time grid (no drift)."""
+
+    def __init__(self, ocs: EmulatedOcs, schedule: Schedule) -> None:
+        self.ocs = ocs
+        self.schedule = schedule
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.slots_run = 0
+        # a night is a pure dark period: light is back when it ends, the port is up with it
+        self._night = DelayModel(mirror_ms=schedule.night_ms, lock_ms=0, lock_jitter_ms=0,
+                                 poll_period_ms=0, missed_poll_prob=0, missed_poll_jitter_ms=0)
+
+    def start(self) -> None:
+        """Start cycling."""
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="ocs-schedule", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop after the current slot."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        sched = self.schedule
+        slot_s = (sched.day_ms + sched.night_ms) / 1000
+        t0 = time.monotonic()
+        k = 0
+        while not self._stop.is_set():
+            pairs = sched.maps[k % len(sched.maps)]
+            self.ocs.set_map(pairs, delay=self._night)
+            self.slots_run += 1
+            k += 1
+            wait = t0 + k * slot_s - time.monotonic()
+            if wait < 0:
+                log.warning("schedule slot %d overran by %.1f ms", k, -wait * 1000)
+            if self._stop.wait(max(0.0, wait)):
+                return

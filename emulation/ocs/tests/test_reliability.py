@@ -1,0 +1,161 @@
+"""Abuse suite of the OCS emulator's SCPI server: floods of clients, idle connections, oversized lines,
+a channel range that once took gigabytes, an absurd switch size. Bounded in count and time (a few
+seconds in all), every connection on 127.0.0.1. Each test logs its figure:
+`.venv/bin/pytest emulation/ocs/tests/test_reliability.py --log-cli-level=INFO`; the same figures for a
+separate emulator process: `.venv/bin/python scripts/bench_ocs_server.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from control.ocs import scpi
+from emulation.ocs.cli import ports_arg
+from emulation.ocs.delay import DelayModel
+from emulation.ocs.emulator import MAX_PORTS, EmulatedOcs
+from emulation.ocs.server import MAX_LINE, WORKERS, ScpiServer
+from scripts.bench_ocs_server import flood
+
+log = logging.getLogger(__name__)
+
+CLIENTS = 500
+IDLE = 300
+DEADLINE_S = 10.0
+
+
+def rss_mib() -> float:
+    """This process's resident memory now."""
+    return int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize() / 2**20
+
+
+def peak_mib() -> float:
+    """This process's peak resident memory so far."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@pytest.fixture
+def server(request):
+    kwargs = getattr(request, "param", {})
+    ocs = EmulatedOcs(16, DelayModel.instant())
+    srv = ScpiServer(("127.0.0.1", 0), ocs, **kwargs)
+    srv.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+    ocs.close()
+
+
+def ask(port: int, *lines: str, timeout: float = 5.0) -> str:
+    """Send lines on a fresh connection; the answer to the last (one line)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        f = s.makefile("rwb")
+        for line in lines:
+            f.write(line.encode() + b"\n")
+        f.flush()
+        return f.readline().decode().strip()
+
+
+def test_500_simultaneous_clients_are_all_answered(server):
+    t0 = time.monotonic()
+    served = asyncio.run(flood(server.port, CLIENTS, DEADLINE_S))
+    dt = time.monotonic() - t0
+    log.info(f"flood: {served} of {CLIENTS} simultaneous clients answered within {DEADLINE_S:.0f} s "
+          f"(all in {dt:.2f} s; peak {server.stats.peak_active} open at once)")
+    assert served == CLIENTS
+
+
+def test_idle_connections_hold_no_thread_and_others_are_answered(server):
+    before = threading.active_count()
+    socks = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(IDLE)]
+    try:
+        deadline = time.monotonic() + 5
+        while server.stats.active < IDLE and time.monotonic() < deadline:
+            time.sleep(0.02)
+        grown, held = threading.active_count() - before, server.stats.active
+        assert ask(server.port, "*IDN?").startswith("HITLESS")
+        log.info(f"idle: {held} silent connections open; threads in the process {before} before them, "
+                 f"{before + grown} with them (command pool of {WORKERS}); another client answered")
+        assert held == IDLE
+        assert grown <= WORKERS
+    finally:
+        for s in socks:
+            s.close()
+
+
+@pytest.mark.parametrize("server", [{"idle_timeout": 0.3}], indirect=True)
+def test_silent_connections_are_closed_after_the_idle_timeout(server):
+    socks = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(20)]
+    try:
+        t0 = time.monotonic()
+        assert all(s.recv(1) == b"" for s in socks)  # the server closed each one
+        assert 0.2 < time.monotonic() - t0 < 3
+        assert server.stats.idle_closed >= 20
+        assert ask(server.port, "*IDN?").startswith("HITLESS")
+    finally:
+        for s in socks:
+            s.close()
+
+
+@pytest.mark.parametrize("server", [{"max_clients": 10}], indirect=True)
+def test_clients_past_the_limit_wait_in_the_backlog_and_are_served(server):
+    held = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(10)]
+    late = socket.create_connection(("127.0.0.1", server.port), timeout=5)  # in the kernel's backlog
+    try:
+        late.sendall(b"*IDN?\n")
+        late.settimeout(0.3)
+        with pytest.raises(TimeoutError):
+            late.recv(100)
+        held.pop().close()  # a slot frees: the waiting client is taken and answered
+        late.settimeout(5)
+        assert late.recv(100).startswith(b"HITLESS")
+    finally:
+        late.close()
+        for s in held:
+            s.close()
+
+
+def test_oversized_lines_are_dropped_with_an_error_and_the_connection_stays(server):
+    rss0 = rss_mib()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+        f = s.makefile("rwb")
+        junk = b"X" * (64 * MAX_LINE)  # 4 MiB without a newline, then a newline
+        f.write(junk + b"\n*IDN?\n")
+        f.flush()
+        assert f.readline().startswith(b"HITLESS")
+        f.write(b":SYST:ERR?\n:SYST:ERR?\n")
+        f.flush()
+        assert f.readline().decode().startswith(f"{scpi.TOO_MUCH_DATA},")
+        assert f.readline().decode().startswith("0,")  # one error for the one long line, not 64 commands
+    log.info(f"oversized: a 4 MiB line dropped with -223; rss {rss0:.0f} -> {rss_mib():.0f} MiB")
+    assert server.stats.oversized_lines == 1 and server.stats.lines == 3
+
+
+def test_a_huge_channel_range_costs_no_memory(server):
+    rss0, peak0 = rss_mib(), peak_mib()
+    t0 = time.monotonic()
+    err = ask(server.port, ":OXC:SWIT:CONN:ADD (@1:30000000),(@17:30000016)", ":SYST:ERR?")
+    dt = time.monotonic() - t0
+    log.info(f"line: rss {rss0:.0f} MiB before, {rss_mib():.0f} MiB after, peak {peak0:.0f} -> {peak_mib():.0f} "
+          f"MiB, answered in {dt * 1000:.0f} ms: {err}")
+    assert err.startswith(f"{scpi.DATA_OUT_OF_RANGE},") and "1..32" in err
+    assert peak_mib() - peak0 < 50  # expanded first, the range took 2.3 GiB
+    assert dt < 1
+
+
+def test_switch_size_is_bounded_before_allocating():
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match=rf"expected 1\.\.{MAX_PORTS} ports"):
+        EmulatedOcs(10**8, DelayModel.instant())
+    for bad in ("100000000", "0", "-3", "1e8", "16x"):
+        with pytest.raises(Exception, match=rf"expected an integer 1\.\.{MAX_PORTS}"):
+            ports_arg(bad)
+    assert ports_arg("16") == 16
+    assert time.monotonic() - t0 < 1  # 10^8 ports took 2.7 GB before failing

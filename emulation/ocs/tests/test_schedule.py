@@ -1,0 +1,57 @@
+import itertools
+import time
+
+import pytest
+
+from emulation.ocs.delay import DelayModel
+from emulation.ocs.emulator import EmulatedOcs
+from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7])
+def test_round_robin_covers_every_ordered_pair_once(n):
+    maps = round_robin(n)
+    assert len(maps) == n - 1
+    seen = [(i, o - n) for m in maps for i, o in m]
+    assert sorted(seen) == sorted(itertools.permutations(range(1, n + 1), 2))
+    for m in maps:  # each map is a full permutation: every input and output used once
+        assert sorted(i for i, _ in m) == list(range(1, n + 1))
+        assert sorted(o for _, o in m) == list(range(n + 1, 2 * n + 1))
+
+
+def test_round_robin_three_nodes_matches_ocsemu_figure():
+    # A->B, B->C, C->A then A->C, B->A, C->B (OCSEMU Fig. 1)
+    assert round_robin(3) == [[(1, 5), (2, 6), (3, 4)], [(1, 6), (2, 4), (3, 5)]]
+
+
+def test_round_robin_subset_and_errors():
+    assert round_robin(8, [2, 5]) == [[(2, 13), (5, 10)]]
+    with pytest.raises(ValueError, match="at least 2"):
+        round_robin(1)
+    with pytest.raises(ValueError, match="distinct slots"):
+        round_robin(4, [1, 1, 2])
+    with pytest.raises(ValueError, match="expected day > 0"):
+        Schedule(round_robin(3), 0, 1)
+
+
+def test_runner_cycles_with_dark_nights():
+    events = []
+    ocs = EmulatedOcs(3, DelayModel.instant(), on_event=events.append)
+    runner = ScheduleRunner(ocs, Schedule(round_robin(3), day_ms=40, night_ms=20))
+    try:
+        runner.start()
+        time.sleep(0.05)  # in the first day: map 0 lit
+        assert ocs.query() == {1: 5, 2: 6, 3: 4}
+        assert all(ocs.port_status(p).light for p in (4, 5, 6))
+        time.sleep(0.02)  # in the second night (t=60..80 ms)
+        assert ocs.query() == {1: 6, 2: 4, 3: 5}
+        assert not any(ocs.port_status(p).light for p in (4, 5, 6))
+        time.sleep(0.2)
+    finally:
+        runner.stop()
+        ocs.close()
+    assert runner.slots_run >= 4
+    lights = [e["t_mono"] for e in events if e["event"] == "light" and e["input"] == 1]
+    commands = [e["t_mono"] for e in events if e["event"] == "command"]
+    # the night lasts 20 ms after each command
+    assert all(0.018 <= lt - c < 0.05 for c, lt in zip(commands, lights, strict=False))
