@@ -83,11 +83,17 @@ control Flowlet(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
         if (gate || ack_back) {
             flowlet_config.apply();
         }
+        // The flow's slot: an ACK's is that of the flow it acknowledges (the reversed 5-tuple).
+        // One hash per direction, each computed in one place (a Tofino hash unit each).
+        if (ack_back) {
+            ACK_HASH(meta.flow_index, (bit<32>) FLOWLET_SIZE);
+        } else if (local) {
+            FLOW_HASH(meta.flow_index, (bit<32>) FLOWLET_SIZE);
+        }
         if (ack_back) {
             // The acknowledged flow (the reversed 5-tuple's slot) waits to move: hold its sender
             // (window 0) until it is drained, except on a duplicate ACK (a loss to repair); with
             // one segment left, ask the receiver for its ACK now. MAX_HOLD ends the pause anyway.
-            ACK_HASH(meta.flow_index, (bit<32>) FLOWLET_SIZE);
             version_read();
             meta.flow_wanted = meta.flow_version + 1;  // the flow waits unless this is wanted
             pending_read();
@@ -106,11 +112,9 @@ control Flowlet(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
             // The drain probe follows the flow's last segment on the version the flow is on, and
             // is no packet of the flow for its flowlet state. (Sent back to ingress, its arrival
             // time is 0 on bmv2: a gate would see MAX_HOLD long past and move the flow.)
-            FLOW_HASH(meta.flow_index, (bit<32>) FLOWLET_SIZE);
             version_read();
             meta.version = (version_t) meta.flow_version;
         } else if (gate) {
-            FLOW_HASH(meta.flow_index, (bit<32>) FLOWLET_SIZE);
             FLOWLET_TX();
             meta.flow_wanted = (bit<8>) meta.version + 1;
             departure_touch();
