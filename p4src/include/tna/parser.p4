@@ -84,7 +84,7 @@ control FabricIngressDeparser(packet_out packet,
                               in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     Checksum() ipv4_checksum;
     Resubmit() resubmit;
-    Mirror() mirror;
+    Mirror(MIRROR_DRAIN_PROBE) mirror;
 
     apply {
         // Routed packets: this switch decremented the TTL.
