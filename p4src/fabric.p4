@@ -82,17 +82,11 @@ control FabricIngress(inout fabric_headers_t hdr,
                 }
             }
         }
-        // The decisions, in v1model's primitives.
+        // The decisions: drop or the egress port (resubmit and clone were called where decided).
         if (meta.drop == 1) {
             mark_to_drop(standard_metadata);
         } else {
             standard_metadata.egress_spec = meta.egress_port;
-        }
-        if (meta.do_resubmit == 1) {
-            resubmit_preserving_field_list(FL_FAILOVER);
-        }
-        if (meta.do_clone == 1) {
-            clone_preserving_field_list(CloneType.I2E, DRAIN_PROBE_SESSION, FL_DRAIN_PROBE);
         }
     }
 }
@@ -111,9 +105,7 @@ control FabricEgress(inout fabric_headers_t hdr,
             meta.is_clone = 1;
         }
         egress_rewrite.apply(hdr, meta);
-        if (meta.do_recirculate == 1) {
-            recirculate_preserving_field_list(FL_DRAIN_PROBE);
-        } else {
+        if (meta.do_recirculate == 0) {  // the drain probe is sent back to ingress, not out
             port_tx.count((bit<32>) standard_metadata.egress_port);
         }
     }

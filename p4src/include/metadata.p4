@@ -1,7 +1,8 @@
 // User metadata of fabric.p4 and ocs.p4, the same on both targets. The forwarding controls
-// (include/fabric/) read and write only headers and this struct; the target's glue copies its
-// intrinsic metadata in (ingress port, time, length) and the decisions out (egress port, drop,
-// resubmit, clone, recirculate). TARGET_METADATA (glue) adds what only that target needs.
+// (include/fabric/) read and write only headers and this struct, and call the glue's primitives
+// (RESUBMIT_FAILOVER, CLONE_DRAIN_PROBE, RECIRCULATE_DRAIN_PROBE); the top files copy the target's
+// intrinsic metadata in (ingress port, time, length) and the egress port and drop out.
+// TARGET_METADATA (glue) adds what only that target needs.
 #ifndef P4SRC_INCLUDE_METADATA_P4_
 #define P4SRC_INCLUDE_METADATA_P4_
 
@@ -21,9 +22,9 @@ struct fabric_metadata_t {
     // Out to the target (glue), at the end of ingress or egress.
     port_t    egress_port;    // ingress: the chosen output port; egress: the port it leaves on
     bit<1>    drop;
-    bit<1>    do_resubmit;    // fast failover: back to ingress with failover/failover_version
-    bit<1>    do_clone;       // drain probe: a copy of this ACK to egress (DRAIN_PROBE_SESSION)
-    bit<1>    do_recirculate; // egress: the drain probe goes back to ingress
+    bit<1>    do_resubmit;    // TNA: fast failover's resubmit (v1model resubmits where decided)
+    bit<1>    do_clone;       // TNA: the drain probe's mirror (v1model clones where decided)
+    bit<1>    do_recirculate; // egress: the drain probe goes back to ingress (not counted in port_tx)
     // Forwarding state.
     bit<16>   l4_src_port;    // 5-tuple for the ECMP hash (0 for non-TCP/UDP)
     bit<16>   l4_dst_port;

@@ -68,7 +68,7 @@ control EgressRewrite(inout fabric_headers_t hdr, inout fabric_metadata_t meta) 
         hdr.tcp.res = 0;
         hdr.tcp.flags = TCP_FLAG_ACK;
         hdr.tcp.urgent_ptr = 0;
-        meta.do_recirculate = 1;
+        RECIRCULATE_DRAIN_PROBE();
     }
 
     action set_packet_in() {

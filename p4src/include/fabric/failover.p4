@@ -43,7 +43,7 @@ control Failover(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     action fail_over() {
         meta.failover = 1;
         meta.failover_version = ~meta.version;
-        meta.do_resubmit = 1;
+        RESUBMIT_FAILOVER();
         meta.drop = 1;
     }
 

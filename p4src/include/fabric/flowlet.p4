@@ -71,7 +71,7 @@ control Flowlet(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     // make_drain_probe, then forwarded as the flow's own packet).
     action send_drain_probe() {
         meta.drain_probe = 1;
-        meta.do_clone = 1;
+        CLONE_DRAIN_PROBE();
     }
 
     apply {
@@ -123,10 +123,7 @@ control Flowlet(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
             // Idle longer than GAP after the flow's departure; idle past MAX_HOLD (a new flow
             // may have taken the slot: its first segment sets the flow's end).
             bool gap_over = TIME_AFTER(meta.now, meta.flow_departure + (time_t) meta.flowlet_gap);
-            meta.flow_stale = 0;
-            if (TIME_AFTER(meta.now, meta.flow_departure + (time_t) meta.flowlet_max_hold)) {
-                meta.flow_stale = 1;
-            }
+            meta.flow_stale = (bit<1>) TIME_AFTER(meta.now, meta.flow_departure + (time_t) meta.flowlet_max_hold);
             bool by_acks = hdr.tcp.isValid() && meta.flowlet_pause == 1;
             if (hdr.tcp.isValid()) {
                 // New data moves the flow's end on, a retransmission does not (sequence order
@@ -140,11 +137,8 @@ control Flowlet(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
             // on the old path (a new flow in this slot has sent nothing: also drained).
             bool drained = by_acks && meta.flow_acked == meta.flow_sent_end;
             // Immediate, or a flowlet boundary, or drained, or the change has waited MAX_HOLD.
-            meta.flow_move = 0;
-            if (meta.gradual == 0 || (!by_acks && gap_over) || drained ||
-                    !TIME_AFTER(meta.flow_pending + (time_t) meta.flowlet_max_hold, meta.now)) {
-                meta.flow_move = 1;
-            }
+            meta.flow_move = (bit<1>) (meta.gradual == 0 || (!by_acks && gap_over) || drained ||
+                                       !TIME_AFTER(meta.flow_pending + (time_t) meta.flowlet_max_hold, meta.now));
             version_gate();
             meta.version = (version_t) meta.flow_version;
         }

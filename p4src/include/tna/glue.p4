@@ -120,6 +120,13 @@ struct flowlet_pending_t {
     };
 #define REGISTER_NEXT(name, index, dst) dst = name##_next.execute(index)
 
+// Primitives the shared controls call. Tofino's are deparser settings: they are flags here, which
+// tna/fabric.p4 turns into resubmit_type (with the resubmit data) and mirror_type at the end of ingress;
+// the drain probe goes back to ingress through its mirror session's recirculation port.
+#define RESUBMIT_FAILOVER() meta.do_resubmit = 1
+#define CLONE_DRAIN_PROBE() meta.do_clone = 1
+#define RECIRCULATE_DRAIN_PROBE() meta.do_recirculate = 1
+
 // Time a packet keeps the fabric port busy, and the departure it gives an idle flow
 // (tna/flowlet_state.p4: a table of shifts, Tofino cannot multiply length x BYTE_NS).
 #define FLOWLET_TX() flowlet_tx.apply(); meta.now_tx = meta.now + meta.flow_tx

@@ -54,6 +54,14 @@ typedef bit<48> time_t;
 #define DECLARE_NEXT_REGISTER(name, size) register<bit<32>>(size) name;
 #define REGISTER_NEXT(name, index, dst) name.read(dst, index); name.write(index, dst + 1)
 
+// Primitives the shared controls call: the failover copy back to ingress with its field list, the
+// held ACK's copy to egress (drain probe), and that copy back to ingress. (Drop and the egress port
+// are meta.drop and meta.egress_port: fabric.p4 applies them, mark_to_drop needs standard_metadata;
+// meta.do_recirculate keeps the probe out of port_tx.)
+#define RESUBMIT_FAILOVER() resubmit_preserving_field_list(FL_FAILOVER)
+#define CLONE_DRAIN_PROBE() clone_preserving_field_list(CloneType.I2E, DRAIN_PROBE_SESSION, FL_DRAIN_PROBE)
+#define RECIRCULATE_DRAIN_PROBE() meta.do_recirculate = 1; recirculate_preserving_field_list(FL_DRAIN_PROBE)
+
 // Time a packet keeps the fabric port busy: length x BYTE_NS ns, in 1.024 us (>> 10).
 #define FLOWLET_TX() meta.flow_tx = ((bit<48>) meta.pkt_len * (bit<48>) meta.flowlet_byte_ns) >> 10
 
