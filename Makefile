@@ -41,7 +41,7 @@ ifeq ($(filter $(MODE),$(MODES)),)
 $(error MODE=$(MODE) is not a forwarding mode; valid values: $(MODES))
 endif
 
-.PHONY: help setup test pytest lint p4-build run-topo ptf ptf-all demo bench clean clean-net FORCE
+.PHONY: help setup test pytest lint p4-build tofino-check run-topo ptf ptf-all demo bench clean clean-net FORCE
 
 help:
 	@echo "make setup     install system packages and the Python environment (.venv)"
@@ -49,6 +49,7 @@ help:
 	@echo "make test      lint, unit and integration tests, PTF packet tests on every compiler x switch pairing"
 	@echo "make ptf       PTF packet tests of the P4 programs with P4C on SWITCH"
 	@echo "make p4-build  compile p4src/ with P4C into $$BUILD/"
+	@echo "make tofino-check  check p4src/tna/ for Tofino 1 and 2 (bf-p4c if installed, else p4c's front end)"
 	@echo "make demo      short versions of the experiments, results in results/demo/"
 	@echo "make bench     benchmarks (compiler, switch, tablegen, controller)"
 	@echo "make lint      ruff"
@@ -69,7 +70,7 @@ pytest: $(VENV)/.pip-stamp
 	@echo "== pytest"
 	@$(VENV)/bin/pytest
 
-test: setup lint pytest ptf-all
+test: setup lint tofino-check pytest ptf-all
 
 # One staleness rule, Python's too (emulation/target.py stale_programs, for `python -m emulation run`
 # without make): an output is stale when it is missing, or older than a source under p4src/ or than
@@ -87,6 +88,12 @@ $(BUILD)/.compiler: FORCE | $(VENV)/.pip-stamp
 $(P4_OUTPUTS) &: $(P4_SOURCES) $(BUILD)/.compiler
 	@echo "== p4-build"
 	@"$(PY)" -m emulation build --build "$$BUILD"
+
+# The TNA programs on tna and t2na: bf-p4c with a resource summary where it is installed, else
+# p4c's front end against ../shared/toolchain/tofino-p4include (fails when that folder is missing).
+tofino-check: $(VENV)/.pip-stamp
+	@echo "== tofino-check"
+	@"$(PY)" -m scripts.tofino_check --build "$$BUILD/tofino"
 
 run-topo: $(VENV)/.pip-stamp
 	@echo "== run-topo $(if $(TOPO_FILE),TOPO_FILE,TOPO=$$TOPO K=$$K) MODE=$$MODE OCS=$$OCS"

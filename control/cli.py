@@ -13,12 +13,13 @@ from control.network import Network, generate_states
 from control.ocs.polatis import PolatisDriver
 from control.ocs.scpi import parse_address
 from control.procedures import Reconfigurer
-from control.switch import Pipeline
+from control.switch import TARGETS, Pipeline
 from fabric.contract import FAILOVER, MODES, SPRAY_KINDS
 from fabric.state import with_failover
 from p4rt.client import wildcard
 from p4rt.resources import CounterEntry
 from p4rt.state import SwitchState
+from p4rt.tls import TlsOptions
 from tablegen.files import read
 from topo.circuits import ocs_circuits, resolve_circuits
 from topo.model import load
@@ -29,11 +30,20 @@ log = logging.getLogger(__name__)
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topo", required=True, metavar="<topo.json>", help="topology file (python -m topo)")
-    p.add_argument("--build", default="build", metavar="<dir>", help="fabric.json + fabric.p4info.txtpb (make p4-build)")
+    p.add_argument("--build", default="build", metavar="<dir>",
+                   help="fabric.json + fabric.p4info.txtpb (make p4-build); --target tofino: bf-p4c's output folder")
+    p.add_argument("--target", choices=TARGETS, default="bmv2",
+                   help="device config to push: bmv2 JSON (bmv2, p4sim; default) or Stratum's BfPipelineConfig "
+                        "of bf-p4c's output (tofino)")
     p.add_argument("--host", default="127.0.0.1", metavar="<ip>", help="address of the switches' gRPC servers")
     p.add_argument("--election-id", type=int, default=1, metavar="N")
     p.add_argument("--timeout", type=float, default=10.0, metavar="S")
     p.add_argument("--events", metavar="<file.jsonl>", help="append the event log here")
+    p.add_argument("--tls-ca", metavar="<ca.pem>", help="P4Runtime over TLS: the CA of the switches' certificates")
+    p.add_argument("--tls-cert", metavar="<cert.pem>", help="client certificate for mutual TLS (with --tls-key)")
+    p.add_argument("--tls-key", metavar="<key.pem>", help="the client certificate's private key")
+    p.add_argument("--tls-server-name", metavar="<name>",
+                   help="the name the switches' certificates carry (default: the --host address)")
 
 
 def _failover_arg(p: argparse.ArgumentParser, default: str | None = "on") -> None:
@@ -100,12 +110,13 @@ def _topo(args: argparse.Namespace):
 
 
 def _pipeline(args: argparse.Namespace):
-    return Pipeline.from_build("fabric", args.build)
+    return Pipeline.for_target(args.target, "fabric", args.build)
 
 
 def _network(args: argparse.Namespace, topo, events: EventLog, names=None):
+    tls = TlsOptions.from_args(args.tls_ca, args.tls_cert, args.tls_key, args.tls_server_name)
     return Network(topo, _pipeline(args), host=args.host, election_id=(0, args.election_id), events=events,
-                   timeout=args.timeout, names=names)
+                   timeout=args.timeout, names=names, tls=tls)
 
 
 def _events(args: argparse.Namespace) -> EventLog:

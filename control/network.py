@@ -25,6 +25,7 @@ from p4rt.errors import P4RuntimeError
 from p4rt.reconcile import Plan
 from p4rt.resources import Packet
 from p4rt.state import SwitchState
+from p4rt.tls import TlsOptions
 from tablegen.files import network_states
 from tablegen.graph import Fabric
 
@@ -57,7 +58,8 @@ class Network:
 
     def __init__(self, topo: Any, pipeline: Pipeline, host: str = "127.0.0.1",
                  election_id: tuple[int, int] = (0, 1), events: EventLog | None = None,
-                 timeout: float = 10.0, batch_size: int = 1000, names: Iterable[str] | None = None) -> None:
+                 timeout: float = 10.0, batch_size: int = 1000, names: Iterable[str] | None = None,
+                 tls: TlsOptions | None = None) -> None:
         self.topo = topo
         self.events = events or EventLog()
         only = set(names) if names is not None else None
@@ -66,7 +68,7 @@ class Network:
             if only is not None and sw.name not in only:
                 continue
             sess = SwitchSession(sw.name, f"{host}:{sw.grpc_port}", sw.device_id, pipeline, election_id,
-                                 timeout, batch_size)
+                                 timeout, batch_size, tls)
             sess.client.on_packet_in(lambda pkt, n=sw.name: self._on_packet(n, pkt))
             sess.on_primary_change = lambda s, what, other: self.events.log(what, switch=s.name, election_id=other)
             self.sessions[sw.name] = sess

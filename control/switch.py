@@ -13,6 +13,7 @@ from pathlib import Path
 import grpc
 
 from fabric.contract import LATE_TABLES, SENTINEL_ACTIONS
+from p4rt.bfconfig import pack_bf_pipeline_config
 from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from p4rt.errors import P4RuntimeError
@@ -20,14 +21,20 @@ from p4rt.reconcile import Held, Index, Plan, plan, tables_with_defaults
 from p4rt.resources import CloneSession, MulticastGroup
 from p4rt.schema import P4Schema
 from p4rt.state import SwitchState
+from p4rt.tls import TlsOptions
 
 log = logging.getLogger(__name__)
 PREPARED_MAX = 8  # a procedure prepares at most 4 states a switch (shadow, mid, gradual, new)
 
 
+# Device config formats the controller can push: bmv2 JSON (bmv2, p4sim) or Stratum's BfPipelineConfig.
+TARGETS = ("bmv2", "tofino")
+
+
 @dataclass(slots=True)
 class Pipeline:
-    """A compiled program: P4Info, device config (bmv2 JSON) and a cookie identifying the pair."""
+    """A compiled program: P4Info, device config (bmv2 JSON, or Tofino's BfPipelineConfig) and a
+    cookie identifying the pair."""
 
     name: str
     schema: P4Schema
@@ -51,6 +58,30 @@ class Pipeline:
             if not f.exists():
                 raise ValueError(f"pipeline file {str(f)!r}: missing; expected `make p4-build` outputs")
         return cls.load(name, info, js)
+
+    @classmethod
+    def from_tofino_build(cls, name: str, build_dir: str | Path) -> Pipeline:
+        """bf-p4c's output for Tofino: <dir>/<name>.p4info.txtpb and <dir>/<name>.conf (with bfrt.json,
+        and context.json and tofino.bin per pipe), packed as Stratum's BfPipelineConfig."""
+        d = Path(build_dir)
+        info, conf = d / f"{name}.p4info.txtpb", d / f"{name}.conf"
+        for f in (info, conf):
+            if not f.exists():
+                raise ValueError(f"pipeline file {str(f)!r}: missing; expected bf-p4c's output "
+                                 f"(bf-p4c --arch tna -o {d} --p4runtime-files {info} p4src/tna/{name}.p4)")
+        schema = P4Schema.load(info)
+        data = pack_bf_pipeline_config(conf)
+        digest = hashlib.sha256(schema.p4info.SerializeToString(deterministic=True) + data).digest()
+        return cls(name, schema, data, int.from_bytes(digest[:8], "big") >> 1)
+
+    @classmethod
+    def for_target(cls, target: str, name: str, build_dir: str | Path) -> Pipeline:
+        """The pipeline of `target`: "bmv2" (bmv2 and p4sim: the JSON) or "tofino" (BfPipelineConfig)."""
+        if target == "bmv2":
+            return cls.from_build(name, build_dir)
+        if target == "tofino":
+            return cls.from_tofino_build(name, build_dir)
+        raise ValueError(f"target {target!r}: expected one of {', '.join(TARGETS)}")
 
 
 class StaleView(Exception):
@@ -85,10 +116,11 @@ class SwitchSession:
     """
 
     def __init__(self, name: str, address: str, device_id: int, pipeline: Pipeline,
-                 election_id: tuple[int, int] = (0, 1), timeout: float = 10.0, batch_size: int = 1000) -> None:
+                 election_id: tuple[int, int] = (0, 1), timeout: float = 10.0, batch_size: int = 1000,
+                 tls: TlsOptions | None = None) -> None:
         self.name = name
         self.pipeline = pipeline
-        self.client = P4RuntimeClient(address, device_id, election_id, timeout=timeout)
+        self.client = P4RuntimeClient(address, device_id, election_id, timeout=timeout, tls=tls)
         self.batch_size = batch_size
         self.desired: SwitchState | None = None
         self._cache: Index | None = None  # what the switch holds after our last successful sync

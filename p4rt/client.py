@@ -21,6 +21,7 @@ from p4rt.errors import P4RuntimeError
 from p4rt.proto import code_pb2, p4i, p4r, p4r_grpc
 from p4rt.resources import DigestList, Packet, decode_entity
 from p4rt.schema import P4Schema
+from p4rt.tls import TlsOptions
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +60,9 @@ class P4RuntimeClient:
 
     def __init__(self, address: str, device_id: int = 0, election_id: tuple[int, int] = (0, 1),
                  role: str = "", schema: P4Schema | None = None, timeout: float = 10.0,
-                 packet_queue_size: int = 10000) -> None:
+                 packet_queue_size: int = 10000, tls: TlsOptions | None = None) -> None:
         self.address = parse_address(address)
+        self.tls = tls  # None: plain TCP (a switch on loopback)
         self.device_id = device_id
         self.election_id = election_id
         self.role = role
@@ -114,13 +116,19 @@ class P4RuntimeClient:
             self._closed.clear()
             self._arbitrated.clear()
             self.stream_failure = None
-            self._channel = grpc.insecure_channel(self.address, options=_CHANNEL_OPTIONS)
+            if self.tls is None:
+                self._channel = grpc.insecure_channel(self.address, options=_CHANNEL_OPTIONS)
+            else:
+                self._channel = grpc.secure_channel(self.address, self.tls.credentials(),
+                                                    options=_CHANNEL_OPTIONS + self.tls.channel_options())
             try:
                 grpc.channel_ready_future(self._channel).result(timeout=timeout)
             except grpc.FutureTimeoutError:
                 self._channel.close()
                 self._channel = None
-                raise P4RuntimeError(grpc.StatusCode.UNAVAILABLE, f"no P4Runtime server at {self.address} "
+                how = "" if self.tls is None else (" over TLS (or the TLS handshake failed: check the CA, "
+                                                   "the client certificate and the server name)")
+                raise P4RuntimeError(grpc.StatusCode.UNAVAILABLE, f"no P4Runtime server at {self.address}{how} "
                                      f"after {timeout:.1f} s", operation="connect") from None
             self._stub = p4r_grpc.P4RuntimeStub(self._channel)
             self._requests = queue.Queue()

@@ -1,6 +1,7 @@
 // ocs.p4: an emulated optical circuit switch (v1model). A one-to-one cross-connect on ingress
 // port alone; frames pass unchanged (they are never parsed); dark ports drop and count.
-// Control-plane contract: p4src/README.md.
+// Control-plane contract: p4src/README.md. The cross-connect is include/ocs/circuit.p4, shared
+// with tna/ocs.p4.
 //
 //  ingress: port_rx -> packet-out? --yes--> packet_out.egress_port
 //                        | no
@@ -12,27 +13,33 @@
 #include <core.p4>
 #include <v1model.p4>
 
+#include "include/v1model/glue.p4"
 #include "include/sizes.p4"
 #include "include/defines.p4"
 #include "include/headers.p4"
 #include "include/metadata.p4"
-#include "include/ocs/parser.p4"
+#include "include/v1model/ocs_parser.p4"
+#include "include/ocs/circuit.p4"
 
 control OcsIngress(inout ocs_headers_t hdr,
                    inout ocs_metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
 
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_rx;
-
-#include "include/ocs/circuit.p4"
+    Circuit() circuit;
 
     apply {
         port_rx.count((bit<32>) standard_metadata.ingress_port);
         if (hdr.packet_out.isValid()) {
-            standard_metadata.egress_spec = hdr.packet_out.egress_port;
+            meta.egress_port = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
         } else {
-            circuit.apply();
+            circuit.apply(meta);
+        }
+        if (meta.drop == 1) {
+            mark_to_drop(standard_metadata);
+        } else {
+            standard_metadata.egress_spec = meta.egress_port;
         }
     }
 }

@@ -64,14 +64,14 @@ def fabric_json(path: str | None) -> bytes:
 def install(dev: Device) -> None:
     """Route 10.0.2.0/24 over static path 5 (port 2), the fabric's common case on a ToR."""
     pl = dev.pipeline
-    pl.table(ROUTE).insert((Lpm(0x0A000200, 24),), ActionCall(f"FabricIngress.{SET_PATH}", (5,)))
-    pl.table(PATH).insert((Exact(5), Exact(0)), ActionCall(f"FabricIngress.{PATH_STATIC}", (2, 0x020000000002)))
+    pl.table(ROUTE).insert((Lpm(0x0A000200, 24),), ActionCall(f"FabricIngress.routing.{SET_PATH}", (5,)))
+    pl.table(PATH).insert((Exact(5), Exact(0)), ActionCall(f"FabricIngress.path_select.{PATH_STATIC}", (2, 0x020000000002)))
     live = pl.profile(LIVENESS_SELECTOR)
     for port in (1, 2):
-        live.insert_member(port, ActionCall(f"FabricIngress.{PORT_UP}"))
+        live.insert_member(port, ActionCall(f"FabricIngress.failover.{PORT_UP}"))
         live.insert_group(port, [(port, 1, port)])
         pl.table(PORT_LIVENESS).insert((Exact(port),), GroupRef(port))
-        pl.table(PORT_MAC).insert((Exact(port),), ActionCall(f"FabricEgress.{SET_SMAC}", (0x0A0000000000 + port,)))
+        pl.table(PORT_MAC).insert((Exact(port),), ActionCall(f"FabricEgress.egress_rewrite.{SET_SMAC}", (0x0A0000000000 + port,)))
 
 
 def frame(size: int, seq: int = 0) -> bytes:
@@ -214,7 +214,7 @@ def run_writes(json_bytes: bytes, n: int = 4000) -> float:
     path = dev.pipeline.table(PATH)
     t0 = time.perf_counter()
     for i in range(n):
-        path.insert((Exact(i), Exact(0)), ActionCall(f"FabricIngress.{PATH_STATIC}", (2, i)))
+        path.insert((Exact(i), Exact(0)), ActionCall(f"FabricIngress.path_select.{PATH_STATIC}", (2, i)))
     return n / (time.perf_counter() - t0)
 
 

@@ -40,6 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="accepted for bmv2 compatibility; p4sim has no Thrift server")
     p.add_argument("--grpc-server-addr", default="127.0.0.1:9559", metavar="<ip>:<port>",
                    help="P4Runtime server address (default 127.0.0.1:9559)")
+    p.add_argument("--grpc-server-ssl", action="store_true", help="P4Runtime over TLS (as simple_switch_grpc)")
+    p.add_argument("--grpc-server-cacert", metavar="<ca.pem>", help="CA certificate to verify clients against")
+    p.add_argument("--grpc-server-cert", metavar="<cert.pem>", help="the server's certificate (chain)")
+    p.add_argument("--grpc-server-key", metavar="<key.pem>", help="the server's private key")
+    p.add_argument("--grpc-server-with-client-auth", action="store_true",
+                   help="require a client certificate signed by --grpc-server-cacert (mutual TLS)")
     p.add_argument("--cpu-port", type=int, default=None, metavar="N", help="CPU port for packet-in/out")
     p.add_argument("--version", action="version", version=f"{package_version()}-p4sim")
     p.add_argument("--priority-queues", type=int, default=1, metavar="N",
@@ -92,13 +98,13 @@ def _setup_logging(args: argparse.Namespace) -> None:
     logging.basicConfig(level=level, handlers=handlers, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-def _start_server(dev: object, addr: str, device_id: int) -> object | None:
+def _start_server(dev: object, addr: str, device_id: int, tls: object | None = None) -> object | None:
     try:
         from p4sim.switch.p4runtime.server import start_server  # type: ignore[import-not-found]
     except ImportError as e:
         log.warning("P4Runtime server not available (%s); running the data plane only", e)
         return None
-    return start_server(dev, addr, device_id)
+    return start_server(dev, addr, device_id, tls=tls)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,6 +133,12 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"program {args.json!r} given together with --no-p4; give one")
     ports = parse_ports(args.interface)
     host, gport = parse_addr(args.grpc_server_addr)
+    tls = None
+    if (args.grpc_server_ssl or args.grpc_server_cacert or args.grpc_server_cert or args.grpc_server_key
+            or args.grpc_server_with_client_auth):
+        from p4sim.switch.p4runtime.tls import server_tls
+        tls = server_tls(args.grpc_server_ssl, args.grpc_server_cacert, args.grpc_server_cert,
+                         args.grpc_server_key, args.grpc_server_with_client_auth)
     dev = Device(ports=ports, cpu_port=args.cpu_port, device_id=args.device_id, pcap_dir=args.pcap,
                  nb_queues=args.priority_queues, freeze_heap=True)
     if args.json:
@@ -145,7 +157,7 @@ def _run(args: argparse.Namespace) -> int:
     server = None
     try:
         try:
-            server = _start_server(dev, args.grpc_server_addr, args.device_id)
+            server = _start_server(dev, args.grpc_server_addr, args.device_id, tls)
         except (OSError, RuntimeError) as e:
             raise ValueError(f"gRPC address {args.grpc_server_addr}: cannot listen ({e})") from None
         for sig in (signal.SIGTERM, signal.SIGINT):

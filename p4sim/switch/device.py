@@ -10,7 +10,7 @@ the P4Info fully qualified names, e.g. `FabricIngress.route`):
     dev.pipeline                            # the running Pipeline or None (--no-p4)
     pl.json_bytes, pl.program               # device config as given; typed view (p4sim.switch.program)
 
-    t = pl.tables["FabricIngress.route"]    # p4sim.switch.tables.Table (also pl.table("route"))
+    t = pl.tables["FabricIngress.routing.route"]    # p4sim.switch.tables.Table (also pl.table("route"))
     t.info                                  # TableInfo: key (KeyField name/match_type/bitwidth),
                                             #   action_ids, type simple|indirect|indirect_ws, action_profile,
                                             #   with_counters, direct_meters, needs_priority, is_const

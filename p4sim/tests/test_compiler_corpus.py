@@ -139,9 +139,9 @@ def test_fabric_delivers_to_host_with_egress_smac() -> None:
     res = compile_file(root / "p4src" / "fabric.p4", [str(root / "p4src")])
     d = Device(ports={1: "f1", 2: "f2"}, cpu_port=255)
     d.commit_pipeline(d.load_pipeline(json.dumps(res.json)))
-    d.pipeline.table("FabricIngress.route").insert((Lpm(0x0A000100, 24),),
-                                                   ActionCall("FabricIngress.to_host", (2, 0xAA)))
-    d.pipeline.table("FabricEgress.port_mac").insert((Exact(2),), ActionCall("FabricEgress.set_smac", (0x0200000000BB,)))
+    d.pipeline.table("FabricIngress.routing.route").insert((Lpm(0x0A000100, 24),),
+                                                   ActionCall("FabricIngress.routing.to_host", (2, 0xAA)))
+    d.pipeline.table("FabricEgress.egress_rewrite.port_mac").insert((Exact(2),), ActionCall("FabricEgress.egress_rewrite.set_smac", (0x0200000000BB,)))
     out = d.process(1, udp())
     assert [p for p, _ in out] == [2]
     eth = Ether(out[0][1])

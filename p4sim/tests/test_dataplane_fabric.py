@@ -38,23 +38,23 @@ def fab(fabric_json: bytes) -> Device:
     d.commit_pipeline(d.load_pipeline(fabric_json))
     pl = d.pipeline
     route, path = pl.table("route"), pl.table("path")
-    route.insert((Lpm(0x0A000100, 24),), ActionCall("FabricIngress.to_host", (1, 0x000000000001)))
-    route.insert((Lpm(0x0A000200, 24),), ActionCall("FabricIngress.set_path", (5,)))
-    route.insert((Lpm(0x0A000300, 24),), ActionCall("FabricIngress.set_path", (6,)))
-    path.insert((Exact(5), Exact(0)), ActionCall("FabricIngress.path_static", (2, 0x020000000002)))
-    path.insert((Exact(5), Exact(1)), ActionCall("FabricIngress.path_static", (4, 0x020000000004)))
-    path.insert((Exact(6), Exact(0)), ActionCall("FabricIngress.path_ecmp"))
+    route.insert((Lpm(0x0A000100, 24),), ActionCall("FabricIngress.routing.to_host", (1, 0x000000000001)))
+    route.insert((Lpm(0x0A000200, 24),), ActionCall("FabricIngress.routing.set_path", (5,)))
+    route.insert((Lpm(0x0A000300, 24),), ActionCall("FabricIngress.routing.set_path", (6,)))
+    path.insert((Exact(5), Exact(0)), ActionCall("FabricIngress.path_select.path_static", (2, 0x020000000002)))
+    path.insert((Exact(5), Exact(1)), ActionCall("FabricIngress.path_select.path_static", (4, 0x020000000004)))
+    path.insert((Exact(6), Exact(0)), ActionCall("FabricIngress.path_select.path_ecmp"))
     ecmp = pl.profile("ecmp_selector")
-    ecmp.insert_member(1, ActionCall("FabricIngress.set_next_hop", (2, 0x020000000002)))
-    ecmp.insert_member(2, ActionCall("FabricIngress.set_next_hop", (3, 0x020000000003)))
+    ecmp.insert_member(1, ActionCall("FabricIngress.path_select.set_next_hop", (2, 0x020000000002)))
+    ecmp.insert_member(2, ActionCall("FabricIngress.path_select.set_next_hop", (3, 0x020000000003)))
     ecmp.insert_group(1, [(1, 1, None), (2, 1, None)])
     pl.table("ecmp_group").insert((Exact(6), Exact(0)), GroupRef(1))
     live = pl.profile("liveness_selector")
     for port in (1, 2, 3, 4):
-        live.insert_member(port, ActionCall("FabricIngress.port_up"))
+        live.insert_member(port, ActionCall("FabricIngress.failover.port_up"))
         live.insert_group(port, [(port, 1, port)])
         pl.table("port_liveness").insert((Exact(port),), GroupRef(port))
-        pl.table("port_mac").insert((Exact(port),), ActionCall("FabricEgress.set_smac", (0x0A0000000000 + port,)))
+        pl.table("port_mac").insert((Exact(port),), ActionCall("FabricEgress.egress_rewrite.set_smac", (0x0A0000000000 + port,)))
     return d
 
 
@@ -92,7 +92,7 @@ def test_static_path_pushes_tag_decrements_ttl(fab: Device) -> None:
 
 
 def test_mbb_flip_is_one_write(fab: Device) -> None:
-    fab.pipeline.table("path_version").insert((Exact(5),), ActionCall("FabricIngress.set_version", (1,)))
+    fab.pipeline.table("path_version").insert((Exact(5),), ActionCall("FabricIngress.routing.set_version", (1,)))
     out = fab.process(1, _udp("10.0.2.9"))
     assert [p for p, _ in out] == [4] and _tag(out[0][1])[0] == 1
 
@@ -139,7 +139,7 @@ def test_ocs_cross_connect_and_dark_ports(tmp_path: Path) -> None:
     d = Device(ports={1: "a", 2: "b", 3: "c"})
     d.commit_pipeline(d.load_pipeline(compile_program("ocs", tmp_path)))
     circuit = d.pipeline.table("circuit")
-    circuit.insert((Exact(1),), ActionCall("OcsIngress.cross_connect", (2,)))
+    circuit.insert((Exact(1),), ActionCall("OcsIngress.circuit.cross_connect", (2,)))
     frame = b"\x01" * 60
     assert d.process(1, frame) == [(2, frame)]
     assert d.process(3, frame) == []
@@ -151,7 +151,7 @@ def test_fused_and_attribute_fast_paths_agree(fab: Device, monkeypatch: pytest.M
     from p4sim.tests.test_switch_fuzz import _frames
 
     assert fab.pipeline.namespace["FUSED"] is not None  # the fabric gets the fused path
-    fab.pipeline.table("acl").insert((None, None, None), ActionCall("FabricIngress.acl_to_cpu"), priority=1)
+    fab.pipeline.table("acl").insert((None, None, None), ActionCall("FabricIngress.acl.acl_to_cpu"), priority=1)
     fab.pipeline.table("acl").insert((Ternary(0x0A000000, 0xFFFFFF00), None, None), ActionCall("NoAction"), priority=2)
     tagged = _udp("10.0.2.9")
     tagged = tagged[:12] + b"\x88\xb5" + bytes([0x80, 3]) + b"\x08\x00" + tagged[14:]

@@ -110,8 +110,10 @@ def test_fabric_every_table_kind(shell) -> None:
     assert next(iter(rx.read())).packet_count == 1
     reg = shell.service.committed.binding.schema.registers
     assert sorted(r.name for r in reg.values()) == [
-        "FabricIngress.flow_acked", "FabricIngress.flow_departure", "FabricIngress.flow_pending_since", "FabricIngress.flow_sent_end", "FabricIngress.flow_version",
-        "FabricIngress.spray_rr"]
+        "FabricIngress.flowlet.flow_acked", "FabricIngress.flowlet.flow_departure",
+        "FabricIngress.flowlet.flow_pending_since", "FabricIngress.flowlet.flow_pending_wanted",
+        "FabricIngress.flowlet.flow_sent_end", "FabricIngress.flowlet.flow_version",
+        "FabricIngress.path_select.spray_rr"]
 
     # everything goes away again
     for t in ("route", "path_version", "path", "ecmp_group", "spray_group", "port_liveness", "port_mac", "acl"):

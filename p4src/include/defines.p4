@@ -1,4 +1,4 @@
-// Constants and type aliases shared by fabric.p4 and ocs.p4 (v1model).
+// Constants and type aliases shared by fabric.p4 and ocs.p4, on both targets (v1model and TNA).
 #ifndef P4SRC_INCLUDE_DEFINES_P4_
 #define P4SRC_INCLUDE_DEFINES_P4_
 
@@ -8,7 +8,7 @@ typedef bit<32> ipv4_addr_t;
 typedef bit<16> path_id_t;
 typedef bit<1>  version_t;
 
-// The CPU port of simple_switch_grpc and p4sim-switch (--cpu-port 255).
+// The CPU port of simple_switch_grpc and p4sim-switch (--cpu-port 255); the TNA glue sets its own.
 #ifndef CPU_PORT
 #define CPU_PORT 255
 #endif
@@ -17,6 +17,8 @@ const bit<16> ETHERTYPE_IPV4     = 0x0800;
 const bit<16> ETHERTYPE_ARP      = 0x0806;
 const bit<16> ETHERTYPE_PATH_TAG = 0x88B5;
 const bit<16> ETHERTYPE_PROBE    = 0x88B6;
+// TNA only: a drain probe on its way back to ingress (include/tna/glue.p4); v1model keeps a field list.
+const bit<16> ETHERTYPE_DRAIN_MARK = 0x88B7;
 
 const bit<8> IP_PROTO_ICMP = 1;
 const bit<8> IP_PROTO_TCP  = 6;
@@ -40,7 +42,7 @@ const bit<2> MULTIPATH_SPRAY = 2;
 #define DRAIN_PROBE_SESSION 100
 #endif
 
-// standard_metadata.instance_type of an ingress-to-egress clone (simple_switch)
-const bit<32> INSTANCE_TYPE_INGRESS_CLONE = 1;
+// Half the range of a bit<32>: a difference below it is "not negative" (sequence order modulo 2^32).
+const bit<32> HALF_32 = 32w0x80000000;
 
 #endif  // P4SRC_INCLUDE_DEFINES_P4_

@@ -1,8 +1,13 @@
-// Packet headers of fabric.p4 and ocs.p4.
+// Packet headers of fabric.p4 and ocs.p4 (both targets). The target's glue (include/<target>/glue.p4)
+// defines TARGET_HEADERS: the headers only that target needs (TNA: bridged metadata, drain mark).
 #ifndef P4SRC_INCLUDE_HEADERS_P4_
 #define P4SRC_INCLUDE_HEADERS_P4_
 
 #include "defines.p4"
+
+#ifndef TARGET_HEADERS
+#error "include the target's glue (include/v1model/glue.p4 or include/tna/glue.p4) first"
+#endif
 
 // Packet-in: what the switch tells the controller about a packet it sends to the CPU port.
 @controller_header("packet_in")
@@ -86,6 +91,7 @@ header arp_t {
 }
 
 struct fabric_headers_t {
+    TARGET_HEADERS
     packet_out_t packet_out;
     packet_in_t  packet_in;
     ethernet_t   ethernet;
@@ -99,6 +105,7 @@ struct fabric_headers_t {
 
 // The OCS parses nothing but the controller header: the frame is payload.
 struct ocs_headers_t {
+    TARGET_OCS_HEADERS
     packet_out_t packet_out;
     packet_in_t  packet_in;
 }

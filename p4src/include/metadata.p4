@@ -1,11 +1,31 @@
-// User metadata of fabric.p4 and ocs.p4.
+// User metadata of fabric.p4 and ocs.p4, the same on both targets. The forwarding controls
+// (include/fabric/) read and write only headers and this struct, and call the glue's primitives
+// (RESUBMIT_FAILOVER, CLONE_DRAIN_PROBE, RECIRCULATE_DRAIN_PROBE); the top files copy the target's
+// intrinsic metadata in (ingress port, time, length) and the egress port and drop out.
+// TARGET_METADATA (glue) adds what only that target needs.
 #ifndef P4SRC_INCLUDE_METADATA_P4_
 #define P4SRC_INCLUDE_METADATA_P4_
 
 #include "defines.p4"
 
+#ifndef TARGET_METADATA
+#error "include the target's glue (include/v1model/glue.p4 or include/tna/glue.p4) first"
+#endif
+
 struct fabric_metadata_t {
+    TARGET_METADATA
+    // In from the target (glue), at the start of ingress (egress: egress_port, is_clone).
     port_t    ingress_port;
+    time_t    now;            // arrival time (v1model: us; TNA: global_tstamp >> 10, 1.024 us)
+    bit<32>   pkt_len;        // the packet's length as received
+    bit<1>    is_clone;       // egress: this is the copy of a held ACK (the drain probe to make)
+    // Out to the target (glue), at the end of ingress or egress.
+    port_t    egress_port;    // ingress: the chosen output port; egress: the port it leaves on
+    bit<1>    drop;
+    bit<1>    do_resubmit;    // TNA: fast failover's resubmit (v1model resubmits where decided)
+    bit<1>    do_clone;       // TNA: the drain probe's mirror (v1model clones where decided)
+    bit<1>    do_recirculate; // egress: the drain probe goes back to ingress (not counted in port_tx)
+    // Forwarding state.
     bit<16>   l4_src_port;    // 5-tuple for the ECMP hash (0 for non-TCP/UDP)
     bit<16>   l4_dst_port;
     bit<1>    bypass;         // packet-out or probe: no forwarding table, no rewrite
@@ -15,23 +35,29 @@ struct fabric_metadata_t {
     bit<1>    has_path;       // route chose a path id
     path_id_t path_id;
     version_t version;        // path version of this packet (path_version, tag, or failover)
-    bit<32>   hash_mix;       // hash_config: crc32(5-tuple) * salt, in the ECMP selector key
+    bit<32>   hash_mix;       // hash_config: crc32(5-tuple) mixed with the salt, in the ECMP selector key
     bit<2>    multipath;      // MULTIPATH_*: which group table picks the next hop
     bit<32>   spray_index;    // selector input of spray_group: random or round-robin counter
     bit<1>    next_hop_set;   // a path or group action chose the egress port
     bit<1>    port_up;        // set only by port_liveness's port_up action
     bit<8>    liveness_pick;  // constant 1: the selector input of port_liveness (see failover.p4)
     bit<1>    gradual;        // path_version chose set_version_gradual: move at a flowlet boundary
+    // Flowlet gate (flowlet.p4): flowlet_config, then this flow's registers.
     bit<32>   flowlet_gap;    // flowlet_config: idle gap (us) that ends a flowlet
     bit<32>   flowlet_max_hold; // flowlet_config: longest a pending version change waits (us)
     bit<32>   flowlet_byte_ns;  // flowlet_config: fabric line rate as ns per byte (0: gaps at arrival)
     bit<1>    flowlet_pause;  // flowlet_config: pause a pending TCP flow (zero window) until drained
     bit<32>   flow_index;     // 5-tuple hash: index of the flowlet registers
-    version_t flow_version;   // flowlet registers of this flow: its current version,
-    bit<48>   flow_departure; // when its last packet has left at line rate (us; flowlet.p4),
-    bit<48>   flow_pending;   // since when a change to another version waits (0: none),
+    time_t    flow_tx;        // this packet's time on the fabric port (length x BYTE_NS)
+    bit<8>    flow_wanted;    // the entry's version + 1 (flow_pending's tag of the change)
+    bit<8>    flow_version;   // flowlet registers of this flow: its version (after the gate),
+    time_t    flow_departure; // when its earlier packets have left at line rate (before this one),
+    time_t    flow_pending;   // since when a change to another version waits (ACK path: 0 if none),
     bit<32>   flow_sent_end;  // TCP: the sequence number after its highest data byte,
     bit<32>   flow_acked;     // TCP: the last acknowledgement its receiver sent back
+    bit<32>   flow_end;       // TCP: the sequence number after this segment's data
+    bit<1>    flow_stale;     // the slot idled past MAX_HOLD (a new flow may have taken it)
+    bit<1>    flow_move;      // the gate opens: the flow takes the entry's version now
     // Kept across the fast-failover resubmit. The parser must not initialise these: it runs
     // again on the resubmitted packet, after the target has restored them.
     @field_list(FL_FAILOVER)
@@ -45,6 +71,8 @@ struct fabric_metadata_t {
 
 struct ocs_metadata_t {
     port_t ingress_port;
+    port_t egress_port;
+    bit<1> drop;
 }
 
 #endif  // P4SRC_INCLUDE_METADATA_P4_

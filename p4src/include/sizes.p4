@@ -80,6 +80,11 @@
 #define FLOWLET_MAX_HOLD_US 300000
 #endif
 
+// TNA: the most members of one selector group (Tofino's selectors need a bound).
+#ifndef MAX_GROUP_SIZE
+#define MAX_GROUP_SIZE 64
+#endif
+
 #ifndef CIRCUIT_TABLE_SIZE
 #define CIRCUIT_TABLE_SIZE 512
 #endif

@@ -1,115 +1,132 @@
-// fabric.p4 for Tofino (TNA): the same forwarding and the same control-plane names as
-// ../fabric.p4 (v1model), so tablegen and the controller drive both. Differences, all in the
-// glue: ingress state reaches egress in a bridged header; fast failover resubmits with Tofino's
-// resubmit header; acl's ingress_port is ternary (no `optional` kind); CPU_PORT defaults to 192;
-// round-robin spray is even but not exact (Tofino's selector does not use hash mod size).
-// Not compiled in this repository (no bf-p4c here): build with the Tofino SDE,
-//   bf-p4c --arch tna -I p4src p4src/tna/fabric.p4 --p4runtime-files fabric.p4info.txtpb
+// fabric.p4 for Tofino (TNA: `tna` for Tofino 1, `t2na` for Tofino 2): the same forwarding logic
+// (include/fabric/) and control-plane names as ../fabric.p4 (v1model); the Tofino primitives are in
+// include/tna/. Target differences: p4src/README.md ("v1model and TNA").
+//   bf-p4c --target tofino  --arch tna  -I p4src p4src/tna/fabric.p4 --p4runtime-files fabric.p4info.txtpb
+//   bf-p4c --target tofino2 --arch t2na -I p4src p4src/tna/fabric.p4 ...
+// Without bf-p4c, `make tofino-check` runs p4c's front end on it.
 //
-//  ingress: port_rx, packet-out | probe | acl -> route -> version (flowlet gate) -> path -> ecmp/spray group
-//           -> port_liveness (resubmit with the other version when the port is down)
-//  egress:  packet_in header | port_mac, tag push/strip; port_tx
+//  ingress                                                               egress
+//  -------                                                               ------
+//  drain mark (a probe back from egress) removed                         bridged metadata / mirror header
+//  port_rx -> packet-out? --yes--> egress port = packet_out.egress_port   CPU port: packet_in header
+//               | no                                                      routed:   port_mac, tag push/strip
+//             probe? --yes--> CPU                                         port_tx
+//               | no                                                      drain probe copy (mirror session
+//             acl --hit--> forward / drop / CPU                             on a recirculation port):
+//               | miss                                                      rewrite, drain mark
+//             routing (route, TTL, version) -> flowlet (RegisterActions) -> path_select
+//               -> failover (port down: resubmit with the other version)
+//             bridged metadata; resubmit data; mirror (drain probe)
 
-#include <core.p4>
-#include <tna.p4>
+#include "../include/tna/glue.p4"
+#include "../include/sizes.p4"
+#include "../include/defines.p4"
+#include "../include/headers.p4"
+#include "../include/metadata.p4"
+#include "../include/tna/parser.p4"
+#include "../include/fabric/acl.p4"
+#include "../include/fabric/routing.p4"
+#include "../include/fabric/flowlet.p4"
+#include "../include/fabric/path.p4"
+#include "../include/fabric/failover.p4"
+#include "../include/fabric/egress_rewrite.p4"
 
-#include "include/sizes.p4"
-#include "include/types.p4"
-#include "include/parser.p4"
-#include "include/egress.p4"
-
-control FabricIngress(inout tna_headers_t hdr,
-                      inout tna_ingress_metadata_t meta,
+control FabricIngress(inout fabric_headers_t hdr,
+                      inout fabric_metadata_t meta,
                       in ingress_intrinsic_metadata_t ig_intr_md,
                       in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                       inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                       inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
-    Counter<bit<64>, port_t>(PORT_COUNTER_SIZE, CounterType_t.PACKETS_AND_BYTES) port_rx;
-
-#include "include/acl.p4"
-#include "include/routing.p4"
-#include "include/path.p4"
-#include "include/failover.p4"
-#include "include/flowlet.p4"
+    DECLARE_PORT_COUNTER(port_rx)
+    Acl() acl;
+    Routing() routing;
+    Flowlet() flowlet;
+    PathSelect() path_select;
+    Failover() failover;
 
     apply {
-        hdr.bridged.setValid();
-        hdr.bridged.ingress_port = ig_intr_md.ingress_port;
-        hdr.bridged.bypass = 0;
-        hdr.bridged.routed = 0;
-        hdr.bridged.to_host = 0;
-        hdr.bridged.version = 0;
-        hdr.bridged._pad = 0;
-        if (meta.failover == 0) {
-            port_rx.count(ig_intr_md.ingress_port);
+        meta.now = ig_prsr_md.global_tstamp[41:10];
+        // Tofino's ingress has no packet length: the frame's, from IPv4 (the gate's packets).
+        meta.pkt_len = (bit<32>) hdr.ipv4.total_len + 14;
+        if (hdr.drain_mark.isValid()) {
+            hdr.ethernet.ether_type = hdr.drain_mark.ether_type;
+            hdr.drain_mark.setInvalid();
+        }
+        if (meta.failover == 0 && meta.drain_probe == 0) {
+            port_rx.count(ig_intr_md.ingress_port);  // a resubmitted copy was counted
         }
         if (hdr.packet_out.isValid()) {
-            ig_tm_md.ucast_egress_port = hdr.packet_out.egress_port;
+            meta.egress_port = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
-            hdr.bridged.bypass = 1;  // egress leaves it exactly as the controller wrote it
+            meta.bypass = 1;
         } else if (hdr.ethernet.isValid() && hdr.ethernet.ether_type == ETHERTYPE_PROBE) {
-            ig_tm_md.ucast_egress_port = CPU_PORT;
-            hdr.bridged.bypass = 1;
+            meta.egress_port = CPU_PORT;
+            meta.bypass = 1;
         } else if (!hdr.ipv4.isValid()) {
-            ig_dprsr_md.drop_ctl = 1;
+            meta.drop = 1;
         } else {
-            acl.apply();
+            acl.apply(hdr, meta);
             if (meta.acl_hit == 0) {
-                route.apply();
-                if (hdr.bridged.routed == 1) {
-                    if (hdr.ipv4.ttl <= 1) {
-                        ttl_expired();
-                    } else {
-                        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
-                    }
-                }
+                routing.apply(hdr, meta);
+                flowlet.apply(hdr, meta);
                 if (meta.has_path == 1) {
-                    if (meta.failover == 1) {
-                        hdr.bridged.version = meta.resubmit.version;
-                    } else if (hdr.path_tag.isValid()) {
-                        hdr.bridged.version = hdr.path_tag.version;
-                    } else {
-                        path_version.apply();
-                        flowlet_config.apply();
-                        flowlet_prepare();
-                        meta.flow_idle = flowlet_touch.execute(meta.flow_index);
-                        if (meta.gradual == 1) {
-                            meta.flow_held = flowlet_pending.execute(meta.flow_index);
-                            meta.flow_move = 0;
-                            if (meta.flow_idle > meta.flowlet_gap) {
-                                meta.flow_move = 1;
-                            }
-                            if (meta.flow_held >= meta.flowlet_max_hold) {
-                                meta.flow_move = 1;
-                            }
-                        } else {
-                            flowlet_settled.execute(meta.flow_index);
-                            meta.flow_move = 1;
-                        }
-                        meta.flow_current = flowlet_gate.execute(meta.flow_index);
-                        hdr.bridged.version = (version_t) meta.flow_current;
-                    }
-                    path.apply();
-                    if (meta.multipath == MULTIPATH_ECMP) {
-                        hash_config.apply();
-                        ecmp_group.apply();
-                    } else if (meta.multipath == MULTIPATH_SPRAY) {
-                        spray_group.apply();
-                    }
-                    if (meta.next_hop_set == 1) {
-                        port_liveness.apply();
-                    }
-                    if ((meta.next_hop_set == 1 || meta.multipath != MULTIPATH_NONE) && meta.port_up == 0) {
-                        if (meta.failover == 0) {
-                            fail_over();
-                        } else {
-                            ig_dprsr_md.drop_ctl = 1;  // both versions are down
-                        }
-                    }
+                    path_select.apply(hdr, meta);
+                    failover.apply(hdr, meta);
                 }
             }
         }
+        // The decisions, in Tofino's primitives.
+        ig_tm_md.ucast_egress_port = meta.egress_port;
+        if (meta.do_resubmit == 1) {
+            ig_dprsr_md.resubmit_type = RESUBMIT_FAILOVER;  // the original goes nowhere
+            meta.resubmit.setValid();
+            meta.resubmit.kind = (bit<8>) RESUBMIT_FAILOVER;
+            meta.resubmit.version = meta.failover_version;
+            meta.resubmit._pad = 0;
+        } else if (meta.drop == 1) {
+            ig_dprsr_md.drop_ctl = 1;
+        }
+        if (meta.do_clone == 1) {
+            ig_dprsr_md.mirror_type = MIRROR_DRAIN_PROBE;
+            meta.mirror_session = DRAIN_PROBE_SESSION;
+            meta.probe_mirror.setValid();
+            meta.probe_mirror.kind = BRIDGED_KIND_DRAIN_PROBE;
+        }
+        hdr.bridged.setValid();
+        hdr.bridged.kind = BRIDGED_KIND_NORMAL;
+        hdr.bridged._pad0 = 0;
+        hdr.bridged.ingress_port = ig_intr_md.ingress_port;
+        hdr.bridged.routed = meta.routed;
+        hdr.bridged.to_host = meta.to_host;
+        hdr.bridged.version = meta.version;
+        hdr.bridged.drain_probe = meta.drain_probe;
+        hdr.bridged._pad1 = 0;
+    }
+}
+
+control FabricEgress(inout fabric_headers_t hdr,
+                     inout fabric_metadata_t meta,
+                     in egress_intrinsic_metadata_t eg_intr_md,
+                     in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+                     inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
+                     inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+
+    DECLARE_PORT_COUNTER(port_tx)
+    EgressRewrite() egress_rewrite;
+
+    apply {
+        egress_rewrite.apply(hdr, meta);
+        if (meta.do_recirculate == 1) {
+            // Leaves on the mirror session's (recirculation) port and comes back to ingress,
+            // which knows it by the drain mark.
+            hdr.drain_mark.setValid();
+            hdr.drain_mark.ether_type = hdr.ethernet.ether_type;
+            hdr.ethernet.ether_type = ETHERTYPE_DRAIN_MARK;
+        } else {
+            port_tx.count(eg_intr_md.egress_port);
+        }
+        hdr.bridged.setInvalid();
     }
 }
 

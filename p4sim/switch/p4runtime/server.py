@@ -30,6 +30,7 @@ import grpc
 from p4sim.switch.p4runtime.errors import P4RuntimeError, RpcAbort, internal, simple_status
 from p4sim.switch.p4runtime.proto import p4r
 from p4sim.switch.p4runtime.service import P4RuntimeService
+from p4sim.switch.p4runtime.tls import ServerTls
 
 if TYPE_CHECKING:
     from p4sim.switch.device import Device
@@ -203,8 +204,9 @@ def _stop_loop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> Non
 
 
 def start_server(device: Device, address: str, device_id: int,
-                 max_concurrent_rpcs: int = MAX_CONCURRENT_RPCS) -> ServerHandle:
-    """Serve P4Runtime for a device on address (`ip:port`; port 0 picks a free one); ValueError if busy."""
+                 max_concurrent_rpcs: int = MAX_CONCURRENT_RPCS, tls: ServerTls | None = None) -> ServerHandle:
+    """Serve P4Runtime for a device on address (`ip:port`; port 0 picks a free one), over TLS if given;
+    ValueError if busy."""
     host, sep, port_s = address.rpartition(":")
     if not sep or not port_s.isdigit():
         raise ValueError(f"gRPC address {address!r}: expected <ip>:<port>")
@@ -221,7 +223,8 @@ def start_server(device: Device, address: str, device_id: int,
                                           ("grpc.so_reuseport", 0)])
         server.add_generic_rpc_handlers((_handlers(servicer),))
         try:
-            port = server.add_insecure_port(address)
+            port = (server.add_secure_port(address, tls.credentials()) if tls is not None
+                    else server.add_insecure_port(address))
         except RuntimeError as e:
             raise ValueError(f"gRPC address {address}: cannot listen ({e})") from None
         if port == 0:
@@ -237,5 +240,6 @@ def start_server(device: Device, address: str, device_id: int,
         service.close()
         raise
     bound = f"{host}:{port}"
-    log.info("P4Runtime server listening on %s (device id %d)", bound, device_id)
+    log.info("P4Runtime server listening on %s (device id %d%s)", bound, device_id,
+             "" if tls is None else ", TLS" + (" with client certificates" if tls.require_client_auth else ""))
     return ServerHandle(server, servicer, loop, thread, bound)

@@ -1,7 +1,13 @@
-// Egress rewrite of routed packets: source MAC of the egress port, path tag push/strip.
-// Declarations for the body of FabricEgress: hdr, meta and standard_metadata are in scope.
+// EgressRewrite: routed packets get the source MAC of their egress port and the path tag pushed,
+// updated or stripped; packets to the CPU get the packet-in header; the copy of a held ACK becomes
+// the drain probe (flowlet.p4).
 #ifndef P4SRC_INCLUDE_FABRIC_EGRESS_REWRITE_P4_
 #define P4SRC_INCLUDE_FABRIC_EGRESS_REWRITE_P4_
+
+#include "../headers.p4"
+#include "../metadata.p4"
+
+control EgressRewrite(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
 
     action set_smac(mac_addr_t smac) {
         hdr.ethernet.src_addr = smac;
@@ -10,7 +16,7 @@
     // The MAC address of each switch port. Exact on the egress port.
     table port_mac {
         key = {
-            standard_metadata.egress_port: exact @name("egress_port");
+            meta.egress_port: exact @name("egress_port");
         }
         actions = {
             set_smac;
@@ -45,7 +51,8 @@
     // A copy of a held ACK (flowlet.p4 send_drain_probe) becomes a zero-length segment of the flow it
     // acknowledges, one byte before the acknowledgement (an old segment: the receiver ACKs at once),
     // and goes back to ingress to be forwarded as that flow's packet, on the flow's current path. The
-    // ACK's TCP options stay behind the header as bytes the 40-byte IPv4 length leaves out.
+    // ACK's TCP options stay behind the header as bytes the 40-byte IPv4 length leaves out. The
+    // target's checksum glue computes the TCP checksum whole.
     action make_drain_probe() {
         ipv4_addr_t addr = hdr.ipv4.src_addr;
         hdr.ipv4.src_addr = hdr.ipv4.dst_addr;
@@ -61,7 +68,7 @@
         hdr.tcp.res = 0;
         hdr.tcp.flags = TCP_FLAG_ACK;
         hdr.tcp.urgent_ptr = 0;
-        recirculate_preserving_field_list(FL_DRAIN_PROBE);
+        RECIRCULATE_DRAIN_PROBE();
     }
 
     action set_packet_in() {
@@ -69,5 +76,28 @@
         hdr.packet_in.ingress_port = meta.ingress_port;
         hdr.packet_in._pad = 0;
     }
+
+    apply {
+        if (meta.drain_probe == 1 && meta.is_clone == 1) {
+            if (hdr.path_tag.isValid()) {
+                strip_tag();
+            }
+            make_drain_probe();  // sent back to ingress: it never leaves on the clone session's port
+        } else if (meta.egress_port == CPU_PORT) {
+            set_packet_in();
+        } else if (meta.routed == 1) {
+            port_mac.apply();
+            if (meta.to_host == 1) {
+                if (hdr.path_tag.isValid()) {
+                    strip_tag();
+                }
+            } else if (hdr.path_tag.isValid()) {
+                update_tag();
+            } else {
+                push_tag();
+            }
+        }
+    }
+}
 
 #endif  // P4SRC_INCLUDE_FABRIC_EGRESS_REWRITE_P4_

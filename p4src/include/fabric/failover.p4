@@ -1,11 +1,15 @@
-// Fast failover: a packet whose chosen egress port is down is resubmitted once with the
-// other path version, without waiting for the controller.
-// Declarations for the body of FabricIngress: hdr, meta and standard_metadata are in scope.
+// Failover: a packet whose chosen egress port is down is resubmitted once with the other path
+// version, without waiting for the controller.
 #ifndef P4SRC_INCLUDE_FABRIC_FAILOVER_P4_
 #define P4SRC_INCLUDE_FABRIC_FAILOVER_P4_
 
+#include "../headers.p4"
+#include "../metadata.p4"
+
+control Failover(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
+
     // Identity hash of the constant 1: the selector always takes active member 1 % n.
-    action_selector(HashAlgorithm.identity, LIVENESS_SELECTOR_SIZE, 8) liveness_selector;
+    DECLARE_SELECTOR_IDENTITY(liveness_selector, LIVENESS_SELECTOR_SIZE, 8, PORT_TABLE_SIZE)
 
     action port_up() {
         meta.port_up = 1;
@@ -24,7 +28,7 @@
     // A port without a group misses (NoAction): port_up does not run, so it counts as down.
     table port_liveness {
         key = {
-            standard_metadata.egress_spec: exact @name("port");
+            meta.egress_port: exact @name("port");
             meta.liveness_pick: selector;
         }
         actions = {
@@ -39,8 +43,24 @@
     action fail_over() {
         meta.failover = 1;
         meta.failover_version = ~meta.version;
-        resubmit_preserving_field_list(FL_FAILOVER);
-        mark_to_drop(standard_metadata);
+        RESUBMIT_FAILOVER();
+        meta.drop = 1;
     }
+
+    apply {
+        if (meta.next_hop_set == 1) {
+            port_liveness.apply();
+        }
+        // A forwarding path action ran but no live port came out of it (dead static port, or a
+        // group whose members are all dead): take the other version.
+        if ((meta.next_hop_set == 1 || meta.multipath != MULTIPATH_NONE) && meta.port_up == 0) {
+            if (meta.failover == 0) {
+                fail_over();
+            } else {
+                meta.drop = 1;  // both versions are down
+            }
+        }
+    }
+}
 
 #endif  // P4SRC_INCLUDE_FABRIC_FAILOVER_P4_

@@ -1,40 +1,50 @@
-// Path selection: each version of each path is one port (static) or a multipath group
-// (ECMP by salted 5-tuple hash, or per-packet spray, uniform random or round robin).
-// Declarations for the body of FabricIngress: hdr, meta and standard_metadata are in scope.
+// PathSelect: each version of each path is one port (static) or a multipath group (ECMP by
+// salted 5-tuple hash, or per-packet spray, uniform random or round robin).
 #ifndef P4SRC_INCLUDE_FABRIC_PATH_P4_
 #define P4SRC_INCLUDE_FABRIC_PATH_P4_
 
-    direct_counter(CounterType.packets_and_bytes) path_counter;
+#include "../headers.p4"
+#include "../metadata.p4"
+
+control PathSelect(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
+
+    DECLARE_DIRECT_COUNTER(path_counter)
     // Round-robin position of each path; data-plane state only (PI cannot write registers).
-    register<bit<32>>(SPRAY_RR_SIZE) spray_rr;
-    action_selector(HashAlgorithm.crc16, ECMP_SELECTOR_SIZE, 16) ecmp_selector;
-    // Identity hash: the member is spray_index modulo the group size, so a counter gives an
-    // exact round robin and a uniform random number a uniform choice.
-    action_selector(HashAlgorithm.identity, SPRAY_SELECTOR_SIZE, 32) spray_selector;
+    DECLARE_NEXT_REGISTER(spray_rr, SPRAY_RR_SIZE)
+    DECLARE_RANDOM(spray_random)
+    DECLARE_FLOW_HASHES
+    DECLARE_SELECTOR_CRC16(ecmp_selector, ECMP_SELECTOR_SIZE, 16, ECMP_GROUP_TABLE_SIZE)
+    // Identity hash: the member is spray_index modulo the group size (v1model), so a counter gives
+    // an exact round robin and a uniform random number a uniform choice.
+    DECLARE_SELECTOR_IDENTITY(spray_selector, SPRAY_SELECTOR_SIZE, 32, SPRAY_GROUP_TABLE_SIZE)
 
     action path_static(port_t port, mac_addr_t dmac) {
-        standard_metadata.egress_spec = port;
+        meta.egress_port = port;
         hdr.ethernet.dst_addr = dmac;
         meta.next_hop_set = 1;
+        DIRECT_COUNT(path_counter);
     }
 
     action path_ecmp() {
         meta.multipath = MULTIPATH_ECMP;
+        DIRECT_COUNT(path_counter);
     }
 
     action path_spray_random() {
         meta.multipath = MULTIPATH_SPRAY;
-        random(meta.spray_index, 32w0, 32w0xFFFFFFFF);
+        RANDOM_GET(spray_random, meta.spray_index);
+        DIRECT_COUNT(path_counter);
     }
 
     action path_spray_rr() {
         meta.multipath = MULTIPATH_SPRAY;
-        spray_rr.read(meta.spray_index, (bit<32>) meta.path_id);
-        spray_rr.write((bit<32>) meta.path_id, meta.spray_index + 1);
+        REGISTER_NEXT(spray_rr, (bit<32>) meta.path_id, meta.spray_index);
+        DIRECT_COUNT(path_counter);
     }
 
     action path_drop() {
-        mark_to_drop(standard_metadata);
+        meta.drop = 1;
+        DIRECT_COUNT(path_counter);
     }
 
     // Both versions of every path (MBB: the shadow is written here before the flip). Exact on
@@ -59,15 +69,12 @@
     // Per-switch hash salt against hash polarization: switches of successive layers hashing the
     // same 5-tuple with the same crc16 make correlated choices. Concatenating a salt to the key
     // would not help (a CRC is linear: the salt only XORs a constant into the hash, so hash mod 2
-    // is merely inverted), so the salt multiplies a crc32 of the 5-tuple (non-linear in the
-    // flow) and the product joins the selector key. Keyless: only its default action, which the
-    // controller sets per switch; salt 0 adds a constant 0, the unsalted hash.
+    // is merely inverted), so the salt mixes with a crc32 of the 5-tuple (v1model: multiplies,
+    // non-linear in the flow; TNA: selects bits) and the result joins the selector key. Keyless:
+    // only its default action, which the controller sets per switch; salt 0 is the unsalted hash.
     action set_hash_salt(bit<16> salt) {
-        hash(meta.hash_mix, HashAlgorithm.crc32, 32w0,
-             { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-               meta.l4_src_port, meta.l4_dst_port },
-             32w0xFFFFFFFF);
-        meta.hash_mix = meta.hash_mix * (bit<32>) salt;
+        FLOW_CRC32(meta.hash_mix);
+        SALT_MIX(meta.hash_mix, salt);
     }
 
     table hash_config {
@@ -80,13 +87,13 @@
     }
 
     action set_next_hop(port_t port, mac_addr_t dmac) {
-        standard_metadata.egress_spec = port;
+        meta.egress_port = port;
         hdr.ethernet.dst_addr = dmac;
         meta.next_hop_set = 1;
     }
 
     // ECMP groups, one per path version, hashed on the 5-tuple and its salted mix (hash_config).
-    // A dead chosen member is caught by port_liveness.
+    // A dead chosen member is caught by port_liveness (failover.p4).
     table ecmp_group {
         key = {
             meta.path_id: exact @name("path_id");
@@ -118,5 +125,16 @@
         implementation = spray_selector;
         size = SPRAY_GROUP_TABLE_SIZE;
     }
+
+    apply {
+        path.apply();
+        if (meta.multipath == MULTIPATH_ECMP) {
+            hash_config.apply();
+            ecmp_group.apply();
+        } else if (meta.multipath == MULTIPATH_SPRAY) {
+            spray_group.apply();
+        }
+    }
+}
 
 #endif  // P4SRC_INCLUDE_FABRIC_PATH_P4_

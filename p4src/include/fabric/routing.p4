@@ -1,7 +1,12 @@
-// Routing: destination prefix to a path id or a local host, TTL, and the path version.
-// Declarations for the body of FabricIngress: hdr, meta and standard_metadata are in scope.
+// Routing: destination prefix to a path id or a local host, TTL, and the packet's path version
+// (failover copy, upstream tag, or this switch's path_version entry; flowlet.p4 may hold it back).
 #ifndef P4SRC_INCLUDE_FABRIC_ROUTING_P4_
 #define P4SRC_INCLUDE_FABRIC_ROUTING_P4_
+
+#include "../headers.p4"
+#include "../metadata.p4"
+
+control Routing(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
 
     action set_path(path_id_t path_id) {
         meta.path_id = path_id;
@@ -10,14 +15,14 @@
     }
 
     action to_host(port_t port, mac_addr_t dmac) {
-        standard_metadata.egress_spec = port;
+        meta.egress_port = port;
         hdr.ethernet.dst_addr = dmac;
         meta.to_host = 1;
         meta.routed = 1;
     }
 
     action route_drop() {
-        mark_to_drop(standard_metadata);
+        meta.drop = 1;
     }
 
     // Destination prefixes: a path id (forwarded by `path`) or a directly attached host.
@@ -37,7 +42,7 @@
 
     // TTL 0 or 1 on arrival: the packet dies here and takes no path.
     action ttl_expired() {
-        mark_to_drop(standard_metadata);
+        meta.drop = 1;
         meta.routed = 0;
         meta.has_path = 0;
     }
@@ -69,5 +74,28 @@
         default_action = set_version(0);
         size = PATH_TABLE_SIZE;
     }
+
+    apply {
+        route.apply();
+        if (meta.routed == 1) {
+            if (hdr.ipv4.ttl <= 1) {
+                ttl_expired();
+            } else {
+                hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+            }
+        }
+        if (meta.has_path == 1) {
+            // One version per packet: failover copy, else the upstream tag, else this switch's
+            // entry (a drain probe takes its flow's version instead: flowlet.p4).
+            if (meta.failover == 1) {
+                meta.version = meta.failover_version;
+            } else if (hdr.path_tag.isValid()) {
+                meta.version = hdr.path_tag.version;
+            } else if (meta.drain_probe == 0) {
+                path_version.apply();
+            }
+        }
+    }
+}
 
 #endif  // P4SRC_INCLUDE_FABRIC_ROUTING_P4_

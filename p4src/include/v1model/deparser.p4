@@ -1,10 +1,11 @@
 // Deparser of fabric.p4. packet_out is never emitted: ingress invalidates it.
-#ifndef P4SRC_INCLUDE_DEPARSER_P4_
-#define P4SRC_INCLUDE_DEPARSER_P4_
+#ifndef P4SRC_INCLUDE_V1MODEL_DEPARSER_P4_
+#define P4SRC_INCLUDE_V1MODEL_DEPARSER_P4_
 
 #include <core.p4>
 #include <v1model.p4>
-#include "headers.p4"
+#include "glue.p4"
+#include "../headers.p4"
 
 control FabricDeparser(packet_out packet, in fabric_headers_t hdr) {
     apply {
@@ -19,4 +20,4 @@ control FabricDeparser(packet_out packet, in fabric_headers_t hdr) {
     }
 }
 
-#endif  // P4SRC_INCLUDE_DEPARSER_P4_
+#endif  // P4SRC_INCLUDE_V1MODEL_DEPARSER_P4_

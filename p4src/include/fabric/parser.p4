@@ -1,55 +1,39 @@
-// Parser of fabric.p4: controller header on the CPU port, then Ethernet, path tag, IPv4, L4, ARP.
-#ifndef P4SRC_INCLUDE_PARSER_P4_
-#define P4SRC_INCLUDE_PARSER_P4_
+// FabricPacketParser: Ethernet, path tag, IPv4, L4, ARP, for both targets. The target's own
+// parser (include/<target>/) initialises the metadata, handles its intrinsic metadata and the
+// controller header, then calls this one.
+#ifndef P4SRC_INCLUDE_FABRIC_PARSER_P4_
+#define P4SRC_INCLUDE_FABRIC_PARSER_P4_
 
-#include <core.p4>
-#include <v1model.p4>
-#include "defines.p4"
-#include "headers.p4"
-#include "metadata.p4"
+#include "../defines.p4"
+#include "../headers.p4"
+#include "../metadata.p4"
 
-parser FabricParser(packet_in packet,
-                    out fabric_headers_t hdr,
-                    inout fabric_metadata_t meta,
-                    inout standard_metadata_t standard_metadata) {
+parser FabricPacketParser(packet_in packet, inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
 
     state start {
-        // Everything but the failover field list, which survives a resubmit (see metadata.p4).
-        meta.ingress_port = standard_metadata.ingress_port;
-        meta.l4_src_port = 0;
-        meta.l4_dst_port = 0;
-        meta.bypass = 0;
-        meta.acl_hit = 0;
-        meta.routed = 0;
-        meta.to_host = 0;
-        meta.has_path = 0;
-        meta.path_id = 0;
-        meta.version = 0;
-        meta.multipath = MULTIPATH_NONE;
-        meta.spray_index = 0;
-        meta.next_hop_set = 0;
-        meta.port_up = 0;
-        meta.liveness_pick = 1;
-        transition select(standard_metadata.ingress_port) {
-            CPU_PORT: parse_packet_out;
-            default: parse_ethernet;
-        }
-    }
-
-    state parse_packet_out {
-        packet.extract(hdr.packet_out);
-        transition parse_ethernet;
-    }
-
-    state parse_ethernet {
         packet.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
             ETHERTYPE_PATH_TAG: parse_path_tag;
             ETHERTYPE_IPV4: parse_ipv4;
             ETHERTYPE_ARP: parse_arp;
+#ifdef __TARGET_TOFINO__
+            ETHERTYPE_DRAIN_MARK: parse_drain_mark;
+#endif
             default: accept;  // probes (ETHERTYPE_PROBE) are recognised by the ether type alone
         }
     }
+
+#ifdef __TARGET_TOFINO__
+    // TNA: a drain probe back from egress (include/tna/glue.p4); v1model keeps a field list instead.
+    state parse_drain_mark {
+        packet.extract(hdr.drain_mark);
+        meta.drain_probe = 1;
+        transition select(hdr.drain_mark.ether_type) {
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+#endif
 
     state parse_path_tag {
         packet.extract(hdr.path_tag);
@@ -95,4 +79,4 @@ parser FabricParser(packet_in packet,
     }
 }
 
-#endif  // P4SRC_INCLUDE_PARSER_P4_
+#endif  // P4SRC_INCLUDE_FABRIC_PARSER_P4_

@@ -1,12 +1,13 @@
 // IPv4 header checksum: recomputed only for packets whose TTL this switch decremented, so
 // packet-outs and ACL-forwarded frames leave exactly as they came. TCP: only for drain probes.
-#ifndef P4SRC_INCLUDE_CHECKSUM_P4_
-#define P4SRC_INCLUDE_CHECKSUM_P4_
+#ifndef P4SRC_INCLUDE_V1MODEL_CHECKSUM_P4_
+#define P4SRC_INCLUDE_V1MODEL_CHECKSUM_P4_
 
 #include <core.p4>
 #include <v1model.p4>
-#include "headers.p4"
-#include "metadata.p4"
+#include "glue.p4"
+#include "../headers.p4"
+#include "../metadata.p4"
 
 control FabricVerifyChecksum(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     apply { }
@@ -52,4 +53,4 @@ control FabricComputeChecksum(inout fabric_headers_t hdr, inout fabric_metadata_
     }
 }
 
-#endif  // P4SRC_INCLUDE_CHECKSUM_P4_
+#endif  // P4SRC_INCLUDE_V1MODEL_CHECKSUM_P4_

@@ -1,0 +1,68 @@
+// v1model glue: the types, externs and primitives the shared controls (include/fabric/,
+// include/ocs/) use, for bmv2 and p4sim. include/tna/glue.p4 supplies the same names for Tofino.
+// The forwarding logic never names standard_metadata: fabric.p4 copies it into fabric_metadata_t
+// at the start of ingress and applies the decisions (meta.drop, meta.egress_port, ...) at the end.
+#ifndef P4SRC_INCLUDE_V1MODEL_GLUE_P4_
+#define P4SRC_INCLUDE_V1MODEL_GLUE_P4_
+
+#include <core.p4>
+#include <v1model.p4>
+
+// ingress_global_timestamp: microseconds since the switch started, 48 bits (never wraps).
+typedef bit<48> time_t;
+// a is later than b (the TNA glue compares modulo 2^32).
+#define TIME_AFTER(a, b) ((a) > (b))
+
+// Nothing beyond the shared headers and metadata.
+#define TARGET_HEADERS
+#define TARGET_OCS_HEADERS
+#define TARGET_METADATA
+
+// acl's ingress_port: v1model has `optional`.
+#define MATCH_OPTIONAL optional
+
+// standard_metadata.instance_type of an ingress-to-egress clone (simple_switch)
+#define INSTANCE_TYPE_INGRESS_CLONE 32w1
+
+// DECLARE_* macros end with their own ';' (some declare nothing on a target).
+// Counters: indexed by port, and direct (counted by the table itself).
+#define DECLARE_PORT_COUNTER(name) counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) name;
+#define PORT_COUNT(name, port) name.count((bit<32>) (port))
+#define DECLARE_DIRECT_COUNTER(name) direct_counter(CounterType.packets_and_bytes) name;
+#define DIRECT_COUNT(name)
+
+// Action selectors: the hash algorithm, the profile size, the hash width (v1model), the number of
+// groups (TNA). v1model takes the hash modulo the number of live members.
+#define DECLARE_SELECTOR_CRC16(name, size, width, groups) action_selector(HashAlgorithm.crc16, size, width) name;
+#define DECLARE_SELECTOR_IDENTITY(name, size, width, groups) action_selector(HashAlgorithm.identity, size, width) name;
+
+// crc32 of the 5-tuple (FLOW_HASH), and of the reversed 5-tuple (ACK_HASH: the flow an ACK
+// acknowledges), into a bit<32>; `limit` is the modulo (a power of two: TNA masks instead).
+// FLOW_CRC32: the whole crc32 (modulo 2^32 - 1, as p4c's hash takes a maximum).
+#define DECLARE_FLOW_HASHES
+#define FLOW_HASH(dst, limit) hash(dst, HashAlgorithm.crc32, 32w0, { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol, meta.l4_src_port, meta.l4_dst_port }, limit)
+#define ACK_HASH(dst, limit) hash(dst, HashAlgorithm.crc32, 32w0, { hdr.ipv4.dst_addr, hdr.ipv4.src_addr, hdr.ipv4.protocol, meta.l4_dst_port, meta.l4_src_port }, limit)
+#define FLOW_CRC32(dst) hash(dst, HashAlgorithm.crc32, 32w0, { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol, meta.l4_src_port, meta.l4_dst_port }, 32w0xFFFFFFFF)
+// The salt joins the ECMP key as crc32 x salt (TNA: AND, it cannot multiply two variables).
+#define SALT_MIX(dst, salt) dst = dst * (bit<32>) (salt)
+
+// A uniform random bit<32>.
+#define DECLARE_RANDOM(name)
+#define RANDOM_GET(name, dst) random(dst, 32w0, 32w0xFFFFFFFF)
+
+// A register of bit<32> counters, and "dst = the counter at index; the counter + 1".
+#define DECLARE_NEXT_REGISTER(name, size) register<bit<32>>(size) name;
+#define REGISTER_NEXT(name, index, dst) name.read(dst, index); name.write(index, dst + 1)
+
+// Primitives the shared controls call: the failover copy back to ingress with its field list, the
+// held ACK's copy to egress (drain probe), and that copy back to ingress. (Drop and the egress port
+// are meta.drop and meta.egress_port: fabric.p4 applies them, mark_to_drop needs standard_metadata;
+// meta.do_recirculate keeps the probe out of port_tx.)
+#define RESUBMIT_FAILOVER() resubmit_preserving_field_list(FL_FAILOVER)
+#define CLONE_DRAIN_PROBE() clone_preserving_field_list(CloneType.I2E, DRAIN_PROBE_SESSION, FL_DRAIN_PROBE)
+#define RECIRCULATE_DRAIN_PROBE() meta.do_recirculate = 1; recirculate_preserving_field_list(FL_DRAIN_PROBE)
+
+// Time a packet keeps the fabric port busy: length x BYTE_NS ns, in 1.024 us (>> 10).
+#define FLOWLET_TX() meta.flow_tx = ((bit<48>) meta.pkt_len * (bit<48>) meta.flowlet_byte_ns) >> 10
+
+#endif  // P4SRC_INCLUDE_V1MODEL_GLUE_P4_
