@@ -53,10 +53,25 @@ FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = 
     "spray_group": (("path_id", "version"), ("set_next_hop",), "spray_selector"),
     "port_liveness": (("port",), ("port_up", "port_down"), "liveness_selector"),
     "port_mac": (("egress_port",), ("set_smac",), None),
+    # the time-sliced schedule at a ToR (p4src/README.md, "Time-flow tables")
+    "schedule_config": ((), ("set_schedule", "schedule_off"), None),
+    "schedule_phase": (("phase",), ("set_slot",), None),
+    "slot_policy": (("path_id",), ("slot_hold", "slot_electrical"), None),
+    "slot_path": (("path_id", "slot"), ("slot_port",), None),
 }
 OCS_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
     "circuit": (("ingress_port",), ("cross_connect",), None),
+    "schedule_config": ((), ("set_schedule", "schedule_off"), None),
+    "schedule_phase": (("phase",), ("set_slot",), None),
+    "slot_circuit": (("slot", "night", "ingress_port"), ("slot_cross_connect",), None),
 }
+# ocs.p4's actions (not in fabric.p4)
+OCS_ACTIONS = ("cross_connect", "dark", "slot_cross_connect", "slot_dark")
+# the hold of a ToR's scheduled paths (p4src/include/v1model/slot_hold.p4), counters by path id
+HOLD_COUNTERS = ("hold_entered", "hold_released", "hold_overflow", "hold_expired")
+# the OCS's drops under a schedule, counters by ingress port: a night on a changing port, a day
+# without a circuit for the port
+SCHEDULE_DROP_COUNTERS = ("night_drops", "unlit_drops")
 
 ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "acl_forward": ("port",), "acl_drop": (), "acl_to_cpu": (),
@@ -66,6 +81,9 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "path_drop": (),
     "set_next_hop": ("port", "dmac"), "port_up": (), "port_down": (), "set_smac": ("smac",),
     "cross_connect": ("port",), "dark": (),
+    "set_schedule": ("epoch_us", "cycle_scale"), "schedule_off": (), "set_slot": ("slot", "night"),
+    "slot_hold": ("max_hold_us", "depth"), "slot_electrical": (), "slot_port": ("port", "dmac"),
+    "slot_cross_connect": ("port",), "slot_dark": (),
 }
 
 PROFILE_TABLE = {"ecmp_selector": "ecmp_group", "spray_selector": "spray_group",
