@@ -5,7 +5,8 @@ switch's own time (us since it started). A packet's phase is a fraction of the c
 SCHEDULE_PHASE_BITS bits, computed as the v1model programs do: bits 32.. of (t x scale) with
 scale = round(2^(32 + PHASE_BITS) / cycle_us), a multiplication (p4c refuses % and / by a run-time
 value for bmv2). The `schedule_phase` table maps ranges of phase to (slot, night); `phase_ranges`
-gives those ranges, exact to the microsecond for cycles up to 2^PHASE_BITS us (about 1 s).
+gives those ranges, exact to the microsecond for cycles up to 2^PHASE_BITS us (about 1 s) and
+to one phase unit (cycle / 2^PHASE_BITS) beyond.
 """
 
 from __future__ import annotations
@@ -49,8 +50,10 @@ class TimeSchedule:
 
     @property
     def scale(self) -> int:
-        """The `set_schedule` cycle_scale: 2^(32 + PHASE_BITS) / cycle, rounded."""
-        return round((1 << (SCALE_SHIFT + SCHEDULE_PHASE_BITS)) / self.cycle_us)
+        """The `set_schedule` cycle_scale: 2^(32 + PHASE_BITS) / cycle, rounded up, so the phase never
+        runs behind (rounded down, the last microsecond of a cycle would still read as the cycle's
+        end); it runs ahead by under cycle/2^32 of a cycle per cycle (0.6 us a day at 33 ms)."""
+        return -(-(1 << (SCALE_SHIFT + SCHEDULE_PHASE_BITS)) // self.cycle_us)
 
     def phase(self, now_us: int) -> int | None:
         """The phase a packet arriving at switch time `now_us` gets (None: before the epoch)."""

@@ -13,7 +13,7 @@ from schedule_helpers import ScheduleMixin
 
 from fabric.schedule import TimeSchedule
 from p4rt.entities import TableEntry
-from tablegen.schedule import ocs_schedule_entries
+from tablegen.schedule import duplex, ocs_schedule_entries
 
 # Two slots of 150 ms night + 450 ms day: a packet sent every 70 ms samples every night.
 SCHED = TimeSchedule(slots=2, day_us=450_000, night_us=150_000)
@@ -25,7 +25,7 @@ class ScheduleTest(OcsTest, ScheduleMixin):
     def install_schedule(self, maps: list[list[tuple[int, int]]]) -> None:
         """The clock, then slot_circuit for `maps` (one per slot)."""
         self.install_clock(SCHED)
-        docs = [d for d in ocs_schedule_entries(maps, SCHED) if d["table"] == "slot_circuit"]
+        docs = [d for d in ocs_schedule_entries(duplex(maps), SCHED) if d["table"] == "slot_circuit"]
         self.insert(*(TableEntry.from_dict(d) for d in docs))
 
     def sample(self, port: int, duration: float) -> list[tuple[tuple[int, bool], int | None]]:

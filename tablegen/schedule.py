@@ -49,13 +49,19 @@ def _peers(pairs: list[tuple[int, int]]) -> dict[int, int]:
     return out
 
 
-def ocs_schedule_entries(maps: list[list[tuple[int, int]]], sched: TimeSchedule) -> list[Doc]:
-    """The OCS's time-flow entries: clock, then `slot_circuit` by day and by night."""
+def duplex(maps: list[list[tuple[int, int]]]) -> list[dict[int, int]]:
+    """Duplex circuit maps (a <-> b) as directed maps (input port -> output port)."""
+    return [_peers(pairs) for pairs in maps]
+
+
+def ocs_schedule_entries(maps: list[dict[int, int]], sched: TimeSchedule) -> list[Doc]:
+    """The OCS's time-flow entries for directed maps (input -> output port, one map per slot):
+    clock, then `slot_circuit` by day, and by night for the inputs whose output does not change."""
     if len(maps) != sched.slots:
         raise ValueError(f"{len(maps)} circuit maps for a schedule of {sched.slots} slots: expected one per slot")
     entries = clock_entries(sched)
-    for s, pairs in enumerate(maps):
-        now, before = _peers(pairs), _peers(maps[s - 1])
+    for s, now in enumerate(maps):
+        before = maps[s - 1]
         for port, peer in sorted(now.items()):
             entries.append({"table": "slot_circuit", "match": {"slot": s, "night": 0, "ingress_port": port},
                             "action": "slot_cross_connect", "params": {"port": peer}})
