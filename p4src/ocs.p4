@@ -69,6 +69,7 @@ control OcsEgress(inout ocs_headers_t hdr,
             hdr.packet_in.setValid();
             hdr.packet_in.ingress_port = meta.ingress_port;
             hdr.packet_in._pad = 0;
+            hdr.packet_in.timestamp = (bit<48>) meta.now;
         }
         port_tx.count((bit<32>) standard_metadata.egress_port);
     }

@@ -10,7 +10,7 @@ import time
 from fabric_helpers import FabricTest, next_hop_mac, routed, tcp_packet
 from ptf import testutils
 from ptf.testutils import group
-from schedule_helpers import ScheduleMixin
+from schedule_helpers import ScheduleMixin, check_clock_probe
 
 from fabric.schedule import TimeSchedule
 from p4rt.entities import TableEntry
@@ -143,3 +143,11 @@ class SlotHoldBoundsTest(SlotTest):
                 return
             time.sleep(0.13)
         self.fail("no burst both overflowed and expired in 8 attempts")
+
+
+@group("fabric")
+class ClockProbeTest(SlotTest):
+    """The packet-in timestamp: a clock probe measures the switch's clock against the host's."""
+
+    def runTest(self) -> None:
+        check_clock_probe(self)

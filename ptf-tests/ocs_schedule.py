@@ -9,7 +9,7 @@ import time
 from ocs_circuit import OcsTest, frames
 from ptf import testutils
 from ptf.testutils import group
-from schedule_helpers import ScheduleMixin
+from schedule_helpers import ScheduleMixin, check_clock_probe
 
 from fabric.schedule import TimeSchedule
 from p4rt.entities import TableEntry
@@ -102,3 +102,11 @@ class ScheduleOffTest(ScheduleTest):
         self.send(1, frame)
         testutils.verify_packet(self, frame, 2)
         testutils.verify_no_other_packets(self)
+
+
+@group("ocs")
+class ClockProbeTest(ScheduleTest):
+    """The packet-in timestamp: a clock probe measures the switch's clock against the host's."""
+
+    def runTest(self) -> None:
+        check_clock_probe(self)

@@ -45,3 +45,19 @@ class ScheduleMixin:
         for k, n in sorted(now.items()):
             out += [k] * (n - before[k])
         return out
+
+
+def check_clock_probe(test: Any) -> None:
+    """A packet-out to the CPU port comes back as a packet-in stamped with the switch's time, which
+    advances with the host's (two measurements 300 ms apart agree within their error bounds)."""
+    import time
+
+    from control.clock import measure_client
+
+    first = measure_client(test.client, test.cpu_port, probes=8)
+    time.sleep(0.3)
+    second = measure_client(test.client, test.cpu_port, probes=8)
+    test.assertLess(first.error_us, 200_000, f"round trip bound {first}")
+    drift = abs(second.offset_us - first.offset_us)
+    test.assertLessEqual(drift, first.error_us + second.error_us + 1000, f"{first} then {second}")
+    test.assertGreater(first.to_switch(time.monotonic()), 0, "switch time since start is positive")

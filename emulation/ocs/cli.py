@@ -7,9 +7,11 @@ import json
 import logging
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+from control.clock import measure_client
 from control.ocs.driver import duplex_pairs, parse_pairs
 from control.ocs.polatis import DEFAULT_PORT
 from control.ocs.scpi import parse_address
@@ -153,7 +155,11 @@ def run_emulator(args: argparse.Namespace) -> int:
         schedule = Schedule(round_robin(args.ports, slots), args.day_ms, args.night_ms)
         if timeflow:
             assert client is not None
-            write_dataplane_schedule(client, schedule, args.ports, port_map)
+            sched = write_dataplane_schedule(client, schedule, args.ports, port_map)
+            clock = measure_client(client)  # where the cycle's epoch is in host time, for the ToRs
+            on_event({"event": "timeflow-schedule", "t_mono": time.monotonic(), "slots": sched.slots,
+                      "day_us": sched.day_us, "night_us": sched.night_us, "epoch_us": sched.epoch_us,
+                      "epoch_mono": clock.to_host(sched.epoch_us), "clock_error_us": clock.error_us})
             if links is not None:  # the time-flow tables darken frames, not fibres: every scheduled port lit
                 pm = port_map or {p: p for p in range(1, args.ports + 1)}
                 lit = {i for pairs in schedule.maps for i, _ in pairs}

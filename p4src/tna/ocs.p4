@@ -75,6 +75,7 @@ control OcsEgress(inout ocs_headers_t hdr,
             hdr.packet_in.setValid();
             hdr.packet_in.ingress_port = meta.ingress_port;
             hdr.packet_in._pad = 0;
+            hdr.packet_in.timestamp = (bit<48>) eg_prsr_md.global_tstamp[41:10];
         }
         hdr.bridged.setInvalid();
         port_tx.count(eg_intr_md.egress_port);
