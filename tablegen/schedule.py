@@ -71,44 +71,53 @@ def ocs_schedule_entries(maps: list[dict[int, int]], sched: TimeSchedule) -> lis
     return entries
 
 
+def scheduled_paths(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int]) -> dict[int, str]:
+    """The switch's paths to another ToR of the OCS (path id -> that ToR): routes whose prefix holds
+    hosts of exactly one other switch attached to the OCS."""
+    tors = {p.switch for p in ocs.ports}
+    if switch not in tors:
+        raise ValueError(f"switch {switch!r}: not attached to OCS {ocs.name!r}")
+    links = {(lk.a, lk.b) for lk in topo.links} | {(lk.b, lk.a) for lk in topo.links}
+    hosts_of: dict[str, list[ipaddress.IPv4Address]] = {}
+    for h in topo.hosts:
+        for sw in tors:
+            if (h.name, sw) in links:
+                hosts_of.setdefault(sw, []).append(ipaddress.IPv4Address(h.address))
+    out = {}
+    for prefix, path_id in sorted(routes.items(), key=lambda kv: kv[1]):
+        net = ipaddress.IPv4Network(prefix, strict=False)
+        behind = sorted(sw for sw, ips in hosts_of.items() if sw != switch and any(ip in net for ip in ips))
+        if len(behind) == 1:
+            out[path_id] = behind[0]
+    return out
+
+
 def tor_schedule_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int],
-                         maps: list[list[tuple[int, int]]], sched: TimeSchedule, policy: str = "hold",
+                         maps: list[dict[int, int]], sched: TimeSchedule, policy: str = "hold",
                          max_hold_us: int | None = None, depth: int = 64, before_us: int = 0,
                          after_us: int = 0) -> list[Doc]:
     """A ToR's time-flow entries: its clock, and per path to another ToR of the OCS its policy and
-    its uplink in each slot. `routes` maps the switch's route prefixes to their path ids (its
-    `route` entries); max_hold_us defaults to one cycle."""
+    its uplink in each slot. `maps` are directed OCS port maps, one per slot (`duplex` for circuit
+    maps); `routes` maps the switch's route prefixes to their path ids (its `route` entries);
+    max_hold_us defaults to one cycle."""
     if policy not in POLICIES:
         raise ValueError(f"policy={policy!r}: expected one of {', '.join(POLICIES)}")
     if depth < 1:
         raise ValueError(f"hold depth={depth}: expected at least 1")
     hold_us = sched.cycle_us if max_hold_us is None else max_hold_us
     attach = {p.port: (p.switch, p.switch_port) for p in ocs.ports}
+    paths = scheduled_paths(topo, ocs, switch, routes)
     mine = {p.port: p.switch_port for p in ocs.ports if p.switch == switch}
-    if not mine:
-        raise ValueError(f"switch {switch!r}: not attached to OCS {ocs.name!r}")
     macs = {s.name: s.ports for s in topo.switches}
-    hosts_of: dict[str, list[ipaddress.IPv4Address]] = {}
-    links = {(lk.a, lk.b) for lk in topo.links} | {(lk.b, lk.a) for lk in topo.links}
-    for h in topo.hosts:
-        for sw in {p.switch for p in ocs.ports}:
-            if (h.name, sw) in links:
-                hosts_of.setdefault(sw, []).append(ipaddress.IPv4Address(h.address))
     entries = clock_entries(sched, before_us, after_us)
-    for prefix, path_id in sorted(routes.items(), key=lambda kv: kv[1]):
-        net = ipaddress.IPv4Network(prefix, strict=False)
-        tors = sorted(sw for sw, ips in hosts_of.items() if sw != switch and any(ip in net for ip in ips))
-        if len(tors) != 1:
-            continue  # not one other ToR of the OCS behind this prefix: not scheduled
-        dst = tors[0]
+    for path_id, dst in paths.items():
         if policy == "hold":
             entries.append({"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_hold",
                             "params": {"max_hold_us": hold_us, "depth": depth}})
         else:
             entries.append({"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_electrical",
                             "params": {}})
-        for s, pairs in enumerate(maps):
-            peers = _peers(pairs)
+        for s, peers in enumerate(maps):
             for oport, sport in sorted(mine.items()):
                 far = peers.get(oport)
                 if far is not None and attach[far][0] == dst:

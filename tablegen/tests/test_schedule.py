@@ -50,7 +50,7 @@ def test_tor_takes_the_uplink_of_each_slot() -> None:
     maps = cycle_maps(ocs)
     docs = docs_of(topo, circuits="slot0")
     routes = route_paths(docs["leaf1"])
-    entries = tor_schedule_entries(topo, ocs, "leaf1", routes, maps, SCHED, depth=16, before_us=300, after_us=100)
+    entries = tor_schedule_entries(topo, ocs, "leaf1", routes, duplex(maps), SCHED, depth=16, before_us=300, after_us=100)
     policy = {e["match"]["path_id"]: (e["action"], e["params"]) for e in entries if e["table"] == "slot_policy"}
     assert len(policy) == 3 and all(p == ("slot_hold", {"max_hold_us": SCHED.cycle_us, "depth": 16})
                                     for p in policy.values())
@@ -70,7 +70,7 @@ def test_electrical_policy_and_bad_input() -> None:
     topo = ocscore(4, 1, spines=1)
     ocs = topo.ocs[0]
     docs = docs_of(topo, circuits="slot0")
-    entries = tor_schedule_entries(topo, ocs, "leaf2", route_paths(docs["leaf2"]), cycle_maps(ocs), SCHED,
+    entries = tor_schedule_entries(topo, ocs, "leaf2", route_paths(docs["leaf2"]), duplex(cycle_maps(ocs)), SCHED,
                                    policy="electrical")
     assert {e["action"] for e in entries if e["table"] == "slot_policy"} == {"slot_electrical"}
     with pytest.raises(ValueError, match="policy='drop'"):
