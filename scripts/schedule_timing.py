@@ -186,6 +186,14 @@ def measure(bed: Bed, mode: str, day_ms: float, night_ms: float, pps: float, sec
             "days_ms": days, "nights_ms": nights, "day": summary(days, day_ms), "night": summary(nights, night_ms)}
 
 
+def plot(results: list[dict[str, Any]], out: Path, name: str) -> list[Path]:
+    """CDFs of the days and nights the packets saw, one curve per mode."""
+    from scripts.plots import cdf
+
+    return [cdf({r["mode"]: r[f"{what}s_ms"] for r in results}, f"{what} length seen by the packets (ms)",
+                out / f"{name}-{what}-cdf.png", name) for what in ("day", "night")]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--day-ms", type=float, default=10.0, metavar="MS")
@@ -219,9 +227,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{100 * d.get('within_2pct', 0):.1f}% within 2%; nights mean {nt.get('mean', 0):.3f} ms std "
               f"{nt.get('std_us', 0):.0f} us; sent {r['sent']} ({r['late_sends']} late), received {r['received']}; "
               f"load {load:.1f}", flush=True)
-    name = f"{who}-day{args.day_ms:g}-night{args.night_ms:g}.json"
-    (out / name).write_text(json.dumps(results))
-    print(f"written {out / name}")
+    name = f"{who}-day{args.day_ms:g}-night{args.night_ms:g}"
+    (out / f"{name}.json").write_text(json.dumps(results))
+    figures = plot(results, out, name)
+    print(f"written {out / name}.json, {', '.join(str(f) for f in figures)}")
     return 0
 
 
