@@ -105,7 +105,7 @@
 
 // Hold depth registers and hold counters are indexed by path id.
 #ifndef HOLD_PATHS
-#define HOLD_PATHS 4096
+#define HOLD_PATHS 1024
 #endif
 
 #endif  // P4SRC_INCLUDE_SIZES_P4_
