@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -17,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from control.clock import ClockOffset, measure, probe_nonce
 from control.events import EventLog
 from control.switch import Pipeline, StaleView, SwitchSession
 from fabric.contract import ETHERTYPE_PROBE
@@ -28,6 +30,7 @@ from p4rt.state import SwitchState
 from p4rt.tls import TlsOptions
 from tablegen.files import network_states
 from tablegen.graph import Fabric
+from topo.model import CPU_PORT
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +82,7 @@ class Network:
         self._watch_stop = threading.Event()
         self._watcher: threading.Thread | None = None
         self.packet_ins: list[tuple[str, Packet]] = []
+        self._clock_in: dict[str, queue.Queue[tuple[bytes, int]]] = {n: queue.Queue() for n in self.sessions}
 
     # -- parallel helpers ---------------------------------------------------------------------------
 
@@ -177,6 +181,9 @@ class Network:
 
     def _on_packet(self, switch: str, pkt: Packet) -> None:
         data = pkt.payload
+        if probe_nonce(data) is not None:
+            self._clock_in[switch].put((data, int(pkt.metadata.get("timestamp", 0))))
+            return
         if len(data) >= 14 + len(PROBE_MAGIC) + 8 and int.from_bytes(data[12:14], "big") == PROBE_ETHERTYPE \
                 and data[14:14 + len(PROBE_MAGIC)] == PROBE_MAGIC:
             nonce = data[14 + len(PROBE_MAGIC):14 + len(PROBE_MAGIC) + 8]
@@ -215,6 +222,19 @@ class Network:
         finally:
             with self._probe_lock:
                 self._probes.pop(nonce, None)
+
+    def clock(self, name: str, probes: int = 16, timeout: float = 1.0) -> ClockOffset:
+        """The switch's clock against this host's (control/clock.py), from clock probes."""
+        sess, inbox = self.sessions[name], self._clock_in[name]
+
+        def receive(left: float) -> tuple[bytes, int] | None:
+            try:
+                return inbox.get(timeout=left)
+            except queue.Empty:
+                return None
+
+        return measure(lambda f: sess.client.packet_out(Packet(f, {"egress_port": CPU_PORT})), receive,
+                       probes, timeout)
 
     def close(self) -> None:
         """Stop watching and close every session."""

@@ -334,7 +334,10 @@ class Emulation:
         address = line.split("listening on ", 1)[1].split()[0]
         self.ocs = OcsProcess(o.name, size, proc, address)
         circuits = resolve_circuits(self.topo, self.circuits_spec).get(o.name, [])
-        self.set_circuits(circuits)
+        if _option(self.ocs_args, "--schedule-mode") == "dataplane":
+            circuits = []  # the ocs switch's time-flow tables hold the cycle; the emulator lit its fibres
+        else:
+            self.set_circuits(circuits)
         self.on_progress("ocs", f"{o.name} {size}x{size} at {address}, circuits {circuits} "
                          f"up in {time.monotonic() - t0:.1f} s")
 
@@ -541,3 +544,12 @@ def _stop_proc(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(timeout=5)
+
+
+def _option(args: list[str], name: str) -> str | None:
+    """The value of the last `name VALUE` in an argument list (None if absent)."""
+    value = None
+    for a, b in zip(args, args[1:], strict=False):
+        if a == name:
+            value = b
+    return value

@@ -52,6 +52,12 @@ PATH_STATIC, PATH_ECMP, PATH_DROP = "path_static", "path_ecmp", "path_drop"
 PATH_SPRAY = {"random": "path_spray_random", "rr": "path_spray_rr"}  # by SPRAY_KINDS
 SET_NEXT_HOP, PORT_UP, PORT_DOWN, SET_SMAC = "set_next_hop", "port_up", "port_down", "set_smac"
 CROSS_CONNECT, DARK = "cross_connect", "dark"
+# the time-flow tables (p4src/README.md, "Time-flow tables")
+SCHEDULE_CONFIG, SCHEDULE_PHASE, SLOT_POLICY, SLOT_PATH = "schedule_config", "schedule_phase", "slot_policy", "slot_path"
+SLOT_CIRCUIT = "slot_circuit"
+SET_SCHEDULE, SCHEDULE_OFF, SET_SLOT = "set_schedule", "schedule_off", "set_slot"
+SLOT_HOLD, SLOT_ELECTRICAL, SLOT_PORT = "slot_hold", "slot_electrical", "slot_port"
+SLOT_CROSS_CONNECT, SLOT_DARK = "slot_cross_connect", "slot_dark"
 
 # table -> (match fields, actions allowed, action profile or None)
 FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
@@ -65,10 +71,25 @@ FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = 
     SPRAY_GROUP: (("path_id", "version"), (SET_NEXT_HOP,), SPRAY_SELECTOR),
     PORT_LIVENESS: (("port",), (PORT_UP, PORT_DOWN), LIVENESS_SELECTOR),
     PORT_MAC: (("egress_port",), (SET_SMAC,), None),
+    # the time-sliced schedule at a ToR (p4src/README.md, "Time-flow tables")
+    SCHEDULE_CONFIG: ((), (SET_SCHEDULE, SCHEDULE_OFF), None),
+    SCHEDULE_PHASE: (("phase",), (SET_SLOT,), None),
+    SLOT_POLICY: (("path_id",), (SLOT_HOLD, SLOT_ELECTRICAL), None),
+    SLOT_PATH: (("path_id", "slot"), (SLOT_PORT,), None),
 }
 OCS_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
     CIRCUIT: (("ingress_port",), (CROSS_CONNECT,), None),
+    SCHEDULE_CONFIG: ((), (SET_SCHEDULE, SCHEDULE_OFF), None),
+    SCHEDULE_PHASE: (("phase",), (SET_SLOT,), None),
+    SLOT_CIRCUIT: (("slot", "night", "ingress_port"), (SLOT_CROSS_CONNECT,), None),
 }
+# ocs.p4's actions (not in fabric.p4)
+OCS_ACTIONS = (CROSS_CONNECT, DARK, SLOT_CROSS_CONNECT, SLOT_DARK)
+# the hold of a ToR's scheduled paths (p4src/include/v1model/slot_hold.p4), counters by path id
+HOLD_COUNTERS = ("hold_entered", "hold_released", "hold_overflow", "hold_expired")
+# the OCS's drops under a schedule, counters by ingress port: a night on a changing port, a day
+# without a circuit for the port
+SCHEDULE_DROP_COUNTERS = ("night_drops", "unlit_drops")
 
 ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     ACL_FORWARD: ("port",), ACL_DROP: (), ACL_TO_CPU: (),
@@ -77,6 +98,9 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     PATH_STATIC: ("port", "dmac"), PATH_ECMP: (), **{a: () for a in PATH_SPRAY.values()}, PATH_DROP: (),
     SET_NEXT_HOP: ("port", "dmac"), PORT_UP: (), PORT_DOWN: (), SET_SMAC: ("smac",),
     CROSS_CONNECT: ("port",), DARK: (),
+    SET_SCHEDULE: ("epoch_us", "cycle_scale"), SCHEDULE_OFF: (), SET_SLOT: ("slot", "night"),
+    SLOT_HOLD: ("max_hold_us", "depth"), SLOT_ELECTRICAL: (), SLOT_PORT: ("port", "dmac"),
+    SLOT_CROSS_CONNECT: ("port",), SLOT_DARK: (),
 }
 
 PROFILE_TABLE = {ECMP_SELECTOR: ECMP_GROUP, SPRAY_SELECTOR: SPRAY_GROUP, LIVENESS_SELECTOR: PORT_LIVENESS}

@@ -23,7 +23,11 @@
 //               | ecmp / spray
 //             ecmp_group (5-tuple + hash_config salt) | spray_group (random / round robin)
 //               |
+//             schedule (a path through the OCS, slot_policy hit): ScheduleClock -> slot,
+//               | slot_path (path_id, slot) --lit--> the slot's uplink, dmac
+//               | unlit: hold (SlotHold: recirculated until its slot) | electrical: go on
 //             failover: port_liveness: port down -> resubmit once with the other version
+//  (a held packet back from the hold loop skips acl, routing and flowlet: its route is kept)
 //
 // Compile: p4c-bm2-ss p4src/fabric.p4 -o fabric.json --p4runtime-files fabric.p4info.txtpb
 
@@ -44,6 +48,9 @@
 #include "include/fabric/path.p4"
 #include "include/fabric/failover.p4"
 #include "include/fabric/egress_rewrite.p4"
+#include "include/schedule/clock.p4"
+#include "include/fabric/slot_route.p4"
+#include "include/v1model/slot_hold.p4"
 
 control FabricIngress(inout fabric_headers_t hdr,
                       inout fabric_metadata_t meta,
@@ -55,17 +62,31 @@ control FabricIngress(inout fabric_headers_t hdr,
     Flowlet() flowlet;
     PathSelect() path_select;
     Failover() failover;
+    ScheduleClock() clock;
+    SlotRoute() slot_route;
+    SlotHold() slot_hold;
 
     apply {
         meta.now = standard_metadata.ingress_global_timestamp;
+        if (meta.held == 1) {
+            meta.now = meta.hold_now;  // recirculated: its timestamp is 0
+        }
         meta.pkt_len = standard_metadata.packet_length;
-        if (meta.failover == 0 && meta.drain_probe == 0) {
+        if (meta.failover == 0 && meta.drain_probe == 0 && meta.held == 0) {
             port_rx.count((bit<32>) standard_metadata.ingress_port);  // a resubmitted copy was counted
         }
+        bool scheduled = false;
         if (hdr.packet_out.isValid()) {
             meta.egress_port = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
             meta.bypass = 1;
+        } else if (meta.held == 1) {
+            // Back from the hold loop: routed (TTL done) on its first pass, its path kept.
+            meta.routed = 1;
+            meta.has_path = 1;
+            meta.path_id = meta.held_path_id;
+            meta.version = meta.held_version;
+            scheduled = true;
         } else if (hdr.ethernet.isValid() && hdr.ethernet.ether_type == ETHERTYPE_PROBE) {
             meta.egress_port = CPU_PORT;
             meta.bypass = 1;
@@ -76,10 +97,16 @@ control FabricIngress(inout fabric_headers_t hdr,
             if (meta.acl_hit == 0) {
                 routing.apply(hdr, meta);
                 flowlet.apply(hdr, meta);
-                if (meta.has_path == 1) {
-                    path_select.apply(hdr, meta);
-                    failover.apply(hdr, meta);
-                }
+                scheduled = meta.has_path == 1;
+            }
+        }
+        if (scheduled) {
+            clock.apply(meta.now, meta.sched);
+            slot_route.apply(hdr, meta);
+            slot_hold.apply(meta);
+            if (meta.slot_decision == SLOT_PATH) {
+                path_select.apply(hdr, meta);
+                failover.apply(hdr, meta);
             }
         }
         // The decisions: drop or the egress port (resubmit and clone were called where decided).
@@ -104,9 +131,15 @@ control FabricEgress(inout fabric_headers_t hdr,
         if (standard_metadata.instance_type == INSTANCE_TYPE_INGRESS_CLONE) {
             meta.is_clone = 1;
         }
-        egress_rewrite.apply(hdr, meta);
-        if (meta.do_recirculate == 0) {  // the drain probe is sent back to ingress, not out
-            port_tx.count((bit<32>) standard_metadata.egress_port);
+        if (meta.hold_pass == 1) {
+            // Round the hold loop (SlotHold): back to ingress unchanged, never out of this port.
+            meta.hold_now = standard_metadata.egress_global_timestamp;
+            recirculate_preserving_field_list(FL_HOLD);
+        } else {
+            egress_rewrite.apply(hdr, meta);
+            if (meta.do_recirculate == 0) {  // the drain probe is sent back to ingress, not out
+                port_tx.count((bit<32>) standard_metadata.egress_port);
+            }
         }
     }
 }

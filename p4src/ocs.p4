@@ -5,7 +5,11 @@
 //
 //  ingress: port_rx -> packet-out? --yes--> packet_out.egress_port
 //                        | no
-//                      circuit (ingress_port) --> cross_connect(port) | dark(): drop, dark_drops
+//                      schedule on? (ScheduleClock: schedule_config, schedule_phase on the arrival time)
+//                        | no                              | yes
+//                      circuit (ingress_port)            slot_circuit (slot, night, ingress_port)
+//                        --> cross_connect(port)           --> slot_cross_connect(port)
+//                        | dark(): drop, dark_drops        | miss: drop, night_drops / unlit_drops
 //  egress:  port_tx
 //
 // Compile: p4c-bm2-ss p4src/ocs.p4 -o ocs.json --p4runtime-files ocs.p4info.txtpb
@@ -20,6 +24,8 @@
 #include "include/metadata.p4"
 #include "include/v1model/ocs_parser.p4"
 #include "include/ocs/circuit.p4"
+#include "include/schedule/clock.p4"
+#include "include/ocs/timeflow.p4"
 
 control OcsIngress(inout ocs_headers_t hdr,
                    inout ocs_metadata_t meta,
@@ -27,14 +33,22 @@ control OcsIngress(inout ocs_headers_t hdr,
 
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_rx;
     Circuit() circuit;
+    ScheduleClock() clock;
+    TimeFlow() time_flow;
 
     apply {
+        meta.now = standard_metadata.ingress_global_timestamp;
         port_rx.count((bit<32>) standard_metadata.ingress_port);
         if (hdr.packet_out.isValid()) {
             meta.egress_port = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
         } else {
-            circuit.apply(meta);
+            clock.apply(meta.now, meta.sched);
+            if (meta.sched.on == 1) {
+                time_flow.apply(meta);
+            } else {
+                circuit.apply(meta);
+            }
         }
         if (meta.drop == 1) {
             mark_to_drop(standard_metadata);
@@ -55,6 +69,7 @@ control OcsEgress(inout ocs_headers_t hdr,
             hdr.packet_in.setValid();
             hdr.packet_in.ingress_port = meta.ingress_port;
             hdr.packet_in._pad = 0;
+            hdr.packet_in.timestamp = (bit<48>) meta.now;
         }
         port_tx.count((bit<32>) standard_metadata.egress_port);
     }

@@ -115,6 +115,31 @@ class _Ir:
         raise ValueError(f"IR type {t.get('Node_Type')!r} (node {t.get('Node_ID')}): expected bit<W>")
 
 
+    def key_width(self, expr: dict[str, Any]) -> int:
+        """The width of a key expression. When the metadata struct holds a nested struct, p4c's bmv2
+        mid end flattens it (meta.path_id becomes meta._path_id20) but leaves the member's type the
+        struct's; the field is then found by its flattened name in the original struct."""
+        t = self.get(expr["type"])
+        if t.get("Node_Type") != "Type_Struct" or expr.get("Node_Type") != "Member":
+            return self.width(expr["type"])
+        stem = re.sub(r"^_(.*?)\d+$", r"\1", expr["member"])
+        found = self._field_width(t, stem)
+        if found is None:
+            raise ValueError(f"IR member {expr['member']!r}: no field of {t.get('name')!r} flattens to it")
+        return found
+
+    def _field_width(self, struct: dict[str, Any], stem: str) -> int | None:
+        for f in (self.get(x) for x in self.get(struct["fields"])["vec"]):
+            ft = self.get(f["type"])
+            if f["name"] == stem:
+                return self.width(ft)
+            if ft.get("Node_Type") == "Type_Struct" and stem.startswith(f["name"] + "_"):
+                inner = self._field_width(ft, stem[len(f["name"]) + 1:])
+                if inner is not None:
+                    return inner
+        return None
+
+
 def from_p4c_ir(path: str | Path) -> Interface:
     """The interface of a program in p4c's IR after its mid end (p4c-bm2-ss --toJSON FILE)."""
     ir = _Ir(json.loads(Path(path).read_text()))
@@ -143,7 +168,7 @@ def from_p4c_ir(path: str | Path) -> Interface:
                     continue  # selector inputs are no match field in P4Info
                 expr = ir.get(k["expression"])
                 name = ir.annotation(k, "name") or expr.get("member", "")
-                match.append((name, ir.width(expr["type"]), kind))
+                match.append((name, ir.key_width(expr), kind))
         names = []
         for el in ir.get(ir.get(props["actions"]["value"])["actionList"])["vec"]:
             expr = ir.get(ir.get(el)["expression"])

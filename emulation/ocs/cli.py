@@ -7,16 +7,18 @@ import json
 import logging
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+from control.clock import measure_client
 from control.ocs.driver import duplex_pairs, parse_pairs
 from control.ocs.polatis import DEFAULT_PORT
 from control.ocs.scpi import parse_address
 from emulation.ocs.dataplane import IpLinkControl, P4RuntimeCircuits, parse_link_specs
 from emulation.ocs.delay import THESIS_TABLE_4_3, DelayModel, summarize
 from emulation.ocs.emulator import MAX_PORTS, EmulatedOcs
-from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
+from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin, write_dataplane_schedule
 from emulation.ocs.server import IDLE_TIMEOUT_S, MAX_CLIENTS, ScpiServer
 from p4rt.client import P4RuntimeClient
 
@@ -81,6 +83,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--day-ms", type=float, default=100.0, metavar="MS")
     p.add_argument("--night-ms", type=float, default=10.0, metavar="MS")
     p.add_argument("--schedule-slots", default="", metavar="1,2,...", help="slots in the round robin (default all)")
+    p.add_argument("--schedule-mode", choices=["thread", "dataplane"], default="thread",
+                   help="thread: set each map from a thread (writes and link changes per slot); dataplane: "
+                        "write the cycle once into the ocs switch's time-flow tables (needs --dataplane)")
     add_delay_args(p)
     p.set_defaults(func=run_emulator)
 
@@ -132,8 +137,14 @@ def run_emulator(args: argparse.Namespace) -> int:
         circuits = P4RuntimeCircuits(client, config)
         circuits.clear_all()
     links = IpLinkControl(parse_link_specs(args.link)) if args.link else None
-    ocs = EmulatedOcs(args.ports, delay, circuits, links, port_map, on_event)
-    if links is not None:
+    timeflow = args.schedule == "round-robin" and args.schedule_mode == "dataplane"
+    if timeflow and circuits is None:
+        raise ValueError("--schedule-mode dataplane: expected --dataplane ADDR (the ocs switch)")
+    # With the cycle in the time-flow tables the data plane is the schedule's own: SCPI commands
+    # are answered but drive neither the circuit table (the schedule overrides it) nor the fibres.
+    ocs = EmulatedOcs(args.ports, delay, None if timeflow else circuits, None if timeflow else links,
+                      port_map, on_event)
+    if links is not None and not timeflow:
         ocs.init_links()
     if args.circuits:
         ocs.set_map(duplex_pairs(parse_pairs(args.circuits.split(",")), args.ports), delay=DelayModel.instant())
@@ -141,7 +152,20 @@ def run_emulator(args: argparse.Namespace) -> int:
     runner = None
     if args.schedule == "round-robin":
         slots = [int(s) for s in args.schedule_slots.split(",") if s.strip()] or None
-        runner = ScheduleRunner(ocs, Schedule(round_robin(args.ports, slots), args.day_ms, args.night_ms))
+        schedule = Schedule(round_robin(args.ports, slots), args.day_ms, args.night_ms)
+        if timeflow:
+            assert client is not None
+            sched = write_dataplane_schedule(client, schedule, args.ports, port_map)
+            clock = measure_client(client)  # where the cycle's epoch is in host time, for the ToRs
+            on_event({"event": "timeflow-schedule", "t_mono": time.monotonic(), "slots": sched.slots,
+                      "day_us": sched.day_us, "night_us": sched.night_us, "epoch_us": sched.epoch_us,
+                      "epoch_mono": clock.to_host(sched.epoch_us), "clock_error_us": clock.error_us})
+            if links is not None:  # the time-flow tables darken frames, not fibres: every scheduled port lit
+                pm = port_map or {p: p for p in range(1, args.ports + 1)}
+                lit = {i for pairs in schedule.maps for i, _ in pairs}
+                links.set_links([(pm[p], p in lit) for p in range(1, args.ports + 1)])
+        else:
+            runner = ScheduleRunner(ocs, schedule)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

@@ -3,6 +3,11 @@
 During a night every port whose connection changes is dark; during a day the map is stable. The
 round-robin generator gives, for N slots, N-1 maps where map k sends slot i to slot (i+k) mod N:
 every ordered pair (i, j), i != j, gets light exactly once per cycle (OCSEMU paper Fig. 1).
+
+Two ways to run it: `ScheduleRunner`, a thread that sets each map through the emulator (P4Runtime
+writes and link changes per slot), and `write_dataplane_schedule`, which writes the whole cycle once
+into the `ocs` program's time-flow tables (p4src/README.md): the switch then picks each frame's
+circuit from its own timestamp, with no write per slot.
 """
 
 from __future__ import annotations
@@ -15,6 +20,10 @@ from dataclasses import dataclass
 from control.ocs.driver import Pair
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
+from fabric.schedule import TimeSchedule
+from p4rt.client import P4RuntimeClient, wildcard
+from p4rt.entities import TableEntry
+from tablegen.schedule import ocs_schedule_entries
 
 log = logging.getLogger(__name__)
 
@@ -93,3 +102,34 @@ class ScheduleRunner:
                 log.warning("schedule slot %d overran by %.1f ms", k, -wait * 1000)
             if self._stop.wait(max(0.0, wait)):
                 return
+
+
+SCHEDULE_TABLES = ("slot_circuit", "schedule_phase")
+
+
+def dataplane_maps(schedule: Schedule, size: int, port_map: dict[int, int] | None = None) -> list[dict[int, int]]:
+    """The schedule's maps as directed data-plane port maps (SCPI input i, output size + o: i -> o)."""
+    pm = port_map or {p: p for p in range(1, size + 1)}
+    return [{pm[i]: pm[o - size] for i, o in pairs} for pairs in schedule.maps]
+
+
+def write_dataplane_schedule(client: P4RuntimeClient, schedule: Schedule, size: int,
+                             port_map: dict[int, int] | None = None, epoch_us: int = 0) -> TimeSchedule:
+    """Write the whole cycle into the `ocs` switch's time-flow tables, once (older schedule entries
+    are deleted first); the cycle starts at switch time `epoch_us`. Returns what was written."""
+    if schedule.day_ms * 1000 != int(schedule.day_ms * 1000) or schedule.night_ms * 1000 != int(schedule.night_ms * 1000):
+        raise ValueError(f"day {schedule.day_ms} ms / night {schedule.night_ms} ms: expected whole microseconds")
+    sched = TimeSchedule(slots=len(schedule.maps), day_us=int(schedule.day_ms * 1000),
+                         night_us=int(schedule.night_ms * 1000), epoch_us=epoch_us)
+    for table in SCHEDULE_TABLES:
+        held = [e for e in client.read_entities([wildcard(client.schema, "table_entry", table)])
+                if isinstance(e, TableEntry) and not e.default]
+        if held:
+            client.delete(held)
+    entries = [TableEntry.from_dict(d) for d in ocs_schedule_entries(dataplane_maps(schedule, size, port_map), sched)]
+    default = [e for e in entries if e.default]
+    client.insert([e for e in entries if not e.default])
+    client.modify(default)  # schedule_config's default last: the schedule starts complete
+    log.info("time-flow schedule written: %d slots, day %d us, night %d us, %d entries", sched.slots,
+             sched.day_us, sched.night_us, len(entries))
+    return sched

@@ -11,6 +11,7 @@ import pytest
 
 from emulation.target import Target
 from fabric import contract as schema
+from fabric.schedule import SCHEDULE_PHASE_BITS
 from p4rt.schema import P4Schema
 from topo.model import CPU_PORT
 
@@ -60,7 +61,7 @@ def test_tables_actions_and_parameters_exist(fabric: P4Schema) -> None:
             prof = fabric.table_profile(t)
             assert prof is not None and prof.preamble.name.endswith(profile), f"table {table}: profile"
     for action, params in schema.ACTION_PARAMS.items():
-        if action in ("cross_connect", "dark"):
+        if action in schema.OCS_ACTIONS:
             continue  # ocs.p4's
         assert action in actions, f"action {action}: not in fabric.p4"
         assert [p.name for p in actions[action].params] == list(params), f"action {action}: parameters"
@@ -71,3 +72,34 @@ def test_port_watch_actions_are_the_profiles_actions(fabric: P4Schema) -> None:
     for profile, action in schema.PORT_WATCH_ACTIONS.items():
         table = schema.PROFILE_TABLE[profile]
         assert action in schema.FABRIC_TABLES[table][1] and table in tables
+
+
+@pytest.fixture(scope="module")
+def ocs(tmp_path_factory: pytest.TempPathFactory) -> P4Schema:
+    out = tmp_path_factory.mktemp("contract-ocs")
+    Target.from_env().compile(P4SRC / "ocs.p4", out, P4SRC)
+    return P4Schema.load(str(out / "ocs.p4info.txtpb"))
+
+
+def test_ocs_tables_actions_and_counters_exist(ocs: P4Schema) -> None:
+    tables = {t.preamble.name.rsplit(".", 1)[-1]: t for t in ocs.tables}
+    actions = {a.preamble.name.rsplit(".", 1)[-1]: a for a in ocs.p4info.actions}
+    counters = {c.preamble.name.rsplit(".", 1)[-1] for c in ocs.p4info.counters}
+    for table, (fields, allowed, _profile) in schema.OCS_TABLES.items():
+        assert table in tables, f"table {table}: not in ocs.p4's P4Info"
+        assert [m.name for m in tables[table].match_fields] == list(fields), f"table {table}: match fields"
+        refs = {ref.id for ref in tables[table].action_refs}
+        for action in allowed:
+            assert actions[action].preamble.id in refs, f"table {table}: action {action} not allowed"
+            assert [p.name for p in actions[action].params] == list(schema.ACTION_PARAMS[action])
+    assert set(schema.SCHEDULE_DROP_COUNTERS) <= counters
+
+
+def test_schedule_constants_match_the_p4_source(fabric: P4Schema) -> None:
+    c = p4_constants()
+    assert c["SCHEDULE_PHASE_BITS"] == SCHEDULE_PHASE_BITS
+    assert c["SCHEDULE_PHASE_MASK"] == (1 << SCHEDULE_PHASE_BITS) - 1
+    counters = {x.preamble.name.rsplit(".", 1)[-1] for x in fabric.p4info.counters}
+    assert set(schema.HOLD_COUNTERS) <= counters
+    phase = {t.preamble.name.rsplit(".", 1)[-1]: t for t in fabric.tables}["schedule_phase"].match_fields[0]
+    assert phase.bitwidth == 32

@@ -58,7 +58,7 @@ import time
 from collections.abc import Callable
 
 from p4sim.switch.digest import Digest
-from p4sim.switch.engine import run
+from p4sim.switch.engine import Recirculation, run
 from p4sim.switch.heap import settle_heap
 from p4sim.switch.pipeline import Pipeline
 from p4sim.switch.pre import Pre
@@ -101,6 +101,9 @@ class Device:
         self.t0 = time.monotonic()
         self.stats = {"rx": 0, "tx": 0, "drop": 0, "to_cpu": 0, "errors": 0}
         self._io = None  # p4sim.switch.ports.PortIO when started
+        # While ports run: recirculated packets wait here for ingress, as in bmv2 (engine.Recirculation);
+        # None: a recirculated packet passes ingress again at once (at most 16 rounds).
+        self.recirculation: Recirculation | None = None
 
     # --- pipeline ------------------------------------------------------------------------------
 

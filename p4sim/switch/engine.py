@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections import deque
 from typing import Any, Protocol
 
 from p4sim.switch.digest import Digest
@@ -42,6 +43,7 @@ class Device(Protocol):
 
     pre: Pre
     stats: dict[str, int]
+    recirculation: Recirculation | None  # while ports run (p4sim.switch.ports): packets back to ingress
 
     def now_us(self) -> int:
         """The switch clock in microseconds."""
@@ -208,11 +210,17 @@ class _Flow:
         ns["update_checksums"](p)
         frame = ns["deparse"](p)
         if p._recirc is not None:
-            if depth >= MAX_LOOPS:
+            later = self.dev.recirculation
+            if later is None and depth >= MAX_LOOPS:
                 log.warning("recirculate loop cut after %d rounds", depth)
                 return
             # the deparsed frame, with metadata reset: ingress_port and the timestamp are 0
             q = self.new(frame, 0, RECIRC, p, p._recirc, ts=0)
+            if later is not None:
+                # with ports (PortIO), as bmv2: back into the input, to pass ingress again after
+                # this frame, later in time, with no limit on rounds (the program bounds them)
+                later.put(self.pl, q)
+                return
             self.ingress(q, depth + 1)
             return
         if p._trunc and len(frame) > p._trunc:
@@ -234,6 +242,42 @@ def run(dev: Device, pl: Pipeline, port: int, frame: bytes) -> list[tuple[int, b
         dev.stats["errors"] += 1
         log.exception("packet processing failed; frame dropped (%d bytes on port %d)", len(frame), port)
         return []
+
+
+def resume(dev: Device, pl: Pipeline, p: Any) -> list[tuple[int, bytes]]:
+    """Run a recirculated packet (Recirculation) through ingress again; return what it transmits."""
+    try:
+        f = _Flow(dev, pl)
+        f.ingress(p, 0)
+        return f.out
+    except Exception:  # a program bug must not kill the switch: drop the frame
+        dev.stats["errors"] += 1
+        log.exception("recirculated packet processing failed; frame dropped")
+        return []
+
+
+class Recirculation:
+    """Recirculated packets waiting for ingress (bmv2's input buffer: 1024 packets, then drops)."""
+
+    CAPACITY = 1024
+
+    def __init__(self) -> None:
+        self.queue: deque[tuple[Pipeline, Any]] = deque()
+        self.dropped = 0
+
+    def __len__(self) -> int:
+        return len(self.queue)
+
+    def put(self, pl: Pipeline, p: Any) -> None:
+        """Queue a packet for ingress; beyond CAPACITY it is dropped (and counted)."""
+        if len(self.queue) >= self.CAPACITY:
+            self.dropped += 1
+            return
+        self.queue.append((pl, p))
+
+    def take(self) -> tuple[Pipeline, Any]:
+        """The oldest packet waiting."""
+        return self.queue.popleft()
 
 
 def continue_slow(dev: Device, pl: Pipeline, p: Any, eport: int | None, now: int) -> list[tuple[int, bytes]]:

@@ -20,7 +20,7 @@ import time
 from typing import BinaryIO, Protocol
 
 from p4sim.switch import engine
-from p4sim.switch.engine import run
+from p4sim.switch.engine import Recirculation, resume, run
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +152,7 @@ class PortIO:
 
     def start(self) -> None:
         """Start the I/O thread."""
+        self.dev.recirculation = Recirculation()
         self._thread = threading.Thread(target=self._loop, name="p4sim-ports", daemon=True)
         self._thread.start()
 
@@ -161,6 +162,7 @@ class PortIO:
         os.write(self._wake_w, b"x")
         if self._thread is not None:
             self._thread.join(timeout=5)
+        self.dev.recirculation = None
         self.close()
 
     def close(self) -> None:
@@ -215,7 +217,11 @@ class PortIO:
                     next_poll += PORT_POLL_S
                     if next_poll <= now:  # fell behind (a long stall): keep the period, skip the backlog
                         next_poll = now + PORT_POLL_S
-                for fd, ev in ep.poll(max(0.0, next_poll - clock())):
+                recirc = dev.recirculation
+                if recirc:
+                    self._recirculate(dev, recirc)
+                wait = 0.0 if recirc else max(0.0, next_poll - clock())
+                for fd, ev in ep.poll(wait):
                     if fd == self._wake_r:
                         return
                     try:
@@ -239,6 +245,17 @@ class PortIO:
                             log.debug("port %d: %s", port, e)
         finally:
             ep.close()
+
+    def _recirculate(self, dev: Device, recirc: Recirculation) -> None:
+        """Pass the recirculated packets waiting now through ingress again (those they recirculate
+        wait for the next round, after the ports have been read)."""
+        for _ in range(len(recirc)):
+            pl, p = recirc.take()
+            with dev.lock:
+                if dev.pipeline is not pl:
+                    continue  # the program was replaced meanwhile
+                out = resume(dev, pl, p)
+            dev.emit(out)
 
     def _detach(self, ep: select.epoll, fd: int, port: int, why: str) -> None:
         """Stop reading a port whose interface failed; it counts as down."""

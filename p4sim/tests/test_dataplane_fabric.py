@@ -129,7 +129,9 @@ def test_probe_packet_in_and_packet_out(fab: Device) -> None:
     out = fab.process(3, probe)
     assert [p for p, _ in out] == [CPU]
     pin = out[0][1]
-    assert int.from_bytes(pin[:2], "big") >> 7 == 3 and pin[2:] == probe  # packet_in: ingress_port, _pad
+    # packet_in: ingress_port, _pad, timestamp (48 bits: the switch's us at arrival)
+    assert int.from_bytes(pin[:2], "big") >> 7 == 3 and pin[8:] == probe
+    assert 0 <= int.from_bytes(pin[2:8], "big") <= fab.now_us()
     pout = ((2 << 7).to_bytes(2, "big")) + probe  # packet_out: egress_port 2
     out = fab.process(CPU, pout)
     assert out == [(2, probe)]
@@ -157,6 +159,7 @@ def test_fused_and_attribute_fast_paths_agree(fab: Device, monkeypatch: pytest.M
     tagged = tagged[:12] + b"\x88\xb5" + bytes([0x80, 3]) + b"\x08\x00" + tagged[14:]
     frames = [_udp("10.0.2.9"), _udp("10.0.3.9", sport=7), _udp("10.0.1.5"), tagged, _udp("10.0.2.9", ttl=1)]
     frames += _frames(2000, seed=11)
+    monkeypatch.setattr(fab, "now_us", lambda: 1_000_000)  # packet-ins carry the arrival time
     runs = []
     for fused in (True, False):
         monkeypatch.setattr(engine, "USE_FUSED", fused)

@@ -7,6 +7,7 @@ typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;
 typedef bit<16> path_id_t;
 typedef bit<1>  version_t;
+typedef bit<16> slot_t;     // a slot of the time-sliced optical schedule (schedule/clock.p4)
 
 // The CPU port of simple_switch_grpc and p4sim-switch (--cpu-port 255); the TNA glue sets its own.
 #ifndef CPU_PORT
@@ -35,6 +36,18 @@ const bit<2> MULTIPATH_SPRAY = 2;
 #define FL_FAILOVER 1
 // Field list of the metadata kept from a held ACK to its drain probe (clone, recirculate: flowlet.p4).
 #define FL_DRAIN_PROBE 2
+// Field list of the metadata kept by a packet held for its slot (recirculated: fabric/slot_route.p4).
+#define FL_HOLD 3
+
+// The schedule clock's phase is a fraction of the cycle in SCHEDULE_PHASE_BITS bits (v1model).
+#define SCHEDULE_PHASE_BITS 20
+const bit<32> SCHEDULE_PHASE_MASK = 0xFFFFF;
+
+// SlotRoute's decision for a scheduled path (fabric/slot_route.p4).
+const bit<2> SLOT_PATH = 0;  // not scheduled, or unlit with the electrical policy: the path table decides
+const bit<2> SLOT_LIT  = 1;  // the slot's circuit: out of its uplink now
+const bit<2> SLOT_HOLD = 2;  // held until its slot (recirculated)
+const bit<2> SLOT_DROP = 3;  // the hold is full or the packet waited longer than its max hold
 
 // The clone session of drain probes. The controller points it at the CPU port; the copy never leaves
 // there (egress recirculates it).

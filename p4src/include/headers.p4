@@ -14,6 +14,8 @@
 header packet_in_t {
     port_t  ingress_port;
     bit<7>  _pad;
+    bit<48> timestamp;    // the switch's clock when the packet arrived (v1model: us since it
+                          // started; TNA: egress time, 1.024 us units): clock probes (control/clock.py)
 }
 
 // Packet-out: the controller names the port; the frame behind it leaves there unchanged.

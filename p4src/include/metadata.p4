@@ -12,6 +12,14 @@
 #error "include the target's glue (include/v1model/glue.p4 or include/tna/glue.p4) first"
 #endif
 
+// What the schedule clock says about now (schedule/clock.p4).
+struct schedule_t {
+    bit<1>  on;               // a schedule is installed and has started
+    bit<1>  night;            // a night (OCS: changing ports are dark; ToR: nothing optical is sent)
+    slot_t  slot;
+    bit<32> phase;            // position in the cycle (v1model: 2^-SCHEDULE_PHASE_BITS cycles)
+}
+
 struct fabric_metadata_t {
     TARGET_METADATA
     // In from the target (glue), at the start of ingress (egress: egress_port, is_clone).
@@ -67,12 +75,31 @@ struct fabric_metadata_t {
     // Set on a held ACK that asks for a drain probe; its clone, and the probe that clone becomes, keep it.
     @field_list(FL_DRAIN_PROBE)
     bit<1>    drain_probe;
+    // Time-sliced optical schedule at a ToR (slot_route.p4).
+    schedule_t sched;
+    bit<2>    slot_decision;  // SLOT_*: the path table, the slot's uplink, hold, or drop
+    bit<1>    hold_pass;      // this pass goes round the hold loop (egress recirculates it)
+    bit<32>   hold_max_us;    // slot_policy: the longest a packet of the path is held
+    bit<32>   hold_limit;     // slot_policy: at most this many packets of the path held at once
+    // Kept by a held packet from one pass to the next (recirculated; the parser must not set them).
+    @field_list(FL_HOLD)
+    bit<1>    held;           // this packet is held for its slot
+    @field_list(FL_HOLD)
+    time_t    hold_since;     // when it was first held
+    @field_list(FL_HOLD)
+    time_t    hold_now;       // when its last pass left egress (a recirculated packet's arrival time is 0)
+    @field_list(FL_HOLD)
+    path_id_t held_path_id;   // its route, decided on arrival
+    @field_list(FL_HOLD)
+    version_t held_version;
 }
 
 struct ocs_metadata_t {
     port_t ingress_port;
     port_t egress_port;
     bit<1> drop;
+    time_t now;               // arrival time (schedule clock)
+    schedule_t sched;
 }
 
 #endif  // P4SRC_INCLUDE_METADATA_P4_

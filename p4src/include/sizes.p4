@@ -89,4 +89,23 @@
 #define CIRCUIT_TABLE_SIZE 512
 #endif
 
+// The time-sliced schedule: phase ranges (a night and a day per slot), the OCS's cross-connect per
+// (slot, night, port), a ToR's uplink per (path, slot), and the per-path hold state.
+#ifndef SCHEDULE_PHASE_SIZE
+#define SCHEDULE_PHASE_SIZE 1024
+#endif
+
+#ifndef SLOT_CIRCUIT_SIZE
+#define SLOT_CIRCUIT_SIZE 16384
+#endif
+
+#ifndef SLOT_PATH_SIZE
+#define SLOT_PATH_SIZE 16384
+#endif
+
+// Hold depth registers and hold counters are indexed by path id.
+#ifndef HOLD_PATHS
+#define HOLD_PATHS 1024
+#endif
+
 #endif  // P4SRC_INCLUDE_SIZES_P4_

@@ -116,6 +116,7 @@ control FabricEgress(inout fabric_headers_t hdr,
     EgressRewrite() egress_rewrite;
 
     apply {
+        meta.now = eg_prsr_md.global_tstamp[41:10];  // the packet-in's timestamp (ingress's is not bridged)
         egress_rewrite.apply(hdr, meta);
         if (meta.do_recirculate == 1) {
             // Leaves on the mirror session's (recirculation) port and comes back to ingress,

@@ -4,7 +4,9 @@
 //
 //  ingress: port_rx -> packet-out? --yes--> packet_out.egress_port
 //                        | no
-//                      circuit (ingress_port) --> cross_connect(port) | dark(): drop, dark_drops
+//                      schedule on? (ScheduleClock on global_tstamp) --no--> circuit (ingress_port)
+//                        | yes                                                 cross_connect | dark
+//                      slot_circuit (slot, night, ingress_port) --> slot_cross_connect | drop
 //  egress:  packet_in header (CPU port); port_tx
 
 #include "../include/tna/glue.p4"
@@ -14,6 +16,8 @@
 #include "../include/metadata.p4"
 #include "../include/tna/ocs_parser.p4"
 #include "../include/ocs/circuit.p4"
+#include "../include/schedule/clock.p4"
+#include "../include/ocs/timeflow.p4"
 
 control OcsIngress(inout ocs_headers_t hdr,
                    inout ocs_metadata_t meta,
@@ -24,14 +28,22 @@ control OcsIngress(inout ocs_headers_t hdr,
 
     DECLARE_PORT_COUNTER(port_rx)
     Circuit() circuit;
+    ScheduleClock() clock;
+    TimeFlow() time_flow;
 
     apply {
+        meta.now = ig_prsr_md.global_tstamp[41:10];
         port_rx.count(ig_intr_md.ingress_port);
         if (hdr.packet_out.isValid()) {
             meta.egress_port = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
         } else {
-            circuit.apply(meta);
+            clock.apply(meta.now, meta.sched);
+            if (meta.sched.on == 1) {
+                time_flow.apply(meta);
+            } else {
+                circuit.apply(meta);
+            }
         }
         ig_tm_md.ucast_egress_port = meta.egress_port;
         if (meta.drop == 1) {
@@ -63,6 +75,7 @@ control OcsEgress(inout ocs_headers_t hdr,
             hdr.packet_in.setValid();
             hdr.packet_in.ingress_port = meta.ingress_port;
             hdr.packet_in._pad = 0;
+            hdr.packet_in.timestamp = (bit<48>) eg_prsr_md.global_tstamp[41:10];
         }
         hdr.bridged.setInvalid();
         port_tx.count(eg_intr_md.egress_port);

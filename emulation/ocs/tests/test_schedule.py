@@ -5,7 +5,9 @@ import pytest
 
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
-from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
+from emulation.ocs.schedule import Schedule, ScheduleRunner, dataplane_maps, round_robin
+from fabric.schedule import TimeSchedule
+from tablegen.schedule import ocs_schedule_entries
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 7])
@@ -55,3 +57,12 @@ def test_runner_cycles_with_dark_nights():
     commands = [e["t_mono"] for e in events if e["event"] == "command"]
     # the night lasts 20 ms after each command
     assert all(0.018 <= lt - c < 0.05 for c, lt in zip(commands, lights, strict=False))
+
+
+def test_dataplane_maps_are_the_round_robin_in_data_plane_ports() -> None:
+    sched = Schedule(round_robin(3), day_ms=10, night_ms=1)
+    assert dataplane_maps(sched, 3) == [{1: 2, 2: 3, 3: 1}, {1: 3, 2: 1, 3: 2}]
+    assert dataplane_maps(sched, 3, {1: 11, 2: 12, 3: 13}) == [{11: 12, 12: 13, 13: 11}, {11: 13, 12: 11, 13: 12}]
+    entries = ocs_schedule_entries(dataplane_maps(sched, 3), TimeSchedule(2, 10_000, 1_000))
+    days = [e for e in entries if e["table"] == "slot_circuit"]
+    assert len(days) == 6 and all(e["match"]["night"] == 0 for e in days)  # every circuit changes

@@ -75,6 +75,7 @@ control EgressRewrite(inout fabric_headers_t hdr, inout fabric_metadata_t meta) 
         hdr.packet_in.setValid();
         hdr.packet_in.ingress_port = meta.ingress_port;
         hdr.packet_in._pad = 0;
+        hdr.packet_in.timestamp = (bit<48>) meta.now;
     }
 
     apply {

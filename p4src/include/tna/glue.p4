@@ -131,4 +131,10 @@ struct flowlet_pending_t {
 // (tna/flowlet_state.p4: a table of shifts, Tofino cannot multiply length x BYTE_NS).
 #define FLOWLET_TX() flowlet_tx.apply(); meta.now_tx = meta.now + meta.flow_tx
 
+// The schedule clock's phase (schedule/clock.p4): Tofino cannot multiply two run-time values nor
+// divide, so the cycle is a power of two of time units (1.024 us) and `scale` is its mask
+// (cycle - 1); the phase is t within the cycle, in time units.
+#define SCHEDULE_SCALE_T bit<32>
+#define SCHEDULE_PHASE(dst, t, scale) dst = (bit<32>) (t) & (scale)
+
 #endif  // P4SRC_INCLUDE_TNA_GLUE_P4_

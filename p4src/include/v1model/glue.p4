@@ -65,4 +65,11 @@ typedef bit<48> time_t;
 // Time a packet keeps the fabric port busy: length x BYTE_NS ns, in 1.024 us (>> 10).
 #define FLOWLET_TX() meta.flow_tx = ((bit<48>) meta.pkt_len * (bit<48>) meta.flowlet_byte_ns) >> 10
 
+// The schedule clock's phase (schedule/clock.p4): bits 32.. of t x scale, with scale =
+// round(2^(32 + SCHEDULE_PHASE_BITS) / cycle_us) from the controller. A multiplication, because p4c
+// refuses % and / by a run-time value for bmv2 ("operator % on non-constant values is not
+// supported by bmv2"). Only bits 32..51 of the product count, so its overflow past 64 bits does not.
+#define SCHEDULE_SCALE_T bit<64>
+#define SCHEDULE_PHASE(dst, t, scale) dst = ((bit<32>) ((((bit<64>) (t)) * (scale)) >> 32)) & SCHEDULE_PHASE_MASK
+
 #endif  // P4SRC_INCLUDE_V1MODEL_GLUE_P4_

@@ -1,0 +1,82 @@
+// SlotRoute: a ToR's egress choice by slot of the time-sliced optical schedule. For a scheduled
+// path (a destination ToR behind the OCS) the slot ScheduleClock computed from the packet's own
+// timestamp picks the uplink whose circuit reaches that ToR; when none is lit (a night, or no
+// circuit to it in this slot) the path's policy holds the packet for its slot (SlotHold, the
+// target's glue) or leaves it to the path table (the electrical fabric, where the topology has one).
+#ifndef P4SRC_INCLUDE_FABRIC_SLOT_ROUTE_P4_
+#define P4SRC_INCLUDE_FABRIC_SLOT_ROUTE_P4_
+
+#include "../headers.p4"
+#include "../metadata.p4"
+
+control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
+
+    bit<1> hold = 0;
+
+    action slot_hold(bit<32> max_hold_us, bit<32> depth) {
+        hold = 1;
+        meta.hold_max_us = max_hold_us;
+        meta.hold_limit = depth;
+    }
+
+    action slot_electrical() {
+        hold = 0;
+    }
+
+    // The scheduled paths and what an unlit one does: hold (at most `depth` packets of the path
+    // at once, each at most `max_hold_us`) or take the path table (electrical). Exact on path id;
+    // a path without an entry is not scheduled.
+    table slot_policy {
+        key = {
+            meta.path_id: exact @name("path_id");
+        }
+        actions = {
+            slot_hold;
+            slot_electrical;
+            @defaultonly NoAction;
+        }
+        default_action = NoAction();
+        size = HOLD_PATHS;
+    }
+
+    action slot_port(port_t port, mac_addr_t dmac) {
+        meta.egress_port = port;
+        hdr.ethernet.dst_addr = dmac;
+    }
+
+    // The time-flow table of a ToR: the uplink whose circuit reaches the path's ToR in each slot
+    // (exact on path id and slot; a slot without an entry has no circuit to it).
+    table slot_path {
+        key = {
+            meta.path_id: exact @name("path_id");
+            meta.sched.slot: exact @name("slot");
+        }
+        actions = {
+            slot_port;
+            @defaultonly NoAction;
+        }
+        default_action = NoAction();
+        size = SLOT_PATH_SIZE;
+    }
+
+    apply {
+        meta.slot_decision = SLOT_PATH;
+        if (meta.sched.on == 1) {
+            if (slot_policy.apply().hit) {
+                bool lit = false;
+                if (meta.sched.night == 0) {
+                    if (slot_path.apply().hit) {
+                        lit = true;
+                    }
+                }
+                if (lit) {
+                    meta.slot_decision = SLOT_LIT;
+                } else if (hold == 1) {
+                    meta.slot_decision = SLOT_HOLD;
+                }
+            }
+        }
+    }
+}
+
+#endif  // P4SRC_INCLUDE_FABRIC_SLOT_ROUTE_P4_

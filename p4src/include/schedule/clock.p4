@@ -1,0 +1,89 @@
+// ScheduleClock: where now falls in a time-sliced optical schedule (OCSEMU, Mordia, RotorNet),
+// computed from the packet's own timestamp; shared by the OCS (include/ocs/timeflow.p4) and the
+// ToRs (include/fabric/slot_route.p4). The controller writes the schedule once: no write per slot.
+//
+//   t     = now - epoch                      (the schedule has not started while now < epoch)
+//   phase = position of t in the cycle, in 2^-SCHEDULE_PHASE_BITS cycles (SCHEDULE_PHASE glue:
+//           v1model multiplies by 2^(32+PHASE_BITS)/cycle and keeps bits 32.., no division;
+//           TNA masks t with a power-of-two cycle)
+//   schedule_phase (range on phase) -> slot, night
+#ifndef P4SRC_INCLUDE_SCHEDULE_CLOCK_P4_
+#define P4SRC_INCLUDE_SCHEDULE_CLOCK_P4_
+
+#include "../defines.p4"
+#include "../metadata.p4"
+
+control ScheduleClock(in time_t now, inout schedule_t sched) {
+
+    DECLARE_DIRECT_COUNTER(phase_counter)
+    time_t epoch = 0;
+    SCHEDULE_SCALE_T scale = 0;
+
+    // SCHEDULE_CONFIG_PARAMS: v1model (epoch_us, scale); TNA (epoch, mask). p4src/README.md.
+    action set_schedule(time_t epoch_us, SCHEDULE_SCALE_T cycle_scale) {
+        sched.on = 1;
+        epoch = epoch_us;
+        scale = cycle_scale;
+    }
+
+    action schedule_off() {
+        sched.on = 0;
+    }
+
+    // The clock of the schedule. Keyless: only its default action. epoch_us is in the switch's own
+    // time (us since it started: the controller reads it with a clock probe, p4src/README.md).
+    table schedule_config {
+        key = {}
+        actions = {
+            set_schedule;
+            schedule_off;
+        }
+        default_action = schedule_off();
+        size = 1;
+    }
+
+    action set_slot(slot_t slot, bit<1> night) {
+        sched.slot = slot;
+        sched.night = night;
+        DIRECT_COUNT(phase_counter);
+    }
+
+    action phase_unknown() {
+        sched.night = 1;  // not covered by the schedule: nothing is lit
+        DIRECT_COUNT(phase_counter);
+    }
+
+    // The cycle as ranges of phase: a night, then a day, per slot (two entries per slot). A range
+    // match, so the controller places boundaries anywhere (the slot length is no power of two);
+    // the direct counter counts the packets of each day and night (telemetry, and the PTF tests
+    // read which range a packet fell in).
+    table schedule_phase {
+        key = {
+            sched.phase: range @name("phase");
+        }
+        actions = {
+            set_slot;
+            phase_unknown;
+        }
+        default_action = phase_unknown();
+        counters = phase_counter;
+        size = SCHEDULE_PHASE_SIZE;
+    }
+
+    apply {
+        sched.night = 1;
+        sched.slot = 0;
+        sched.phase = 0;
+        schedule_config.apply();
+        if (sched.on == 1) {
+            if (TIME_AFTER(epoch, now)) {
+                sched.on = 0;  // not started yet
+            } else {
+                SCHEDULE_PHASE(sched.phase, now - epoch, scale);
+                schedule_phase.apply();
+            }
+        }
+    }
+}
+
+#endif  // P4SRC_INCLUDE_SCHEDULE_CLOCK_P4_

@@ -1,0 +1,153 @@
+"""fabric.p4 at a ToR of a time-sliced optical core: the egress choice by slot (slot_path), and an
+unlit path's policy: held until its slot (SlotHold, bounded: overflow and expiry counted) or the
+path table (electrical). Each packet's slot is read back from schedule_phase's counters
+(schedule_helpers); a held packet passes the clock once per round of the hold loop."""
+
+from __future__ import annotations
+
+import time
+
+from fabric_helpers import FabricTest, next_hop_mac, routed, tcp_packet
+from ptf import testutils
+from ptf.testutils import group
+from schedule_helpers import ScheduleMixin, check_clock_probe
+
+from fabric.schedule import TimeSchedule
+from p4rt.entities import TableEntry
+
+PATH = 7
+SCHED = TimeSchedule(slots=2, day_us=450_000, night_us=150_000)
+
+
+class SlotTest(FabricTest, ScheduleMixin):
+    """A route to 10.0.2.0/24 on path PATH, scheduled: slot 0 by uplink 2, slot 1 by uplink 3 (or none)."""
+
+    def setup_path(self, policy: str, slot1: bool = True, electrical: int | None = None,
+                   max_hold_us: int = 2_000_000, depth: int = 64, sched: TimeSchedule = SCHED) -> None:
+        """Route, the path table's version 0 (`electrical` port, or path_drop), clock, slots, policy."""
+        self.add_route("10.0.2.0/24", PATH)
+        self.set_version(PATH, 0)
+        if electrical is not None:
+            self.add_static_path(PATH, 0, electrical)
+        self.install_clock(sched)
+        entries = [TableEntry("slot_path", {"path_id": PATH, "slot": 0}, "slot_port",
+                              {"port": 2, "dmac": next_hop_mac(2)})]
+        if slot1:
+            entries.append(TableEntry("slot_path", {"path_id": PATH, "slot": 1}, "slot_port",
+                                      {"port": 3, "dmac": next_hop_mac(3)}))
+        if policy == "hold":
+            entries.append(TableEntry("slot_policy", {"path_id": PATH}, "slot_hold",
+                                      {"max_hold_us": max_hold_us, "depth": depth}))
+        else:
+            entries.append(TableEntry("slot_policy", {"path_id": PATH}, "slot_electrical", {}))
+        self.insert(*entries)
+
+    def hold_counts(self) -> dict[str, int]:
+        """Packets of PATH entered, released, dropped for overflow and for age, so far."""
+        return {n: self.read_counter(f"hold_{n}", PATH)[0] for n in ("entered", "released", "overflow", "expired")}
+
+
+@group("fabric")
+class SlotEgressTest(SlotTest):
+    """A packet leaves by its slot's uplink (slot 0: port 2, slot 1: port 3), routed and tagged;
+    in a night, with the electrical policy, by the path table (port 4)."""
+
+    def runTest(self) -> None:
+        self.setup_path("electrical", electrical=4)
+        want = {(0, False): 2, (1, False): 3, (0, True): 4, (1, True): 4}
+        seen = set()
+        end = time.monotonic() + 2.6
+        ip_id = 1
+        while time.monotonic() < end:
+            pkt = tcp_packet(ip_id=ip_id)
+            before = self.phase_counts()
+            self.send(1, pkt)
+            got = self.collect(timeout=2.0, limit=1)
+            phases = self.classified(before)
+            self.assertEqual(len(phases), 1, f"classified {phases}")
+            port = want[phases[0]]
+            self.assertEqual([p for p, _ in got], [port], f"packet in {phases[0]}")
+            self.assertEqual(got[0][1], bytes(routed(pkt, port, next_hop_mac(port), 0)))
+            seen.add(phases[0])
+            ip_id += 1
+            time.sleep(0.05)
+        self.assertEqual(seen, set(want), "every night and day sampled")
+        testutils.verify_no_other_packets(self)
+
+
+@group("fabric")
+class SlotHoldTest(SlotTest):
+    """Slot 0 alone reaches the path's ToR: a packet sent in a night or in slot 1 is held and leaves
+    on port 2 in slot 0's day, whole; nothing leaves on another port."""
+
+    def runTest(self) -> None:
+        self.setup_path("hold", slot1=False)
+        c0 = self.hold_counts()
+        held = lit = 0
+        end = time.monotonic() + 2.6
+        ip_id = 100
+        while time.monotonic() < end:
+            pkt = tcp_packet(ip_id=ip_id)
+            before = self.phase_counts()
+            t0 = time.monotonic()
+            self.send(1, pkt)
+            got = self.collect(timeout=3.0, limit=1)
+            waited = time.monotonic() - t0
+            phases = self.classified(before)
+            self.assertEqual([p for p, _ in got], [2], f"packet sent at {phases[:1]} (waited {waited:.2f} s)")
+            self.assertEqual(got[0][1], bytes(routed(pkt, 2, next_hop_mac(2), 0)), "held packet intact")
+            # One pass in slot 0's day (the one it left in); every other pass a night or slot 1.
+            self.assertEqual(phases.count((0, False)), 1, f"passes {sorted(set(phases))}")
+            if len(phases) > 1:
+                held += 1
+                self.assertLess(waited, 2.5, "held about until the next slot 0 day (1.2 s cycle), not lost")
+            else:
+                lit += 1
+            ip_id += 1
+            time.sleep(0.05)
+        self.assertGreater(held, 0, "some packets were sent while unlit")
+        self.assertGreater(lit, 0, "some packets were sent in slot 0's day")
+        c = self.hold_counts()
+        self.assertEqual((c["entered"] - c0["entered"], c["released"] - c0["released"]), (held, held))
+        self.assertEqual((c["overflow"], c["expired"]), (c0["overflow"], c0["expired"]))
+        testutils.verify_no_other_packets(self)
+
+
+@group("fabric")
+class SlotHoldBoundsTest(SlotTest):
+    """The hold is bounded: beyond `depth` packets of the path at once the rest drop (hold_overflow),
+    and a packet held longer than max_hold_us drops (hold_expired); both counted apart from each
+    other and from the OCS's drops in the dark."""
+
+    def runTest(self) -> None:
+        # Slot 0's day is 100 ms of a 1 s cycle; max hold 50 ms: an unlit burst mostly expires.
+        sched = TimeSchedule(slots=2, day_us=100_000, night_us=400_000)
+        self.setup_path("hold", slot1=False, max_hold_us=50_000, depth=3, sched=sched)
+        n = 6
+        for attempt in range(8):
+            c0 = self.hold_counts()
+            for i in range(n):
+                self.send(1, tcp_packet(ip_id=200 + 10 * attempt + i))
+            got = self.collect(timeout=0.5)
+            c = self.hold_counts()
+            entered, overflow = c["entered"] - c0["entered"], c["overflow"] - c0["overflow"]
+            released, expired = c["released"] - c0["released"], c["expired"] - c0["expired"]
+            unlit = entered + overflow
+            what = f"entered {entered} overflow {overflow} released {released} expired {expired} got {len(got)}"
+            self.assertLessEqual(entered, 3 + expired, f"at most `depth` packets held at once: {what}")
+            self.assertEqual(released + expired, entered, "every held packet released or expired")
+            self.assertEqual(len(got), n - unlit + released, "delivered: the lit ones and the released")
+            self.assertTrue(all(p == 2 for p, _ in got), f"ports {[p for p, _ in got]}")
+            if overflow >= 1 and expired >= 1:
+                testutils.verify_no_other_packets(self)
+                return
+            time.sleep(0.13)
+        self.fail("no burst both overflowed and expired in 8 attempts")
+
+
+@group("fabric")
+class ClockProbeTest(SlotTest):
+    """The packet-in timestamp: a clock probe measures the switch's clock against the host's."""
+
+    def runTest(self) -> None:
+        check_clock_probe(self)

@@ -1,0 +1,213 @@
+"""Seed 002's UDP all-to-all over a time-sliced OCS, with and without gating at the ToRs.
+
+    sudo .venv/bin/python -m scripts.schedule_alltoall [--tors 4] [--day-ms 10] [--night-ms 1]
+        [--pps 50] [--seconds 8] [--variants blind,ungated,gated] [--before-us 2000] [--after-us 300]
+        [--depth 64] [--out results/schedule-alltoall]
+
+ocscore (N ToRs, one host each, one uplink each, 20 Mbit/s) in Mininet; the OCS runs the directed
+round robin of its ports from its time-flow tables (`--schedule-mode dataplane`). Every host sends a
+sequence-numbered UDP stream of `pps` datagrams/s to every other host. Variants (the ToRs' tables):
+- blind: each ToR sends everything up its uplink whatever the slot (no schedule at the ToR);
+- ungated: each ToR sends by its slot (slot_path) and holds what is unlit (slot_hold), no guard bands;
+- gated: the same with guard bands (nights widened by --before-us / --after-us at the ToR).
+The ToRs' epochs are the OCS's, moved into each switch's clock by clock probes (control/clock.py).
+Reported: loss, the OCS's drops in the dark (night_drops + unlit_drops) and misdelivered frames
+(delivered by the OCS to a ToR with no route for them), the ToRs' hold counters (overflow and expiry
+apart), and the load average. Standalone (not a scripts/experiments spec yet).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from control.clock import ClockOffset
+from emulation.ocs.schedule import Schedule, dataplane_maps, round_robin
+from fabric.contract import HOLD_COUNTERS, SCHEDULE_DROP_COUNTERS
+from fabric.schedule import TimeSchedule
+from p4rt.client import P4RuntimeClient
+from p4rt.entities import TableEntry
+from p4rt.resources import CounterEntry
+from p4rt.schema import P4Schema
+from scripts.hostproc import HostProcs, wait_listening
+from scripts.metrics import parse_arrivals
+from tablegen.files import documents
+from tablegen.graph import Fabric
+from tablegen.schedule import clock_entries, route_paths, scheduled_paths, tor_schedule_entries
+from topo.circuits import resolve_circuits
+from topo.generators import ocscore
+from topo.validate import validate
+
+log = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parent.parent
+BASE_PORT = 5400
+VARIANTS = ("blind", "ungated", "gated")
+
+
+def epoch_in(offset: ClockOffset, epoch_mono: float, cycle_us: int) -> int:
+    """The OCS's cycle start as a time of this switch's clock, moved on by whole cycles to be >= 0."""
+    e = offset.to_switch(epoch_mono)
+    if e < 0:
+        e += (-e // cycle_us + 1) * cycle_us
+    return e
+
+
+def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, int], maps: list[dict[int, int]],
+                sched: TimeSchedule, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The ToR's schedule entries for a variant."""
+    if variant == "blind":
+        # one slot, always a day: every path up the ToR's (first) uplink, whoever is at the other end
+        always = TimeSchedule(slots=1, day_us=sched.cycle_us, night_us=0)
+        uplink = min(p.switch_port for p in ocs.ports if p.switch == name)
+        entries = clock_entries(always)
+        for path_id, dst in scheduled_paths(topo, ocs, name, routes).items():
+            far = min(p.switch_port for p in ocs.ports if p.switch == dst)
+            entries += [{"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_electrical",
+                         "params": {}},
+                        {"table": "slot_path", "match": {"path_id": path_id, "slot": 0}, "action": "slot_port",
+                         "params": {"port": uplink, "dmac": topo.switch_map()[dst].ports[far]}}]
+        return entries
+    before, after = (args.before_us, args.after_us) if variant == "gated" else (0, 0)
+    return tor_schedule_entries(topo, ocs, name, routes, maps, sched, "hold", max_hold_us=2 * sched.cycle_us,
+                                depth=args.depth, before_us=before, after_us=after)
+
+
+def write(client: P4RuntimeClient, docs: list[dict[str, Any]]) -> None:
+    """Insert the entries, then the defaults (the clock starts last)."""
+    entries = [TableEntry.from_dict(d) for d in docs]
+    client.insert([e for e in entries if not e.default])
+    client.modify([e for e in entries if e.default])
+
+
+def counters(client: P4RuntimeClient, names: tuple[str, ...], indexes: list[int]) -> dict[str, int]:
+    """Packets of each counter summed over the indexes."""
+    out = {}
+    for n in names:
+        got = client.read_entities([CounterEntry(n, i) for i in indexes])
+        out[n] = sum(c.packets for c in got if isinstance(c, CounterEntry))
+    return out
+
+
+def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """One run of one variant in a fresh emulation."""
+    from emulation.network import Emulation
+    from emulation.target import Target
+
+    topo = validate(ocscore(args.tors, 1, uplinks=1, rate_mbit=args.rate_mbit))
+    build = Path(args.build)
+    Target.from_env().ensure_build(build, ROOT / "p4src")
+    ocs_args = ["--schedule", "round-robin", "--schedule-mode", "dataplane", "--day-ms", str(args.day_ms),
+                "--night-ms", str(args.night_ms)]
+    vdir = out / variant
+    vdir.mkdir(parents=True, exist_ok=True)
+    emu = Emulation(topo, "ecmp", build_dir=build, ocs_args=ocs_args, circuits="none", log_dir=vdir / "emulation")
+    procs = HostProcs()
+    try:
+        emu.start()
+        o = topo.ocs[0]
+        size = max(p.port for p in o.ports)
+        ev = [json.loads(line) for line in (vdir / "emulation" / "ocs-events.jsonl").read_text().splitlines()]
+        info = next(e for e in ev if e.get("event") == "timeflow-schedule")
+        maps = dataplane_maps(Schedule(round_robin(size), args.day_ms, args.night_ms), size)
+        fabric = Fabric(topo, resolve_circuits(topo, "none"))
+        docs = {d["switch"]: d for d in documents(fabric, "ecmp")}
+        clocks = {}
+        for sw in topo.switches:
+            off = emu.controller.clock(sw.name)
+            clocks[sw.name] = {"offset_us": off.offset_us, "error_us": off.error_us}
+            sched = TimeSchedule(info["slots"], info["day_us"], info["night_us"], 0)
+            sched = TimeSchedule(sched.slots, sched.day_us, sched.night_us,
+                                 epoch_in(off, info["epoch_mono"], sched.cycle_us))
+            write(emu.controller.sessions[sw.name].client,
+                  tor_entries(variant, topo, o, sw.name, route_paths(docs[sw.name]), maps, sched, args))
+        ocs_client = P4RuntimeClient(f"127.0.0.1:{o.grpc_port}", device_id=o.device_id, election_id=(0, 5))
+        ocs_client.connect()
+        ocs_client.schema = P4Schema.load(str(build / "ocs.p4info.txtpb"))
+        ports = sorted(p.port for p in o.ports)
+        drops0 = counters(ocs_client, SCHEDULE_DROP_COUNTERS, ports)
+        hosts = emu.hosts
+        addr = {h.name: h.address for h in topo.hosts}
+        names = sorted(addr)
+        flows = [(s, d) for s in names for d in names if s != d]
+        files = {}
+        for i, (s, d) in enumerate(flows):
+            files[(s, d)] = vdir / f"arrivals-{s}-{d}.csv"
+            procs.start(hosts[d], [sys.executable, "-m", "scripts.udp", "recv", "--port", str(BASE_PORT + i),
+                                   "--out", str(files[(s, d)]), "--seconds", str(args.seconds + 3)], f"recv {s}->{d}")
+        for i, (_s, d) in enumerate(flows):
+            wait_listening(hosts[d], BASE_PORT + i, "u")
+        load0 = os.getloadavg()[0]
+        senders = []
+        for i, (s, d) in enumerate(flows):
+            senders.append(procs.start(hosts[s], [sys.executable, "-m", "scripts.udp", "send", "--dst", addr[d],
+                                                  "--port", str(BASE_PORT + i), "--pps", str(args.pps),
+                                                  "--seconds", str(args.seconds)], f"send {s}->{d}",
+                                       vdir / f"sent-{s}-{d}.txt"))
+        for p in senders:
+            p.wait(timeout=args.seconds + 60)
+        time.sleep(2 * (args.day_ms + args.night_ms) * args.tors / 1000 + 0.5)  # held packets leave
+        load1 = os.getloadavg()[0]
+        procs.stop_all()
+        sent = sum(int((vdir / f"sent-{s}-{d}.txt").read_text().split()[-1]) for s, d in flows)
+        received = sum(len(parse_arrivals(files[f].read_text())) if files[f].exists() else 0 for f in flows)
+        drops = {k: v - drops0[k] for k, v in counters(ocs_client, SCHEDULE_DROP_COUNTERS, ports).items()}
+        holds = {k: 0 for k in HOLD_COUNTERS}
+        for sw in topo.switches:
+            paths = sorted(route_paths(docs[sw.name]).values())
+            for k, v in counters(emu.controller.sessions[sw.name].client, HOLD_COUNTERS, paths).items():
+                holds[k] += v
+        ocs_client.close()
+        dark = drops["night_drops"] + drops["unlit_drops"]
+        result = {"variant": variant, "tors": args.tors, "day_ms": args.day_ms, "night_ms": args.night_ms,
+                  "pps_per_flow": args.pps, "flows": len(flows), "seconds": args.seconds, "sent": sent,
+                  "received": received, "loss": 1 - received / sent if sent else None,
+                  "dark_drops": dark, "dark_share": dark / sent if sent else None, **drops, **holds,
+                  "before_us": args.before_us if variant == "gated" else 0,
+                  "after_us": args.after_us if variant == "gated" else 0, "clocks": clocks,
+                  "load_avg_1min": [load0, load1]}
+        (vdir / "metrics.json").write_text(json.dumps(result, indent=1))
+        return result
+    finally:
+        procs.stop_all()
+        emu.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tors", type=int, default=4, metavar="N")
+    p.add_argument("--rate-mbit", type=float, default=20.0, metavar="MBIT")
+    p.add_argument("--day-ms", type=float, default=10.0, metavar="MS")
+    p.add_argument("--night-ms", type=float, default=1.0, metavar="MS")
+    p.add_argument("--pps", type=float, default=50.0, metavar="N", help="datagrams/s of each of the N(N-1) flows")
+    p.add_argument("--seconds", type=float, default=8.0, metavar="S")
+    p.add_argument("--variants", default=",".join(VARIANTS), metavar="V[,V]")
+    p.add_argument("--before-us", type=int, default=2000, metavar="US")
+    p.add_argument("--after-us", type=int, default=300, metavar="US")
+    p.add_argument("--depth", type=int, default=64, metavar="N", help="hold depth per destination ToR")
+    p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
+    p.add_argument("--out", default=str(ROOT / "results" / "schedule-alltoall"), metavar="DIR")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if os.geteuid() != 0:
+        raise SystemExit("schedule_alltoall: needs root (Mininet); expected sudo")
+    out = Path(args.out)
+    for v in args.variants.split(","):
+        if v not in VARIANTS:
+            raise SystemExit(f"variant {v!r}: expected one of {', '.join(VARIANTS)}")
+        r = run_variant(v, args, out)
+        print(f"{v}: sent {r['sent']}, received {r['received']} (loss {100 * (r['loss'] or 0):.2f}%), dark drops "
+              f"{r['dark_drops']} ({100 * (r['dark_share'] or 0):.2f}%: night {r['night_drops']}, unlit "
+              f"{r['unlit_drops']}), held {r['hold_entered']}, released {r['hold_released']}, overflow "
+              f"{r['hold_overflow']}, expired {r['hold_expired']}; load {r['load_avg_1min'][0]:.1f}-"
+              f"{r['load_avg_1min'][1]:.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,238 @@
+"""Seed 002's timing measurement of an OCS schedule, by the packets, on the `ocs` switch alone.
+
+    sudo .venv/bin/python -m scripts.schedule_timing [--day-ms 10] [--night-ms 1] [--pps 8000]
+        [--seconds 5] [--modes thread,dataplane] [--out results/schedule-timing]
+
+Three OCS ports on veth pairs (the switch of $P4C/$SWITCH, as the other benches), a round robin of
+their two maps (1->2, 2->3, 3->1, then 1->3, 2->1, 3->2), each a night then a day. A sender stamps
+frames on port 1 with sequence numbers at `pps`, on an absolute time grid, and records when it sent
+each; receivers on ports 2 and 3 record which came out where. A day is a run of consecutive frames
+out of one port, its length the send times from its first frame to one interval after its last
+(OCSEMU's perceived day, sender side: what reached the OCS while lit); a night the send time from
+the end of one day to the start of the next. Modes: `thread` (emulation/ocs/schedule.py's
+ScheduleRunner: a circuit-table write per map from a Python thread) and `dataplane` (the cycle written
+once into the time-flow tables). Resolution: one send interval (125 us at 8000 pps).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import socket
+import statistics
+import struct
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from emulation.links import switch_port_offloads_off
+from emulation.ocs.dataplane import P4RuntimeCircuits
+from emulation.ocs.delay import DelayModel
+from emulation.ocs.emulator import EmulatedOcs
+from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin, write_dataplane_schedule
+from emulation.p4switch import SWITCH_NICE
+from emulation.switchproc import start_switch
+from emulation.target import Target, label
+from p4rt.client import P4RuntimeClient
+
+log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parent.parent
+ETHERTYPE = 0x88B8  # never parsed: the ocs program forwards by ingress port only
+FRAME = struct.Struct("!6s6sHQ")
+SETTLE_S = 0.3  # before measuring: the first map set (thread) or the first cycle (dataplane)
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+def runs(seqs_by_port: dict[int, list[int]]) -> list[tuple[int, int, int]]:
+    """(port, first seq, last seq) of each run of consecutive sequence numbers out of one port, in
+    sequence order (a run ends at a gap or at a frame out of another port)."""
+    where = sorted((s, p) for p, seqs in seqs_by_port.items() for s in seqs)
+    out: list[tuple[int, int, int]] = []
+    for s, p in where:
+        if out and out[-1][0] == p and out[-1][2] == s - 1:
+            out[-1] = (p, out[-1][1], s)
+        else:
+            out.append((p, s, s))
+    return out
+
+
+def days_and_nights(sent: list[float], seqs_by_port: dict[int, list[int]], interval: float,
+                    ) -> tuple[list[float], list[float]]:
+    """(days, nights) in ms from send times: each inner run of frames out of one port is a day; the
+    send time between two runs out of different ports (nothing delivered) is a night. The first and
+    last runs are cut by the measurement's edges and left out."""
+    rs = runs(seqs_by_port)[1:-1]
+    days = [1000 * (sent[b] - sent[a] + interval) for _, a, b in rs]
+    nights = [1000 * (sent[c] - sent[b] - interval) for (p, _, b), (q, c, _) in zip(rs, rs[1:], strict=False)
+              if p != q]
+    return days, nights
+
+
+def summary(vals: list[float], configured: float) -> dict[str, float]:
+    """Mean, spread and the share within 2% of the configured length."""
+    if not vals:
+        return {"n": 0}
+    s = sorted(vals)
+    return {"n": len(s), "mean": statistics.fmean(s), "std_us": 1000 * statistics.pstdev(s),
+            "p1": s[len(s) // 100], "p50": s[len(s) // 2], "p99": s[min(len(s) - 1, 99 * len(s) // 100)],
+            "within_2pct": sum(abs(v - configured) <= 0.02 * configured for v in s) / len(s)}
+
+
+class Bed:
+    """The ocs switch on three veth pairs; the test ends opened as AF_PACKET sockets."""
+
+    def __init__(self, target: Target, build: Path) -> None:
+        self.tag = uuid.uuid4().hex[:4]
+        self.ports = {p: (f"st{self.tag}s{p}", f"st{self.tag}p{p}") for p in (1, 2, 3)}
+        self.made: list[str] = []
+        self.target, self.build = target, build
+        self.proc = None
+        self.client: P4RuntimeClient | None = None
+
+    def __enter__(self) -> Bed:
+        for sw, peer in self.ports.values():
+            _ip("link", "add", sw, "type", "veth", "peer", "name", peer)
+            self.made.append(sw)
+            for x in (sw, peer):
+                _ip("link", "set", x, "up")
+            switch_port_offloads_off(sw)
+        self.proc = start_switch(self.target, self.build / "ocs.json", {p: sw for p, (sw, _) in self.ports.items()},
+                                 device_id=1)
+        # as the emulation runs its switches (emulation/p4switch.py): every thread at SWITCH_NICE
+        for tid in os.listdir(f"/proc/{self.proc.proc.pid}/task"):
+            os.setpriority(os.PRIO_PROCESS, int(tid), SWITCH_NICE)
+        self.client = P4RuntimeClient(self.proc.grpc_addr, device_id=1, election_id=(0, 1))
+        self.client.connect()
+        self.client.set_pipeline_files(str(self.build / "ocs.p4info.txtpb"), str(self.build / "ocs.json"))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.client is not None:
+            self.client.close()
+        if self.proc is not None:
+            self.proc.stop()
+        for sw in self.made:
+            subprocess.run(["ip", "link", "del", sw], capture_output=True)
+
+    def socket(self, port: int) -> socket.socket:
+        """A raw socket on the test end of a port."""
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETHERTYPE))
+        s.bind((self.ports[port][1], 0))
+        return s
+
+
+def measure(bed: Bed, mode: str, day_ms: float, night_ms: float, pps: float, seconds: float) -> dict[str, Any]:
+    """One run of one mode: the schedule, the stream, days and nights."""
+    assert bed.client is not None
+    schedule = Schedule(round_robin(3), day_ms, night_ms)
+    runner = None
+    if mode == "dataplane":
+        write_dataplane_schedule(bed.client, schedule, 3)
+    else:
+        circuits = P4RuntimeCircuits(bed.client)
+        circuits.clear_all()
+        runner = ScheduleRunner(EmulatedOcs(3, DelayModel.instant(), circuits), schedule)
+        runner.start()
+    rx = {p: bed.socket(p) for p in (2, 3)}
+    got: dict[int, list[int]] = {2: [], 3: []}
+    stop_rx = threading.Event()
+
+    def receive(port: int) -> None:
+        s = rx[port]
+        s.settimeout(0.2)
+        while not stop_rx.is_set():
+            try:
+                frame = s.recv(2048)
+            except TimeoutError:
+                continue
+            if len(frame) >= FRAME.size:
+                got[port].append(FRAME.unpack_from(frame)[3])
+
+    threads = [threading.Thread(target=receive, args=(p,), daemon=True) for p in rx]
+    for t in threads:
+        t.start()
+    tx = bed.socket(1)
+    time.sleep(SETTLE_S)
+    n = int(pps * seconds)
+    sent = [0.0] * n
+    interval = 1.0 / pps
+    pad = bytes(46)
+    t0 = time.monotonic()
+    for i in range(n):
+        due = t0 + i * interval
+        while time.monotonic() < due:
+            pass
+        sent[i] = time.monotonic()
+        tx.send(FRAME.pack(b"\xff" * 6, b"\x02" * 6, ETHERTYPE, i) + pad)
+    time.sleep(0.3)
+    stop_rx.set()
+    for t in threads:
+        t.join()
+    if runner is not None:
+        runner.stop()
+    late = sum(1 for i in range(n) if sent[i] - (t0 + i * interval) > interval)
+    days, nights = days_and_nights(sent, got, interval)
+    return {"mode": mode, "day_configured_ms": day_ms, "night_configured_ms": night_ms, "pps": pps,
+            "sent": n, "received": sum(len(v) for v in got.values()), "late_sends": late,
+            "days_ms": days, "nights_ms": nights, "day": summary(days, day_ms), "night": summary(nights, night_ms)}
+
+
+def plot(results: list[dict[str, Any]], out: Path, name: str) -> list[Path]:
+    """CDFs of the days and nights the packets saw, one curve per mode."""
+    from scripts.plots import cdf
+
+    return [cdf({r["mode"]: r[f"{what}s_ms"] for r in results}, f"{what} length seen by the packets (ms)",
+                out / f"{name}-{what}-cdf.png", name) for what in ("day", "night")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--day-ms", type=float, default=10.0, metavar="MS")
+    p.add_argument("--night-ms", type=float, default=1.0, metavar="MS")
+    p.add_argument("--pps", type=float, default=8000.0, metavar="N")
+    p.add_argument("--seconds", type=float, default=5.0, metavar="S")
+    p.add_argument("--modes", default="thread,dataplane", metavar="M[,M]")
+    p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
+    p.add_argument("--out", default=str(ROOT / "results" / "schedule-timing"), metavar="DIR")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if os.geteuid() != 0:
+        raise SystemExit("schedule_timing: needs root (veth pairs); expected sudo")
+    target = Target.from_env()
+    build = Path(args.build)
+    print(target.ensure_build(build, ROOT / "p4src"), flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    who = label(target.switch)
+    load = os.getloadavg()[0]
+    results = []
+    for mode in args.modes.split(","):
+        if mode not in ("thread", "dataplane"):
+            raise SystemExit(f"mode {mode!r}: expected thread or dataplane")
+        with Bed(target, build) as bed:
+            r = measure(bed, mode, args.day_ms, args.night_ms, args.pps, args.seconds)
+        r.update({"switch": who, "load_avg_1min": load})
+        results.append(r)
+        d, nt = r["day"], r["night"]
+        print(f"{who} {mode}: days {d.get('n', 0)} mean {d.get('mean', 0):.3f} ms std {d.get('std_us', 0):.0f} us, "
+              f"{100 * d.get('within_2pct', 0):.1f}% within 2%; nights mean {nt.get('mean', 0):.3f} ms std "
+              f"{nt.get('std_us', 0):.0f} us; sent {r['sent']} ({r['late_sends']} late), received {r['received']}; "
+              f"load {load:.1f}", flush=True)
+    name = f"{who}-day{args.day_ms:g}-night{args.night_ms:g}"
+    (out / f"{name}.json").write_text(json.dumps(results))
+    figures = plot(results, out, name)
+    print(f"written {out / name}.json, {', '.join(str(f) for f in figures)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,134 @@
+"""Table entries of a time-sliced optical schedule (p4src/README.md, "Time-flow tables").
+
+Pure functions: a topology whose OCS has circuit maps, the maps' order in the cycle and a
+TimeSchedule in; the entries the controller writes once (no write per slot) out:
+- the OCS: `schedule_config` (epoch, scale), `schedule_phase` (the OCS's nights and days) and
+  `slot_circuit` (each slot's cross-connect by day; by night only the circuits that do not change);
+- each ToR on the OCS: the same clock with nights widened by guard bands, `slot_policy` (hold or
+  electrical) for every path to another ToR on the OCS, and `slot_path` (the uplink that reaches
+  that ToR in each slot).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from fabric.schedule import TimeSchedule
+from topo.model import Ocs, Topology
+
+Doc = dict[str, Any]
+POLICIES = ("hold", "electrical")
+
+
+def clock_entries(sched: TimeSchedule, before_us: int = 0, after_us: int = 0) -> list[Doc]:
+    """`schedule_config` and `schedule_phase` of one switch (guards widen the nights: ToRs)."""
+    entries: list[Doc] = [{"table": "schedule_config", "default": True, "action": "set_schedule",
+                           "params": {"epoch_us": sched.epoch_us, "cycle_scale": sched.scale}}]
+    for low, high, slot, night in sched.phase_ranges(before_us, after_us):
+        entries.append({"table": "schedule_phase", "match": {"phase": {"low": low, "high": high}},
+                        "priority": 1, "action": "set_slot", "params": {"slot": slot, "night": int(night)}})
+    return entries
+
+
+def cycle_maps(ocs: Ocs, names: list[str] | None = None) -> list[list[tuple[int, int]]]:
+    """The circuit maps of the cycle, in slot order: `names`, or every map of the OCS by name order
+    with numeric suffixes in number order (slot0, slot1, ..., slot10)."""
+    if names is None:
+        names = sorted(ocs.circuit_maps, key=lambda n: (n.rstrip("0123456789"), len(n), n))
+    missing = [n for n in names if n not in ocs.circuit_maps]
+    if not names or missing:
+        raise ValueError(f"cycle maps {names!r} of OCS {ocs.name!r}: expected names among {sorted(ocs.circuit_maps)}")
+    return [list(ocs.circuit_maps[n]) for n in names]
+
+
+def _peers(pairs: list[tuple[int, int]]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for a, b in pairs:
+        out[a], out[b] = b, a
+    return out
+
+
+def duplex(maps: list[list[tuple[int, int]]]) -> list[dict[int, int]]:
+    """Duplex circuit maps (a <-> b) as directed maps (input port -> output port)."""
+    return [_peers(pairs) for pairs in maps]
+
+
+def ocs_schedule_entries(maps: list[dict[int, int]], sched: TimeSchedule) -> list[Doc]:
+    """The OCS's time-flow entries for directed maps (input -> output port, one map per slot):
+    clock, then `slot_circuit` by day, and by night for the inputs whose output does not change."""
+    if len(maps) != sched.slots:
+        raise ValueError(f"{len(maps)} circuit maps for a schedule of {sched.slots} slots: expected one per slot")
+    entries = clock_entries(sched)
+    for s, now in enumerate(maps):
+        before = maps[s - 1]
+        for port, peer in sorted(now.items()):
+            entries.append({"table": "slot_circuit", "match": {"slot": s, "night": 0, "ingress_port": port},
+                            "action": "slot_cross_connect", "params": {"port": peer}})
+            if before.get(port) == peer and sched.night_us:
+                entries.append({"table": "slot_circuit", "match": {"slot": s, "night": 1, "ingress_port": port},
+                                "action": "slot_cross_connect", "params": {"port": peer}})
+    return entries
+
+
+def scheduled_paths(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int]) -> dict[int, str]:
+    """The switch's paths to another ToR of the OCS (path id -> that ToR): routes whose prefix holds
+    hosts of exactly one other switch attached to the OCS."""
+    tors = {p.switch for p in ocs.ports}
+    if switch not in tors:
+        raise ValueError(f"switch {switch!r}: not attached to OCS {ocs.name!r}")
+    links = {(lk.a, lk.b) for lk in topo.links} | {(lk.b, lk.a) for lk in topo.links}
+    hosts_of: dict[str, list[ipaddress.IPv4Address]] = {}
+    for h in topo.hosts:
+        for sw in tors:
+            if (h.name, sw) in links:
+                hosts_of.setdefault(sw, []).append(ipaddress.IPv4Address(h.address))
+    out = {}
+    for prefix, path_id in sorted(routes.items(), key=lambda kv: kv[1]):
+        net = ipaddress.IPv4Network(prefix, strict=False)
+        behind = sorted(sw for sw, ips in hosts_of.items() if sw != switch and any(ip in net for ip in ips))
+        if len(behind) == 1:
+            out[path_id] = behind[0]
+    return out
+
+
+def tor_schedule_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int],
+                         maps: list[dict[int, int]], sched: TimeSchedule, policy: str = "hold",
+                         max_hold_us: int | None = None, depth: int = 64, before_us: int = 0,
+                         after_us: int = 0) -> list[Doc]:
+    """A ToR's time-flow entries: its clock, and per path to another ToR of the OCS its policy and
+    its uplink in each slot. `maps` are directed OCS port maps, one per slot (`duplex` for circuit
+    maps); `routes` maps the switch's route prefixes to their path ids (its `route` entries);
+    max_hold_us defaults to one cycle."""
+    if policy not in POLICIES:
+        raise ValueError(f"policy={policy!r}: expected one of {', '.join(POLICIES)}")
+    if depth < 1:
+        raise ValueError(f"hold depth={depth}: expected at least 1")
+    hold_us = sched.cycle_us if max_hold_us is None else max_hold_us
+    attach = {p.port: (p.switch, p.switch_port) for p in ocs.ports}
+    paths = scheduled_paths(topo, ocs, switch, routes)
+    mine = {p.port: p.switch_port for p in ocs.ports if p.switch == switch}
+    macs = {s.name: s.ports for s in topo.switches}
+    entries = clock_entries(sched, before_us, after_us)
+    for path_id, dst in paths.items():
+        if policy == "hold":
+            entries.append({"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_hold",
+                            "params": {"max_hold_us": hold_us, "depth": depth}})
+        else:
+            entries.append({"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_electrical",
+                            "params": {}})
+        for s, peers in enumerate(maps):
+            for oport, sport in sorted(mine.items()):
+                far = peers.get(oport)
+                if far is not None and attach[far][0] == dst:
+                    entries.append({"table": "slot_path", "match": {"path_id": path_id, "slot": s},
+                                    "action": "slot_port",
+                                    "params": {"port": sport, "dmac": macs[dst][attach[far][1]]}})
+                    break
+    return entries
+
+
+def route_paths(doc: Doc) -> dict[str, int]:
+    """A fabric switch document's `route` prefixes that set a path, with their path ids."""
+    return {e["match"]["ipv4_dst"]: e["params"]["path_id"] for e in doc["table_entries"]
+            if e.get("table") == "route" and e.get("action") == "set_path"}
