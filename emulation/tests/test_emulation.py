@@ -127,9 +127,12 @@ def test_ucd4_cli_pingall_iperf3_and_mbb_over_circuit(build: Path, tmp_path: Pat
     # procedure to the `reconfigured` map, after which h2 reaches h3 over circuit 3 <-> 4
     script.write_text("pingall\niperf3 h2 h1 1\nh1 ping -c1 -W2 10.0.4.2\ncircuits\n"
                       "reconfigure mbb reconfigured\nh2 ping -c1 -W2 10.0.3.2\ncircuits\npingall\n")
-    res = subprocess.run([sys.executable, "-m", "emulation", "run", "--topo", "ucd4", "--build", str(build), "--prefix",
-                          PREFIX, "--grpc-base", str(free_grpc_base()), "--ocs-arg=--instant", "--cmd", str(script)],
-                         capture_output=True, text=True, timeout=180, cwd=REPO)
+    junk = tmp_path / "stdin"  # a --cmd run must not read what it inherits as stdin (it once ran it as commands)
+    junk.write_text("frobnicate\n" * 100000)
+    with junk.open() as stdin:
+        res = subprocess.run([sys.executable, "-m", "emulation", "run", "--topo", "ucd4", "--build", str(build),
+                              "--prefix", PREFIX, "--grpc-base", str(free_grpc_base()), "--ocs-arg=--instant",
+                              "--cmd", str(script)], stdin=stdin, capture_output=True, text=True, timeout=180, cwd=REPO)
     out = res.stdout + res.stderr
     assert res.returncode == 0, out
     for stage in ("topology", "compile", "links", "switches", "ocs", "tables", "ready", "stopped"):
