@@ -60,12 +60,7 @@ class Parser(ExprParser):
         t = self.tok
         loc = t.loc
         if self.take("const"):
-            typ = self.type_()
-            name = self.ident()
-            self.expect("=")
-            init = self.expr()
-            self.expect(";")
-            return A.ConstDecl(loc, typ, name, init, annos)
+            return self.const_rest(loc, annos)
         if self.at("typedef", "type"):
             new = self.tok.text == "type"
             self.i += 1
@@ -373,12 +368,7 @@ class Parser(ExprParser):
         if self.at("table"):
             return self.table_decl(annos)
         if self.take("const"):
-            typ = self.type_()
-            name = self.ident()
-            self.expect("=")
-            init = self.expr()
-            self.expect(";")
-            return A.ConstDecl(loc, typ, name, init, annos)
+            return self.const_rest(loc, annos)
         if self.at("state"):
             raise CompileError(loc, "states are only allowed in parsers")
         typ = self.type_()

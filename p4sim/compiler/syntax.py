@@ -93,6 +93,15 @@ class ExprParser:
 
 
     # ---- types ---------------------------------------------------------------------
+    def const_rest(self, loc: Loc, annos: list[A.Annotation]) -> A.ConstDecl:
+        """`T name = expr;` after `const`."""
+        typ = self.type_()
+        name = self.ident()
+        self.expect("=")
+        init = self.expr()
+        self.expect(";")
+        return A.ConstDecl(loc, typ, name, init, annos)
+
     def type_(self) -> A.TypeSyn:
         """A type: bit<W>, int<W>, varbit<W>, tuple<...>, a named (generic) type, stacks."""
         self.nest()
@@ -244,12 +253,7 @@ class ExprParser:
                 cases.append(A.SwitchCase([label], body, cloc))
             return A.Switch(loc, e, cases)
         if self.take("const"):
-            typ = self.type_()
-            name = self.ident()
-            self.expect("=")
-            init = self.expr()
-            self.expect(";")
-            return A.ConstDecl(loc, typ, name, init, annos)
+            return self.const_rest(loc, annos)
         if self.looks_like_type():
             typ = self.type_()
             if self.at("("):

@@ -9,6 +9,7 @@ a group or a one-shot action set, and direct resources need the table to have th
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from p4sim.switch.externs import MeterConfig
@@ -319,24 +320,31 @@ def write_direct_counter(b: Binding, utype: int, msg: p4r.DirectCounterEntry) ->
     e.packets, e.bytes = msg.data.packet_count, msg.data.byte_count
 
 
-def read_direct_counters(b: Binding, req: p4r.DirectCounterEntry, out: list[p4r.Entity]) -> None:
-    """Append the direct counter entries a read selects (one entry, or all of a table, or all tables)."""
-    tid = req.table_entry.table_id
-    tbs = [b.table(tid)] if tid else [t for t in b.tables.values() if t.has_direct_counter]
+def _direct_reads(b: Binding, te: p4r.TableEntry, has: Callable[[TableBinding], bool],
+                  what: str) -> Iterator[tuple[TableBinding, object, p4r.Entity]]:
+    """(table, entry, p4r.Entity, the TableEntry inside it) of every entry a direct read selects: one
+    entry, all of a table, or all tables that have the resource (`has`)."""
+    tbs = [b.table(te.table_id)] if te.table_id else [t for t in b.tables.values() if has(t)]
     for tb in tbs:
-        if not tb.has_direct_counter:
-            raise invalid(f"table {tb.info.name!r} has no direct counter")
-        key = (device_key(tb, codec.match_key(tb.info, [codec.match_tuple(m) for m in req.table_entry.match]))
-               if len(req.table_entry.match) else None)
+        if not has(tb):
+            raise invalid(f"table {tb.info.name!r} has no {what}")
+        key = (device_key(tb, codec.match_key(tb.info, [codec.match_tuple(m) for m in te.match]))
+               if len(te.match) else None)
         for e in tb.table.entries():
             if key is not None and e.key != key:
                 continue
             ent = p4r.Entity()
-            dc = ent.direct_counter_entry
-            entry_to_proto(b, tb, e, dc.table_entry)
-            dc.table_entry.ClearField("action")
-            dc.data.packet_count, dc.data.byte_count = e.packets, e.bytes
-            out.append(ent)
+            inner = (ent.direct_counter_entry if what == "direct counter" else ent.direct_meter_entry).table_entry
+            entry_to_proto(b, tb, e, inner)
+            inner.ClearField("action")
+            yield tb, e, ent
+
+
+def read_direct_counters(b: Binding, req: p4r.DirectCounterEntry, out: list[p4r.Entity]) -> None:
+    """Append the direct counter entries a read selects (one entry, or all of a table, or all tables)."""
+    for _tb, e, ent in _direct_reads(b, req.table_entry, lambda t: t.has_direct_counter, "direct counter"):
+        ent.direct_counter_entry.data.packet_count, ent.direct_counter_entry.data.byte_count = e.packets, e.bytes
+        out.append(ent)
 
 
 def write_direct_meter(b: Binding, utype: int, msg: p4r.DirectMeterEntry) -> None:
@@ -353,21 +361,8 @@ def write_direct_meter(b: Binding, utype: int, msg: p4r.DirectMeterEntry) -> Non
 
 def read_direct_meters(b: Binding, req: p4r.DirectMeterEntry, out: list[p4r.Entity]) -> None:
     """Append the direct meter entries a read selects."""
-    tid = req.table_entry.table_id
-    tbs = [b.table(tid)] if tid else [t for t in b.tables.values() if t.direct_meter is not None]
-    for tb in tbs:
-        if tb.direct_meter is None:
-            raise invalid(f"table {tb.info.name!r} has no direct meter")
-        key = (device_key(tb, codec.match_key(tb.info, [codec.match_tuple(m) for m in req.table_entry.match]))
-               if len(req.table_entry.match) else None)
-        for e in tb.table.entries():
-            if key is not None and e.key != key:
-                continue
-            ent = p4r.Entity()
-            dm = ent.direct_meter_entry
-            entry_to_proto(b, tb, e, dm.table_entry)
-            dm.table_entry.ClearField("action")
-            cfg = tb.direct_meter.config(e.meter)
-            if cfg is not None:
-                meter_to_proto(cfg, dm.config)
-            out.append(ent)
+    for tb, e, ent in _direct_reads(b, req.table_entry, lambda t: t.direct_meter is not None, "direct meter"):
+        cfg = tb.direct_meter.config(e.meter)
+        if cfg is not None:
+            meter_to_proto(cfg, ent.direct_meter_entry.config)
+        out.append(ent)
