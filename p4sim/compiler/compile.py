@@ -107,12 +107,18 @@ def _set_result_target(bm: Bmv2Json) -> None:
 
 
 def write_outputs(res: Result, json_path: str, p4info_path: str | None) -> None:
-    """Write both files atomically (temporary files renamed only when both are written)."""
+    """Write both files atomically (temporary files renamed only when both are written). A path that
+    exists and is not a regular file (/dev/null, a FIFO, a terminal) is written in place, as p4c
+    does: renaming over it would replace the device with a file."""
     pending = []
     try:
         for path, text in ((json_path, json.dumps(res.json, indent=2) + "\n"),
                            (p4info_path, to_text(res.p4info) if p4info_path else None)):
             if path is None or text is None:
+                continue
+            if os.path.exists(path) and not os.path.isfile(path):
+                with open(path, "w") as f:
+                    f.write(text)
                 continue
             d = os.path.dirname(os.path.abspath(path))
             fd, tmp = tempfile.mkstemp(prefix=".p4sim-", dir=d)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -40,3 +42,14 @@ def test_cli_include_dirs_and_defines(tmp_path: Path) -> None:
 def test_cli_missing_program(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main([str(tmp_path / "none.p4"), "-o", str(tmp_path / "o.json")]) == 1
     assert "error: cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a device node")
+def test_cli_writes_into_a_device_and_never_replaces_it(tmp_path: Path) -> None:
+    """`-o /dev/null` as with p4c: the device stays a device (renaming over it once turned this
+    machine's /dev/null into a regular file). Tested on a null device of its own in tmp_path."""
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    assert cli.main([str(CORPUS / "l3_basic.p4"), "-o", str(null), "--p4runtime-files", str(null)]) == 0
+    assert stat.S_ISCHR(null.stat().st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["null"]
