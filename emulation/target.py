@@ -44,6 +44,9 @@ def _resolve(command: str, what: str) -> str:
     """`command` with its executable made absolute; ValueError naming it if it cannot be found."""
     words = shlex.split(command)
     path = shutil.which(words[0]) if words else None
+    if path is None and words and "/" not in words[0]:  # p4sim-compile, p4sim-switch: this environment's
+        local = Path(sys.executable).parent / words[0]
+        path = str(local) if os.access(local, os.X_OK) else None
     if path is None:
         raise ValueError(f"{what} {command!r}: not found or not executable; expected a path or a command on PATH")
     return shlex.join([os.path.abspath(path), *words[1:]])

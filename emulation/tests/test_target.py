@@ -153,3 +153,14 @@ def test_makefile_and_ensure_build_agree(tmp_path: Path) -> None:
     assert Target(b, SIM_S).stale_programs(build, src) == [] and _make(tmp_path, b) == ""
     assert "compiled fabric, ocs" in Target(a, SIM_S).ensure_build(build, src) and runs(tmp_path, "compA") == 6
     assert "compiled fabric, ocs" in _make(tmp_path, b) and runs(tmp_path, "compB") == 4
+
+
+def test_p4sim_by_name_without_the_environment_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make ... P4C=p4sim-compile SWITCH=p4sim-switch` picks p4sim where the real tools are installed,
+    though .venv/bin is not on PATH."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    venv = Path(sys.executable).parent
+    assert choose_compiler("p4sim-compile") == os.path.abspath(venv / "p4sim-compile")
+    assert choose_switch("p4sim-switch --log-level warn").startswith(os.path.abspath(venv / "p4sim-switch"))
+    with pytest.raises(ValueError, match="no-such-compiler"):
+        choose_compiler("no-such-compiler")
