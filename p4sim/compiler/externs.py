@@ -4,6 +4,7 @@ lowered to bmv2 arrays and simple_switch primitives."""
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,16 +25,16 @@ _KINDS = ("counter", "direct_counter", "meter", "direct_meter", "register", "act
 log = logging.getLogger(__name__)
 
 
-class Lowering(ExprLowerer):
+class Lowering(ExprLowerer, ABC):
     """The statement lowerer as extern calls see it (p4sim.compiler.actions.StmtLowerer): expressions,
     the JSON document under construction, the control's context and writable fields."""
 
     bm: Bmv2Json
     ctx: Any
 
+    @abstractmethod
     def lvalue(self, e: A.Expr) -> V:
-        """A writable scalar field."""
-        raise NotImplementedError
+        """A writable scalar field (StmtLowerer's)."""
 
 
 @dataclass(slots=True, eq=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from p4sim.switch.externs import MeterConfig
 from p4sim.switch.p4runtime import codec, encode
@@ -320,10 +321,10 @@ def write_direct_counter(b: Binding, utype: int, msg: p4r.DirectCounterEntry) ->
     e.packets, e.bytes = msg.data.packet_count, msg.data.byte_count
 
 
-def _direct_reads(b: Binding, te: p4r.TableEntry, has: Callable[[TableBinding], bool],
-                  what: str) -> Iterator[tuple[TableBinding, object, p4r.Entity]]:
-    """(table, entry, p4r.Entity, the TableEntry inside it) of every entry a direct read selects: one
-    entry, all of a table, or all tables that have the resource (`has`)."""
+def _direct_selection(b: Binding, te: p4r.TableEntry, has: Callable[[TableBinding], bool],
+                      what: str) -> Iterator[tuple[TableBinding, Any]]:
+    """(table, entry) of every entry a direct read selects: one entry, all of a table, or all tables
+    that have the resource (`has`; `what` names it in the error)."""
     tbs = [b.table(te.table_id)] if te.table_id else [t for t in b.tables.values() if has(t)]
     for tb in tbs:
         if not has(tb):
@@ -331,18 +332,21 @@ def _direct_reads(b: Binding, te: p4r.TableEntry, has: Callable[[TableBinding], 
         key = (device_key(tb, codec.match_key(tb.info, [codec.match_tuple(m) for m in te.match]))
                if len(te.match) else None)
         for e in tb.table.entries():
-            if key is not None and e.key != key:
-                continue
-            ent = p4r.Entity()
-            inner = (ent.direct_counter_entry if what == "direct counter" else ent.direct_meter_entry).table_entry
-            entry_to_proto(b, tb, e, inner)
-            inner.ClearField("action")
-            yield tb, e, ent
+            if key is None or e.key == key:
+                yield tb, e
+
+
+def _keyed_by(b: Binding, tb: TableBinding, e: Any, msg: p4r.TableEntry) -> None:
+    """Fill a direct resource's table_entry: the entry's key, without its action."""
+    entry_to_proto(b, tb, e, msg)
+    msg.ClearField("action")
 
 
 def read_direct_counters(b: Binding, req: p4r.DirectCounterEntry, out: list[p4r.Entity]) -> None:
     """Append the direct counter entries a read selects (one entry, or all of a table, or all tables)."""
-    for _tb, e, ent in _direct_reads(b, req.table_entry, lambda t: t.has_direct_counter, "direct counter"):
+    for tb, e in _direct_selection(b, req.table_entry, lambda t: t.has_direct_counter, "direct counter"):
+        ent = p4r.Entity()
+        _keyed_by(b, tb, e, ent.direct_counter_entry.table_entry)
         ent.direct_counter_entry.data.packet_count, ent.direct_counter_entry.data.byte_count = e.packets, e.bytes
         out.append(ent)
 
@@ -361,7 +365,9 @@ def write_direct_meter(b: Binding, utype: int, msg: p4r.DirectMeterEntry) -> Non
 
 def read_direct_meters(b: Binding, req: p4r.DirectMeterEntry, out: list[p4r.Entity]) -> None:
     """Append the direct meter entries a read selects."""
-    for tb, e, ent in _direct_reads(b, req.table_entry, lambda t: t.direct_meter is not None, "direct meter"):
+    for tb, e in _direct_selection(b, req.table_entry, lambda t: t.direct_meter is not None, "direct meter"):
+        ent = p4r.Entity()
+        _keyed_by(b, tb, e, ent.direct_meter_entry.table_entry)
         cfg = tb.direct_meter.config(e.meter)
         if cfg is not None:
             meter_to_proto(cfg, ent.direct_meter_entry.config)
