@@ -14,7 +14,7 @@ from control.ocs.polatis import PolatisDriver
 from control.ocs.scpi import parse_address
 from control.procedures import Reconfigurer
 from control.switch import TARGETS, Pipeline
-from fabric.contract import FAILOVER, MODES, SPRAY_KINDS
+from fabric.contract import FAILOVER, MODES, PORT_COUNTERS, SPRAY_KINDS
 from fabric.state import with_failover
 from p4rt.client import wildcard
 from p4rt.resources import CounterEntry
@@ -226,7 +226,7 @@ def run_counters(args: argparse.Namespace) -> int:
             sess.client.connect()
             sess.client.schema = sess.pipeline.schema
             rows = []
-            for name in ("port_rx", "port_tx"):
+            for name in PORT_COUNTERS:
                 for c in sess.client.read_entities([CounterEntry(name)]):
                     if c.packets or c.bytes:
                         rows.append(str(c))

@@ -69,6 +69,7 @@ from emulation.p4switch import P4Switch, SwitchStartError, port_is_free
 from emulation.state import RunState, clean_state, interface_exists, new_log_dir, secure_dir
 from emulation.target import choose_switch
 from fabric.contract import MODES, SPRAY_KINDS
+from p4rt.client import P4RuntimeClient
 from p4rt.resources import CounterEntry
 from topo.circuits import resolve_circuits
 from topo.model import OcsPort, Topology, load
@@ -465,10 +466,22 @@ class Emulation:
                     srv.wait()
 
     def counters(self, switch: str, counter: str = "port_tx") -> dict[int, tuple[int, int]]:
-        """A fabric switch's indirect counter (port_rx, port_tx), read over P4Runtime: index -> (packets, bytes)."""
-        if self.controller is None or switch not in self.controller.sessions:
-            raise ValueError(f"switch {switch!r}: not a fabric switch of this running emulation")
-        cells = self.controller.sessions[switch].client.read_entities([CounterEntry(counter)])
+        """A port counter (fabric.contract.PORT_COUNTERS) of a fabric switch or the OCS, read over
+        P4Runtime: index -> (packets, bytes)."""
+        ocs = next((o for o in self.topo.ocs if o.name == switch), None)
+        if ocs is not None and self.ocs is not None:
+            # the emulator is the OCS's controller: read as a backup session (election id 0)
+            client = P4RuntimeClient(f"127.0.0.1:{ocs.grpc_port}", ocs.device_id, election_id=(0, 0),
+                                     schema=Pipeline.from_build("ocs", self.build_dir).schema)
+            try:
+                client.connect()
+                cells = client.read_entities([CounterEntry(counter)])
+            finally:
+                client.close()
+        elif self.controller is not None and switch in self.controller.sessions:
+            cells = self.controller.sessions[switch].client.read_entities([CounterEntry(counter)])
+        else:
+            raise ValueError(f"switch {switch!r}: not a switch or OCS of this running emulation")
         return {c.index: (c.packets, c.bytes) for c in cells if c.packets or c.bytes}
 
     def pids(self) -> dict[str, int]:

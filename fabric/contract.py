@@ -85,6 +85,11 @@ OCS_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
 }
 # ocs.p4's actions (not in fabric.p4)
 OCS_ACTIONS = (CROSS_CONNECT, DARK, SLOT_CROSS_CONNECT, SLOT_DARK)
+# fabric.p4's counters by port: received, handed to the port's egress queue, taken out of it (clones
+# not counted), sent. port_enq - port_deq, read while the switch is idle, is what its queues dropped
+# (bmv2: 64 frames a port, full when a loaded machine stalls the switch).
+PORT_RX, PORT_ENQ, PORT_DEQ, PORT_TX = "port_rx", "port_enq", "port_deq", "port_tx"
+PORT_COUNTERS = (PORT_RX, PORT_ENQ, PORT_DEQ, PORT_TX)
 # the hold of a ToR's scheduled paths (p4src/include/v1model/slot_hold.p4), counters by path id
 HOLD_COUNTERS = ("hold_entered", "hold_released", "hold_overflow", "hold_expired")
 # the OCS's drops under a schedule, counters by ingress port: a night on a changing port, a day

@@ -1,6 +1,7 @@
 // fabric.p4: the forwarding program of every electrical switch of hitless (v1model).
 // Control-plane contract: p4src/README.md. Static, ECMP and spray forwarding, chosen per route
-// at run time; MBB path versions carried in a path tag; fast failover; probes; counters.
+// at run time; MBB path versions carried in a path tag; fast failover; probes; counters (port_enq -
+// port_deq: queue drops).
 // A manifest: the forwarding logic is in include/fabric/ (one control per file, shared with the
 // TNA program tna/fabric.p4), the v1model primitives in include/v1model/. P4 names are those of
 // the instances below (FabricIngress.routing.route); everything outside p4src/ resolves them by
@@ -57,6 +58,9 @@ control FabricIngress(inout fabric_headers_t hdr,
                       inout standard_metadata_t standard_metadata) {
 
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_rx;
+    // Handed to the egress queue of a port; port_deq counts what egress took out of it. The
+    // difference is what the queue dropped (bmv2: 64 frames a port, full when the switch stalls).
+    counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_enq;
     Acl() acl;
     Routing() routing;
     Flowlet() flowlet;
@@ -114,6 +118,7 @@ control FabricIngress(inout fabric_headers_t hdr,
             mark_to_drop(standard_metadata);
         } else {
             standard_metadata.egress_spec = meta.egress_port;
+            port_enq.count((bit<32>) meta.egress_port);
         }
     }
 }
@@ -123,6 +128,7 @@ control FabricEgress(inout fabric_headers_t hdr,
                      inout standard_metadata_t standard_metadata) {
 
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_tx;
+    counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_deq;  // out of the queue (not clones)
     EgressRewrite() egress_rewrite;
 
     apply {
@@ -130,6 +136,8 @@ control FabricEgress(inout fabric_headers_t hdr,
         meta.is_clone = 0;
         if (standard_metadata.instance_type == INSTANCE_TYPE_INGRESS_CLONE) {
             meta.is_clone = 1;
+        } else {
+            port_deq.count((bit<32>) standard_metadata.egress_port);
         }
         if (meta.hold_pass == 1) {
             // Round the hold loop (SlotHold): back to ingress unchanged, never out of this port.

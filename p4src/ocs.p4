@@ -32,6 +32,7 @@ control OcsIngress(inout ocs_headers_t hdr,
                    inout standard_metadata_t standard_metadata) {
 
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_rx;
+    counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_enq;  // - port_deq: queue drops
     Circuit() circuit;
     ScheduleClock() clock;
     TimeFlow() time_flow;
@@ -54,6 +55,7 @@ control OcsIngress(inout ocs_headers_t hdr,
             mark_to_drop(standard_metadata);
         } else {
             standard_metadata.egress_spec = meta.egress_port;
+            port_enq.count((bit<32>) meta.egress_port);
         }
     }
 }
@@ -62,9 +64,11 @@ control OcsEgress(inout ocs_headers_t hdr,
                   inout ocs_metadata_t meta,
                   inout standard_metadata_t standard_metadata) {
 
+    counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_deq;
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_tx;
 
     apply {
+        port_deq.count((bit<32>) standard_metadata.egress_port);
         if (standard_metadata.egress_port == CPU_PORT) {
             hdr.packet_in.setValid();
             hdr.packet_in.ingress_port = meta.ingress_port;

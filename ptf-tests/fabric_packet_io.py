@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabric_helpers import ETHERTYPE_PROBE, FabricTest, next_hop_mac, routed, tcp_packet
 from ptf import testutils
-from ptf.testutils import group, simple_eth_packet
+from ptf.testutils import group, simple_arp_packet, simple_eth_packet
 
 
 def probe_frame(tag: int) -> bytes:
@@ -63,12 +63,14 @@ class ProbeRoundTripTest(FabricTest):
 
 @group("fabric")
 class CountersTest(FabricTest):
-    """port_rx, port_tx and the path's direct counter count packets and bytes."""
+    """port_rx, port_enq, port_deq, port_tx and the path's direct counter count packets and bytes; a
+    dropped packet is received but never enqueued."""
 
     def runTest(self) -> None:
         self.add_route("10.0.2.0/24", 1)
         path = self.add_static_path(1, 0, 2)
         rx0, tx0 = self.read_counter("port_rx", 1), self.read_counter("port_tx", 2)
+        enq0, deq0 = self.read_counter("port_enq", 2), self.read_counter("port_deq", 2)
         path0 = self.read_direct_counter(path)
         self.assertEqual(path0, (0, 0))
         n = 10
@@ -85,3 +87,13 @@ class CountersTest(FabricTest):
         packets, octets = self.read_direct_counter(path)
         self.assertEqual(packets, n)
         self.assertEqual(octets, n * 100)
+        # handed to port 2's queue and taken out of it: equal while nothing overflows
+        self.assertEqual(self.wait_counter("port_enq", 2, enq0[0] + n)[0] - enq0[0], n)
+        self.assertEqual(self.wait_counter("port_deq", 2, deq0[0] + n)[0] - deq0[0], n)
+        # not IPv4: dropped in ingress, so counted received and never enqueued on any port
+        ports = (1, 2, 3, self.cpu_port)
+        enq = [self.read_counter("port_enq", p)[0] for p in ports]
+        self.send(1, bytes(simple_arp_packet()))
+        testutils.verify_no_other_packets(self)
+        self.wait_counter("port_rx", 1, rx[0] + 1)
+        self.assertEqual([self.read_counter("port_enq", p)[0] for p in ports], enq)

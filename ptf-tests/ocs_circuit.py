@@ -84,12 +84,13 @@ class ReconfigureTest(OcsTest):
 
 @group("ocs")
 class OcsCountersTest(OcsTest):
-    """port_rx and port_tx count packets and bytes of every port."""
+    """port_rx, port_enq, port_deq and port_tx count packets and bytes of every port."""
 
     def runTest(self) -> None:
         self.connect(1, 2)
         frame = bytes(simple_tcp_packet(pktlen=200))
         rx0, tx0 = self.read_counter("port_rx", 1), self.read_counter("port_tx", 2)
+        enq0, deq0 = self.read_counter("port_enq", 2), self.read_counter("port_deq", 2)
         n = 5
         for _ in range(n):
             self.send(1, frame)
@@ -98,3 +99,5 @@ class OcsCountersTest(OcsTest):
         tx = self.wait_counter("port_tx", 2, tx0[0] + n)
         self.assertEqual((rx[0] - rx0[0], rx[1] - rx0[1]), (n, n * 200))
         self.assertEqual((tx[0] - tx0[0], tx[1] - tx0[1]), (n, n * 200))
+        self.assertEqual(self.wait_counter("port_enq", 2, enq0[0] + n)[0] - enq0[0], n)
+        self.assertEqual(self.wait_counter("port_deq", 2, deq0[0] + n)[0] - deq0[0], n)

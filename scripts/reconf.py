@@ -20,6 +20,7 @@ from typing import Any
 from control.events import EventLog
 from control.plan import Transform, no_shadow, without_shadow
 from control.procedures import Reconfigurer, circuits_from_ocs
+from fabric.contract import PORT_COUNTERS, PORT_DEQ, PORT_ENQ
 from fabric.state import affected_paths, with_versions
 from p4rt.state import SwitchState
 from scripts.capture import parse_tcpdump_stats, read_tcp
@@ -90,9 +91,9 @@ class Reconfiguration:
         return states if self.variant.failover else {n: without_shadow(st) for n, st in states.items()}
 
     def port_counts(self) -> dict[str, dict[str, dict[int, int]]]:
-        """Every fabric switch's port_rx and port_tx packet counts (where a lost packet was dropped)."""
-        return {s: {c: {p: v[0] for p, v in self.emu.counters(s, c).items()} for c in ("port_rx", "port_tx")}
-                for s in self.emu.controller.sessions}
+        """Every fabric switch's and the OCS's port counters, packets (where a lost packet was dropped)."""
+        devices = [*self.emu.controller.sessions, *(o.name for o in self.emu.topo.ocs)]
+        return {s: {c: {p: v[0] for p, v in self.emu.counters(s, c).items()} for c in PORT_COUNTERS} for s in devices}
 
     def shadow_states(self) -> dict:
         """The initial states with the paths the target map changes flipped to their shadow (version 1)."""
@@ -277,8 +278,27 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
             ccs = [s.cc for s in ss if s.cc]
             out["cc"] = max(set(ccs), key=ccs.count) if ccs else None  # what the sender really ran
         out["static_streams"] = _static_streams(run_dir, meta)
+    out.update(queue_loss(meta.get("port_counts"), out["lost_packets"]))
     (run_dir / "metrics.json").write_text(json.dumps(out, default=str))
     return out
+
+
+def queue_drops(counts: dict[str, dict[str, dict[Any, int]]]) -> dict[str, int]:
+    """Per switch, the frames its egress queues dropped over a run: port_enq - port_deq, every port."""
+    return {s: sum(c.get(PORT_ENQ, {}).values()) - sum(c.get(PORT_DEQ, {}).values()) for s, c in counts.items()}
+
+
+def queue_loss(counts: dict | None, lost: int) -> dict[str, Any]:
+    """Where the run's lost packets can have gone: the switches' queue drops (every packet: data, ACKs,
+    probes), and the stream's lost data packets beyond them (a lower bound of the drops elsewhere: in
+    the dark, by a table, in a host). bmv2's port queue holds 64 frames, and a switch that a loaded
+    machine stalls overflows it when it resumes: that loss is the emulation's, not the procedure's."""
+    if not counts:
+        return {"queue_drops": None, "queue_drops_by_switch": None, "lost_beyond_queue_drops": None}
+    by_switch = queue_drops(counts)
+    total = sum(by_switch.values())
+    return {"queue_drops": total, "queue_drops_by_switch": {s: n for s, n in by_switch.items() if n},
+            "lost_beyond_queue_drops": max(0, lost - total)}
 
 
 def step_timeline(events_file: Path, t0: float) -> list[tuple[str, float, float]]:

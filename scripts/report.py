@@ -28,7 +28,9 @@ RECONF_KEYS = ("retransmissions", "retransmissions_before_event", "rto_count", "
                "hold_longest_ms", "drain_probes", "retransmissions_after_event", "resent_after_event",
                "reordered_after_event", "rx_dip_pct", "rx_dip_control_pct", "goodput_mbps_before",
                "retx_per_outage_s", "sender_capture_unwritten", "receiver_capture_unwritten",
-               "lost_after_event", "lost_in_window", "retransmissions_in_window", "resent_in_window")
+               "lost_after_event", "lost_in_window", "retransmissions_in_window", "resent_in_window",
+               # where packets were lost (scripts/reconf.py queue_loss)
+               "queue_drops", "lost_beyond_queue_drops")
 
 
 def load_runs(out: Path, spec: Spec) -> dict[str, dict[str, Any]]:
@@ -262,11 +264,16 @@ def both_ends_markdown(v: dict[str, Any], scale: float | None) -> list[str]:
               "segments at the receiver the sender never sent (matched by sequence, ACK, length and IP id). "
               "Retransmissions from the event on: tshark's flags / repeated bytes by sequence. Hitless: the verdict "
               "above, from the event to the end of the run; clean in the procedure's window: the same verdict with "
-              "loss and retransmissions counted in [event, procedure done + 2 s] only.", "",
+              "loss and retransmissions counted in [event, procedure done + 2 s] only. Queue drops: frames "
+              "(data, ACKs, probes) a switch's or the OCS's full egress queue dropped over the run (port_enq - "
+              "port_deq; bmv2 holds 64 frames a port, and a switch that a loaded machine stalls overflows it when it "
+              "resumes: the emulation's loss, not the procedure's); beyond them: true drops of the stream that "
+              "no queue drop can account for (a lower bound of the drops in the dark or by a table).", "",
               "| variant | zero-window ACKs | holds | hold total ms | longest hold ms | drain probes | "
               "retx from event (tshark / by seq) | spurious | RTOs | true drops (whole run / from event / in window) | "
-              "reordered from event | hitless | clean in the procedure's window |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "queue drops | true drops beyond them | reordered from event | hitless | "
+              "clean in the procedure's window |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def mx(s: dict[str, Any], key: str, fmt: str = ".1f") -> str:
         st = s.get(f"{key}_stats") or {}
@@ -280,6 +287,7 @@ def both_ends_markdown(v: dict[str, Any], scale: float | None) -> list[str]:
                      f"{_f(s.get('retransmissions_after_event'))} / {_f(s.get('resent_after_event'))} | "
                      f"{_f(s.get('spurious_retransmissions'))} | {_f(s.get('rto_count'), '.2f')} | "
                      f"{_f(s.get('lost_packets'))} / {_f(s.get('lost_after_event'))} / {_f(s.get('lost_in_window'))} | "
+                     f"{mx(s, 'queue_drops')} | {mx(s, 'lost_beyond_queue_drops')} | "
                      f"{_f(s.get('reordered_after_event'))} | {s['hitless_runs']}/{s['runs']} | "
                      f"{s.get('clean_in_window_runs', 0)}/{s['runs']} |")
     lines += ["", "### Throughput dip and retransmission ratio", "",

@@ -39,6 +39,7 @@ control FabricIngress(inout fabric_headers_t hdr,
                       inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
     DECLARE_PORT_COUNTER(port_rx)
+    DECLARE_PORT_COUNTER(port_enq)  // to the traffic manager; port_enq - port_deq: its drops
     Acl() acl;
     Routing() routing;
     Flowlet() flowlet;
@@ -86,6 +87,8 @@ control FabricIngress(inout fabric_headers_t hdr,
             meta.resubmit._pad = 0;
         } else if (meta.drop == 1) {
             ig_dprsr_md.drop_ctl = 1;
+        } else {
+            port_enq.count(meta.egress_port);
         }
         if (meta.do_clone == 1) {
             ig_dprsr_md.mirror_type = MIRROR_DRAIN_PROBE;
@@ -113,9 +116,13 @@ control FabricEgress(inout fabric_headers_t hdr,
                      inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
 
     DECLARE_PORT_COUNTER(port_tx)
+    DECLARE_PORT_COUNTER(port_deq)
     EgressRewrite() egress_rewrite;
 
     apply {
+        if (meta.is_clone == 0) {
+            port_deq.count(eg_intr_md.egress_port);
+        }
         meta.now = eg_prsr_md.global_tstamp[41:10];  // the packet-in's timestamp (ingress's is not bridged)
         egress_rewrite.apply(hdr, meta);
         if (meta.do_recirculate == 1) {

@@ -27,6 +27,7 @@ control OcsIngress(inout ocs_headers_t hdr,
                    inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
     DECLARE_PORT_COUNTER(port_rx)
+    DECLARE_PORT_COUNTER(port_enq)  // - port_deq: the traffic manager's drops
     Circuit() circuit;
     ScheduleClock() clock;
     TimeFlow() time_flow;
@@ -48,6 +49,8 @@ control OcsIngress(inout ocs_headers_t hdr,
         ig_tm_md.ucast_egress_port = meta.egress_port;
         if (meta.drop == 1) {
             ig_dprsr_md.drop_ctl = 1;
+        } else {
+            port_enq.count(meta.egress_port);
         }
         hdr.bridged.setValid();
         hdr.bridged.kind = BRIDGED_KIND_NORMAL;
@@ -68,9 +71,11 @@ control OcsEgress(inout ocs_headers_t hdr,
                   inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                   inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
 
+    DECLARE_PORT_COUNTER(port_deq)
     DECLARE_PORT_COUNTER(port_tx)
 
     apply {
+        port_deq.count(eg_intr_md.egress_port);
         if (eg_intr_md.egress_port == CPU_PORT) {
             hdr.packet_in.setValid();
             hdr.packet_in.ingress_port = meta.ingress_port;

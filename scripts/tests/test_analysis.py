@@ -4,6 +4,7 @@ import pytest
 
 from scripts.lb import pairs_for, utilisation
 from scripts.metrics import parse_arrivals, udp_metrics
+from scripts.reconf import queue_drops, queue_loss
 from scripts.report import hitless_run, lb_summary, markdown, percentile, reconf_summary
 from scripts.schedule import bursts
 from scripts.spec import parse
@@ -145,3 +146,15 @@ def test_lb_summary_noisy_flows_have_client_figures_only():
     spec = parse({"name": "x", "kind": "load-balancing", "variants": ["ecmp"], "workload": {"classes": {"long": 1}}})
     md = markdown(spec, {"scale": 1, "link_rate_mbit": 20, "reference_rate_mbit": 20, "variants": {"ecmp": s}})
     assert "| ecmp | MPTCP 4 subflows (seen 3.0) | - / 2.00 / 15.00 / 14.00 / 6.7 |" in md
+
+
+def test_queue_loss_counts_what_the_queues_dropped_and_the_loss_beyond():
+    # JSON keys: ports are strings once a run.json has been read back
+    counts = {"s1": {"port_rx": {"2": 100}, "port_enq": {"3": 100}, "port_deq": {"3": 60}, "port_tx": {"3": 60}},
+              "s2": {"port_enq": {"1": 50, "2": 7}, "port_deq": {"1": 50, "2": 7}},
+              "ocs": {"port_enq": {"1": 9}, "port_deq": {"1": 4}}}
+    assert queue_drops(counts) == {"s1": 40, "s2": 0, "ocs": 5}
+    got = queue_loss(counts, lost=52)
+    assert got == {"queue_drops": 45, "queue_drops_by_switch": {"s1": 40, "ocs": 5}, "lost_beyond_queue_drops": 7}
+    assert queue_loss(counts, lost=3)["lost_beyond_queue_drops"] == 0
+    assert queue_loss(None, lost=3)["lost_beyond_queue_drops"] is None  # a run without counters: unknown

@@ -59,9 +59,14 @@ def test_physics(results):
     bbm = json.loads((out / "bbm" / "run-000" / "metrics.json").read_text())
     mbb = json.loads((out / "mbb" / "run-000" / "metrics.json").read_text())
     assert bbm["max_gap_ms"] > 380 and bbm["rto_count"] >= 1 and bbm["lost_packets"] > 0, bbm
-    # mbb's own window (event to procedure done + 2 s): on a loaded machine the emulation also drops
-    # packets before the event and long after it, which lost_packets (the whole run) counts
-    assert mbb["lost_in_window"] == 0 and mbb["rto_count"] == 0, mbb
+    # mbb drops nothing: every data packet it lost is one a switch's full queue dropped (bmv2's 64-frame
+    # port queue overflows when a loaded machine stalls the switch; the switches' port_enq - port_deq
+    # counts it), and there was no RTO
+    losses = {k: mbb[k] for k in ("lost_packets", "lost_in_window", "queue_drops", "queue_drops_by_switch",
+                                  "lost_beyond_queue_drops", "rto_count", "loadavg_start")}
+    assert mbb["lost_beyond_queue_drops"] == 0 and mbb["rto_count"] == 0, losses
+    if mbb["queue_drops"] == 0:
+        assert mbb["lost_packets"] == 0, losses
     assert mbb["max_gap_ms"] < bbm["max_gap_ms"]
     assert bbm["receiver_new_data_gap_ms"] > bbm["sender_data_gap_ms"], bbm  # the receiver waits longer
     assert mbb["zero_window_acks"] > 0 and mbb["hold_total_ms"] > 0, mbb  # mbb drains by holding the sender
