@@ -23,14 +23,12 @@ PROGRAMS = ("fabric", "ocs")
 TOFINO_DIFFERENCES = {
     "table FabricIngress.acl.acl: match field ingress_port: optional on v1model, ternary on tna":
         "Tofino has no `optional` match kind; a full ternary mask is v1model's value match",
-    "action OcsIngress.clock.set_schedule: parameters [('epoch_us', 48), ('cycle_scale', 64)] != "
-    "[('epoch_us', 32), ('cycle_scale', 32)]":
-        "Tofino's clock is 32 bits of 1.024 us units and its cycle a power of two (a mask): it cannot "
-        "multiply by a run-time 64-bit scale (p4src/README.md, time-flow tables)",
+    **{f"action {ctl}.clock.set_schedule: parameters [('epoch_us', 48), ('cycle_scale', 64)] != "
+       "[('epoch_us', 32), ('cycle_scale', 32)]":
+       "Tofino's clock is 32 bits of 1.024 us units and its cycle a power of two (a mask): it cannot "
+       "multiply by a run-time 64-bit scale (p4src/README.md, time-flow tables)"
+       for ctl in ("OcsIngress", "FabricIngress")},
 }
-# Not yet in the TNA programs (issue 20: the ToR's time-flow tables and hold are v1model only so far).
-NOT_YET_ON_TNA = {f"table FabricIngress.{t}: only in v1model": "issue 20" for t in (
-    "clock.schedule_config", "clock.schedule_phase", "slot_route.slot_path", "slot_route.slot_policy")}
 INCLUDE = tofino_check.tofino_include()
 BF_P4C = tofino_check.find_bf_p4c()
 
@@ -56,7 +54,7 @@ def test_front_end_interface_matches(v1model: dict[str, Interface], program: str
     proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     assert ir.exists(), f"p4c wrote no IR: {proc.stderr[-2000:]}"
     tna = from_p4c_ir(ir)
-    assert compare(v1model[program], tna, TOFINO_DIFFERENCES | NOT_YET_ON_TNA) == []
+    assert compare(v1model[program], tna, TOFINO_DIFFERENCES) == []
 
 
 @pytest.mark.skipif(BF_P4C is None, reason="bf-p4c is not installed (not on PATH, $BF_P4C or ../shared/toolchain/bin): "
@@ -68,7 +66,7 @@ def test_bf_p4c_p4info_matches(v1model: dict[str, Interface], program: str, targ
     result = tofino_check.compile_bf_p4c(str(BF_P4C), P4SRC / "tna" / f"{program}.p4", target, tmp_path)
     assert result.ok, result.errors
     tna = from_p4info(tmp_path / f"{program}.{target.name}" / f"{program}.p4info.txtpb")
-    assert compare(v1model[program], tna, TOFINO_DIFFERENCES | NOT_YET_ON_TNA) == []
+    assert compare(v1model[program], tna, TOFINO_DIFFERENCES) == []
 
 
 def test_compare_names_every_kind_of_difference() -> None:

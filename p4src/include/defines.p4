@@ -20,6 +20,7 @@ const bit<16> ETHERTYPE_PATH_TAG = 0x88B5;
 const bit<16> ETHERTYPE_PROBE    = 0x88B6;
 // TNA only: a drain probe on its way back to ingress (include/tna/glue.p4); v1model keeps a field list.
 const bit<16> ETHERTYPE_DRAIN_MARK = 0x88B7;
+const bit<16> ETHERTYPE_HOLD_MARK = 0x88B8;  // TNA: a held packet round its loop (include/tna/slot_hold.p4)
 
 const bit<8> IP_PROTO_ICMP = 1;
 const bit<8> IP_PROTO_TCP  = 6;

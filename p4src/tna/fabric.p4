@@ -7,14 +7,18 @@
 //
 //  ingress                                                               egress
 //  -------                                                               ------
-//  drain mark (a probe back from egress) removed                         bridged metadata / mirror header
+//  drain / hold mark (back from egress) removed                          bridged metadata / mirror header
 //  port_rx -> packet-out? --yes--> egress port = packet_out.egress_port   CPU port: packet_in header
 //               | no                                                      routed:   port_mac, tag push/strip
-//             probe? --yes--> CPU                                         port_tx
+//             held? --yes--> its path kept, to the schedule               port_tx
 //               | no                                                      drain probe copy (mirror session
-//             acl --hit--> forward / drop / CPU                             on a recirculation port):
-//               | miss                                                      rewrite, drain mark
-//             routing (route, TTL, version) -> flowlet (RegisterActions) -> path_select
+//             probe? --yes--> CPU                                           on a recirculation port):
+//               | no                                                        rewrite, drain mark
+//             acl --hit--> forward / drop / CPU                           hold pass: hold mark, back to
+//               | miss                                                      ingress (HOLD_RECIRC_PORT)
+//             routing (route, TTL, version) -> flowlet (RegisterActions)
+//               -> schedule: ScheduleClock -> slot_path (lit: the slot's uplink) | unlit: hold
+//                  (SlotHold, include/tna/slot_hold.p4) | electrical: path_select
 //               -> failover (port down: resubmit with the other version)
 //             bridged metadata; resubmit data; mirror (drain probe)
 
@@ -30,6 +34,9 @@
 #include "../include/fabric/path.p4"
 #include "../include/fabric/failover.p4"
 #include "../include/fabric/egress_rewrite.p4"
+#include "../include/schedule/clock.p4"
+#include "../include/fabric/slot_route.p4"
+#include "../include/tna/slot_hold.p4"
 
 control FabricIngress(inout fabric_headers_t hdr,
                       inout fabric_metadata_t meta,
@@ -45,6 +52,9 @@ control FabricIngress(inout fabric_headers_t hdr,
     Flowlet() flowlet;
     PathSelect() path_select;
     Failover() failover;
+    ScheduleClock() clock;
+    SlotRoute() slot_route;
+    SlotHold() slot_hold;
 
     apply {
         meta.now = ig_prsr_md.global_tstamp[41:10];
@@ -54,13 +64,25 @@ control FabricIngress(inout fabric_headers_t hdr,
             hdr.ethernet.ether_type = hdr.drain_mark.ether_type;
             hdr.drain_mark.setInvalid();
         }
-        if (meta.failover == 0 && meta.drain_probe == 0) {
+        if (hdr.hold_mark.isValid()) {
+            hdr.ethernet.ether_type = hdr.hold_mark.ether_type;
+            hdr.hold_mark.setInvalid();
+        }
+        if (meta.failover == 0 && meta.drain_probe == 0 && meta.held == 0) {
             port_rx.count(ig_intr_md.ingress_port);  // a resubmitted copy was counted
         }
+        bool scheduled = false;
         if (hdr.packet_out.isValid()) {
             meta.egress_port = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
             meta.bypass = 1;
+        } else if (meta.held == 1) {
+            // Back from the hold loop: routed (TTL done) on its first pass, its path kept.
+            meta.routed = 1;
+            meta.has_path = 1;
+            meta.path_id = meta.held_path_id;
+            meta.version = meta.held_version;
+            scheduled = true;
         } else if (hdr.ethernet.isValid() && hdr.ethernet.ether_type == ETHERTYPE_PROBE) {
             meta.egress_port = CPU_PORT;
             meta.bypass = 1;
@@ -71,10 +93,16 @@ control FabricIngress(inout fabric_headers_t hdr,
             if (meta.acl_hit == 0) {
                 routing.apply(hdr, meta);
                 flowlet.apply(hdr, meta);
-                if (meta.has_path == 1) {
-                    path_select.apply(hdr, meta);
-                    failover.apply(hdr, meta);
-                }
+                scheduled = meta.has_path == 1;
+            }
+        }
+        if (scheduled) {
+            clock.apply(meta.now, meta.sched);
+            slot_route.apply(hdr, meta);
+            slot_hold.apply(meta);
+            if (meta.slot_decision == SLOT_PATH) {
+                path_select.apply(hdr, meta);
+                failover.apply(hdr, meta);
             }
         }
         // The decisions, in Tofino's primitives.
@@ -105,6 +133,10 @@ control FabricIngress(inout fabric_headers_t hdr,
         hdr.bridged.version = meta.version;
         hdr.bridged.drain_probe = meta.drain_probe;
         hdr.bridged._pad1 = 0;
+        hdr.bridged.hold_pass = meta.hold_pass;
+        hdr.bridged._pad2 = 0;
+        hdr.bridged.held_path_id = meta.held_path_id;
+        hdr.bridged.hold_since = meta.hold_since;
     }
 }
 
@@ -124,15 +156,26 @@ control FabricEgress(inout fabric_headers_t hdr,
             port_deq.count(eg_intr_md.egress_port);
         }
         meta.now = eg_prsr_md.global_tstamp[41:10];  // the packet-in's timestamp (ingress's is not bridged)
-        egress_rewrite.apply(hdr, meta);
-        if (meta.do_recirculate == 1) {
-            // Leaves on the mirror session's (recirculation) port and comes back to ingress,
-            // which knows it by the drain mark.
-            hdr.drain_mark.setValid();
-            hdr.drain_mark.ether_type = hdr.ethernet.ether_type;
-            hdr.ethernet.ether_type = ETHERTYPE_DRAIN_MARK;
+        if (meta.hold_pass == 1) {
+            // Round the hold loop (SlotHold): back to ingress unchanged but for the mark.
+            hdr.hold_mark.setValid();
+            hdr.hold_mark.ether_type = hdr.ethernet.ether_type;
+            hdr.hold_mark.path_id = meta.held_path_id;
+            hdr.hold_mark.version = meta.version;
+            hdr.hold_mark._pad = 0;
+            hdr.hold_mark.since = meta.hold_since;
+            hdr.ethernet.ether_type = ETHERTYPE_HOLD_MARK;
         } else {
-            port_tx.count(eg_intr_md.egress_port);
+            egress_rewrite.apply(hdr, meta);
+            if (meta.do_recirculate == 1) {
+                // Leaves on the mirror session's (recirculation) port and comes back to ingress,
+                // which knows it by the drain mark.
+                hdr.drain_mark.setValid();
+                hdr.drain_mark.ether_type = hdr.ethernet.ether_type;
+                hdr.ethernet.ether_type = ETHERTYPE_DRAIN_MARK;
+            } else {
+                port_tx.count(eg_intr_md.egress_port);
+            }
         }
         hdr.bridged.setInvalid();
     }

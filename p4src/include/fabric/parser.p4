@@ -18,6 +18,7 @@ parser FabricPacketParser(packet_in packet, inout fabric_headers_t hdr, inout fa
             ETHERTYPE_ARP: parse_arp;
 #ifdef __TARGET_TOFINO__
             ETHERTYPE_DRAIN_MARK: parse_drain_mark;
+            ETHERTYPE_HOLD_MARK: parse_hold_mark;
 #endif
             default: accept;  // probes (ETHERTYPE_PROBE) are recognised by the ether type alone
         }
@@ -29,6 +30,19 @@ parser FabricPacketParser(packet_in packet, inout fabric_headers_t hdr, inout fa
         packet.extract(hdr.drain_mark);
         meta.drain_probe = 1;
         transition select(hdr.drain_mark.ether_type) {
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+
+    // TNA: a packet held for its slot, back from the hold loop (include/tna/slot_hold.p4).
+    state parse_hold_mark {
+        packet.extract(hdr.hold_mark);
+        meta.held = 1;
+        meta.hold_since = hdr.hold_mark.since;
+        meta.held_path_id = hdr.hold_mark.path_id;
+        meta.held_version = hdr.hold_mark.version;
+        transition select(hdr.hold_mark.ether_type) {
             ETHERTYPE_IPV4: parse_ipv4;
             default: accept;
         }

@@ -16,6 +16,12 @@
 #define CPU_PORT 192
 #endif
 
+// The hold loop's recirculation port (include/tna/slot_hold.p4): pipe 0's on Tofino 1 (68); on
+// Tofino 2 or another pipe, define it to that pipe's recirculation port.
+#ifndef HOLD_RECIRC_PORT
+#define HOLD_RECIRC_PORT 68
+#endif
+
 #include "../defines.p4"
 
 // global_tstamp (ns) >> 10: units of 1.024 us in 32 bits, the width of a stateful ALU. It wraps
@@ -42,6 +48,10 @@ header bridged_h {
     version_t version;
     bit<1>    drain_probe;
     bit<4>    _pad1;
+    bit<1>    hold_pass;       // round the hold loop: egress marks it (hold_mark_h)
+    bit<7>    _pad2;
+    path_id_t held_path_id;
+    time_t    hold_since;
 }
 
 // The header of the held ACK's mirrored copy (the drain probe egress makes).
@@ -62,6 +72,16 @@ header drain_mark_h {
     bit<16> ether_type;
 }
 
+// A packet held for its slot on its way round the hold loop (slot_hold.p4): its own ether type,
+// then what ingress decided on its first pass. Ingress removes it.
+header hold_mark_h {
+    bit<16>   ether_type;
+    path_id_t path_id;
+    version_t version;
+    bit<7>    _pad;
+    time_t    since;
+}
+
 // flowlet.p4's pending change of a flow (one register pair): since when it waits, and the
 // wanted version + 1.
 struct flowlet_pending_t {
@@ -69,7 +89,7 @@ struct flowlet_pending_t {
     bit<32> wanted;
 }
 
-#define TARGET_HEADERS bridged_h bridged; drain_mark_h drain_mark;
+#define TARGET_HEADERS bridged_h bridged; drain_mark_h drain_mark; hold_mark_h hold_mark;
 #define TARGET_OCS_HEADERS bridged_h bridged;
 #define TARGET_METADATA resubmit_h resubmit; probe_mirror_h probe_mirror; MirrorId_t mirror_session; time_t now_tx;
 

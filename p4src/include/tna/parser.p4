@@ -41,6 +41,11 @@ parser FabricIngressParser(packet_in packet,
         meta.failover = 0;
         meta.failover_version = 0;
         meta.drain_probe = 0;
+        meta.hold_pass = 0;
+        meta.held = 0;  // a held packet's hold_mark sets it (fabric/parser.p4)
+        meta.hold_since = 0;
+        meta.held_path_id = 0;
+        meta.held_version = 0;
         transition select(ig_intr_md.resubmit_flag) {
             1: parse_resubmit;
             default: parse_port_metadata;
@@ -138,6 +143,9 @@ parser FabricEgressParser(packet_in packet,
         meta.to_host = hdr.bridged.to_host;
         meta.version = hdr.bridged.version;
         meta.drain_probe = hdr.bridged.drain_probe;
+        meta.hold_pass = hdr.bridged.hold_pass;
+        meta.held_path_id = hdr.bridged.held_path_id;
+        meta.hold_since = hdr.bridged.hold_since;
         transition parse_packet;
     }
 
@@ -146,6 +154,7 @@ parser FabricEgressParser(packet_in packet,
         packet.extract(meta.probe_mirror);
         meta.is_clone = 1;
         meta.drain_probe = 1;
+        meta.hold_pass = 0;
         meta.routed = 0;
         meta.to_host = 0;
         transition parse_packet;
@@ -179,6 +188,7 @@ control FabricEgressDeparser(packet_out packet,
         packet.emit(hdr.packet_in);
         packet.emit(hdr.ethernet);
         packet.emit(hdr.drain_mark);
+        packet.emit(hdr.hold_mark);
         packet.emit(hdr.path_tag);
         packet.emit(hdr.ipv4);
         packet.emit(hdr.tcp);
