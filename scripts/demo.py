@@ -49,7 +49,9 @@ def demo(out: Path, runs: int = 5, reanalyze: bool = False, build: Path | None =
     summary = demo_summary(out, e1, e5)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     t = summary["targets"]
-    print(f"demo: mbb hitless in every run: {t['mbb_hitless_all_runs']}; bbm largest gap "
+    print(f"demo: mbb hitless in every run: {t['mbb_hitless_all_runs']} ({t['mbb_hitless_runs']}); mbb lost "
+          f"nothing beyond the switches' queue drops, with no RTO, in every run: {t['mbb_no_loss_beyond_queues']}")
+    print(f"demo: bbm largest gap "
           f"{t['bbm_gap_vs_thesis_pct']:+.0f}% vs the thesis's 598 ms (target ±15%): {t['bbm_within_15pct']}; "
           f"utilisation static < ecmp < spray: {t['utilisation_ordering']}")
     print(f"demo: {out / 'summary.json'} in {time.monotonic() - t0:.0f} s")
@@ -68,6 +70,7 @@ def demo_summary(out: Path, e1: specmod.Spec, e5: specmod.Spec) -> dict[str, Any
         reconf[proc] = s
     lb_all = json.loads((out / "load_balancing" / "summary.json").read_text())["variants"]
     lb = {m: lb_all.get(m, {"runs": 0}) for m in DEMO_MODES}
+    mbb_runs = r1.get("mbb", {}).get("runs", [])
     bbm_gap = thesis_gap(reconf["bbm"])  # the thesis's own measure, compared with its 598 ms
     dev = 100 * (bbm_gap / THESIS["single"]["bbm"]["max_gap_ms"] - 1) if bbm_gap is not None else float("nan")
     utils = [lb[m].get("utilisation") for m in DEMO_MODES]
@@ -77,6 +80,9 @@ def demo_summary(out: Path, e1: specmod.Spec, e5: specmod.Spec) -> dict[str, Any
         "targets": {
             "mbb_hitless_all_runs": reconf["mbb"]["hitless_all"],
             "mbb_hitless_runs": f"{reconf['mbb']['hitless_runs']}/{reconf['mbb']['runs']}",
+            # a loaded machine stalls software switches, whose full queues then drop (scripts/reconf.py)
+            "mbb_no_loss_beyond_queues": bool(mbb_runs) and all(
+                r.get("lost_beyond_queue_drops") == 0 and r.get("rto_count") == 0 for r in mbb_runs),
             "bbm_gap_vs_thesis_pct": dev,
             "bbm_within_15pct": abs(dev) <= 15,
             "utilisation_ordering": None not in utils and utils[0] < utils[1] < utils[2],

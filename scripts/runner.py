@@ -180,8 +180,9 @@ def one_line(m: dict[str, Any]) -> str:
         return f"day {m['day_ms'].get('mean', 0):.1f} ms, night {m['night_ms'].get('mean', 0):.1f} ms"
     gap = m.get("max_gap_ms", 0.0)
     spurious = f" ({m['spurious_retransmissions']} spurious)" if m.get("spurious_retransmissions") else ""
+    queued = f" ({m['queue_drops']} frames dropped by full switch queues)" if m.get("queue_drops") else ""
     return (f"gap {gap:.0f} ms, retx {m.get('retransmissions', 0)}{spurious}, rto {m.get('rto_count', 0)}, "
-            f"lost {m.get('lost_packets')}, dip {m.get('throughput_dip_pct') or 0:.0f}%")
+            f"lost {m.get('lost_packets')}{queued}, dip {m.get('throughput_dip_pct') or 0:.0f}%")
 
 
 if __name__ == "__main__":  # pragma: no cover - use python -m scripts run
