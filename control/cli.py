@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -113,10 +115,17 @@ def _pipeline(args: argparse.Namespace):
     return Pipeline.for_target(args.target, "fabric", args.build)
 
 
-def _network(args: argparse.Namespace, topo, events: EventLog, names=None):
+@contextmanager
+def _network(args: argparse.Namespace, topo, events: EventLog, names=None) -> Iterator[Network]:
+    """The switches a command drives (all, or `names`); closed, with the event log, when it ends."""
     tls = TlsOptions.from_args(args.tls_ca, args.tls_cert, args.tls_key, args.tls_server_name)
-    return Network(topo, _pipeline(args), host=args.host, election_id=(0, args.election_id), events=events,
-                   timeout=args.timeout, names=names, tls=tls)
+    net = Network(topo, _pipeline(args), host=args.host, election_id=(0, args.election_id), events=events,
+                  timeout=args.timeout, names=names, tls=tls)
+    try:
+        yield net
+    finally:
+        net.close()
+        events.close()
 
 
 def _events(args: argparse.Namespace) -> EventLog:
@@ -153,8 +162,7 @@ def run_install(args: argparse.Namespace) -> int:
     else:
         states = generate_states(topo, args.mode, _circuit_map(topo, args.circuits), args.spray,
                                  args.failover != "off")
-    net = _network(args, topo, events)
-    try:
+    with _network(args, topo, events) as net:
         t0 = time.monotonic()
         plans = net.install(states)
         dt = time.monotonic() - t0
@@ -167,9 +175,6 @@ def run_install(args: argparse.Namespace) -> int:
             end = float("inf") if args.watch < 0 else time.monotonic() + args.watch
             while time.monotonic() < end:
                 time.sleep(0.2)
-    finally:
-        net.close()
-        events.close()
     return 0
 
 
@@ -178,13 +183,9 @@ def run_set_mode(args: argparse.Namespace) -> int:
     topo = _topo(args)
     events = _events(args)
     states = generate_states(topo, args.mode, _circuit_map(topo, args.circuits), args.spray, args.failover == "on")
-    net = _network(args, topo, events)
-    try:
+    with _network(args, topo, events) as net:
         plans = net.install(states)
         print(f"mode {args.mode}, failover {args.failover}: " + ", ".join(f"{n} {p}" for n, p in sorted(plans.items())))
-    finally:
-        net.close()
-        events.close()
     return 0
 
 
@@ -199,8 +200,7 @@ def run_reconfigure(args: argparse.Namespace) -> int:
     events = _events(args)
     new = parse_circuits(topo, args.ocs_name, args.circuits)
     host, port = parse_address(args.ocs)
-    net = _network(args, topo, events)
-    try:
+    with _network(args, topo, events) as net:
         with PolatisDriver(host, port, timeout=args.timeout) as ocs:
             rec = Reconfigurer(net, ocs, args.ocs_name, args.mode, args.spray, events, args.probe_timeout,
                                args.drain_ms, failover=args.failover == "on")
@@ -209,9 +209,6 @@ def run_reconfigure(args: argparse.Namespace) -> int:
             res = rec.run(args.procedure, new, old, hold_s=args.hold)
         steps = ", ".join(f"{k} {v:.1f}" for k, v in res.steps.items())
         print(f"{res.procedure}: total {res.total_ms:.1f} ms, control {res.control_ms:.1f} ms ({steps})")
-    finally:
-        net.close()
-        events.close()
     return 0
 
 
@@ -219,8 +216,7 @@ def run_counters(args: argparse.Namespace) -> int:
     """counters."""
     topo = _topo(args)
     events = EventLog()
-    net = _network(args, topo, events, names=args.switch)
-    try:
+    with _network(args, topo, events, names=args.switch) as net:
         def read(sess):
             sess.client.election_id = (0, 0)  # a backup reads without taking over from the controller
             sess.client.connect()
@@ -235,8 +231,6 @@ def run_counters(args: argparse.Namespace) -> int:
         for name, rows in sorted(net.each(read).items()):
             for row in rows:
                 print(f"{name} {row}")
-    finally:
-        net.close()
     return 0
 
 
@@ -244,9 +238,8 @@ def run_status(args: argparse.Namespace) -> int:
     """status."""
     topo = _topo(args)
     events = EventLog()
-    net = _network(args, topo, events)
     bad = 0
-    try:
+    with _network(args, topo, events) as net:
         def status(sess):
             try:
                 # a backup session (election id 0) reads without taking over from the running controller
@@ -264,8 +257,6 @@ def run_status(args: argparse.Namespace) -> int:
         for name, text in sorted(net.each(status).items()):
             bad += not text.startswith("ours")
             print(f"{name} ({net.sessions[name].address}): {text}")
-    finally:
-        net.close()
     return 1 if bad else 0
 
 

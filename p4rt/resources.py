@@ -11,6 +11,13 @@ from p4rt.proto import p4r
 from p4rt.schema import P4Schema, short_name
 
 
+def _checked_index(kind: str, name: str, index: int, size: int) -> int:
+    """The index of a cell of an array of `size` cells; ValueError if it is outside the array."""
+    if not 0 <= index < size:
+        raise ValueError(f"{kind} {name!r} index {index}: expected 0..{size - 1}")
+    return index
+
+
 @dataclass(slots=True)
 class CounterEntry:
     """An indirect counter cell (index None = every cell, for reads)."""
@@ -25,9 +32,7 @@ class CounterEntry:
         info = schema.counters[self.counter]
         msg = p4r.CounterEntry(counter_id=info.preamble.id)
         if self.index is not None:
-            if not 0 <= self.index < info.size:
-                raise ValueError(f"counter {self.counter!r} index {self.index}: expected 0..{info.size - 1}")
-            msg.index.index = self.index
+            msg.index.index = _checked_index("counter", self.counter, self.index, info.size)
             msg.data.packet_count, msg.data.byte_count = self.packets, self.bytes
         return p4r.Entity(counter_entry=msg)
 
@@ -84,9 +89,7 @@ class MeterEntry:
         info = schema.meters[self.meter]
         msg = p4r.MeterEntry(meter_id=info.preamble.id)
         if self.index is not None:
-            if not 0 <= self.index < info.size:
-                raise ValueError(f"meter {self.meter!r} index {self.index}: expected 0..{info.size - 1}")
-            msg.index.index = self.index
+            msg.index.index = _checked_index("meter", self.meter, self.index, info.size)
             if self.cir > self.pir:
                 raise ValueError(f"meter {self.meter!r}: cir {self.cir} above pir {self.pir}")
             msg.config.cir, msg.config.cburst = self.cir, self.cburst
@@ -119,9 +122,7 @@ class RegisterEntry:
         info = schema.registers[self.register]
         msg = p4r.RegisterEntry(register_id=info.preamble.id)
         if self.index is not None:
-            if not 0 <= self.index < info.size:
-                raise ValueError(f"register {self.register!r} index {self.index}: expected 0..{info.size - 1}")
-            msg.index.index = self.index
+            msg.index.index = _checked_index("register", self.register, self.index, info.size)
             width = info.type_spec.bitstring.bit.bitwidth or info.type_spec.bitstring.int.bitwidth
             msg.data.bitstring = values.encode(self.value, width)
         return p4r.Entity(register_entry=msg)
@@ -163,6 +164,16 @@ def _replica_dicts(replicas: list[Replica]) -> list[dict[str, int]]:
     return [{"port": r.port, "instance": r.instance} if r.instance else {"port": r.port} for r in replicas]
 
 
+def _encode_replicas(replicas: list[Replica], msgs: Any) -> None:
+    """Add the replicas to a repeated p4r.Replica (egress_port form, which bmv2's PI and p4sim accept)."""
+    for r in replicas:
+        msgs.add(egress_port=r.port, instance=r.instance)
+
+
+def _replicas_text(replicas: list[Replica]) -> str:
+    return ", ".join(f"{r.port}.{r.instance}" for r in replicas)
+
+
 def _decode_replicas(msgs) -> list[Replica]:
     out = []
     for r in msgs:
@@ -191,8 +202,7 @@ class MulticastGroup:
     def to_proto(self, schema: P4Schema | None = None) -> p4r.Entity:
         """Encode as a p4r.Entity (egress_port form, which bmv2's PI and p4sim accept)."""
         msg = p4r.MulticastGroupEntry(multicast_group_id=self.group_id)
-        for r in self.replicas:
-            msg.replicas.add(egress_port=r.port, instance=r.instance)
+        _encode_replicas(self.replicas, msg.replicas)
         ent = p4r.Entity()
         ent.packet_replication_engine_entry.multicast_group_entry.CopyFrom(msg)
         return ent
@@ -204,8 +214,7 @@ class MulticastGroup:
         return cls(msg.multicast_group_id, _decode_replicas(msg.replicas))
 
     def __str__(self) -> str:
-        reps = ", ".join(f"{r.port}.{r.instance}" for r in self.replicas)
-        return f"multicast {self.group_id} -> [{reps}]"
+        return f"multicast {self.group_id} -> [{_replicas_text(self.replicas)}]"
 
 
 @dataclass(slots=True)
@@ -236,8 +245,7 @@ class CloneSession:
         """Encode as a p4r.Entity."""
         msg = p4r.CloneSessionEntry(session_id=self.session_id, class_of_service=self.class_of_service,
                                     packet_length_bytes=self.packet_length_bytes)
-        for r in self.replicas:
-            msg.replicas.add(egress_port=r.port, instance=r.instance)
+        _encode_replicas(self.replicas, msg.replicas)
         ent = p4r.Entity()
         ent.packet_replication_engine_entry.clone_session_entry.CopyFrom(msg)
         return ent
@@ -249,8 +257,7 @@ class CloneSession:
         return cls(msg.session_id, _decode_replicas(msg.replicas), msg.class_of_service, msg.packet_length_bytes)
 
     def __str__(self) -> str:
-        reps = ", ".join(f"{r.port}.{r.instance}" for r in self.replicas)
-        return f"clone {self.session_id} -> [{reps}]"
+        return f"clone {self.session_id} -> [{_replicas_text(self.replicas)}]"
 
 
 # -- packets and digests ----------------------------------------------------------------------------

@@ -35,9 +35,7 @@ class FastFailoverTest(FailoverTest):
         self.add_static_path(1, 0, PRIMARY)
         shadow = self.add_static_path(1, 1, BACKUP)
         pkt = tcp_packet()
-        self.send(1, pkt)
-        testutils.verify_packet(self, routed(pkt, PRIMARY, next_hop_mac(PRIMARY), 0), PRIMARY)
-        testutils.verify_no_other_packets(self)
+        self.expect_routed(pkt, PRIMARY, 0)
 
         self.set_port_up(PRIMARY, False)  # no controller write from here on
         took = self.wait_until("failover to the backup path", lambda: self.lands_on(pkt, BACKUP),
@@ -57,9 +55,7 @@ class FastFailoverTest(FailoverTest):
         self.set_port_up(PRIMARY, True)
         self.wait_until("return to the primary path", lambda: self.lands_on(pkt, PRIMARY), DETECT_TIMEOUT)
         self.dataplane.flush()
-        self.send(1, pkt)
-        testutils.verify_packet(self, routed(pkt, PRIMARY, next_hop_mac(PRIMARY), 0), PRIMARY)
-        testutils.verify_no_other_packets(self)
+        self.expect_routed(pkt, PRIMARY, 0)
         self.assertLess(took, DETECT_TIMEOUT)
 
 
@@ -73,15 +69,11 @@ class EcmpMemberDownTest(FailoverTest):
         self.add_group_path(1, 0, "ecmp", [PRIMARY])
         self.add_static_path(1, 1, BACKUP)
         pkt = tcp_packet()
-        self.send(1, pkt)
-        testutils.verify_packet(self, routed(pkt, PRIMARY, next_hop_mac(PRIMARY), 0), PRIMARY)
-        testutils.verify_no_other_packets(self)
+        self.expect_routed(pkt, PRIMARY, 0)
         self.set_port_up(PRIMARY, False)
         self.wait_until("failover from the ECMP group", lambda: self.lands_on(pkt, BACKUP), DETECT_TIMEOUT)
         self.dataplane.flush()
-        self.send(1, pkt)
-        testutils.verify_packet(self, routed(pkt, BACKUP, next_hop_mac(BACKUP), 1), BACKUP)
-        testutils.verify_no_other_packets(self)
+        self.expect_routed(pkt, BACKUP, 1)
 
 
 @group("fabric")
@@ -96,12 +88,9 @@ class BothVersionsDownTest(FailoverTest):
         self.add_route("10.0.3.0/24", 2)
         self.add_static_path(2, 0, 250)
         self.add_static_path(2, 1, 251)
-        self.send(1, tcp_packet(ip_dst="10.0.3.3"))
-        testutils.verify_no_other_packets(self)
+        self.send_expect(1, tcp_packet(ip_dst="10.0.3.3"))
         pkt = tcp_packet()
-        self.send(1, pkt)
-        testutils.verify_packet(self, routed(pkt, PRIMARY, next_hop_mac(PRIMARY), 0), PRIMARY)
-        testutils.verify_no_other_packets(self)
+        self.expect_routed(pkt, PRIMARY, 0)
 
 
 @group("fabric")
@@ -126,6 +115,4 @@ class PortFlapTest(FailoverTest):
 
             self.wait_until("port receives after the flap", received, DETECT_TIMEOUT)
         self.dataplane.flush()
-        self.send(BACKUP, into)
-        testutils.verify_packet(self, routed(into, 1, "00:00:0a:00:01:01", None), 1)
-        testutils.verify_no_other_packets(self)
+        self.send_expect(BACKUP, into, routed(into, 1, "00:00:0a:00:01:01", None), 1)

@@ -115,9 +115,7 @@ class FlowletGapCountsFromDepartureTest(FlowletTest):
         testutils.verify_packet(self, routed(self.pkt(1), OLD, next_hop_mac(OLD), 0), OLD)
         # both have left 2 s after the first arrival; at 2.6 s GAP has passed since: the flow moves
         time.sleep(2 * tx_s)
-        self.send(1, self.pkt(2))
-        testutils.verify_packet(self, routed(self.pkt(2), NEW, next_hop_mac(NEW), 1), NEW)
-        testutils.verify_no_other_packets(self)
+        self.expect_routed(self.pkt(2), NEW, 1)
 
 
 @group("fabric")
@@ -172,9 +170,7 @@ class FlowletImmediateOverridesTest(FlowletTest):
         self.send(1, self.pkt(3))
         testutils.verify_packet(self, routed(self.pkt(3), NEW, next_hop_mac(NEW), 1), NEW)
         self.flip_version(1, 0)
-        self.send(1, self.pkt(4))
-        testutils.verify_packet(self, routed(self.pkt(4), OLD, next_hop_mac(OLD), 0), OLD)
-        testutils.verify_no_other_packets(self)
+        self.expect_routed(self.pkt(4), OLD, 0)
 
 
 @group("fabric")

@@ -116,6 +116,11 @@ class FabricTest(P4RuntimeTest):
         self.insert(*members)
         self.insert(*watch_groups)
 
+    def expect_routed(self, pkt: Ether, port: int, version: int) -> None:
+        """Send `pkt` from the host (port 1); it must leave `port` only, routed to the neighbour there on
+        path version `version`."""
+        self.send_expect(1, pkt, routed(pkt, port, next_hop_mac(port), version), port)
+
     # -- routing --------------------------------------------------------------------------------
 
     def add_route(self, prefix: str, path_id: int) -> TableEntry:

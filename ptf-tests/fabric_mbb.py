@@ -31,20 +31,14 @@ class MbbFlipTest(MbbTest):
 
     def runTest(self) -> None:
         pkt = tcp_packet()
-        self.send(1, pkt)
-        testutils.verify_packet(self, routed(pkt, OLD, next_hop_mac(OLD), 0), OLD)
-        testutils.verify_no_other_packets(self)
+        self.expect_routed(pkt, OLD, 0)
         self.flip_version(1, 1)
         # The flip is one entry; the switch holds exactly the new version.
         self.assertEqual([str(e) for e in self.read_table("path_version")],
                          ["path_version path_id=1 -> set_version(version=1)"])
-        self.send(1, pkt)
-        testutils.verify_packet(self, routed(pkt, NEW, next_hop_mac(NEW), 1), NEW)
-        testutils.verify_no_other_packets(self)
+        self.expect_routed(pkt, NEW, 1)
         self.flip_version(1, 0)
-        self.send(1, pkt)
-        testutils.verify_packet(self, routed(pkt, OLD, next_hop_mac(OLD), 0), OLD)
-        testutils.verify_no_other_packets(self)
+        self.expect_routed(pkt, OLD, 0)
 
 
 @group("fabric")
@@ -96,6 +90,4 @@ class TransitByTagTest(MbbTest):
             testutils.verify_packet(self, routed(pkt, port, next_hop_mac(port), version, hops=2), port)
             testutils.verify_no_other_packets(self)
         # Untagged traffic entering here follows this switch's own (flipped) version.
-        self.send(1, pkt)
-        testutils.verify_packet(self, routed(pkt, NEW, next_hop_mac(NEW), 1), NEW)
-        testutils.verify_no_other_packets(self)
+        self.expect_routed(pkt, NEW, 1)

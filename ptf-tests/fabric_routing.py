@@ -21,22 +21,15 @@ class AclPriorityTest(FabricTest):
                      ipv4_dst=("10.0.2.2", "255.255.255.255"))
         # Both match: priority 20 wins; ACL frames leave unchanged (no TTL, no MAC rewrite).
         pkt = tcp_packet(ip_dst="10.0.2.2")
-        self.send(1, pkt)
-        testutils.verify_packet(self, pkt, 3)
-        testutils.verify_no_other_packets(self)
+        self.send_expect(1, pkt, pkt, 3)
         # Only the low entry matches.
         pkt = tcp_packet(ip_dst="10.0.2.9")
-        self.send(1, pkt)
-        testutils.verify_packet(self, pkt, 2)
-        testutils.verify_no_other_packets(self)
+        self.send_expect(1, pkt, pkt, 2)
         # A higher-priority drop restricted to ingress port 1 (optional match).
         self.add_acl(30, "acl_drop", ipv4_dst=("10.0.2.0", "255.255.255.0"), ingress_port=1)
-        self.send(1, tcp_packet(ip_dst="10.0.2.2"))
-        testutils.verify_no_other_packets(self)
+        self.send_expect(1, tcp_packet(ip_dst="10.0.2.2"))
         pkt = tcp_packet(ip_dst="10.0.2.2")
-        self.send(2, pkt)  # other ingress port: the drop does not apply, priority 20 does
-        testutils.verify_packet(self, pkt, 3)
-        testutils.verify_no_other_packets(self)
+        self.send_expect(2, pkt, pkt, 3)  # other ingress port: the drop does not apply, priority 20 does
 
 
 @group("fabric")
@@ -68,9 +61,7 @@ class LpmRoutingTest(FabricTest):
         for dst, port, version in cases:
             pkt = tcp_packet(ip_dst=dst, ttl=64)
             dmac = "00:00:0a:00:02:05" if version is None else next_hop_mac(port)
-            self.send(1, pkt)
-            testutils.verify_packet(self, routed(pkt, port, dmac, version), port)
-            testutils.verify_no_other_packets(self)
+            self.send_expect(1, pkt, routed(pkt, port, dmac, version), port)
 
 
 @group("fabric")
@@ -83,12 +74,9 @@ class TtlAndMissTest(FabricTest):
         for ttl in (0, 1):
             self.send(1, tcp_packet(ttl=ttl))
         self.send(1, tcp_packet(ip_dst="192.168.1.1"))
-        self.send(1, simple_arp_packet())
-        testutils.verify_no_other_packets(self)
+        self.send_expect(1, simple_arp_packet())
         pkt = tcp_packet(ttl=2)
-        self.send(1, pkt)
-        testutils.verify_packet(self, routed(pkt, 2, next_hop_mac(2), 0), 2)
-        testutils.verify_no_other_packets(self)
+        self.expect_routed(pkt, 2, 0)
 
 
 @group("fabric")
@@ -99,9 +87,7 @@ class TagStripAtHostTest(FabricTest):
         self.add_host("10.0.1.1/32", 1, "00:00:0a:00:01:01")
         for version, hops in ((0, 1), (1, 3)):
             pkt = tcp_packet(ip_src="10.0.2.2", ip_dst="10.0.1.1", eth_src="00:00:00:00:0b:02")
-            self.send(2, tagged(pkt, version, hops))
-            testutils.verify_packet(self, routed(pkt, 1, "00:00:0a:00:01:01", None), 1)
-            testutils.verify_no_other_packets(self)
+            self.send_expect(2, tagged(pkt, version, hops), routed(pkt, 1, "00:00:0a:00:01:01", None), 1)
 
 
 @group("fabric")
@@ -114,6 +100,4 @@ class FullSizeFrameTest(FabricTest):
         pkt = tcp_packet(pktlen=1514)
         expected = routed(pkt, 2, next_hop_mac(2), 0)
         self.assertEqual(len(bytes(expected)), 1518)
-        self.send(1, pkt)
-        testutils.verify_packet(self, expected, 2)
-        testutils.verify_no_other_packets(self)
+        self.send_expect(1, pkt, expected, 2)

@@ -58,9 +58,7 @@ class DarkPortTest(OcsTest):
         dark = self.wait_counter("dark_drops", 3, dark0[0] + n)
         self.assertEqual(dark[0] - dark0[0], n)
         self.assertEqual(self.read_counter("port_rx", 3)[0] - rx0[0], n)
-        self.send(1, frames()[1])
-        testutils.verify_packet(self, frames()[1], 2)
-        testutils.verify_no_other_packets(self)
+        self.send_expect(1, frames()[1], frames()[1], 2)
         self.assertEqual(self.read_counter("dark_drops", 1), lit0)
 
 
@@ -75,11 +73,8 @@ class ReconfigureTest(OcsTest):
         testutils.verify_packet(self, frame, 2)
         self.delete(*old)
         self.connect(1, 3)
-        self.send(2, frame)
-        testutils.verify_no_other_packets(self)
-        self.send(1, frame)
-        testutils.verify_packet(self, frame, 3)
-        testutils.verify_no_other_packets(self)
+        self.send_expect(2, frame)
+        self.send_expect(1, frame, frame, 3)
 
 
 @group("ocs")

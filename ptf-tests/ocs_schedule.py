@@ -101,9 +101,7 @@ class ScheduleOffTest(ScheduleTest):
         self.install_clock(future)
         self.insert(TableEntry("slot_circuit", {"slot": 0, "night": 0, "ingress_port": 1},
                                "slot_cross_connect", {"port": 3}))
-        self.send(1, frame)
-        testutils.verify_packet(self, frame, 2)
-        testutils.verify_no_other_packets(self)
+        self.send_expect(1, frame, frame, 2)
 
 
 @group("ocs")

@@ -207,6 +207,14 @@ class P4RuntimeTest(BaseTest):
         """Send a packet on a PTF port."""
         testutils.send_packet(self, port, pkt, count)
 
+    def send_expect(self, port: int, pkt: Any, expected: Any = None, out_port: int | None = None) -> None:
+        """Send a packet on a PTF port; `expected` must come out of `out_port` and nothing else anywhere
+        (no `expected`: nothing comes out)."""
+        self.send(port, pkt)
+        if expected is not None:
+            testutils.verify_packet(self, expected, out_port)
+        testutils.verify_no_other_packets(self)
+
     def collect(self, timeout: float = 1.0, limit: int | None = None) -> list[tuple[int, bytes]]:
         """Every packet received on any port until `timeout` s pass without one (or `limit` are in)."""
         out: list[tuple[int, bytes]] = []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from scripts import spec as specmod
 from scripts.demo import demo
 from scripts.experiment import analyze_all, report, run
 from scripts.runner import ROOT
-from topo.cli import run_command
+from topo.cli import main_of
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,11 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
-
-    return run_command("scripts", lambda: run_args(args))
+    return main_of("scripts", build_parser(), run_args, argv)
 
 
 def run_args(args: argparse.Namespace) -> int:

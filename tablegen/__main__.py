@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ from tablegen.check import check
 from tablegen.files import read, write
 from tablegen.graph import Fabric
 from topo.circuits import resolve_circuits
-from topo.cli import run_command
+from topo.cli import configure_logging, run_command
 from topo.model import load
 from topo.validate import validate
 
@@ -127,8 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         args = diff_parser().parse_args(argv[1:])
     else:
         args = gen_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(args.verbose)
     return run_command("tablegen", lambda: run(command, args))
 
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
 from topo import generators
-from topo.cli import run_command
+from topo.cli import main_of
 from topo.draw import draw
 from topo.model import DEFAULT_GRPC_BASE, Topology, dumps, load, save
 from topo.summary import summary
@@ -70,10 +69,7 @@ def generate(args: argparse.Namespace) -> Topology:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
-    return run_command("topo", lambda: run(args))
+    return main_of("topo", build_parser(), run, argv)
 
 
 def run(args: argparse.Namespace) -> None:

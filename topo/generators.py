@@ -43,19 +43,10 @@ def fattree(k: int = 4, rate_mbit: float = 20.0, delay: str = "0.1ms",
     half = k // 2
     topo = Topology(name=f"fattree-k{k}", kind="fattree",
                     params={"k": k, "rate_mbit": rate_mbit, "delay": delay})
-    dev = 0
-    for pod in range(k):
-        for i in range(half):
-            dev += 1
-            topo.switches.append(new_switch(f"e{pod}_{i}", "edge", dev, k, grpc_base))
-    for pod in range(k):
-        for i in range(half):
-            dev += 1
-            topo.switches.append(new_switch(f"a{pod}_{i}", "aggregation", dev, k, grpc_base))
-    for i in range(half):
-        for j in range(half):
-            dev += 1
-            topo.switches.append(new_switch(f"c{i}_{j}", "core", dev, k, grpc_base))
+    tiers = [(f"e{pod}_{i}", "edge") for pod in range(k) for i in range(half)]
+    tiers += [(f"a{pod}_{i}", "aggregation") for pod in range(k) for i in range(half)]
+    tiers += [(f"c{i}_{j}", "core") for i in range(half) for j in range(half)]
+    topo.switches += [new_switch(name, role, dev, k, grpc_base) for dev, (name, role) in enumerate(tiers, 1)]
     for pod in range(k):
         for i in range(half):
             for j in range(half):

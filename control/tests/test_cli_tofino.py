@@ -47,13 +47,10 @@ def test_cli_target_and_tls_reach_the_sessions(tofino_build: Path, tmp_path: Pat
     args = build_parser().parse_args(["status", "--topo", str(tmp_path / "ucd4.json"), "--target", "tofino",
                                       "--build", str(tofino_build), "--tls-ca", "ca.pem", "--tls-cert", "c.pem",
                                       "--tls-key", "k.pem", "--tls-server-name", "sw"])
-    net = cli._network(args, topo, EventLog(None))
-    try:
+    with cli._network(args, topo, EventLog(None)) as net:
         sess = next(iter(net.sessions.values()))
         assert sess.client.tls == TlsOptions(Path("ca.pem"), Path("c.pem"), Path("k.pem"), "sw")
         assert BfPipelineConfig.FromString(sess.pipeline.config).p4_name == "fabric"
-    finally:
-        net.close()
 
 
 def test_half_a_client_certificate_is_a_one_line_error(tofino_build: Path, tmp_path: Path,

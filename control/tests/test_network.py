@@ -115,79 +115,74 @@ def instant_ocs(topo):
     return ocs
 
 
+@pytest.fixture
+def reconf_bed(bed):
+    """bed with the ECMP states installed and an emulated OCS on the initial circuits (closed afterwards)."""
+    topo, farm, net, events = bed
+    net.install(generate_states(topo, "ecmp"))
+    ocs = instant_ocs(topo)
+    yield topo, farm, net, events, ocs
+    ocs.close()
+
+
 @pytest.mark.parametrize("procedure", ["bbm", "mbb-timed"])
-def test_procedures_end_in_the_new_state(bed, procedure):
-    topo, farm, net, events = bed
-    net.install(generate_states(topo, "ecmp"))
-    ocs = instant_ocs(topo)
-    try:
-        rec = Reconfigurer(net, ocs, mode="ecmp")
-        new = topo.ocs[0].circuit_maps["reconfigured"]
-        res = rec.run(procedure, new, hold_s=0.2)
-        assert circuits_from_ocs(ocs) == sorted(tuple(sorted(c)) for c in new)
-        want = rec.states(new)
-        assert all(net.sessions[n].sync(want[n]).empty for n in want)  # nothing left to fix
-        kinds = [r["event"] for r in events.records]
-        assert kinds[-1] == "procedure-done"
-        if procedure == "mbb-timed":
-            assert res.steps["hold"] >= 200
-            assert res.affected  # some ToR paths went to the shadow and back
-            assert list(res.steps) == ["prepare", "to-shadow", "drain", "ocs", "ocs-mirrors", "hold", "new-paths",
-                                  "flip"]
-        else:
-            assert list(res.steps) == ["prepare", "ocs", "routes"]
-    finally:
-        ocs.close()
+def test_procedures_end_in_the_new_state(reconf_bed, procedure):
+    topo, farm, net, events, ocs = reconf_bed
+    rec = Reconfigurer(net, ocs, mode="ecmp")
+    new = topo.ocs[0].circuit_maps["reconfigured"]
+    res = rec.run(procedure, new, hold_s=0.2)
+    assert circuits_from_ocs(ocs) == sorted(tuple(sorted(c)) for c in new)
+    want = rec.states(new)
+    assert all(net.sessions[n].sync(want[n]).empty for n in want)  # nothing left to fix
+    kinds = [r["event"] for r in events.records]
+    assert kinds[-1] == "procedure-done"
+    if procedure == "mbb-timed":
+        assert res.steps["hold"] >= 200
+        assert res.affected  # some ToR paths went to the shadow and back
+        assert list(res.steps) == ["prepare", "to-shadow", "drain", "ocs", "ocs-mirrors", "hold", "new-paths",
+                                   "flip"]
+    else:
+        assert list(res.steps) == ["prepare", "ocs", "routes"]
 
 
-def test_mbb_timed_ocs_failure_leaves_traffic_on_the_shadow(bed):
-    topo, farm, net, events = bed
-    net.install(generate_states(topo, "ecmp"))
-    ocs = instant_ocs(topo)
+def test_mbb_timed_ocs_failure_leaves_traffic_on_the_shadow(reconf_bed):
+    topo, farm, net, events, ocs = reconf_bed
 
     def broken(pairs, delay=None):
         raise TimeoutError("OCS did not answer")
 
-    try:
-        rec = Reconfigurer(net, ocs, mode="ecmp")
-        old = rec.states(circuits_from_ocs(ocs))
-        ocs.set_map = broken
-        with pytest.raises(ProcedureError) as exc:
-            rec.run("mbb-timed", topo.ocs[0].circuit_maps["reconfigured"], hold_s=0)
-        assert exc.value.step == "ocs"
-        # every ingress ToR now forwards the affected paths on version 1 (the electrical shadow)
-        shadowed = {n: path_versions(st) for n, st in net.desired().items()}
-        assert any(1 in v.values() for v in shadowed.values())
-        for n, st in net.desired().items():
-            assert net.sessions[n].sync(st).empty  # switches hold exactly that state
-            assert {e.canonical(net.sessions[n].schema) for e in st.entries if e.table != "path_version"} == \
-                {e.canonical(net.sessions[n].schema) for e in old[n].entries if e.table != "path_version"}
-        assert events.records[-1]["event"] == "procedure-error"
-    finally:
-        ocs.close()
+    rec = Reconfigurer(net, ocs, mode="ecmp")
+    old = rec.states(circuits_from_ocs(ocs))
+    ocs.set_map = broken
+    with pytest.raises(ProcedureError) as exc:
+        rec.run("mbb-timed", topo.ocs[0].circuit_maps["reconfigured"], hold_s=0)
+    assert exc.value.step == "ocs"
+    # every ingress ToR now forwards the affected paths on version 1 (the electrical shadow)
+    shadowed = {n: path_versions(st) for n, st in net.desired().items()}
+    assert any(1 in v.values() for v in shadowed.values())
+    for n, st in net.desired().items():
+        assert net.sessions[n].sync(st).empty  # switches hold exactly that state
+        assert {e.canonical(net.sessions[n].schema) for e in st.entries if e.table != "path_version"} == \
+            {e.canonical(net.sessions[n].schema) for e in old[n].entries if e.table != "path_version"}
+    assert events.records[-1]["event"] == "procedure-error"
 
 
-def test_mbb_without_light_stays_on_the_shadow(bed):
+def test_mbb_without_light_stays_on_the_shadow(reconf_bed):
     # these switches have no ports, so the probes over the new circuit can never come back
-    topo, farm, net, events = bed
-    net.install(generate_states(topo, "ecmp"))
-    ocs = instant_ocs(topo)
-    try:
-        rec = Reconfigurer(net, ocs, mode="ecmp", probe_timeout=0.3)
-        new = topo.ocs[0].circuit_maps["reconfigured"]
-        with pytest.raises(ProcedureError) as exc:
-            rec.run("mbb", new)
-        assert exc.value.step == "probe" and "no packet-in" in str(exc.value)
-        # the new paths are written, but every affected path at its ingress ToR is on version 1
-        want_new = rec.states(new)
-        for n, st in net.desired().items():
-            assert net.sessions[n].sync(st).empty
-            on_shadow = {p for p, v in path_versions(st).items() if v == 1}
-            assert on_shadow == rec_affected(rec, n, new)
-            assert [e for e in st.entries if e.table == "route"] == [e for e in want_new[n].entries
-                                                                     if e.table == "route"]
-    finally:
-        ocs.close()
+    topo, farm, net, events, ocs = reconf_bed
+    rec = Reconfigurer(net, ocs, mode="ecmp", probe_timeout=0.3)
+    new = topo.ocs[0].circuit_maps["reconfigured"]
+    with pytest.raises(ProcedureError) as exc:
+        rec.run("mbb", new)
+    assert exc.value.step == "probe" and "no packet-in" in str(exc.value)
+    # the new paths are written, but every affected path at its ingress ToR is on version 1
+    want_new = rec.states(new)
+    for n, st in net.desired().items():
+        assert net.sessions[n].sync(st).empty
+        on_shadow = {p for p, v in path_versions(st).items() if v == 1}
+        assert on_shadow == rec_affected(rec, n, new)
+        assert [e for e in st.entries if e.table == "route"] == [e for e in want_new[n].entries
+                                                                 if e.table == "route"]
 
 
 def rec_affected(rec, switch, new):
@@ -198,10 +193,8 @@ def topo_initial(rec):
     return rec.net.topo.ocs[0].circuit_maps["initial"]
 
 
-def test_lost_switch_mid_procedure_then_restored_on_the_shadow(bed):
-    topo, farm, net, events = bed
-    net.install(generate_states(topo, "ecmp"))
-    ocs = instant_ocs(topo)
+def test_lost_switch_mid_procedure_then_restored_on_the_shadow(reconf_bed):
+    topo, farm, net, events, ocs = reconf_bed
     rec = Reconfigurer(net, ocs, mode="ecmp")
     real_set_map = ocs.set_map
 
@@ -223,7 +216,6 @@ def test_lost_switch_mid_procedure_then_restored_on_the_shadow(bed):
         assert net.sessions["s2"].sync(shadow_s2).empty  # restored to the shadow state, nothing stale
     finally:
         net.stop_watch()
-        ocs.close()
 
 
 # -- another controller takes over and leaves (P4Runtime spec, "Client Arbitration Notifications") -------

@@ -83,6 +83,14 @@ def _aliases(names: list[str]) -> dict[str, str]:
     return out
 
 
+def _numbered(repeated: Any, params: list[tuple[str, int]]) -> None:
+    """Add (name, bitwidth) pairs as P4Info members numbered from 1 in order (action parameters,
+    controller header fields)."""
+    for i, (name, width) in enumerate(params, 1):
+        m = repeated.add()
+        m.id, m.name, m.bitwidth = i, name, width
+
+
 def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
     """The P4Info message of the compiled program."""
     info = p4info_pb2.P4Info()
@@ -139,9 +147,7 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
     for o in bykind.get("action", []):
         am = info.actions.add()
         pre(am, o)
-        for i, (pname, w) in enumerate(o.params, 1):
-            pm = am.params.add()
-            pm.id, pm.name, pm.bitwidth = i, pname, w
+        _numbered(am.params, o.params)
     for o in bykind.get("action_profile", []):
         pm = info.action_profiles.add()
         pre(pm, o)
@@ -149,36 +155,24 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
             pm.table_ids.append(ids[("table", tname)])
         pm.with_selector = bool(o.extra.get("with_selector"))
         pm.size = o.size
-    for o in bykind.get("counter", []):
-        cm = info.counters.add()
-        pre(cm, o)
-        cm.spec.unit = _UNIT_C[o.unit]
-        cm.size = o.size
-    for o in bykind.get("direct_counter", []):
-        if "table" not in o.extra:
-            continue
-        cm = info.direct_counters.add()
-        pre(cm, o)
-        cm.spec.unit = _UNIT_C[o.unit]
-        cm.direct_table_id = ids[("table", o.extra["table"])]
-    for o in bykind.get("meter", []):
-        mm = info.meters.add()
-        pre(mm, o)
-        mm.spec.unit = _UNIT_M[o.unit]
-        mm.size = o.size
-    for o in bykind.get("direct_meter", []):
-        if "table" not in o.extra:
-            continue
-        mm = info.direct_meters.add()
-        pre(mm, o)
-        mm.spec.unit = _UNIT_M[o.unit]
-        mm.direct_table_id = ids[("table", o.extra["table"])]
+
+    def resource(repeated: Any, o: P4InfoObj, units: dict[str, int]) -> Any:
+        msg = repeated.add()
+        pre(msg, o)
+        msg.spec.unit = units[o.unit]
+        return msg
+
+    for kind, units, indirect, direct in (("counter", _UNIT_C, info.counters, info.direct_counters),
+                                          ("meter", _UNIT_M, info.meters, info.direct_meters)):
+        for o in bykind.get(kind, []):
+            resource(indirect, o, units).size = o.size
+        for o in bykind.get(f"direct_{kind}", []):
+            if "table" in o.extra:  # a direct resource no table uses is left out
+                resource(direct, o, units).direct_table_id = ids[("table", o.extra["table"])]
     for o in bykind.get("controller_header", []):
         cm = info.controller_packet_metadata.add()
         pre(cm, o, [f'@controller_header("{o.name}")'])
-        for i, (fname, w) in enumerate(o.params, 1):
-            fm = cm.metadata.add()
-            fm.id, fm.name, fm.bitwidth = i, fname, w
+        _numbered(cm.metadata, o.params)
     for o in bykind.get("register", []):
         rm = info.registers.add()
         pre(rm, o)

@@ -214,25 +214,25 @@ class Parser(ExprParser):
                         self.expect(";")
                         methods.append(A.MethodDecl(mloc, name, ma, None, [], params, abstract))
                         continue
-                    ret = self.type_()
-                    mname = self.ident("a method name")
-                    mtps = self.type_params()
-                    self.scoped.append(set(mtps))
-                    params = self.params()
-                    self.scoped.pop()
-                    self.expect(";")
+                    ret, mname, mtps, params = self.prototype("a method name")
                     methods.append(A.MethodDecl(mloc, mname, ma, ret, mtps, params, abstract))
                 self.scoped.pop()
                 return A.ExternDecl(loc, name, annos, tps, methods)
         self.i = save
+        ret, fname, tps, params = self.prototype("a function name")
+        return A.FunctionDecl(loc, fname, annos, ret, tps, params)
+
+    def prototype(self, what: str) -> tuple[A.TypeSyn, str, list[str], list[A.Param]]:
+        """`T name<T...>(params);` of an extern function or method: (return type, name, type parameters,
+        parameters); the type parameters are in scope for the parameters only."""
         ret = self.type_()
-        fname = self.ident("a function name")
+        name = self.ident(what)
         tps = self.type_params()
         self.scoped.append(set(tps))
         params = self.params()
         self.scoped.pop()
         self.expect(";")
-        return A.FunctionDecl(loc, fname, annos, ret, tps, params)
+        return ret, name, tps, params
 
     def block_header(self, kind: str, annos: list[A.Annotation]) -> tuple:
         """`parser|control Name<T...>(params)`: (loc, name, type params, params, the prototype if `;` ends it).

@@ -68,6 +68,15 @@ log = logging.getLogger(__name__)
 DROP_PORT = 511
 
 
+def _call_hook(name: str, hook: Callable[..., None] | None, *args: object) -> None:
+    """Call a device hook if one is set; its failure is logged, never stops the data plane."""
+    if hook is not None:
+        try:
+            hook(*args)
+        except Exception:
+            log.exception("%s hook failed", name)
+
+
 class Device:
     """A switch: ports, one running pipeline, the packet replication engine and the control hooks."""
 
@@ -143,12 +152,7 @@ class Device:
             if self.pipeline is not None:
                 self.pipeline.refresh_ports()
         log.info("port %d (%s) is %s", port, self.ports.get(port, "?"), "up" if up else "down")
-        cb = self.on_port_status
-        if cb is not None:
-            try:
-                cb(port, up)
-            except Exception:  # a hook must not stop the data plane
-                log.exception("on_port_status hook failed")
+        _call_hook("on_port_status", self.on_port_status, port, up)
 
     def now_us(self) -> int:
         """Microseconds since the device started (bmv2 timestamps)."""
@@ -175,12 +179,7 @@ class Device:
         for port, frame in out:
             if port == self.cpu_port:
                 self.stats["to_cpu"] += 1
-                cb = self.on_cpu_frame
-                if cb is not None:
-                    try:
-                        cb(frame)
-                    except Exception:
-                        log.exception("on_cpu_frame hook failed")
+                _call_hook("on_cpu_frame", self.on_cpu_frame, frame)
             elif self._io is not None:
                 self._io.send(port, frame)
             else:
@@ -188,12 +187,7 @@ class Device:
 
     def digest(self, d: Digest) -> None:
         """Deliver a digest to the hook (called by the engine)."""
-        cb = self.on_digest
-        if cb is not None:
-            try:
-                cb(d)
-            except Exception:
-                log.exception("on_digest hook failed")
+        _call_hook("on_digest", self.on_digest, d)
 
     def start(self) -> None:
         """Open the ports (AF_PACKET) and start the I/O thread; ValueError for a missing interface."""

@@ -18,19 +18,29 @@ log = logging.getLogger(__name__)
 GREEN, YELLOW, RED = 0, 1, 2
 
 
-def _check_index(kind: str, name: str, index: int, size: int) -> None:
-    if not 0 <= index < size:
-        raise InvalidArgument(f"{kind} {name}: index {index} not in 0..{size - 1}")
+class _Array:
+    """An indexed extern array: its ArrayInfo, and the pipeline's lock its control-plane writes take."""
 
-
-class CounterArray:
-    """Packet and byte counts per index (bmv2 counters always count both)."""
+    kind = ""  # "counter", "register", "meter": how errors name it
 
     def __init__(self, info: ArrayInfo, lock: threading.RLock) -> None:
         self.info = info
         self.name = info.name
         self.size = info.size
         self._lock = lock
+
+    def _check_index(self, index: int) -> None:
+        if not 0 <= index < self.size:
+            raise InvalidArgument(f"{self.kind} {self.name}: index {index} not in 0..{self.size - 1}")
+
+
+class CounterArray(_Array):
+    """Packet and byte counts per index (bmv2 counters always count both)."""
+
+    kind = "counter"
+
+    def __init__(self, info: ArrayInfo, lock: threading.RLock) -> None:
+        super().__init__(info, lock)
         self.packets = [0] * info.size
         self.bytes = [0] * info.size
 
@@ -42,13 +52,13 @@ class CounterArray:
 
     def read(self, index: int) -> tuple[int, int]:
         """(packets, bytes) at index."""
-        _check_index("counter", self.name, index, self.size)
+        self._check_index(index)
         return self.packets[index], self.bytes[index]
 
     def write(self, index: int, packets: int, nbytes: int) -> None:
         """Set (packets, bytes) at index."""
         with self._lock:
-            _check_index("counter", self.name, index, self.size)
+            self._check_index(index)
             self.packets[index], self.bytes[index] = packets, nbytes
 
     def reset(self) -> None:
@@ -58,27 +68,26 @@ class CounterArray:
             self.bytes = [0] * self.size
 
 
-class RegisterArray:
+class RegisterArray(_Array):
     """Register cells of a fixed width, values are unsigned ints."""
 
+    kind = "register"
+
     def __init__(self, info: ArrayInfo, lock: threading.RLock) -> None:
-        self.info = info
-        self.name = info.name
-        self.size = info.size
+        super().__init__(info, lock)
         self.bitwidth = info.bitwidth
         self._mask = (1 << info.bitwidth) - 1
-        self._lock = lock
         self.cells = [0] * info.size
 
     def read(self, index: int) -> int:
         """The value at index."""
-        _check_index("register", self.name, index, self.size)
+        self._check_index(index)
         return self.cells[index]
 
     def write(self, index: int, value: int) -> None:
         """Set the value at index; InvalidArgument if it does not fit the register width."""
         with self._lock:
-            _check_index("register", self.name, index, self.size)
+            self._check_index(index)
             if not 0 <= value <= self._mask:
                 raise InvalidArgument(f"register {self.name}: value {value:#x} does not fit in {self.bitwidth} bits")
             self.cells[index] = value
@@ -167,15 +176,14 @@ def check_meter_config(name: str, cfg: MeterConfig) -> None:
         raise InvalidArgument(f"meter {name}: cir {cfg.cir} > pir {cfg.pir} (a trTCM needs cir <= pir)")
 
 
-class MeterArray:
+class MeterArray(_Array):
     """Meters per index (trTCM as bmv2, or single-rate); an unconfigured index marks every packet GREEN (as bmv2)."""
 
+    kind = "meter"
+
     def __init__(self, info: ArrayInfo, lock: threading.RLock) -> None:
-        self.info = info
-        self.name = info.name
-        self.size = info.size
+        super().__init__(info, lock)
         self.by_bytes = info.meter_type == "bytes"
-        self._lock = lock
         self._buckets: list[_Bucket | None] = [None] * info.size
 
     def execute(self, index: int, nbytes: int, now_us: int) -> int:
@@ -189,14 +197,14 @@ class MeterArray:
 
     def get_config(self, index: int) -> MeterConfig | None:
         """The configuration at index, or None if unconfigured."""
-        _check_index("meter", self.name, index, self.size)
+        self._check_index(index)
         b = self._buckets[index]
         return None if b is None else b.cfg
 
     def set_config(self, index: int, cfg: MeterConfig | None, now_us: int = 0) -> None:
         """Configure index (None: back to unconfigured, all GREEN); buckets start full."""
         with self._lock:
-            _check_index("meter", self.name, index, self.size)
+            self._check_index(index)
             if cfg is None:
                 self._buckets[index] = None
             else:

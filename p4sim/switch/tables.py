@@ -76,51 +76,52 @@ class Entry:
         return f"Entry(key={self.key}, priority={self.priority}, action={self.action}, handle={self.handle})"
 
 
+_MATCH_CLASS: dict[str, type] = {"exact": Exact, "valid": Exact, "optional": Exact, "lpm": Lpm, "ternary": Ternary,
+                                  "range": Range}
+
+
 def _norm_key_field(kf: KeyField, m: FieldMatch | None, table: str) -> FieldMatch | None:
     """Check one key field against its declaration; return its canonical form (wildcards as None)."""
     full = (1 << kf.bitwidth) - 1
     kind = kf.match_type
 
+    def bad(what: str) -> InvalidArgument:
+        return InvalidArgument(f"table {table} field {kf.name}: {what}")
+
     def fits(v: int, what: str) -> None:
         if not 0 <= v <= full:
-            raise InvalidArgument(f"table {table} field {kf.name}: {what} {v:#x} does not fit in {kf.bitwidth} bits")
+            raise bad(f"{what} {v:#x} does not fit in {kf.bitwidth} bits")
 
     if m is None:
         if kind in ("exact", "valid"):
-            raise InvalidArgument(f"table {table} field {kf.name}: an {kind} field cannot be a wildcard")
+            raise bad(f"an {kind} field cannot be a wildcard")
         return None
-    if kind in ("exact", "valid", "optional"):
-        if not isinstance(m, Exact):
-            raise InvalidArgument(f"table {table} field {kf.name}: expected Exact for a {kind} field, got {m!r}")
+    if kind not in _MATCH_CLASS:
+        raise bad(f"unsupported match kind {kind!r}")
+    if not isinstance(m, _MATCH_CLASS[kind]):
+        article = "an" if kind in ("exact", "optional", "lpm") else "a"
+        raise bad(f"expected {_MATCH_CLASS[kind].__name__} for {article} {kind} field, got {m!r}")
+    if isinstance(m, Exact):
         fits(m.value, "value")
         return m
-    if kind == "lpm":
-        if not isinstance(m, Lpm):
-            raise InvalidArgument(f"table {table} field {kf.name}: expected Lpm for an lpm field, got {m!r}")
+    if isinstance(m, Lpm):
         if not 0 <= m.prefix_len <= kf.bitwidth:
-            raise InvalidArgument(f"table {table} field {kf.name}: prefix length {m.prefix_len} not in 0..{kf.bitwidth}")
+            raise bad(f"prefix length {m.prefix_len} not in 0..{kf.bitwidth}")
         fits(m.value, "value")
-        pmask = full ^ ((1 << (kf.bitwidth - m.prefix_len)) - 1)
-        if m.value & ~pmask:
-            raise InvalidArgument(f"table {table} field {kf.name}: value {m.value:#x} has bits set past /{m.prefix_len}")
+        if m.value & ~(full ^ ((1 << (kf.bitwidth - m.prefix_len)) - 1)):
+            raise bad(f"value {m.value:#x} has bits set past /{m.prefix_len}")
         return None if m.prefix_len == 0 else m
-    if kind == "ternary":
-        if not isinstance(m, Ternary):
-            raise InvalidArgument(f"table {table} field {kf.name}: expected Ternary for a ternary field, got {m!r}")
+    if isinstance(m, Ternary):
         fits(m.value, "value")
         fits(m.mask, "mask")
         if m.value & ~m.mask:
-            raise InvalidArgument(f"table {table} field {kf.name}: value {m.value:#x} has bits outside mask {m.mask:#x}")
+            raise bad(f"value {m.value:#x} has bits outside mask {m.mask:#x}")
         return None if m.mask == 0 else m
-    if kind == "range":
-        if not isinstance(m, Range):
-            raise InvalidArgument(f"table {table} field {kf.name}: expected Range for a range field, got {m!r}")
-        fits(m.low, "low")
-        fits(m.high, "high")
-        if m.low > m.high:
-            raise InvalidArgument(f"table {table} field {kf.name}: range low {m.low:#x} > high {m.high:#x}")
-        return None if (m.low == 0 and m.high == full) else m
-    raise InvalidArgument(f"table {table} field {kf.name}: unsupported match kind {kind!r}")
+    fits(m.low, "low")
+    fits(m.high, "high")
+    if m.low > m.high:
+        raise bad(f"range low {m.low:#x} > high {m.high:#x}")
+    return None if (m.low == 0 and m.high == full) else m
 
 
 class Table:

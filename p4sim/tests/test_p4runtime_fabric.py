@@ -2,41 +2,28 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from p4sim.switch.p4runtime.testing import running_switch
+from p4sim.tests.programs import REPO, compile_program, shell_session
 
 sh = pytest.importorskip("p4runtime_sh.shell")
-REPO = Path(__file__).resolve().parents[2]
 IP_PKT = bytes.fromhex("00000000aa01" "00000000bb01" "0800"
                        "45000014000000004006" "0000" "0a000001" "0a000102")  # 10.0.0.1 -> 10.0.1.2, ttl 64
 
 
 @pytest.fixture(scope="module")
 def fabric(tmp_path_factory) -> tuple[Path, Path]:
-    out = tmp_path_factory.mktemp("fabric")
-    json_path, p4info_path = out / "fabric.json", out / "fabric.p4info.txtpb"
-    proc = subprocess.run([sys.executable, "-m", "p4sim", "compile", str(REPO / "p4src/fabric.p4"),
-                           "-o", str(json_path), "--p4runtime-files", str(p4info_path)],
-                          capture_output=True, text=True, cwd=REPO)
-    assert proc.returncode == 0, proc.stderr
-    return json_path, p4info_path
+    return compile_program(REPO / "p4src/fabric.p4", tmp_path_factory.mktemp("fabric"))
 
 
 @pytest.fixture
 def shell(fabric):
-    json_path, p4info_path = fabric
-    with running_switch(device_id=1, ports={1: "unused1", 2: "unused2", 3: "unused3"}) as sw:
-        sh.setup(device_id=1, grpc_addr=sw.address, election_id=(0, 1),
-                 config=sh.FwdPipeConfig(str(p4info_path), str(json_path)), verbose=False)
-        try:
-            yield sw
-        finally:
-            sh.teardown()
+    with running_switch(device_id=1, ports={1: "unused1", 2: "unused2", 3: "unused3"}) as sw, \
+            shell_session(sh, sw, *fabric):
+        yield sw
 
 
 def _member(profile: str, mid: int, action: str, **params: str) -> None:

@@ -3,29 +3,20 @@ table keyed by lpm, direct counters, and the errors a const table gives."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import grpc
 import pytest
 from google.rpc import code_pb2
 
 from p4sim.switch.p4runtime.proto import p4r
 from p4sim.switch.p4runtime.testing import load_p4info, running_switch
+from p4sim.tests.programs import REPO, compile_program
 from p4sim.tests.test_p4runtime_server import INS, MOD, Client, details
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory) -> tuple[bytes, object]:
-    out = tmp_path_factory.mktemp("features")
-    json_path, p4info_path = out / "features.json", out / "features.p4info.txtpb"
-    proc = subprocess.run([sys.executable, "-m", "p4sim", "compile", str(REPO / "p4sim/tests/corpus/features.p4"),
-                           "-o", str(json_path), "--p4runtime-files", str(p4info_path)],
-                          capture_output=True, text=True, cwd=REPO)
-    assert proc.returncode == 0, proc.stderr
+    json_path, p4info_path = compile_program(REPO / "p4sim/tests/corpus/features.p4",
+                                             tmp_path_factory.mktemp("features"))
     return json_path.read_bytes(), load_p4info(p4info_path)
 
 

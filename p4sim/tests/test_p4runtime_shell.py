@@ -5,20 +5,15 @@ from __future__ import annotations
 import pytest
 
 from p4sim.switch.p4runtime.testing import program_files, running_switch
+from p4sim.tests.programs import shell_session
 
 sh = pytest.importorskip("p4runtime_sh.shell")
 
 
 @pytest.fixture
 def shell():
-    with running_switch(device_id=1) as sw:
-        json_path, p4info_path = program_files()
-        sh.setup(device_id=1, grpc_addr=sw.address, election_id=(0, 1),
-                 config=sh.FwdPipeConfig(str(p4info_path), str(json_path)), verbose=False)
-        try:
-            yield sw
-        finally:
-            sh.teardown()
+    with running_switch(device_id=1) as sw, shell_session(sh, sw, *program_files()):
+        yield sw
 
 
 def _route_lines() -> list[str]:

@@ -13,6 +13,8 @@ import resource
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,17 @@ def ask(port: int, *lines: str, timeout: float = 5.0) -> str:
         return f.readline().decode().strip()
 
 
+@contextmanager
+def connections(port: int, n: int) -> Iterator[list[socket.socket]]:
+    """`n` client connections to the server, closed afterwards (those still in the list)."""
+    socks = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(n)]
+    try:
+        yield socks
+    finally:
+        for s in socks:
+            s.close()
+
+
 def test_500_simultaneous_clients_are_all_answered(server):
     t0 = time.monotonic()
     served = asyncio.run(flood(server.port, CLIENTS, DEADLINE_S))
@@ -74,8 +87,7 @@ def test_500_simultaneous_clients_are_all_answered(server):
 
 def test_idle_connections_hold_no_thread_and_others_are_answered(server):
     before = threading.active_count()
-    socks = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(IDLE)]
-    try:
+    with connections(server.port, IDLE):
         deadline = time.monotonic() + 5
         while server.stats.active < IDLE and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -85,30 +97,21 @@ def test_idle_connections_hold_no_thread_and_others_are_answered(server):
                  f"{before + grown} with them (command pool of {WORKERS}); another client answered")
         assert held == IDLE
         assert grown <= WORKERS
-    finally:
-        for s in socks:
-            s.close()
 
 
 @pytest.mark.parametrize("server", [{"idle_timeout": 0.3}], indirect=True)
 def test_silent_connections_are_closed_after_the_idle_timeout(server):
-    socks = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(20)]
-    try:
+    with connections(server.port, 20) as socks:
         t0 = time.monotonic()
         assert all(s.recv(1) == b"" for s in socks)  # the server closed each one
         assert 0.2 < time.monotonic() - t0 < 3
         assert server.stats.idle_closed >= 20
         assert ask(server.port, "*IDN?").startswith("HITLESS")
-    finally:
-        for s in socks:
-            s.close()
 
 
 @pytest.mark.parametrize("server", [{"max_clients": 10}], indirect=True)
 def test_clients_past_the_limit_wait_in_the_backlog_and_are_served(server):
-    held = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(10)]
-    late = socket.create_connection(("127.0.0.1", server.port), timeout=5)  # in the kernel's backlog
-    try:
+    with connections(server.port, 10) as held, connections(server.port, 1) as (late,):  # late: in the backlog
         late.sendall(b"*IDN?\n")
         late.settimeout(0.3)
         with pytest.raises(TimeoutError):
@@ -116,10 +119,6 @@ def test_clients_past_the_limit_wait_in_the_backlog_and_are_served(server):
         held.pop().close()  # a slot frees: the waiting client is taken and answered
         late.settimeout(5)
         assert late.recv(100).startswith(b"HITLESS")
-    finally:
-        late.close()
-        for s in held:
-            s.close()
 
 
 def test_oversized_lines_are_dropped_with_an_error_and_the_connection_stays(server):

@@ -13,6 +13,13 @@ log = logging.getLogger(__name__)
 
 STD = "standard_metadata"
 
+# The Python of a bmv2 expression operator, as a template of its operands' Python: (left, right) or (right,).
+_PY_OPS = {"+": "+", "-": "-", "*": "*", "<<": "<<", ">>": ">>", "&": "&", "|": "|", "^": "^", "==": "==",
+           "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<=", "/": "//", "%": "%", "and": "and", "or": "or"}
+_BINARY = {o: f"({{}} {py} {{}})" for o, py in _PY_OPS.items()} | {
+    "two_comp_mod": "_tcm({}, {})", "sat_cast": "_sat_s({}, {})", "usat_cast": "_sat_u({}, {})"}
+_UNARY = {"not": "(not {})", "~": "(~{})", "d2b": "({} != 0)", "b2d": "(1 if {} else 0)"}
+
 
 def san(name: str) -> str:
     """A Python identifier for a JSON name."""
@@ -146,18 +153,10 @@ class Gen:
         """Python source of a bmv2 expression object {op, left, right}."""
         o = e["op"]
         left, right = e.get("left"), e.get("right")
-        binops = {"+": "+", "-": "-", "*": "*", "<<": "<<", ">>": ">>", "&": "&", "|": "|", "^": "^",
-                  "==": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<=", "/": "//", "%": "%"}
-        if o in binops:
-            return f"({self.ex(left)} {binops[o]} {self.ex(right)})"
-        if o == "and":
-            return f"({self.ex(left)} and {self.ex(right)})"
-        if o == "or":
-            return f"({self.ex(left)} or {self.ex(right)})"
-        if o == "not":
-            return f"(not {self.ex(right)})"
-        if o == "~":
-            return f"(~{self.ex(right)})"
+        if o in _BINARY:
+            return _BINARY[o].format(self.ex(left), self.ex(right))
+        if o in _UNARY:
+            return _UNARY[o].format(self.ex(right))
         if o == "valid":
             r = right
             if r["type"] == "header":
@@ -166,18 +165,8 @@ class Gen:
         if o == "valid_union":
             members = self.union_members(right)
             return "(" + " or ".join(f"{self.valid_of(h)} == 1" for h in members) + ")"
-        if o == "d2b":
-            return f"({self.ex(right)} != 0)"
-        if o == "b2d":
-            return f"(1 if {self.ex(right)} else 0)"
         if o == "?":
             return f"({self.ex(left)} if {self.ex(e['cond'])} else {self.ex(right)})"
-        if o == "two_comp_mod":
-            return f"_tcm({self.ex(left)}, {self.ex(right)})"
-        if o == "sat_cast":
-            return f"_sat_s({self.ex(left)}, {self.ex(right)})"
-        if o == "usat_cast":
-            return f"_sat_u({self.ex(left)}, {self.ex(right)})"
         if o == "last_stack_index":
             return f"(p.{self.stack_next(right['value'])} - 1)"
         if o == "size_stack":

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from p4sim.switch.p4runtime.errors import invalid
-from p4sim.switch.p4runtime.schema import OPTIONAL, Schema, TableInfo
+from p4sim.switch.p4runtime.schema import OPTIONAL, ActionProfileInfo, ResourceInfo, Schema, TableInfo
 from p4sim.switch.values import FieldMatch, Ternary
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from p4sim.switch.tables import Table
 
 log = logging.getLogger(__name__)
+D = TypeVar("D")  # a device object: ActionProfile, CounterArray, MeterArray, RegisterArray
 
 # p4c-bm2-ss writes an `optional` key field as "ternary" in the bmv2 JSON (backends/bmv2/common/
 # control.h); PI then installs a P4Runtime optional match as a ternary one with a full mask.
@@ -78,6 +79,16 @@ def device_key(tb: TableBinding, key: tuple[FieldMatch | None, ...]) -> tuple[Fi
     return tuple(out)
 
 
+def _by_name(infos: dict[int, ActionProfileInfo | ResourceInfo], device: dict[str, D], what: str) -> dict[int, D]:
+    """The device object of each P4Info object, by P4Info ID; INVALID_ARGUMENT for one the device lacks."""
+    out = {}
+    for info in infos.values():
+        if info.name not in device:
+            raise invalid(f"P4Info {what} {info.name!r} is not in the device config")
+        out[info.id] = device[info.name]
+    return out
+
+
 def bind(schema: Schema, pipeline: Pipeline) -> Binding:
     """Resolve every P4Info object of the schema in the pipeline; raise INVALID_ARGUMENT on a mismatch."""
     prog = pipeline.program
@@ -96,10 +107,7 @@ def bind(schema: Schema, pipeline: Pipeline) -> Binding:
         if not any([w for _, w in c.params] == widths for c in cands):
             raise invalid(f"P4Info action {a.name!r} has parameter widths {widths}, the device config "
                           f"{[w for _, w in cands[0].params]}")
-    for ap in schema.action_profiles.values():
-        if ap.name not in pipeline.profiles:
-            raise invalid(f"P4Info action profile {ap.name!r} is not in the device config")
-        b.profiles[ap.id] = pipeline.profiles[ap.name]
+    b.profiles = _by_name(schema.action_profiles, pipeline.profiles, "action profile")
     direct_meter_of = {m.info.binding: m for m in pipeline.direct_meters.values()}
     direct_counter_tables = set(pipeline.direct_counters.values())
     for t in schema.tables.values():
@@ -128,18 +136,9 @@ def bind(schema: Schema, pipeline: Pipeline) -> Binding:
                     if mf.kind == OPTIONAL and kf.match_type == "ternary")
         b.tables[t.id] = TableBinding(t, table, profile, direct_meter_of.get(t.name),
                                       t.name in direct_counter_tables, opt)
-    for c in schema.counters.values():
-        if c.name not in pipeline.counters:
-            raise invalid(f"P4Info counter {c.name!r} is not in the device config")
-        b.counters[c.id] = pipeline.counters[c.name]
-    for m in schema.meters.values():
-        if m.name not in pipeline.meters:
-            raise invalid(f"P4Info meter {m.name!r} is not in the device config")
-        b.meters[m.id] = pipeline.meters[m.name]
-    for r in schema.registers.values():
-        if r.name not in pipeline.registers:
-            raise invalid(f"P4Info register {r.name!r} is not in the device config")
-        b.registers[r.id] = pipeline.registers[r.name]
+    b.counters = _by_name(schema.counters, pipeline.counters, "counter")
+    b.meters = _by_name(schema.meters, pipeline.meters, "meter")
+    b.registers = _by_name(schema.registers, pipeline.registers, "register")
     learn_by_name = {ll.name: ll.id for ll in prog.learn_lists.values()}
     for d in schema.digests.values():
         if d.name not in learn_by_name:

@@ -7,6 +7,8 @@ INVALID_ARGUMENT, as in PI). Reads without an ID or index are wildcards over all
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 from p4sim.switch.p4runtime import codec
 from p4sim.switch.p4runtime.binding import Binding
@@ -24,7 +26,12 @@ from p4sim.switch.p4runtime.proto import p4r
 from p4sim.switch.p4runtime.schema import ResourceInfo
 from p4sim.switch.pre import CloneSession, Pre
 
+if TYPE_CHECKING:
+    from p4sim.switch.profiles import ActionProfile, Group, Member
+
 log = logging.getLogger(__name__)
+A = TypeVar("A")  # a device array: CounterArray, MeterArray or RegisterArray
+P = TypeVar("P", "Member", "Group")
 
 
 def _index(msg: p4r.Index, size: int, what: str) -> int:
@@ -40,9 +47,23 @@ def _indices(msg: p4r.CounterEntry | p4r.MeterEntry | p4r.RegisterEntry, info: R
     return [_index(msg.index, info.size, info.name)] if msg.HasField("index") else range(info.size)
 
 
-def _only_modify(utype: int, what: str) -> None:
+def _modified(utype: int, what: str, lookup: Callable[[int], ResourceInfo], array_id: int,
+              arrays: dict[int, A]) -> tuple[ResourceInfo, A]:
+    """The info and device array a counter, meter or register write changes (they only take MODIFY)."""
     if utype != MODIFY:
         raise invalid(f"{what} entries can only be modified, not {p4r.Update.Type.Name(utype)}")
+    info = lookup(array_id)
+    return info, arrays[info.id]
+
+
+def _cells(req: p4r.CounterEntry | p4r.MeterEntry | p4r.RegisterEntry, array_id: int,
+           lookup: Callable[[int], ResourceInfo], infos: dict[int, ResourceInfo],
+           arrays: dict[int, A]) -> Iterator[tuple[int, ResourceInfo, A, int]]:
+    """(array id, info, device array, index) of every cell a (wildcard) read selects."""
+    for aid in [lookup(array_id).id] if array_id else list(arrays):
+        info = infos[aid]
+        for i in _indices(req, info):
+            yield aid, info, arrays[aid], i
 
 
 # --- action profiles ----------------------------------------------------------------------------
@@ -82,134 +103,104 @@ def write_group(b: Binding, utype: int, msg: p4r.ActionProfileGroup) -> None:
         profile.modify_group(msg.group_id, members)
 
 
-def _profiles(b: Binding, profile_id: int) -> list[int]:
+def _selected(b: Binding, profile_id: int, items: Callable[[ActionProfile], dict[int, P]],
+              item_id: int) -> Iterator[tuple[int, P]]:
+    """(profile id, member or group) of each one a (wildcard) read selects: `items` of the profile named
+    (checked) or of every profile, the one of `item_id` when it is not 0."""
     if profile_id:
         b.schema.action_profile(profile_id)
-        return [profile_id]
-    return list(b.profiles)
+    for pid in [profile_id] if profile_id else list(b.profiles):
+        for x in list(items(b.profiles[pid]).values()):
+            if not item_id or x.id == item_id:
+                yield pid, x
 
 
 def read_members(b: Binding, req: p4r.ActionProfileMember, out: list[p4r.Entity]) -> None:
     """Append the members a (wildcard) read selects."""
-    for pid in _profiles(b, req.action_profile_id):
-        for m in list(b.profiles[pid].members.values()):
-            if req.member_id and m.id != req.member_id:
-                continue
-            ent = p4r.Entity()
-            msg = ent.action_profile_member
-            msg.action_profile_id, msg.member_id = pid, m.id
-            aid = b.schema.action_ids_by_name[m.action.name]
-            codec.args_to_proto(b.schema.actions[aid], list(m.args), msg.action)
-            out.append(ent)
+    for pid, m in _selected(b, req.action_profile_id, lambda p: p.members, req.member_id):
+        ent = p4r.Entity()
+        msg = ent.action_profile_member
+        msg.action_profile_id, msg.member_id = pid, m.id
+        aid = b.schema.action_ids_by_name[m.action.name]
+        codec.args_to_proto(b.schema.actions[aid], list(m.args), msg.action)
+        out.append(ent)
 
 
 def read_groups(b: Binding, req: p4r.ActionProfileGroup, out: list[p4r.Entity]) -> None:
     """Append the groups a (wildcard) read selects."""
-    for pid in _profiles(b, req.action_profile_id):
-        for g in list(b.profiles[pid].groups.values()):
-            if req.group_id and g.id != req.group_id:
-                continue
-            ent = p4r.Entity()
-            msg = ent.action_profile_group
-            msg.action_profile_id, msg.group_id, msg.max_size = pid, g.id, g.max_size
-            for m, weight, watch in g.members:
-                gm = msg.members.add(member_id=m.id, weight=weight)
-                if watch is not None:
-                    gm.watch_port = codec.encode(watch)
-            out.append(ent)
+    for pid, g in _selected(b, req.action_profile_id, lambda p: p.groups, req.group_id):
+        ent = p4r.Entity()
+        msg = ent.action_profile_group
+        msg.action_profile_id, msg.group_id, msg.max_size = pid, g.id, g.max_size
+        for m, weight, watch in g.members:
+            gm = msg.members.add(member_id=m.id, weight=weight)
+            if watch is not None:
+                gm.watch_port = codec.encode(watch)
+        out.append(ent)
 
 
 # --- counters, meters, registers ----------------------------------------------------------------
 
 def write_counter(b: Binding, utype: int, msg: p4r.CounterEntry) -> None:
     """MODIFY one index of a counter (or every index when none is given)."""
-    _only_modify(utype, "counter")
-    info = b.schema.counter(msg.counter_id)
-    arr = b.counters[info.id]
+    info, arr = _modified(utype, "counter", b.schema.counter, msg.counter_id, b.counters)
     data = msg.data
-    if msg.HasField("index"):
-        arr.write(_index(msg.index, info.size, info.name), data.packet_count, data.byte_count)
-    else:
-        for i in range(info.size):
-            arr.write(i, data.packet_count, data.byte_count)
+    for i in _indices(msg, info):
+        arr.write(i, data.packet_count, data.byte_count)
 
 
 def read_counters(b: Binding, req: p4r.CounterEntry, out: list[p4r.Entity]) -> None:
     """Append the counter entries a (wildcard) read selects."""
-    ids = [b.schema.counter(req.counter_id).id] if req.counter_id else list(b.counters)
-    for cid in ids:
-        info = b.schema.counters[cid]
-        arr = b.counters[cid]
-        indices = _indices(req, info)
-        for i in indices:
-            ent = p4r.Entity()
-            ce = ent.counter_entry
-            ce.counter_id = cid
-            ce.index.index = i
-            packets, nbytes = arr.read(i)
-            if info.unit in ("packets", "both"):
-                ce.data.packet_count = packets
-            if info.unit in ("bytes", "both"):
-                ce.data.byte_count = nbytes
-            out.append(ent)
+    for cid, info, arr, i in _cells(req, req.counter_id, b.schema.counter, b.schema.counters, b.counters):
+        ent = p4r.Entity()
+        ce = ent.counter_entry
+        ce.counter_id, ce.index.index = cid, i
+        packets, nbytes = arr.read(i)
+        if info.unit in ("packets", "both"):
+            ce.data.packet_count = packets
+        if info.unit in ("bytes", "both"):
+            ce.data.byte_count = nbytes
+        out.append(ent)
 
 
 def write_meter(b: Binding, utype: int, msg: p4r.MeterEntry) -> None:
     """MODIFY one index of a meter (an all-zero or absent config unconfigures it)."""
-    _only_modify(utype, "meter")
-    info = b.schema.meter(msg.meter_id)
-    arr = b.meters[info.id]
+    info, arr = _modified(utype, "meter", b.schema.meter, msg.meter_id, b.meters)
     cfg = meter_config(msg.config, info.meter_kind) if msg.HasField("config") else None
-    indices = _indices(msg, info)
-    for i in indices:
+    for i in _indices(msg, info):
         arr.set_config(i, cfg)
 
 
 def read_meters(b: Binding, req: p4r.MeterEntry, out: list[p4r.Entity]) -> None:
     """Append the meter entries a (wildcard) read selects."""
-    ids = [b.schema.meter(req.meter_id).id] if req.meter_id else list(b.meters)
-    for mid in ids:
-        info = b.schema.meters[mid]
-        arr = b.meters[mid]
-        indices = _indices(req, info)
-        for i in indices:
-            ent = p4r.Entity()
-            me = ent.meter_entry
-            me.meter_id = mid
-            me.index.index = i
-            cfg = arr.get_config(i)
-            if cfg is not None:
-                meter_to_proto(cfg, me.config)
-            out.append(ent)
+    for mid, _, arr, i in _cells(req, req.meter_id, b.schema.meter, b.schema.meters, b.meters):
+        ent = p4r.Entity()
+        me = ent.meter_entry
+        me.meter_id, me.index.index = mid, i
+        cfg = arr.get_config(i)
+        if cfg is not None:
+            meter_to_proto(cfg, me.config)
+        out.append(ent)
 
 
 def write_register(b: Binding, utype: int, msg: p4r.RegisterEntry) -> None:
     """MODIFY one index of a register (or every index when none is given)."""
-    _only_modify(utype, "register")
-    info = b.schema.register(msg.register_id)
-    arr = b.registers[info.id]
+    info, arr = _modified(utype, "register", b.schema.register, msg.register_id, b.registers)
     if msg.data.WhichOneof("data") != "bitstring":
         raise invalid(f"register {info.name!r} holds bit<{info.bitwidth}>: give a bitstring")
     value = codec.decode(msg.data.bitstring, info.bitwidth, f"register {info.name!r}")
-    indices = _indices(msg, info)
-    for i in indices:
+    for i in _indices(msg, info):
         arr.write(i, value)
 
 
 def read_registers(b: Binding, req: p4r.RegisterEntry, out: list[p4r.Entity]) -> None:
     """Append the register entries a (wildcard) read selects."""
-    ids = [b.schema.register(req.register_id).id] if req.register_id else list(b.registers)
-    for rid in ids:
-        info = b.schema.registers[rid]
-        arr = b.registers[rid]
-        indices = _indices(req, info)
-        for i in indices:
-            ent = p4r.Entity()
-            re_ = ent.register_entry
-            re_.register_id = rid
-            re_.index.index = i
-            re_.data.bitstring = codec.encode(arr.read(i))
-            out.append(ent)
+    for rid, _, arr, i in _cells(req, req.register_id, b.schema.register, b.schema.registers, b.registers):
+        ent = p4r.Entity()
+        re_ = ent.register_entry
+        re_.register_id, re_.index.index = rid, i
+        re_.data.bitstring = codec.encode(arr.read(i))
+        out.append(ent)
 
 
 # --- packet replication engine ------------------------------------------------------------------

@@ -13,7 +13,7 @@ import logging
 import threading
 from collections.abc import Callable
 from importlib import metadata
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from google.protobuf.message import DecodeError, Message
 
@@ -72,40 +72,18 @@ def _reason(e: Exception) -> str:
 
 def _run_update(svc: P4RuntimeService, utype: int, ent: entries.EntryMsg | p4r.Entity) -> P4RuntimeError | None:
     """Apply one update; return its error (None when it succeeded)."""
-    b = svc.committed.binding  # type: ignore[union-attr]
     try:
         if utype not in (entries.INSERT, entries.MODIFY, entries.DELETE):
             raise invalid(f"update type {utype} is not INSERT, MODIFY or DELETE")
         if type(ent) is entries.EntryMsg:  # the wire decoder's fast path
-            entries.write_table_entry(b, utype, ent)
+            entries.write_table_entry(svc.committed.binding, utype, ent)  # type: ignore[union-attr]
             return None
         which = ent.WhichOneof("entity")  # type: ignore[union-attr]
-        if which == "table_entry":
-            entries.write_table_entry(b, utype, entries.entry_msg(ent.table_entry))
-        elif which == "action_profile_member":
-            resources.write_member(b, utype, ent.action_profile_member)
-        elif which == "action_profile_group":
-            resources.write_group(b, utype, ent.action_profile_group)
-        elif which == "counter_entry":
-            resources.write_counter(b, utype, ent.counter_entry)
-        elif which == "direct_counter_entry":
-            entries.write_direct_counter(b, utype, ent.direct_counter_entry)
-        elif which == "meter_entry":
-            resources.write_meter(b, utype, ent.meter_entry)
-        elif which == "direct_meter_entry":
-            entries.write_direct_meter(b, utype, ent.direct_meter_entry)
-        elif which == "register_entry":
-            resources.write_register(b, utype, ent.register_entry)
-        elif which == "packet_replication_engine_entry":
-            resources.write_pre(svc.device.pre, utype, ent.packet_replication_engine_entry)
-        elif which == "digest_entry":
-            svc.digests.write(utype, ent.digest_entry)  # type: ignore[union-attr]
-        elif which == "value_set_entry":
-            value_sets.write_value_set(b, utype, ent.value_set_entry)
-        elif which is None:
+        if which is None:
             raise invalid("update without an entity")
-        else:
+        if which not in _ENTITIES:
             raise P4RuntimeError(UNIMPLEMENTED, f"writing {which} is not supported")
+        _ENTITIES[which][0](svc, utype, getattr(ent, which))
         return None
     except P4RuntimeError as e:
         return e
@@ -119,34 +97,42 @@ def _run_update(svc: P4RuntimeService, utype: int, ent: entries.EntryMsg | p4r.E
 
 
 def _read_entity(svc: P4RuntimeService, ent: p4r.Entity, out: list[p4r.Entity | bytes]) -> None:
-    b = svc.committed.binding  # type: ignore[union-attr]
     which = ent.WhichOneof("entity")
-    if which == "table_entry":
-        entries.read_table_entries(b, ent.table_entry, out)
-    elif which == "action_profile_member":
-        resources.read_members(b, ent.action_profile_member, out)
-    elif which == "action_profile_group":
-        resources.read_groups(b, ent.action_profile_group, out)
-    elif which == "counter_entry":
-        resources.read_counters(b, ent.counter_entry, out)
-    elif which == "direct_counter_entry":
-        entries.read_direct_counters(b, ent.direct_counter_entry, out)
-    elif which == "meter_entry":
-        resources.read_meters(b, ent.meter_entry, out)
-    elif which == "direct_meter_entry":
-        entries.read_direct_meters(b, ent.direct_meter_entry, out)
-    elif which == "register_entry":
-        resources.read_registers(b, ent.register_entry, out)
-    elif which == "packet_replication_engine_entry":
-        resources.read_pre(svc.device.pre, ent.packet_replication_engine_entry, out)
-    elif which == "digest_entry":
-        svc.digests.read(ent.digest_entry, out)  # type: ignore[union-attr]
-    elif which == "value_set_entry":
-        value_sets.read_value_sets(b, ent.value_set_entry, out)
-    elif which is None:
+    if which is None:
         raise invalid("read request with an empty entity")
-    else:
+    if which not in _ENTITIES:
         raise P4RuntimeError(UNIMPLEMENTED, f"reading {which} is not supported")
+    _ENTITIES[which][1](svc, getattr(ent, which), out)
+
+
+_Write = Callable[["P4RuntimeService", int, Any], None]  # (service, update type, entity message)
+_Read = Callable[["P4RuntimeService", Any, list], None]  # (service, entity message, out)
+
+
+def _of_binding(write: Callable[[cfg.Binding, int, Any], None],
+                read: Callable[[cfg.Binding, Any, list], None]) -> tuple[_Write, _Read]:
+    """The handlers of an entity kind the committed pipeline binding holds."""
+    return (lambda svc, utype, msg: write(svc.committed.binding, utype, msg),  # type: ignore[union-attr]
+            lambda svc, msg, out: read(svc.committed.binding, msg, out))  # type: ignore[union-attr]
+
+
+# Entity kind (the Entity oneof) -> how to write and read it.
+_ENTITIES: dict[str, tuple[_Write, _Read]] = {
+    "table_entry": _of_binding(lambda b, utype, msg: entries.write_table_entry(b, utype, entries.entry_msg(msg)),
+                               entries.read_table_entries),
+    "action_profile_member": _of_binding(resources.write_member, resources.read_members),
+    "action_profile_group": _of_binding(resources.write_group, resources.read_groups),
+    "counter_entry": _of_binding(resources.write_counter, resources.read_counters),
+    "direct_counter_entry": _of_binding(entries.write_direct_counter, entries.read_direct_counters),
+    "meter_entry": _of_binding(resources.write_meter, resources.read_meters),
+    "direct_meter_entry": _of_binding(entries.write_direct_meter, entries.read_direct_meters),
+    "register_entry": _of_binding(resources.write_register, resources.read_registers),
+    "packet_replication_engine_entry": (lambda svc, utype, msg: resources.write_pre(svc.device.pre, utype, msg),
+                                        lambda svc, msg, out: resources.read_pre(svc.device.pre, msg, out)),
+    "digest_entry": (lambda svc, utype, msg: svc.digests.write(utype, msg),  # type: ignore[union-attr]
+                     lambda svc, msg, out: svc.digests.read(msg, out)),  # type: ignore[union-attr]
+    "value_set_entry": _of_binding(value_sets.write_value_set, value_sets.read_value_sets),
+}
 
 
 class P4RuntimeService:
