@@ -37,6 +37,7 @@ import copy
 import json
 import logging
 import os
+import random
 import shlex
 import subprocess
 import sys
@@ -97,6 +98,12 @@ def renumber_grpc(topo: Topology, base: int) -> Topology:
     for o in out.ocs:
         o.grpc_port = base + o.device_id
     return out
+
+
+def node_prefix() -> str:
+    """A short random prefix for Mininet node names, so that runs of other users do not collide."""
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    return "x" + "".join(rng.choice("abcdefghijkmnpqrstuvwxyz23456789") for _ in range(2))
 
 
 class Emulation:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import random
 import signal
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from emulation.links import HostCommand, run_in
+from emulation.network import node_prefix
 from emulation.p4switch import free_grpc_base
 from emulation.target import Target
 from scripts.lb import LoadBalancing
@@ -36,12 +36,6 @@ Say = Callable[[str], None]
 def say_flush(line: str) -> None:
     """Print one progress line now (stdout may be a file)."""
     print(line, flush=True)
-
-
-def node_prefix() -> str:
-    """A short random prefix for Mininet node names, so runs of other users do not collide."""
-    rng = random.Random(os.getpid() ^ time.monotonic_ns())
-    return "x" + "".join(rng.choice("abcdefghijkmnpqrstuvwxyz23456789") for _ in range(2))
 
 
 def run_dir(out: Path, variant: Variant, i: int) -> Path:

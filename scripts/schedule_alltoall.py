@@ -1,19 +1,22 @@
-"""Seed 002's UDP all-to-all over a time-sliced OCS, with and without gating at the ToRs.
+"""Seed 002's all-to-all over a time-sliced OCS: UDP loss with and without gating at the ToRs, and TCP
+goodput on the schedule against the same hosts on an electrical fabric.
 
-    sudo .venv/bin/python -m scripts.schedule_alltoall [--tors 4] [--day-ms 10] [--night-ms 1]
-        [--pps 50] [--seconds 8] [--variants blind,ungated,gated] [--before-us 2000] [--after-us 300]
-        [--depth 64] [--out results/schedule-alltoall]
+    sudo .venv/bin/python -m scripts.schedule_alltoall [--proto udp|tcp] [--tors 4] [--day-ms 10]
+        [--night-ms 1] [--pps 50] [--seconds 8] [--variants blind,ungated,gated,electrical]
+        [--before-us 2000] [--after-us 300] [--depth 64] [--out results/schedule-alltoall]
 
 ocscore (N ToRs, one host each, one uplink each, 20 Mbit/s) in Mininet; the OCS runs the directed
-round robin of its ports from its time-flow tables (`--schedule-mode dataplane`). Every host sends a
-sequence-numbered UDP stream of `pps` datagrams/s to every other host. Variants (the ToRs' tables):
+round robin of its ports from its time-flow tables (`--schedule-mode dataplane`). UDP: every host sends
+a sequence-numbered stream of `pps` datagrams/s to every other host. TCP: every host runs an unlimited
+iperf3 transfer to every other host. Variants:
 - blind: each ToR sends everything up its uplink whatever the slot (no schedule at the ToR);
 - ungated: each ToR sends by its slot (slot_path) and holds what is unlit (slot_hold), no guard bands;
-- gated: the same with guard bands (nights widened by --before-us / --after-us at the ToR).
+- gated: the same with guard bands (nights widened by --before-us / --after-us at the ToR);
+- electrical: the same hosts and rates on a one-spine leaf-spine (no OCS), the baseline.
 The ToRs' epochs are the OCS's, moved into each switch's clock by clock probes (control/clock.py).
-Reported: loss, the OCS's drops in the dark (night_drops + unlit_drops) and misdelivered frames
-(delivered by the OCS to a ToR with no route for them), the ToRs' hold counters (overflow and expiry
-apart), and the load average. Standalone (not a scripts/experiments spec yet).
+Reported: UDP loss or TCP goodput (per flow and total) and retransmissions, the OCS's drops in the dark
+(night_drops + unlit_drops), the ToRs' hold counters (overflow and expiry apart), and the load average.
+Standalone (not a scripts/experiments spec yet).
 """
 
 from __future__ import annotations
@@ -37,17 +40,17 @@ from p4rt.resources import CounterEntry
 from p4rt.schema import P4Schema
 from scripts.hostproc import HostProcs, wait_listening
 from scripts.metrics import parse_arrivals
-from tablegen.files import documents
+from tablegen.files import network_states
 from tablegen.graph import Fabric
 from tablegen.schedule import clock_entries, route_paths, scheduled_paths, tor_schedule_entries
 from topo.circuits import resolve_circuits
-from topo.generators import ocscore
+from topo.generators import leafspine, ocscore
 from topo.validate import validate
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parent.parent
 BASE_PORT = 5400
-VARIANTS = ("blind", "ungated", "gated")
+VARIANTS = ("blind", "ungated", "gated", "electrical")
 
 
 def epoch_in(offset: ClockOffset, epoch_mono: float, cycle_us: int) -> int:
@@ -96,86 +99,164 @@ def counters(client: P4RuntimeClient, names: tuple[str, ...], indexes: list[int]
 
 def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """One run of one variant in a fresh emulation."""
-    from emulation.network import Emulation
+    from emulation.network import Emulation, node_prefix
+    from emulation.p4switch import free_grpc_base
     from emulation.target import Target
 
-    topo = validate(ocscore(args.tors, 1, uplinks=1, rate_mbit=args.rate_mbit))
     build = Path(args.build)
     Target.from_env().ensure_build(build, ROOT / "p4src")
-    ocs_args = ["--schedule", "round-robin", "--schedule-mode", "dataplane", "--day-ms", str(args.day_ms),
-                "--night-ms", str(args.night_ms)]
     vdir = out / variant
     vdir.mkdir(parents=True, exist_ok=True)
-    emu = Emulation(topo, "ecmp", build_dir=build, ocs_args=ocs_args, circuits="none", log_dir=vdir / "emulation")
+    ocs_args: list[str] = []
+    if variant == "electrical":
+        # the same hosts and rates on a one-spine leaf-spine: no OCS, no schedule
+        topo = validate(leafspine(args.tors, 1, 1, rate_mbit=args.rate_mbit))
+    else:
+        topo = validate(ocscore(args.tors, 1, uplinks=1, rate_mbit=args.rate_mbit))
+        ocs_args = ["--schedule", "round-robin", "--schedule-mode", "dataplane", "--day-ms", str(args.day_ms),
+                    "--night-ms", str(args.night_ms)]
+    # free gRPC ports and node names: another emulation may hold the topology's defaults
+    emu = Emulation(topo, "ecmp", build_dir=build, ocs_args=ocs_args, circuits="none" if topo.ocs else None,
+                    log_dir=vdir / "emulation", grpc_base=free_grpc_base(len(topo.switches) + len(topo.ocs) + 1),
+                    prefix=node_prefix())
+    topo = emu.topo  # renumbered to the free gRPC base
     procs = HostProcs()
+    ocs_client = None
     try:
         emu.start()
-        o = topo.ocs[0]
-        size = max(p.port for p in o.ports)
-        ev = [json.loads(line) for line in (vdir / "emulation" / "ocs-events.jsonl").read_text().splitlines()]
-        info = next(e for e in ev if e.get("event") == "timeflow-schedule")
-        maps = dataplane_maps(Schedule(round_robin(size), args.day_ms, args.night_ms), size)
-        fabric = Fabric(topo, resolve_circuits(topo, "none"))
-        docs = {d["switch"]: d for d in documents(fabric, "ecmp")}
-        clocks = {}
-        for sw in topo.switches:
-            off = emu.controller.clock(sw.name)
-            clocks[sw.name] = {"offset_us": off.offset_us, "error_us": off.error_us}
-            sched = TimeSchedule(info["slots"], info["day_us"], info["night_us"], 0)
-            sched = TimeSchedule(sched.slots, sched.day_us, sched.night_us,
-                                 epoch_in(off, info["epoch_mono"], sched.cycle_us))
-            write(emu.controller.sessions[sw.name].client,
-                  tor_entries(variant, topo, o, sw.name, route_paths(docs[sw.name]), maps, sched, args))
-        ocs_client = P4RuntimeClient(f"127.0.0.1:{o.grpc_port}", device_id=o.device_id, election_id=(0, 5))
-        ocs_client.connect()
-        ocs_client.schema = P4Schema.load(str(build / "ocs.p4info.txtpb"))
-        ports = sorted(p.port for p in o.ports)
-        drops0 = counters(ocs_client, SCHEDULE_DROP_COUNTERS, ports)
-        hosts = emu.hosts
-        addr = {h.name: h.address for h in topo.hosts}
-        names = sorted(addr)
-        flows = [(s, d) for s in names for d in names if s != d]
-        files = {}
-        for i, (s, d) in enumerate(flows):
-            files[(s, d)] = vdir / f"arrivals-{s}-{d}.csv"
-            procs.start(hosts[d], [sys.executable, "-m", "scripts.udp", "recv", "--port", str(BASE_PORT + i),
-                                   "--out", str(files[(s, d)]), "--seconds", str(args.seconds + 3)], f"recv {s}->{d}")
-        for i, (_s, d) in enumerate(flows):
-            wait_listening(hosts[d], BASE_PORT + i, "u")
+        docs = {st.name: st.to_doc() for st in network_states(Fabric(topo, resolve_circuits(topo, "none")), "ecmp")}
+        result: dict[str, Any] = {"variant": variant, "proto": args.proto, "tors": args.tors,
+                                  "rate_mbit": args.rate_mbit, "seconds": args.seconds}
+        if topo.ocs:
+            ocs_client, clocks = install_schedule(emu, topo, variant, docs, build, vdir, args)
+            ports = sorted(p.port for p in topo.ocs[0].ports)
+            drops0 = counters(ocs_client, SCHEDULE_DROP_COUNTERS, ports)
+            result.update(day_ms=args.day_ms, night_ms=args.night_ms, clocks=clocks,
+                          before_us=args.before_us if variant == "gated" else 0,
+                          after_us=args.after_us if variant == "gated" else 0)
         load0 = os.getloadavg()[0]
-        senders = []
-        for i, (s, d) in enumerate(flows):
-            senders.append(procs.start(hosts[s], [sys.executable, "-m", "scripts.udp", "send", "--dst", addr[d],
-                                                  "--port", str(BASE_PORT + i), "--pps", str(args.pps),
-                                                  "--seconds", str(args.seconds)], f"send {s}->{d}",
-                                       vdir / f"sent-{s}-{d}.txt"))
-        for p in senders:
-            p.wait(timeout=args.seconds + 60)
-        time.sleep(2 * (args.day_ms + args.night_ms) * args.tors / 1000 + 0.5)  # held packets leave
-        load1 = os.getloadavg()[0]
-        procs.stop_all()
-        sent = sum(int((vdir / f"sent-{s}-{d}.txt").read_text().split()[-1]) for s, d in flows)
-        received = sum(len(parse_arrivals(files[f].read_text())) if files[f].exists() else 0 for f in flows)
-        drops = {k: v - drops0[k] for k, v in counters(ocs_client, SCHEDULE_DROP_COUNTERS, ports).items()}
-        holds = {k: 0 for k in HOLD_COUNTERS}
-        for sw in topo.switches:
-            paths = sorted(route_paths(docs[sw.name]).values())
-            for k, v in counters(emu.controller.sessions[sw.name].client, HOLD_COUNTERS, paths).items():
-                holds[k] += v
-        ocs_client.close()
-        dark = drops["night_drops"] + drops["unlit_drops"]
-        result = {"variant": variant, "tors": args.tors, "day_ms": args.day_ms, "night_ms": args.night_ms,
-                  "pps_per_flow": args.pps, "flows": len(flows), "seconds": args.seconds, "sent": sent,
-                  "received": received, "loss": 1 - received / sent if sent else None,
-                  "dark_drops": dark, "dark_share": dark / sent if sent else None, **drops, **holds,
-                  "before_us": args.before_us if variant == "gated" else 0,
-                  "after_us": args.after_us if variant == "gated" else 0, "clocks": clocks,
-                  "load_avg_1min": [load0, load1]}
+        # after the senders: time for held packets to leave (two cycles) before the receivers stop
+        drain_s = 2 * (args.day_ms + args.night_ms) * args.tors / 1000 + 0.5 if topo.ocs else 0.5
+        traffic = udp_all_to_all if args.proto == "udp" else tcp_all_to_all
+        result.update(traffic(procs, emu, topo, args, vdir, drain_s))
+        result["load_avg_1min"] = [load0, os.getloadavg()[0]]
+        if ocs_client is not None:
+            drops = {k: v - drops0[k] for k, v in counters(ocs_client, SCHEDULE_DROP_COUNTERS, ports).items()}
+            holds = dict.fromkeys(HOLD_COUNTERS, 0)
+            for sw in topo.switches:
+                paths = sorted(route_paths(docs[sw.name]).values())
+                for k, v in counters(emu.controller.sessions[sw.name].client, HOLD_COUNTERS, paths).items():
+                    holds[k] += v
+            dark = drops["night_drops"] + drops["unlit_drops"]
+            sent = result.get("sent")
+            result.update(dark_drops=dark, dark_share=dark / sent if sent else None, **drops, **holds)
         (vdir / "metrics.json").write_text(json.dumps(result, indent=1))
         return result
     finally:
+        if ocs_client is not None:
+            ocs_client.close()
         procs.stop_all()
         emu.stop()
+
+
+def install_schedule(emu: Any, topo: Any, variant: str, docs: dict[str, Any], build: Path, vdir: Path,
+                     args: argparse.Namespace) -> tuple[P4RuntimeClient, dict[str, Any]]:
+    """The ToRs' schedule entries of the variant, each in its switch's clock (clock probes); returns a
+    backup session to the OCS (for its drop counters) and the clock offsets."""
+    o = topo.ocs[0]
+    size = max(p.port for p in o.ports)
+    ev = [json.loads(line) for line in (vdir / "emulation" / "ocs-events.jsonl").read_text().splitlines()]
+    info = next(e for e in ev if e.get("event") == "timeflow-schedule")
+    maps = dataplane_maps(Schedule(round_robin(size), args.day_ms, args.night_ms), size)
+    clocks = {}
+    for sw in topo.switches:
+        off = emu.controller.clock(sw.name)
+        clocks[sw.name] = {"offset_us": off.offset_us, "error_us": off.error_us}
+        sched = TimeSchedule(info["slots"], info["day_us"], info["night_us"], 0)
+        sched = TimeSchedule(sched.slots, sched.day_us, sched.night_us,
+                             epoch_in(off, info["epoch_mono"], sched.cycle_us))
+        write(emu.controller.sessions[sw.name].client,
+              tor_entries(variant, topo, o, sw.name, route_paths(docs[sw.name]), maps, sched, args))
+    client = P4RuntimeClient(f"127.0.0.1:{o.grpc_port}", device_id=o.device_id, election_id=(0, 5))
+    client.connect()
+    client.schema = P4Schema.load(str(build / "ocs.p4info.txtpb"))
+    return client, clocks
+
+
+def all_pairs(topo: Any) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """Every host's address, and every (source, destination) pair of distinct hosts."""
+    addr = {h.name: h.address for h in topo.hosts}
+    names = sorted(addr)
+    return addr, [(s, d) for s in names for d in names if s != d]
+
+
+def udp_all_to_all(procs: HostProcs, emu: Any, topo: Any, args: argparse.Namespace, vdir: Path,
+                   drain_s: float) -> dict[str, Any]:
+    """A sequence-numbered UDP stream of `pps` datagrams/s from every host to every other: sent,
+    received (the receivers write their arrivals when stopped, `drain_s` after the senders), loss."""
+    hosts = emu.hosts
+    addr, flows = all_pairs(topo)
+    files = {}
+    for i, (s, d) in enumerate(flows):
+        files[(s, d)] = vdir / f"arrivals-{s}-{d}.csv"
+        procs.start(hosts[d], [sys.executable, "-m", "scripts.udp", "recv", "--port", str(BASE_PORT + i),
+                               "--out", str(files[(s, d)]), "--seconds", str(args.seconds + 3)], f"recv {s}->{d}")
+    for i, (_s, d) in enumerate(flows):
+        wait_listening(hosts[d], BASE_PORT + i, "u")
+    senders = [procs.start(hosts[s], [sys.executable, "-m", "scripts.udp", "send", "--dst", addr[d], "--port",
+                                      str(BASE_PORT + i), "--pps", str(args.pps), "--seconds", str(args.seconds)],
+                           f"send {s}->{d}", vdir / f"sent-{s}-{d}.txt") for i, (s, d) in enumerate(flows)]
+    for p in senders:
+        p.wait(timeout=args.seconds + 60)
+    time.sleep(drain_s)
+    procs.stop_all()
+    sent = sum(int((vdir / f"sent-{s}-{d}.txt").read_text().split()[-1]) for s, d in flows)
+    received = sum(len(parse_arrivals(files[f].read_text())) if files[f].exists() else 0 for f in flows)
+    return {"pps_per_flow": args.pps, "flows": len(flows), "sent": sent, "received": received,
+            "loss": 1 - received / sent if sent else None}
+
+
+def tcp_all_to_all(procs: HostProcs, emu: Any, topo: Any, args: argparse.Namespace, vdir: Path,
+                   drain_s: float) -> dict[str, Any]:
+    """An unlimited iperf3 TCP transfer from every host to every other for `seconds`: the goodput each
+    receiver counted (Mbit/s), its total, and the senders' retransmissions."""
+    hosts = emu.hosts
+    addr, flows = all_pairs(topo)
+    for i, (_s, d) in enumerate(flows):
+        procs.start(hosts[d], ["iperf3", "-s", "-1", "-p", str(BASE_PORT + i)], f"iperf3 -s {d}")
+    for i, (_s, d) in enumerate(flows):
+        wait_listening(hosts[d], BASE_PORT + i)
+    clients = [procs.start(hosts[s], ["iperf3", "-c", addr[d], "-p", str(BASE_PORT + i), "-t", str(args.seconds),
+                                      "-J"], f"iperf3 -c {s}->{d}", vdir / f"iperf3-{s}-{d}.json")
+               for i, (s, d) in enumerate(flows)]
+    for p in clients:
+        p.wait(timeout=args.seconds + 60)
+    time.sleep(drain_s)
+    procs.stop_all()
+    per_flow, retx, failed = {}, 0, []
+    for s, d in flows:
+        try:
+            end = json.loads((vdir / f"iperf3-{s}-{d}.json").read_text())["end"]
+            per_flow[f"{s}->{d}"] = end["sum_received"]["bits_per_second"] / 1e6
+            retx += end["sum_sent"].get("retransmits", 0)
+        except (OSError, ValueError, KeyError):
+            failed.append(f"{s}->{d}")
+    return {"flows": len(flows), "goodput_mbps": sum(per_flow.values()), "goodput_mbps_per_flow": per_flow,
+            "retransmits": retx, "failed_flows": failed}
+
+
+def summary_line(r: dict[str, Any]) -> str:
+    """One line of a variant's result."""
+    if r["proto"] == "tcp":
+        line = (f"{r['variant']}: TCP goodput {r['goodput_mbps']:.1f} Mbit/s over {r['flows']} flows, "
+                f"{r['retransmits']} retransmits" + (f", failed {r['failed_flows']}" if r["failed_flows"] else ""))
+    else:
+        line = f"{r['variant']}: sent {r['sent']}, received {r['received']} (loss {100 * (r['loss'] or 0):.2f}%)"
+    if "dark_drops" in r:
+        line += (f", dark drops {r['dark_drops']} (night {r['night_drops']}, unlit {r['unlit_drops']}), held "
+                 f"{r['hold_entered']}, released {r['hold_released']}, overflow {r['hold_overflow']}, expired "
+                 f"{r['hold_expired']}")
+    return line + f"; load {r['load_avg_1min'][0]:.1f}-{r['load_avg_1min'][1]:.1f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rate-mbit", type=float, default=20.0, metavar="MBIT")
     p.add_argument("--day-ms", type=float, default=10.0, metavar="MS")
     p.add_argument("--night-ms", type=float, default=1.0, metavar="MS")
+    p.add_argument("--proto", choices=("udp", "tcp"), default="udp",
+                   help="udp: paced datagrams (loss, dark drops); tcp: unlimited iperf3 transfers (goodput)")
     p.add_argument("--pps", type=float, default=50.0, metavar="N", help="datagrams/s of each of the N(N-1) flows")
     p.add_argument("--seconds", type=float, default=8.0, metavar="S")
     p.add_argument("--variants", default=",".join(VARIANTS), metavar="V[,V]")
@@ -201,11 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         if v not in VARIANTS:
             raise SystemExit(f"variant {v!r}: expected one of {', '.join(VARIANTS)}")
         r = run_variant(v, args, out)
-        print(f"{v}: sent {r['sent']}, received {r['received']} (loss {100 * (r['loss'] or 0):.2f}%), dark drops "
-              f"{r['dark_drops']} ({100 * (r['dark_share'] or 0):.2f}%: night {r['night_drops']}, unlit "
-              f"{r['unlit_drops']}), held {r['hold_entered']}, released {r['hold_released']}, overflow "
-              f"{r['hold_overflow']}, expired {r['hold_expired']}; load {r['load_avg_1min'][0]:.1f}-"
-              f"{r['load_avg_1min'][1]:.1f}", flush=True)
+        print(summary_line(r), flush=True)
     return 0
 
 
