@@ -28,6 +28,13 @@ def report(spec: Spec, out: Path, say=say_flush) -> dict[str, Any]:
     # imported here, not at the top: matplotlib (scripts.plots) is an optional heavy dependency
     from scripts import plots
 
+    if spec.kind == "strategies":
+        from scripts.strategies_report import strategies_markdown, summarize_strategies
+
+        summary = summarize_strategies(out, spec)
+        say(strategies_markdown(spec, summary))
+        say(f"[{spec.name}] summary: {out / 'summary.md'}")
+        return summary
     summary = summarize(out, spec)
     data = load_runs(out, spec)
     if spec.kind == "load-balancing":
