@@ -25,6 +25,7 @@ from control.events import EventLog
 from control.plan import Transform, no_shadow, without_shadow
 from control.procedures import Reconfigurer, circuits_from_ocs
 from control.strategies import elephants_only, slot_at, slot_maps
+from fabric.contract import PORT_COUNTERS
 from fabric.elephants import differentiated
 from scripts.bulk import Transfer, class_summary, elephant_hosts, transfers
 from scripts.hostproc import HostProcs, nstat, wait_listening
@@ -34,6 +35,8 @@ from scripts.spec import Spec, Variant
 from topo.circuits import ocs_circuits
 
 log = logging.getLogger(__name__)
+
+DARK_DROPS = "dark_drops"  # ocs.p4 (p4src/include/ocs/circuit.p4): frames into a port without a circuit
 
 
 class Strategies:
@@ -87,11 +90,11 @@ class Strategies:
         return list(first)
 
     def port_counts(self) -> dict:
-        """Port counters (packets) of every switch and the OCS."""
-        from fabric.contract import PORT_COUNTERS
-
-        devices = [*self.emu.controller.sessions, *(o.name for o in self.emu.topo.ocs)]
-        return {s: {c: {p: v[0] for p, v in self.emu.counters(s, c).items()} for c in PORT_COUNTERS} for s in devices}
+        """Port counters (packets) of every switch, and of the OCS with its dark drops: frames that
+        reached an OCS port without a circuit (the moved link's strays, seed 003 §4.1)."""
+        devices = {**{s: PORT_COUNTERS for s in self.emu.controller.sessions},
+                   **{o.name: (*PORT_COUNTERS, DARK_DROPS) for o in self.emu.topo.ocs}}
+        return {s: {c: {p: v[0] for p, v in self.emu.counters(s, c).items()} for c in cs} for s, cs in devices.items()}
 
     def run(self, run_dir: Path) -> dict[str, Any]:
         """One run into run_dir; returns the metrics (also metrics.json)."""
@@ -104,7 +107,8 @@ class Strategies:
         senders = sorted({t.src for t in self.transfers})
         meta: dict[str, Any] = {"variant": asdict(self.variant), "bulk": asdict(self.spec.bulk),
                                 "scale": self.spec.scale, "loadavg_start": loadavg(),
-                                "transfers": [asdict(t) for t in self.transfers], "changes": []}
+                                "transfers": [asdict(t) for t in self.transfers], "changes": [],
+                                "optical_ports": [[p.switch, p.switch_port] for o in self.emu.topo.ocs for p in o.ports]}
         fetchers: list[tuple[str, Any, Path]] = []
         try:
             counts0 = self.port_counts()
@@ -164,7 +168,7 @@ class Strategies:
                 res = self.rec.run(self.variant.procedure, want, old=current, hold_s=self.variant.hold_s,
                                    transforms=self.transforms, events=events)
                 meta["changes"].append({"t_s": t_change - t0, "to": want, "total_ms": res.total_ms,
-                                        "control_ms": res.control_ms})
+                                        "control_ms": res.control_ms, "probes": res.probes})
                 current = list(want)
                 continue
             time.sleep(0.05)
@@ -172,6 +176,21 @@ class Strategies:
             if p.returncode != 0:
                 raise RuntimeError(f"bulk fetch at {dst}: exit {p.returncode}")
         return current
+
+
+def optical_lost(counts: dict, optical_ports: list[list[Any]]) -> int:
+    """Frames lost at the optical links over a run: sent by a ToR's optical port and not received by
+    the OCS (a dark port has no carrier), received by the OCS on a port without a circuit (dark_drops),
+    and sent by the OCS and not received by the ToR. It includes mbb's probes sent before light."""
+    if not counts or not optical_ports:
+        return 0
+    def tor(counter: str) -> int:
+        return sum(counts[s][counter].get(str(p), counts[s][counter].get(p, 0)) for s, p in optical_ports)
+    ocs = [c for name, c in counts.items() if DARK_DROPS in c]
+    ocs_rx = sum(sum(c["port_rx"].values()) for c in ocs)
+    ocs_tx = sum(sum(c["port_tx"].values()) for c in ocs)
+    dark = sum(sum(c[DARK_DROPS].values()) for c in ocs)
+    return max(0, tor("port_tx") - ocs_rx) + dark + max(0, ocs_tx - tor("port_rx"))
 
 
 def analyze(run_dir: Path) -> dict[str, Any]:
@@ -199,7 +218,9 @@ def analyze(run_dir: Path) -> dict[str, Any]:
            "retrans_segs": sum(v.get("retrans_segs", 0) for v in ns.values()),
            "timeouts": sum(v.get("timeouts", 0) for v in ns.values()),
            "queue_drops": sum(drops.values()) if drops else None,
-           "ocs_drops": drops.get(next((k for k in drops if k.startswith("ocs")), ""), None),
+           "ocs_dark_drops": sum(sum(c.get(DARK_DROPS, {}).values()) for c in (meta.get("port_counts") or {}).values()),
+           "optical_lost": optical_lost(meta.get("port_counts") or {}, meta.get("optical_ports") or []),
+           "probes": sum(c.get("probes", 0) for c in meta["changes"]),
            "makespan_s": meta["t_end"] - meta["t_start"],
            "loadavg_start": meta.get("loadavg_start"), "loadavg_end": meta.get("loadavg_end")}
     (run_dir / "metrics.json").write_text(json.dumps(out, default=str))
