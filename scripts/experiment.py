@@ -50,11 +50,16 @@ def report(spec: Spec, out: Path, say=say_flush) -> dict[str, Any]:
 
 def analyze_all(spec: Spec, out: Path) -> int:
     """Recompute metrics.json of every reconfiguration run that has its raw files."""
+    from scripts.strategies import analyze as analyze_strategies
+
     n = 0
     for v in spec.variants:
         for d in sorted((out / v.name).glob("run-*")):
             if (d / "run.json").exists():
-                analyze(d, spec)
+                if spec.kind == "strategies":
+                    analyze_strategies(d)
+                else:
+                    analyze(d, spec)
                 n += 1
             elif (d / "metrics.json").exists():
                 json.loads((d / "metrics.json").read_text())

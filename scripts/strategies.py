@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
 import sys
 import time
 from dataclasses import asdict
@@ -96,6 +97,17 @@ class Strategies:
                    **{o.name: (*PORT_COUNTERS, DARK_DROPS) for o in self.emu.topo.ocs}}
         return {s: {c: {p: v[0] for p, v in self.emu.counters(s, c).items()} for c in cs} for s, cs in devices.items()}
 
+    def qdisc_drops(self) -> dict[str, int]:
+        """Per optical link end ("tor:<switch>:<port>", "ocs:<port>"): the frames its egress queue
+        (the link's tc qdisc, switch_queue_pkts deep) dropped: congestion, not darkness."""
+        out = {}
+        for o in self.emu.topo.ocs:
+            for p in o.ports:
+                for key, intf in ((f"tor:{p.switch}:{p.switch_port}", self.emu.intf(p.switch, p.switch_port)),
+                                  (f"ocs:{p.port}", self.emu.intf(o.name, p.port))):
+                    out[key] = root_qdisc_drops(intf)
+        return out
+
     def run(self, run_dir: Path) -> dict[str, Any]:
         """One run into run_dir; returns the metrics (also metrics.json)."""
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -112,6 +124,7 @@ class Strategies:
         fetchers: list[tuple[str, Any, Path]] = []
         try:
             counts0 = self.port_counts()
+            qdisc0 = self.qdisc_drops()
             before = {h: nstat(hosts[h]) for h in senders}
             by_src: dict[str, list[Transfer]] = {}
             for t in self.transfers:
@@ -139,6 +152,8 @@ class Strategies:
             meta["t_end"] = time.time()
             meta["nstat"] = {h: nstat_delta(before[h], nstat(hosts[h])) for h in senders}
             meta["port_counts"] = port_count_delta(counts0, self.port_counts())
+            qdisc1 = self.qdisc_drops()
+            meta["optical_qdisc_drops"] = {k: qdisc1[k] - qdisc0[k] for k in qdisc1}
             meta["loadavg_end"] = loadavg()
         finally:
             procs.stop_all()
@@ -178,10 +193,20 @@ class Strategies:
         return current
 
 
+def root_qdisc_drops(intf: str) -> int:
+    """Drops counted by the root qdisc of a root-namespace interface (`tc -s -j qdisc`)."""
+    res = subprocess.run(["tc", "-s", "-j", "qdisc", "show", "dev", intf], capture_output=True, text=True,
+                         timeout=10, check=False)
+    if res.returncode != 0:
+        raise RuntimeError(f"tc qdisc show dev {intf}: {res.stderr.strip()}")
+    return sum(int(q.get("drops", 0)) for q in json.loads(res.stdout or "[]") if q.get("root"))
+
+
 def optical_lost(counts: dict, optical_ports: list[list[Any]]) -> int:
     """Frames lost at the optical links over a run: sent by a ToR's optical port and not received by
-    the OCS (a dark port has no carrier), received by the OCS on a port without a circuit (dark_drops),
-    and sent by the OCS and not received by the ToR. It includes mbb's probes sent before light."""
+    the OCS, received by the OCS on a port without a circuit (dark_drops), and sent by the OCS and not
+    received by the ToR. That is the links' own queue drops (congestion: `optical_queue_drops`) plus
+    what went into a dark link (no carrier), mbb's probes sent before light included."""
     if not counts or not optical_ports:
         return 0
     def tor(counter: str) -> int:
@@ -220,6 +245,8 @@ def analyze(run_dir: Path) -> dict[str, Any]:
            "queue_drops": sum(drops.values()) if drops else None,
            "ocs_dark_drops": sum(sum(c.get(DARK_DROPS, {}).values()) for c in (meta.get("port_counts") or {}).values()),
            "optical_lost": optical_lost(meta.get("port_counts") or {}, meta.get("optical_ports") or []),
+           "optical_queue_drops": sum((meta.get("optical_qdisc_drops") or {}).values())
+           if "optical_qdisc_drops" in meta else None,
            "probes": sum(c.get("probes", 0) for c in meta["changes"]),
            "makespan_s": meta["t_end"] - meta["t_start"],
            "loadavg_start": meta.get("loadavg_start"), "loadavg_end": meta.get("loadavg_end")}

@@ -81,8 +81,9 @@ def test_plain_changes_strand_packets_mbb_does_not(results):
     ut, _ = _run(out, "ut")
     dt, _ = _run(out, "dt-mbb")
     assert len(ut["changes"]) >= 1 and len(dt["changes"]) >= 1
-    assert ut["probes"] == 0 and ut["optical_lost"] > 0  # frames sent into the moved link while it was dark
-    # mbb moved the traffic to the electrical path first: its own probes went into the dark, and
-    # beyond them at most a frame per change (measured: 0-1 in all, cause not traced)
-    assert dt["probes"] > 0 and dt["optical_lost"] - dt["probes"] <= len(dt["changes"])
-    assert dt["optical_lost"] - dt["probes"] < ut["optical_lost"] / 10
+    # lost into the dark: at the optical links, beyond what their own queues dropped (congestion)
+    ut_dark = ut["optical_lost"] - ut["optical_queue_drops"]
+    dt_dark = dt["optical_lost"] - dt["optical_queue_drops"]
+    assert ut["probes"] == 0 and ut_dark > 0  # frames sent into the moved link while it was dark
+    # mbb moved the traffic to the electrical path first: only its own probes went into the dark
+    assert dt["probes"] > 0 and dt_dark <= dt["probes"]
