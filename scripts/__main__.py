@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("spec", metavar="<spec.yaml>")
     s.add_argument("--out", metavar="<dir>", help="results directory (default results/<spec name>)")
     s.add_argument("--transfers", type=int, metavar="<n>", help="kind strategies: the bulk.transfers the runs used")
+    s.add_argument("--max-load", type=float, metavar="<load>",
+                   help="kind strategies: also summarise only the runs under this 1-minute load average")
     a = sub.add_parser("analyze", help="recompute metrics.json of every run from its raw files")
     a.add_argument("spec", metavar="<spec.yaml>")
     a.add_argument("--out", metavar="<dir>")
@@ -76,7 +78,7 @@ def run_args(args: argparse.Namespace) -> int:
         return 1 if counts["failed"] else 0
     if args.command == "analyze":
         print(f"[{sp.name}] re-analysed {analyze_all(sp, out)} runs")
-    report(sp, out)
+    report(sp, out, max_load=getattr(args, "max_load", None))
     return 0
 
 

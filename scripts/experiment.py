@@ -23,7 +23,7 @@ def run(spec: Spec, out: Path, seed: int = 1, say=say_flush, build: Path | None 
     return counts
 
 
-def report(spec: Spec, out: Path, say=say_flush) -> dict[str, Any]:
+def report(spec: Spec, out: Path, say=say_flush, max_load: float | None = None) -> dict[str, Any]:
     """summary.json, summary.md and the figures of a results directory; prints the table."""
     # imported here, not at the top: matplotlib (scripts.plots) is an optional heavy dependency
     from scripts import plots
@@ -33,6 +33,8 @@ def report(spec: Spec, out: Path, say=say_flush) -> dict[str, Any]:
 
         summary = summarize_strategies(out, spec)
         say(strategies_markdown(spec, summary))
+        if max_load is not None:
+            say(strategies_markdown(spec, summarize_strategies(out, spec, max_load)))
         say(f"[{spec.name}] summary: {out / 'summary.md'}")
         return summary
     summary = summarize(out, spec)

@@ -66,17 +66,28 @@ def with_changes(variants: dict[str, dict[str, Any]], transfers: int) -> dict[st
     return variants
 
 
-def summarize_strategies(out: Path, spec: Spec) -> dict[str, Any]:
-    """summary.json and summary.md of a strategies results directory."""
+def quiet(run: dict[str, Any], max_load: float | None) -> bool:
+    """True when the machine's 1-minute load stayed under max_load at the run's start and end."""
+    if max_load is None:
+        return True
+    loads = [x[0] for x in (run.get("loadavg_start"), run.get("loadavg_end")) if x]
+    return bool(loads) and max(loads) < max_load
+
+
+def summarize_strategies(out: Path, spec: Spec, max_load: float | None = None) -> dict[str, Any]:
+    """summary.json and summary.md of a strategies results directory (with max_load: only the runs
+    on a machine quieter than that, into summary-load<max_load>.{json,md})."""
     data = load_runs(out, spec)
-    variants = {name: {**variant_summary(d["runs"]), "failed_runs": d["failed"]} for name, d in data.items()}
+    variants = {name: {**variant_summary([r for r in d["runs"] if quiet(r, max_load)]), "failed_runs": d["failed"]}
+                for name, d in data.items()}
     summary = {"experiment": spec.name, "kind": spec.kind, "scale": spec.scale, "link_rate_mbit": spec.link_rate_mbit,
                "reference_rate_mbit": spec.reference_rate_mbit, "bulk": {
                    "transfers": spec.bulk.transfers, "mouse_bytes": spec.bulk.mouse_bytes,
                    "elephant_bytes": spec.bulk.elephant_bytes, "sse_s": spec.bulk.sse_s},
-               "variants": with_changes(variants, spec.bulk.transfers)}
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
-    (out / "summary.md").write_text(strategies_markdown(spec, summary))
+               "max_load": max_load, "variants": with_changes(variants, spec.bulk.transfers)}
+    stem = "summary" if max_load is None else f"summary-load{max_load:g}"
+    (out / f"{stem}.json").write_text(json.dumps(summary, indent=1, default=str))
+    (out / f"{stem}.md").write_text(strategies_markdown(spec, summary))
     return summary
 
 
@@ -96,7 +107,9 @@ def strategies_markdown(spec: Spec, summary: dict[str, Any]) -> str:
              f"{summary['reference_rate_mbit']:g}); {b['transfers']} transfers, mice {b['mouse_bytes']} B, "
              f"elephants {b['elephant_bytes']} B, SSE {b['sse_s']:g} s. Throughput: size / completion time "
              "per transfer (Mbit/s, the paper's per-VM rate, x1/scale to compare with its tables); "
-             "change: of the mean against no direct link, the paper's in brackets (Tables 1-4).", "",
+             "change: of the mean against no direct link, the paper's in brackets (Tables 1-4)."
+             + ("" if summary.get("max_load") is None else
+                f" Only runs whose 1-minute load average was under {summary['max_load']:g} at start and end."), "",
              "| variant | runs | elephant Mbit/s mean (min-max) | elephant tput change (paper) | elephant CT s "
              "mean (min-max) | elephant CT change (paper) | mouse Mbit/s | mouse CT s | mouse CT change (paper) "
              "| changes per run (ms each) | retx / RTOs per run | lost into the dark per run (mbb probes) | load 1 min |",
