@@ -13,6 +13,7 @@ variants (the schedule's ToR policy has no make-before-break of its own).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import subprocess
@@ -40,6 +41,17 @@ log = logging.getLogger(__name__)
 DARK_DROPS = "dark_drops"  # ocs.p4 (p4src/include/ocs/circuit.p4): frames into a port without a circuit
 
 
+def hosts_by_tor(topo: Any) -> dict[str, list[str]]:
+    """Switch -> the hosts attached to it, by address."""
+    hmap = topo.host_map()
+    out: dict[str, list[str]] = {}
+    for lk in topo.links:
+        for h, sw in ((lk.a, lk.b), (lk.b, lk.a)):
+            if h in hmap:
+                out.setdefault(sw, []).append(h)
+    return {sw: sorted(hs, key=lambda n: ipaddress.IPv4Address(hmap[n].address)) for sw, hs in out.items()}
+
+
 class Strategies:
     """Runs of one strategy (variant) on one emulation."""
 
@@ -50,13 +62,7 @@ class Strategies:
         self.pairs = ocs_circuits(topo, "pairs", ocs.name)
         attach = {p.port: p.switch for p in ocs.ports}
         tor_pairs = [(attach[a], attach[b]) for a, b in self.pairs]
-        hosts: dict[str, list[str]] = {}
-        for lk in topo.links:
-            for h, sw in ((lk.a, lk.b), (lk.b, lk.a)):
-                if h in topo.host_map():
-                    hosts.setdefault(sw, []).append(h)
-        hosts = {sw: sorted(hs, key=lambda n: topo.host_map()[n].address) for sw, hs in hosts.items()}
-        self.transfers = transfers(spec.bulk, tor_pairs, hosts)
+        self.transfers = transfers(spec.bulk, tor_pairs, hosts_by_tor(topo))
         addr = {h.name: h.address for h in topo.hosts}
         self.addr = addr
         self.elephants = [addr[h] for h in elephant_hosts(self.transfers)]

@@ -1,6 +1,7 @@
 """scripts.strategies: the per-run loss accounting at the optical links (pure parts)."""
 
-from scripts.strategies import optical_lost
+from scripts.strategies import hosts_by_tor, optical_lost
+from topo import generators
 
 
 def _counts(tor_tx, ocs_rx, dark, ocs_tx, tor_rx):
@@ -25,3 +26,10 @@ def test_optical_lost_nothing_without_ports_or_counts():
     c = _counts(tor_tx=(5, 5), ocs_rx=(5, 5), dark=0, ocs_tx=(5, 5), tor_rx=(5, 5))
     assert optical_lost(c, PORTS) == 0
     assert optical_lost(c, []) == 0
+
+
+def test_hosts_by_tor_in_address_order():
+    topo = generators.leafspine(leaves=2, spines=1, hosts_per_leaf=11, rate_mbit=4)
+    hosts = hosts_by_tor(topo)
+    assert hosts["leaf1"][:3] == ["h1_1", "h1_2", "h1_3"] and hosts["leaf1"][-1] == "h1_11"  # .2 .. .12
+    assert "spine1" not in hosts
