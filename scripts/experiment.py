@@ -23,11 +23,20 @@ def run(spec: Spec, out: Path, seed: int = 1, say=say_flush, build: Path | None 
     return counts
 
 
-def report(spec: Spec, out: Path, say=say_flush) -> dict[str, Any]:
+def report(spec: Spec, out: Path, say=say_flush, max_load: float | None = None) -> dict[str, Any]:
     """summary.json, summary.md and the figures of a results directory; prints the table."""
     # imported here, not at the top: matplotlib (scripts.plots) is an optional heavy dependency
     from scripts import plots
 
+    if spec.kind == "strategies":
+        from scripts.strategies_report import strategies_markdown, summarize_strategies
+
+        summary = summarize_strategies(out, spec)
+        say(strategies_markdown(spec, summary))
+        if max_load is not None:
+            say(strategies_markdown(spec, summarize_strategies(out, spec, max_load)))
+        say(f"[{spec.name}] summary: {out / 'summary.md'}")
+        return summary
     summary = summarize(out, spec)
     data = load_runs(out, spec)
     if spec.kind == "load-balancing":
@@ -43,11 +52,16 @@ def report(spec: Spec, out: Path, say=say_flush) -> dict[str, Any]:
 
 def analyze_all(spec: Spec, out: Path) -> int:
     """Recompute metrics.json of every reconfiguration run that has its raw files."""
+    from scripts.strategies import analyze as analyze_strategies
+
     n = 0
     for v in spec.variants:
         for d in sorted((out / v.name).glob("run-*")):
             if (d / "run.json").exists():
-                analyze(d, spec)
+                if spec.kind == "strategies":
+                    analyze_strategies(d)
+                else:
+                    analyze(d, spec)
                 n += 1
             elif (d / "metrics.json").exists():
                 json.loads((d / "metrics.json").read_text())

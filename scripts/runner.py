@@ -26,6 +26,7 @@ from scripts.lb import LoadBalancing
 from scripts.reconf import Reconfiguration
 from scripts.schedule import ScheduleTiming
 from scripts.spec import Spec, Variant, make_topology
+from scripts.strategies import Strategies
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,8 @@ def _experiment(emu: Any, spec: Spec, variant: Variant):
         return Reconfiguration(emu, spec, variant)
     if spec.kind == "load-balancing":
         return LoadBalancing(emu, spec, variant)
+    if spec.kind == "strategies":
+        return Strategies(emu, spec, variant)
 
     return ScheduleTiming(emu, spec, variant)
 
@@ -104,7 +107,7 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
             if spec.kind == "schedule":
                 ocs_args = _schedule_args(spec) + ocs_args  # the variant's --day-ms/--night-ms win
             base = free_grpc_base(len(topo.switches) + len(topo.ocs) + 1)
-            circuits = "none" if spec.kind == "schedule" else (variant.initial_map or spec.initial_map)
+            circuits = "none" if spec.kind in ("schedule", "strategies") else (variant.initial_map or spec.initial_map)
             emu = Emulation(topo, variant.mode, build_dir=build, switch_bin=switch_bin, ocs_args=ocs_args,
                             circuits=circuits if topo.ocs else None,
                             rto_min=variant.rto_min, grpc_base=base, log_dir=out / variant.name / "emulation",
@@ -163,6 +166,9 @@ def _schedule_args(spec: Spec) -> list[str]:
 
 def one_line(m: dict[str, Any]) -> str:
     """A run's headline numbers."""
+    if "strategy" in m:
+        parts = [f"{cls} {c['n']}: {c['tput_mean']:.2f} Mbit/s, ct {c['ct_mean']:.1f} s" for cls, c in m["classes"].items()]
+        return "; ".join(parts) + f"; {len(m['changes'])} changes, retx {m['retrans_segs']}, rto {m['timeouts']}"
     if "classes" in m:
         parts = []
         for cls, c in m["classes"].items():

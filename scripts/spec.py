@@ -16,12 +16,14 @@ from typing import Any
 import yaml
 
 from control.plan import PROCEDURES
+from control.strategies import STRATEGIES
 from emulation.links import check_rto_min
 from fabric.contract import MODES
+from scripts.bulk import Bulk
 from topo import generators
 from topo.validate import validate
 
-KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule")
+KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule", "strategies")
 GENERATORS = ("ucd4", "fattree", "leafspine")
 # what a host's sysctl may be (set with `sysctl -w KEY=VALUE` as an argument list, never a shell line)
 _SYSCTL_KEY = re.compile(r"net(\.[A-Za-z0-9_-]+)+")
@@ -60,6 +62,7 @@ class Variant:
     target_map: str | None = None  # circuit map after it (default: the spec's)
     sysctl: dict[str, str] = field(default_factory=dict)  # set in every host, e.g. net.ipv4.tcp_reordering
     mptcp_subflows: int = 0  # load balancing: 0 plain TCP; n >= 1 MPTCP sockets with n subflows (scripts/lb.py)
+    strategy: str = "none"  # kind strategies: seed 003's use of the optical links (control.strategies)
 
 
 @dataclass(slots=True)
@@ -95,6 +98,7 @@ class Spec:
     streams: list[Stream] = field(default_factory=list)
     workload: Workload = field(default_factory=Workload)
     schedule: dict[str, Any] = field(default_factory=dict)
+    bulk: Bulk = field(default_factory=Bulk)  # kind strategies: seed 003's bulk transfers (scripts.bulk)
     path: str = ""
 
     @property
@@ -150,6 +154,10 @@ def _variant(item: Any, kind: str, base: dict[str, Any], i: int) -> Variant:
         raise ValueError(f"{where}: mode {v.mode!r}; expected one of {MODES}")
     if not isinstance(v.mptcp_subflows, int) or isinstance(v.mptcp_subflows, bool) or not 0 <= v.mptcp_subflows <= 8:
         raise ValueError(f"{where}: mptcp_subflows {v.mptcp_subflows!r}; expected 0 (TCP) or 1..8 subflows")
+    if v.strategy not in STRATEGIES:
+        raise ValueError(f"{where}: strategy {v.strategy!r}; expected one of {STRATEGIES}")
+    if v.strategy != "none" and kind != "strategies":
+        raise ValueError(f"{where}: strategy {v.strategy!r} with kind {kind!r}; expected kind strategies")
     if v.mptcp_subflows and kind != "load-balancing":
         raise ValueError(f"{where}: mptcp_subflows with kind {kind!r}; expected kind load-balancing")
     return v
@@ -167,12 +175,17 @@ def parse(data: Any, path: str = "<spec>") -> Spec:
     raw_variants = data.pop("variants", None) or [{"name": "default"}]
     streams = [_build(Stream, s, f"{path}: streams[{i}]") for i, s in enumerate(data.pop("streams", []) or [])]
     workload = _build(Workload, data.pop("workload", {}) or {}, f"{path}: workload")
+    bulk = _build(Bulk, data.pop("bulk", {}) or {}, f"{path}: bulk")
+    try:
+        bulk.check()
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     if workload.pattern not in ("pairs", "noisy"):
         raise ValueError(f"{path}: workload.pattern {workload.pattern!r}; expected pairs or noisy")
     if workload.clients < 1 or workload.fan_in < 1:
         raise ValueError(f"{path}: workload clients {workload.clients} fan_in {workload.fan_in}; expected >= 1 each")
     spec = _build(Spec, data, path)
-    spec = replace(spec, streams=streams, workload=workload, path=path,
+    spec = replace(spec, streams=streams, workload=workload, bulk=bulk, path=path,
                    variants=[_variant(v, kind, defaults, i) for i, v in enumerate(raw_variants)])
     names = [v.name for v in spec.variants]
     if len(set(names)) != len(names):
@@ -186,6 +199,8 @@ def parse(data: Any, path: str = "<spec>") -> Spec:
             raise ValueError(f"{path}: stream {s.src}->{s.dst} proto {s.proto!r}; expected tcp or udp")
     if kind in ("reconfiguration", "route-flip") and not spec.streams:
         raise ValueError(f"{path}: no streams; expected at least one for kind {kind}")
+    if kind == "strategies" and "hybrid" not in spec.topology:
+        raise ValueError(f"{path}: kind strategies without topology.hybrid; expected a hybrid leaf-spine")
     if kind in ("reconfiguration", "route-flip") and not 0 < spec.event_at_s < spec.duration_s:
         raise ValueError(f"{path}: event_at_s {spec.event_at_s}; expected inside (0, duration_s={spec.duration_s})")
     return spec

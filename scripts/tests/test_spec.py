@@ -55,6 +55,12 @@ def test_variants_shorthand_and_defaults():
     (base(event_at_s=30), "event_at_s 30"),
     (base(topology={"generator": "ring"}), "topology.generator 'ring'"),
     (base(streams=[{"src": "h2", "dst": "h3", "proto": "sctp"}]), "proto 'sctp'"),
+    (base(variants=[{"name": "a", "strategy": "ut"}]), "strategy 'ut' with kind 'reconfiguration'"),
+    (base(kind="strategies", variants=[{"name": "a", "strategy": "rr"}]), "strategy 'rr'"),
+    (base(kind="strategies", topology={"generator": "leafspine"}), "without topology.hybrid"),
+    (base(kind="strategies", topology={"generator": "leafspine", "hybrid": {}}, bulk={"transfers": 9}),
+     "bulk.transfers 9"),
+    (base(bulk={"size": 1}), "bulk: unknown keys"),
 ])
 def test_bad_specs(data, msg):
     with pytest.raises(ValueError, match=msg):
