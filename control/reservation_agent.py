@@ -1,0 +1,159 @@
+"""The reservation controller's loop (seed 001): requests from the ToRs' virtual output queues,
+grants written as slot entries (control/grants.py, tablegen/reservation.py), removed when done.
+
+The request. Every ToR holds what it has for another ToR of the OCS in that path's virtual output
+queue (SlotHold, `slot_policy` = hold) until a `slot_path` entry lights its slot. The controller
+reads the queues' `hold_entered`, `hold_released` and `hold_expired` counters every `poll_s`: what
+entered and did not leave is the burst waiting (packets and bytes, the control packet's burst length).
+A path with bytes waiting and no window still to come is a request, asked at the time of the read.
+This is a pull (one batched counter read per ToR per poll), not a packet-in: it needs no change to
+the programs, and on Tofino the same counters are read the same way (a digest on a queue's first
+held packet would be the push equivalent; not built).
+
+The grant. The scheduler (TwoWay or OneWay) gives a window of slots; the controller writes the
+OCS's entries first, then the ToR's (so the ToR never sends into a circuit not yet set), and deletes
+them in the reverse order once the window has ended. The ToR's `slot_path` is written for the
+window's first slot only: SlotHold releases the whole queue at the first lit pass, and the link
+drains it through the window (control/grants.py, "The burst"). One-way windows that collide at the OCS get
+the ToR's entries only: the burst leaves on time and the OCS drops it (`unlit_drops`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from control.grants import Calendar, SlotGrant
+from p4rt.client import P4RuntimeClient
+from p4rt.entities import TableEntry
+from p4rt.resources import CounterEntry
+
+log = logging.getLogger(__name__)
+QUEUE_COUNTERS = ("hold_entered", "hold_released", "hold_expired")
+
+
+class Scheduler(Protocol):
+    """TwoWay or OneWay (control/grants.py)."""
+
+    cal: Calendar
+
+    def request(self, src: int, dst: int, nbytes: int, now: float) -> SlotGrant:
+        """A window for a burst."""
+        ...
+
+
+@dataclass(slots=True)
+class PathState:
+    """One ToR's path to another ToR: the slot entries a grant needs, and its windows."""
+
+    src: int
+    dst: int
+    path_id: int
+    tor_docs: Any  # callable(slots) -> ToR entries
+    ocs_docs: Any  # callable(slots) -> OCS entries
+    pending: list[tuple[SlotGrant, list[TableEntry], list[TableEntry]]] = field(default_factory=list)
+
+
+def waiting(cells: dict[str, tuple[int, int]]) -> tuple[int, int]:
+    """(packets, bytes) in a queue from its counters: entered minus released minus expired."""
+    e, r, x = (cells.get(n, (0, 0)) for n in QUEUE_COUNTERS)
+    return e[0] - r[0] - x[0], e[1] - r[1] - x[1]
+
+
+class ReservationAgent:
+    """Polls the ToRs' queues, asks the scheduler, writes and removes the grants."""
+
+    def __init__(self, scheduler: Scheduler, tors: dict[str, P4RuntimeClient], ocs: P4RuntimeClient,
+                 paths: dict[str, list[PathState]], poll_s: float = 0.005, max_burst: int = 50_000) -> None:
+        if not poll_s > 0 or max_burst < 1:
+            raise ValueError(f"poll {poll_s!r} s, max burst {max_burst!r} B: expected > 0 and >= 1")
+        self.scheduler, self.tors, self.ocs, self.paths = scheduler, tors, ocs, paths
+        self.poll_s, self.max_burst = poll_s, max_burst
+        self.grants: list[dict[str, Any]] = []  # every grant, for the report
+        self.polls = 0
+        self.poll_time_s = 0.0
+        self.write_errors = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Run the loop in a thread."""
+        self._thread = threading.Thread(target=self._run, name="reservation-agent", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the loop and remove every grant still written."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        for states in self.paths.values():
+            for st in states:
+                for g, tor, ocs in st.pending:
+                    self._remove(st, g, tor, ocs)
+                st.pending.clear()
+
+    def _read(self, name: str, states: list[PathState]) -> dict[int, tuple[int, int]]:
+        cells = self.tors[name].read_entities([CounterEntry(c, st.path_id) for c in QUEUE_COUNTERS for st in states])
+        by: dict[int, dict[str, tuple[int, int]]] = {}
+        for c in cells:
+            if isinstance(c, CounterEntry) and c.index is not None:
+                by.setdefault(c.index, {})[c.counter.rsplit(".", 1)[-1]] = (c.packets, c.bytes)
+        return {pid: waiting(v) for pid, v in by.items()}
+
+    def _remove(self, st: PathState, g: SlotGrant, tor: list[TableEntry], ocs: list[TableEntry]) -> None:
+        try:
+            self.tors_client(st).delete(tor)
+            if ocs:
+                self.ocs.delete(ocs)
+        except Exception as exc:  # a failed delete leaves stale slots: count it, the run reports it
+            self.write_errors += 1
+            log.warning("grant %s: delete failed: %s", g, exc)
+
+    def tors_client(self, st: PathState) -> P4RuntimeClient:
+        """The client of the ToR a path starts at."""
+        return self.tors[self._names[st.src]]
+
+    def _run(self) -> None:
+        self._names = {states[0].src: name for name, states in self.paths.items() if states}
+        cal = self.scheduler.cal
+        while not self._stop.is_set():
+            t0 = time.monotonic()
+            for name, states in self.paths.items():
+                try:
+                    queues = self._read(name, states)
+                except Exception as exc:
+                    log.warning("%s: counter read failed: %s", name, exc)
+                    continue
+                now = time.monotonic()
+                for st in states:
+                    done = [p for p in st.pending if p[0].end(cal) < now - cal.slot_s]
+                    for g, tor, ocs in done:
+                        self._remove(st, g, tor, ocs)
+                    st.pending = [p for p in st.pending if p not in done]
+                    packets, nbytes = queues.get(st.path_id, (0, 0))
+                    if packets <= 0 or any(cal.start(p[0].first) > now for p in st.pending):
+                        continue
+                    g = self.scheduler.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now)
+                    slots = g.indexes(cal.slots)
+                    tor = [TableEntry.from_dict(d) for d in st.tor_docs(slots[:1])]  # it sends in the first
+                    ocs = [] if g.lost else [TableEntry.from_dict(d) for d in st.ocs_docs(slots)]
+                    try:
+                        if ocs:
+                            self.ocs.insert(ocs)
+                        self.tors[name].insert(tor)
+                    except Exception as exc:
+                        self.write_errors += 1
+                        log.warning("grant %s: write failed: %s", g, exc)
+                        continue
+                    written = time.monotonic()
+                    st.pending.append((g, tor, ocs))
+                    self.grants.append({"src": g.src, "dst": g.dst, "bytes": g.nbytes, "queued": packets,
+                                        "first": g.first, "count": g.count, "asked": g.asked, "written": written,
+                                        "start": cal.start(g.first), "end": g.end(cal), "lost": g.lost,
+                                        "late": written > cal.start(g.first) + cal.night_s})
+            self.polls += 1
+            self.poll_time_s += time.monotonic() - t0
+            self._stop.wait(max(0.0, self.poll_s - (time.monotonic() - t0)))
