@@ -17,9 +17,10 @@ window's end. Windows never overlap on a port: zero burst loss by construction.
 The burst. The ToR releases its whole queue at the first lit pass (SlotHold), so it sends in the
 window's first slot only; the burst is what the queue holds then: the bytes waiting when it asked,
 plus what arrives until the release (at most `growth_bps` x that wait), never more than the queue's
-capacity `cap_bytes`. The link drains it at the line rate through the nights of the later slots, so
-the OCS keeps the circuit lit for `count` slots: the release slot's night, the burst's T_RL and
-T_guard (the drain's slack: the ToR's guard bands, queueing in the switch).
+capacity `cap_bytes`. The ToR may release it as late as the end of that slot's day, and the link
+drains it at the line rate through the nights of the later slots, so the OCS keeps the circuit lit
+for the release slot and then the slots covering the burst's T_RL and T_guard (the drain's slack:
+queueing and recirculation in the software switch, the clocks' error).
 
 One-way (`OneWay`): the source sends after a fixed offset as soon as its own uplink is free; the OCS
 sets the circuit only if the destination's downlink is free for the whole window (first come, first
@@ -68,8 +69,9 @@ class Calendar:
         return math.ceil((t - self.epoch_s) / self.slot_s - 1e-9)
 
     def slots_for(self, seconds: float) -> int:
-        """Whole slots from a slot's start to cover a night and then `seconds` (at least one)."""
-        return max(1, math.ceil((self.night_s + seconds) / self.slot_s - 1e-9))
+        """A window's slots: the release slot (the ToR may send until its day's end), then whole
+        slots to cover `seconds` of drain after it."""
+        return 1 + max(0, math.ceil(seconds / self.slot_s - 1e-9))
 
     def check(self, first: int, count: int, now: float) -> None:
         """Refuse a window that its entries (slot mod `slots`) would alias onto the current cycle."""
@@ -112,9 +114,11 @@ class Burst:
         if not self.growth_bps >= 0 or not self.cap_bytes >= 1:
             raise ValueError(f"burst growth {self.growth_bps!r} bit/s, cap {self.cap_bytes!r} B: expected >= 0, >= 1")
 
-    def bound(self, nbytes: int, wait_s: float) -> int:
-        """The burst's bytes at the release, `wait_s` after the request."""
-        return min(self.cap_bytes, nbytes + math.ceil(self.growth_bps * max(0.0, wait_s) / 8))
+    def bound(self, nbytes: int, wait_s: float, growth_bps: float | None = None) -> int:
+        """The burst's bytes at the release, `wait_s` after the request (growth: the queue's own
+        arrival rate when the caller measured it, else `growth_bps`)."""
+        rate = self.growth_bps if growth_bps is None else growth_bps
+        return min(self.cap_bytes, nbytes + math.ceil(rate * max(0.0, wait_s) / 8))
 
 
 class TwoWay:
@@ -124,11 +128,11 @@ class TwoWay:
         self.cal, self.timing, self.burst = cal, timing, burst or Burst()
         self.horizon = HorizonScheduler(tors, 1, 1, timing)
 
-    def request(self, src: int, dst: int, nbytes: int, now: float) -> SlotGrant:
+    def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None) -> SlotGrant:
         """Reserve the earliest window both ports allow, asked at `now` with `nbytes` waiting."""
         g = self.horizon.request(src, dst, nbytes, now)
         first = self.cal.first_at_or_after(g.configure_at)
-        size = self.burst.bound(nbytes, self.cal.start(first + 1) - now)
+        size = self.burst.bound(nbytes, self.cal.start(first + 1) - now, growth_bps)
         count = self.cal.slots_for(self.timing.transmit_s(size) + self.timing.guard_s)
         self.cal.check(first, count, now)
         self.horizon.h_in[0][src] = self.horizon.h_out[0][dst] = self.cal.start(first + count)
@@ -145,7 +149,7 @@ class OneWay:
         self.h_src = [0.0] * tors
         self.busy_out: list[set[int]] = [set() for _ in range(tors)]
 
-    def request(self, src: int, dst: int, nbytes: int, now: float) -> SlotGrant:
+    def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None) -> SlotGrant:
         """Send after the fixed offset (T_sw + T_proc + T_oh, as two-way's idle case) once the uplink
         is free; lost if any slot of the window is taken on the destination's downlink."""
         for name, tor in (("src", src), ("dst", dst)):
@@ -156,7 +160,7 @@ class OneWay:
         t = self.timing
         start = max(self.h_src[src], now) + t.switch_s + t.proc_s + t.overhead_s
         first = self.cal.first_at_or_after(start - t.switch_s)
-        size = self.burst.bound(nbytes, self.cal.start(first + 1) - now)
+        size = self.burst.bound(nbytes, self.cal.start(first + 1) - now, growth_bps)
         count = self.cal.slots_for(t.transmit_s(size) + t.guard_s)
         self.cal.check(first, count, now)
         window = set(range(first, first + count))

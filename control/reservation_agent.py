@@ -5,7 +5,10 @@ The request. Every ToR holds what it has for another ToR of the OCS in that path
 queue (SlotHold, `slot_policy` = hold) until a `slot_path` entry lights its slot. The controller
 reads the queues' `hold_entered`, `hold_released` and `hold_expired` counters every `poll_s`: what
 entered and did not leave is the burst waiting (packets and bytes, the control packet's burst length).
-A path with bytes waiting and no window still to come is a request, asked at the time of the read.
+A path with bytes waiting and no window still to come is a request, asked at the time of the read
+plus the lead: the 80th percentile of the last grant writes (P4Runtime writes to a loaded software switch
+take 5-1000 ms here; a window must not start before its entries exist). The burst's bound grows
+with the queue's own arrival rate (hold_entered between reads, twice the smoothed rate).
 This is a pull (one batched counter read per ToR per poll), not a packet-in: it needs no change to
 the programs, and on Tofino the same counters are read the same way (a digest on a queue's first
 held packet would be the push equivalent; not built).
@@ -33,6 +36,8 @@ from p4rt.resources import CounterEntry
 
 log = logging.getLogger(__name__)
 QUEUE_COUNTERS = ("hold_entered", "hold_released", "hold_expired")
+LEAD_WINDOW = 20  # recent grant writes that set the lead
+RATE_ALPHA = 0.3  # smoothing of a queue's arrival rate
 
 
 class Scheduler(Protocol):
@@ -40,7 +45,7 @@ class Scheduler(Protocol):
 
     cal: Calendar
 
-    def request(self, src: int, dst: int, nbytes: int, now: float) -> SlotGrant:
+    def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None) -> SlotGrant:
         """A window for a burst."""
         ...
 
@@ -55,12 +60,23 @@ class PathState:
     tor_docs: Any  # callable(slots) -> ToR entries
     ocs_docs: Any  # callable(slots) -> OCS entries
     pending: list[tuple[SlotGrant, list[TableEntry], list[TableEntry]]] = field(default_factory=list)
+    entered: tuple[float, int] = (0.0, 0)  # (time, bytes) of the last read of hold_entered
+    rate_bps: float = 0.0  # the queue's arrival rate, smoothed
 
 
-def waiting(cells: dict[str, tuple[int, int]]) -> tuple[int, int]:
-    """(packets, bytes) in a queue from its counters: entered minus released minus expired."""
+def waiting(cells: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
+    """(packets, bytes) in a queue from its counters (entered minus released minus expired), and
+    the bytes that ever entered."""
     e, r, x = (cells.get(n, (0, 0)) for n in QUEUE_COUNTERS)
-    return e[0] - r[0] - x[0], e[1] - r[1] - x[1]
+    return e[0] - r[0] - x[0], e[1] - r[1] - x[1], e[1]
+
+
+def lead(latencies: list[float], floor_s: float) -> float:
+    """How far ahead of a request its window must start: the 80th percentile of the recent grant
+    writes (the control path's delay here; a stall of one write does not hold every later
+    window back), at least `floor_s`."""
+    recent = sorted(latencies[-LEAD_WINDOW:])
+    return max(floor_s, recent[min(len(recent) - 1, int(0.8 * len(recent)))] if recent else 0.0)
 
 
 class ReservationAgent:
@@ -76,6 +92,8 @@ class ReservationAgent:
         self.polls = 0
         self.poll_time_s = 0.0
         self.write_errors = 0
+        self.write_s: list[float] = []  # each grant's write time (OCS and ToR)
+        self.lead_floor_s = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -95,7 +113,7 @@ class ReservationAgent:
                     self._remove(st, g, tor, ocs)
                 st.pending.clear()
 
-    def _read(self, name: str, states: list[PathState]) -> dict[int, tuple[int, int]]:
+    def _read(self, name: str, states: list[PathState]) -> dict[int, tuple[int, int, int]]:
         cells = self.tors[name].read_entities([CounterEntry(c, st.path_id) for c in QUEUE_COUNTERS for st in states])
         by: dict[int, dict[str, tuple[int, int]]] = {}
         for c in cells:
@@ -133,10 +151,16 @@ class ReservationAgent:
                     for g, tor, ocs in done:
                         self._remove(st, g, tor, ocs)
                     st.pending = [p for p in st.pending if p not in done]
-                    packets, nbytes = queues.get(st.path_id, (0, 0))
+                    packets, nbytes, entered = queues.get(st.path_id, (0, 0, st.entered[1]))
+                    if st.entered[0] and now > st.entered[0]:
+                        rate = 8 * (entered - st.entered[1]) / (now - st.entered[0])
+                        st.rate_bps = RATE_ALPHA * rate + (1 - RATE_ALPHA) * st.rate_bps
+                    st.entered = (now, entered)
                     if packets <= 0 or any(cal.start(p[0].first) > now for p in st.pending):
                         continue
-                    g = self.scheduler.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now)
+                    ahead = lead(self.write_s, self.lead_floor_s)
+                    g = self.scheduler.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now + ahead,
+                                               growth_bps=2 * st.rate_bps)
                     slots = g.indexes(cal.slots)
                     tor = [TableEntry.from_dict(d) for d in st.tor_docs(slots[:1])]  # it sends in the first
                     ocs = [] if g.lost else [TableEntry.from_dict(d) for d in st.ocs_docs(slots)]
@@ -149,8 +173,10 @@ class ReservationAgent:
                         log.warning("grant %s: write failed: %s", g, exc)
                         continue
                     written = time.monotonic()
+                    self.write_s.append(written - now)
                     st.pending.append((g, tor, ocs))
-                    self.grants.append({"src": g.src, "dst": g.dst, "bytes": g.nbytes, "queued": packets,
+                    self.grants.append({"src": g.src, "dst": g.dst, "bytes": g.nbytes, "queued": packets, "read": now,
+                                        "waiting_bytes": nbytes, "lead": ahead, "rate_bps": st.rate_bps,
                                         "first": g.first, "count": g.count, "asked": g.asked, "written": written,
                                         "start": cal.start(g.first), "end": g.end(cal), "lost": g.lost,
                                         "late": written > cal.start(g.first) + cal.night_s})

@@ -77,7 +77,7 @@ def counters(client: P4RuntimeClient, names: tuple[str, ...], indexes: list[int]
     return out
 
 
-SS_LINE = re.compile(r"^\S+\s+\d+\s+\d+\s+(\S+):(\d+)\s+(\S+)")
+SS_LINE = re.compile(r"^(?:[A-Z-]+\s+)?\d+\s+\d+\s+(\S+):(\d+)\s+(\S+)")  # state column optional
 
 
 def parse_samples(text: str, ports: set[int]) -> dict[int, list[tuple[float, int, float | None, int]]]:
@@ -148,6 +148,8 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
     scheduler = (TwoWay if variant == "two-way" else OneWay)(len(tors), cal, timing, burst)
     agent = ReservationAgent(scheduler, {n: emu.controller.sessions[n].client for n in tors}, ocs_client, paths,
                              poll_s=args.poll_ms / 1000, max_burst=args.burst_kb * 1000)
+    agent.lead_floor_s = args.proc_ms / 1000
+    agent.clocks = {n: (c.offset_us, c.error_us) for n, c in offsets.items()}  # type: ignore[attr-defined]
     agent.ocs_ports = sorted(p.port for p in o.ports)  # type: ignore[attr-defined]
     time.sleep(max(0.0, cal.epoch_s - time.monotonic()))
     agent.start()
@@ -232,7 +234,8 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
                 for k, v in counters(agent.tors[name], HOLD_COUNTERS, [st.path_id for st in states]).items():
                     holds[k] += v
             grants = agent.grants
-            result.update({"grants": len(grants), "bursts_lost": sum(g["lost"] for g in grants),
+            result.update({"clocks": agent.clocks,  # type: ignore[attr-defined]
+                           "grants": len(grants), "bursts_lost": sum(g["lost"] for g in grants),
                            "grants_late": sum(g["late"] for g in grants), "write_errors": agent.write_errors,
                            "polls": agent.polls, "mean_poll_ms": 1000 * agent.poll_time_s / max(1, agent.polls),
                            **drops, "ocs_drops": sum(drops.values()), **holds})
@@ -263,7 +266,8 @@ def summary(r: dict[str, Any]) -> str:
     return line + f"; load {r['load_avg'][0][0]:.1f}-{r['load_avg'][1][0]:.1f}"
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (the end-to-end test builds its settings from it too)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tors", type=int, default=5, metavar="N")
     p.add_argument("--tdc", default="1,4", metavar="D[,D]")
@@ -286,7 +290,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per run; unfinished flows are killed")
     p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
     p.add_argument("--out", default=str(ROOT / "results" / "seed001"), metavar="DIR")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if os.geteuid() != 0:
         raise SystemExit("seed001: needs root (Mininet); expected sudo")

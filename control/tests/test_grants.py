@@ -26,8 +26,9 @@ def test_calendar_arithmetic():
     assert CAL.start(3) == pytest.approx(100.015)
     assert CAL.slot_at(100.0149) == 2 and CAL.slot_at(100.015) == 3
     assert CAL.first_at_or_after(100.015) == 3 and CAL.first_at_or_after(100.0151) == 4
-    # a night, then 40 ms of burst: 41 ms of the window = 9 slots of 5 ms
+    # the release slot, then 40 ms of burst's drain: 1 + 8 slots of 5 ms
     assert CAL.slots_for(T.transmit_s(50_000)) == 9
+    assert CAL.slots_for(T.transmit_s(50_100)) == 10
     assert CAL.slots_for(0.0) == 1
     assert SlotGrant(0, 1, 10, 298, 4, 0.0).indexes(300) == [298, 299, 0, 1]
 
@@ -47,8 +48,8 @@ def test_two_way_idle_channel_is_the_papers_offset():
     now = CAL.start(10) + 0.5 * MS
     g = tw.request(0, 1, 1500, now)
     assert g.first == CAL.first_at_or_after(now + 2 * MS) == 11
-    assert g.count == 1 and not g.lost
-    assert tw.horizon.h_in[0][0] == tw.horizon.h_out[0][1] == pytest.approx(CAL.start(12))
+    assert g.count == 2 and not g.lost  # the release slot, then the drain of 1.2 ms
+    assert tw.horizon.h_in[0][0] == tw.horizon.h_out[0][1] == pytest.approx(CAL.start(13))
 
 
 def test_two_way_never_overlaps_a_port():
