@@ -94,6 +94,10 @@ class ReservationAgent:
         self.write_errors = 0
         self.write_s: list[float] = []  # each grant's write time (OCS and ToR)
         self.lead_floor_s = 0.0
+        self.refused = 0  # requests whose window would not fit in one cycle
+        self.drop_ports: list[int] = []  # OCS ports whose drops are logged with their time (diagnosis)
+        self.drop_log: list[tuple[float, int, str, int]] = []
+        self._drops: dict[tuple[int, str], int] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -130,6 +134,22 @@ class ReservationAgent:
             self.write_errors += 1
             log.warning("grant %s: delete failed: %s", g, exc)
 
+    def _log_drops(self) -> None:
+        """Record (time, OCS port, counter, new drops) when the OCS's dark-drop counters grow."""
+        try:
+            cells = self.ocs.read_entities([CounterEntry(c, p) for c in ("night_drops", "unlit_drops")
+                                            for p in self.drop_ports])
+        except Exception as exc:
+            log.warning("OCS drop counters: read failed: %s", exc)
+            return
+        now = time.monotonic()
+        for c in cells:
+            if isinstance(c, CounterEntry) and c.index is not None:
+                key = (c.index, c.counter.rsplit(".", 1)[-1])
+                if key in self._drops and c.packets > self._drops[key]:
+                    self.drop_log.append((now, key[0], key[1], c.packets - self._drops[key]))
+                self._drops[key] = c.packets
+
     def tors_client(self, st: PathState) -> P4RuntimeClient:
         """The client of the ToR a path starts at."""
         return self.tors[self._names[st.src]]
@@ -159,8 +179,13 @@ class ReservationAgent:
                     if packets <= 0 or any(cal.start(p[0].first) > now for p in st.pending):
                         continue
                     ahead = lead(self.write_s, self.lead_floor_s)
-                    g = self.scheduler.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now + ahead,
-                                               growth_bps=2 * st.rate_bps)
+                    try:
+                        g = self.scheduler.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now + ahead,
+                                                   growth_bps=2 * st.rate_bps)
+                    except ValueError as exc:  # the horizon is more than a cycle away: ask again later
+                        self.refused += 1
+                        log.debug("request %s -> %s refused: %s", st.src, st.dst, exc)
+                        continue
                     slots = g.indexes(cal.slots)
                     tor = [TableEntry.from_dict(d) for d in st.tor_docs(slots[:1])]  # it sends in the first
                     ocs = [] if g.lost else [TableEntry.from_dict(d) for d in st.ocs_docs(slots)]
@@ -180,6 +205,8 @@ class ReservationAgent:
                                         "first": g.first, "count": g.count, "asked": g.asked, "written": written,
                                         "start": cal.start(g.first), "end": g.end(cal), "lost": g.lost,
                                         "late": written > cal.start(g.first) + cal.night_s})
+            if self.drop_ports:
+                self._log_drops()
             self.polls += 1
             self.poll_time_s += time.monotonic() - t0
             self._stop.wait(max(0.0, self.poll_s - (time.monotonic() - t0)))

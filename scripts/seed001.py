@@ -151,6 +151,7 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
     agent.lead_floor_s = args.proc_ms / 1000
     agent.clocks = {n: (c.offset_us, c.error_us) for n, c in offsets.items()}  # type: ignore[attr-defined]
     agent.ocs_ports = sorted(p.port for p in o.ports)  # type: ignore[attr-defined]
+    agent.drop_ports = agent.ocs_ports  # type: ignore[attr-defined]
     time.sleep(max(0.0, cal.epoch_s - time.monotonic()))
     agent.start()
     return agent
@@ -237,9 +238,13 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
             result.update({"clocks": agent.clocks,  # type: ignore[attr-defined]
                            "grants": len(grants), "bursts_lost": sum(g["lost"] for g in grants),
                            "grants_late": sum(g["late"] for g in grants), "write_errors": agent.write_errors,
+                           "refused": agent.refused,
                            "polls": agent.polls, "mean_poll_ms": 1000 * agent.poll_time_s / max(1, agent.polls),
                            **drops, "ocs_drops": sum(drops.values()), **holds})
             (rdir / "grants.json").write_text(json.dumps(grants))
+            (rdir / "ocs-drops.json").write_text(json.dumps({"epoch_s": agent.scheduler.cal.epoch_s,
+                                                             "ports": {st.src: p for p, st in []},
+                                                             "log": agent.drop_log}))
             agent.ocs.close()
         (rdir / "metrics.json").write_text(json.dumps(result, indent=1))
         return result
