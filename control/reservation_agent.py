@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from control.grants import Calendar, SlotGrant
-from p4rt.client import P4RuntimeClient
+from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import TableEntry
 from p4rt.resources import CounterEntry
 
@@ -71,6 +71,20 @@ def waiting(cells: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
     return e[0] - r[0] - x[0], e[1] - r[1] - x[1], e[1]
 
 
+def conflicts(entries: list[TableEntry]) -> list[str]:
+    """Slots in which two inputs of the OCS are lit to one output (what two-way must never write)."""
+    seen: dict[tuple[int, int, int], int] = {}
+    out = []
+    for e in entries:
+        if e.table.rsplit(".", 1)[-1] != "slot_circuit" or e.default:
+            continue
+        key = (int(e.match["slot"]), int(e.match["night"]), int(e.params["port"]))
+        if key in seen:
+            out.append(f"slot {key[0]} night {key[1]}: inputs {seen[key]} and {e.match['ingress_port']} -> {key[2]}")
+        seen[key] = int(e.match["ingress_port"])
+    return out
+
+
 def lead(latencies: list[float], floor_s: float) -> float:
     """How far ahead of a request its window must start: the 80th percentile of the recent grant
     writes (the control path's delay here; a stall of one write does not hold every later
@@ -98,6 +112,9 @@ class ReservationAgent:
         self.drop_ports: list[int] = []  # OCS ports whose drops are logged with their time (diagnosis)
         self.drop_log: list[tuple[float, int, str, int]] = []
         self._drops: dict[tuple[int, str], int] = {}
+        self.audit_every = 0  # polls between reads of the OCS's slot_circuit (0: never)
+        self.audits = 0
+        self.audit_conflicts: list[str] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -133,6 +150,16 @@ class ReservationAgent:
         except Exception as exc:  # a failed delete leaves stale slots: count it, the run reports it
             self.write_errors += 1
             log.warning("grant %s: delete failed: %s", g, exc)
+
+    def _audit(self) -> None:
+        """Read the OCS's slot_circuit as written and record any output lit from two inputs."""
+        try:
+            got = self.ocs.read_entities([wildcard(self.ocs.schema, "table_entry", "slot_circuit")])
+        except Exception as exc:
+            log.warning("OCS slot_circuit: read failed: %s", exc)
+            return
+        self.audits += 1
+        self.audit_conflicts += conflicts([e for e in got if isinstance(e, TableEntry)])
 
     def _log_drops(self) -> None:
         """Record (time, OCS port, counter, new drops) when the OCS's dark-drop counters grow."""
@@ -207,6 +234,8 @@ class ReservationAgent:
                                         "late": written > cal.start(g.first) + cal.night_s})
             if self.drop_ports:
                 self._log_drops()
+            if self.audit_every and self.polls % self.audit_every == 0:
+                self._audit()
             self.polls += 1
             self.poll_time_s += time.monotonic() - t0
             self._stop.wait(max(0.0, self.poll_s - (time.monotonic() - t0)))

@@ -152,6 +152,7 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
     agent.clocks = {n: (c.offset_us, c.error_us) for n, c in offsets.items()}  # type: ignore[attr-defined]
     agent.ocs_ports = sorted(p.port for p in o.ports)  # type: ignore[attr-defined]
     agent.drop_ports = agent.ocs_ports  # type: ignore[attr-defined]
+    agent.audit_every = args.audit_every
     time.sleep(max(0.0, cal.epoch_s - time.monotonic()))
     agent.start()
     return agent
@@ -238,7 +239,8 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
             result.update({"clocks": agent.clocks,  # type: ignore[attr-defined]
                            "grants": len(grants), "bursts_lost": sum(g["lost"] for g in grants),
                            "grants_late": sum(g["late"] for g in grants), "write_errors": agent.write_errors,
-                           "refused": agent.refused,
+                           "refused": agent.refused, "audits": agent.audits,
+                           "audit_conflicts": agent.audit_conflicts[:20],
                            "polls": agent.polls, "mean_poll_ms": 1000 * agent.poll_time_s / max(1, agent.polls),
                            **drops, "ocs_drops": sum(drops.values()), **holds})
             (rdir / "grants.json").write_text(json.dumps(grants))
@@ -291,6 +293,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=48, metavar="N", help="hold depth per path (the VOQ)")
     p.add_argument("--before-us", type=int, default=1500, metavar="US")
     p.add_argument("--after-us", type=int, default=300, metavar="US")
+    p.add_argument("--audit-every", type=int, default=20, metavar="N",
+                   help="read the OCS's slot_circuit every N polls and check no output is lit twice")
     p.add_argument("--sample-s", type=float, default=0.2, metavar="S", help="ss sampling period")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per run; unfinished flows are killed")
     p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")

@@ -3,7 +3,19 @@ end to end in scripts/tests/test_seed001.py."""
 
 import pytest
 
-from control.reservation_agent import ReservationAgent, lead, waiting
+from control.reservation_agent import ReservationAgent, conflicts, lead, waiting
+from p4rt.entities import TableEntry
+
+
+def circuit(slot, night, a, b):
+    return TableEntry("slot_circuit", {"slot": slot, "night": night, "ingress_port": a}, "slot_cross_connect",
+                      {"port": b})
+
+
+def test_conflicts_finds_an_output_lit_from_two_inputs():
+    ok = [circuit(3, 0, 1, 2), circuit(3, 0, 2, 1), circuit(4, 0, 3, 2), circuit(4, 1, 1, 2)]
+    assert conflicts(ok) == []
+    assert conflicts([*ok, circuit(4, 0, 1, 2)]) == ["slot 4 night 0: inputs 3 and 1 -> 2"]
 
 
 def test_waiting_is_entered_minus_released_minus_expired():

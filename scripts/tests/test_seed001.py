@@ -2,9 +2,13 @@
 host sends to both others, so two sources compete for every destination's downlink).
 
 Needs root, Mininet and the compiled programs (build/ or $P4C); about 2 min. The assertions are the
-physics, not tuned numbers: two-way reservation never lights two windows on one port, so the OCS
-drops nothing and no burst is lost; one-way sends without asking the destination's side, so when
-two sources' windows overlap on a downlink the OCS has no circuit for the second (unlit drops).
+physics, not tuned numbers: two-way reservation never lights one output from two inputs (read back
+from the OCS's slot_circuit during the run), so no burst is lost to contention; one-way sends
+without asking the destination's side, so when two sources' windows overlap on a downlink the OCS
+has no circuit for the second (unlit drops), on top of whatever the emulation's timing drops in both.
+Not asserted: zero OCS drops under two-way. On this 2-core machine the software switches' lag
+drops 1-5% at the OCS under any schedule (docs/experiments.md, time-sliced schedules; and
+docs/seed001-reservation.md), which a strict zero would test instead of the reservation.
 """
 
 import argparse
@@ -23,7 +27,8 @@ pytestmark = [
 
 
 def args(tmp) -> argparse.Namespace:
-    argv = ["--tors", "3", "--flow-kb", "64", "--sample-s", "0.5", "--timeout", "25", "--out", str(tmp)]
+    argv = ["--tors", "3", "--flow-kb", "64", "--sample-s", "0.5", "--timeout", "25", "--audit-every", "5",
+            "--slot-ms", "10", "--before-us", "3000", "--after-us", "1000", "--guard-ms", "20", "--out", str(tmp)]
     if os.environ.get("P4_BUILD_DIR"):
         argv += ["--build", os.environ["P4_BUILD_DIR"]]
     return seed001.parser().parse_args(argv)
@@ -36,12 +41,17 @@ def runs(tmp_path_factory):
     return {v: seed001.run(v, 2, a, out) for v in ("two-way", "one-way")}
 
 
-def test_two_way_loses_no_burst(runs):
+def test_two_way_never_lights_an_output_twice(runs):
     r = runs["two-way"]
     assert r["grants"] > 10, r
     assert r["bursts_lost"] == 0
-    assert r["ocs_drops"] == 0, f"the OCS dropped {r['ocs_drops']} frames under two-way reservation: {r}"
+    assert r["audits"] > 0, "the OCS's slot_circuit was never read back"
+    assert r["audit_conflicts"] == [], r["audit_conflicts"]
     assert r["hold_overflow"] == 0
+
+
+def test_one_way_drops_more_than_two_way(runs):
+    assert runs["one-way"]["ocs_drops"] > runs["two-way"]["ocs_drops"], (runs["one-way"], runs["two-way"])
 
 
 def test_one_way_loses_bursts_that_collide(runs):
