@@ -5,7 +5,9 @@ The request. Every ToR holds what it has for another ToR of the OCS in that path
 queue (SlotHold, `slot_policy` = hold) until a `slot_path` entry lights its slot. The controller
 reads the queues' `hold_entered`, `hold_released` and `hold_expired` counters every `poll_s`: what
 entered and did not leave is the burst waiting (packets and bytes, the control packet's burst length).
-A path with bytes waiting and no window still to come is a request, asked at the time of the read
+A path with bytes waiting and no window still to come is a request; so is one with a window still
+to come and bytes that entered since its last request (the paper starts the next burst's assembly
+as soon as the control packet leaves), up to `max_pending` windows ahead. It is asked at the read
 plus the lead: the 80th percentile of the last grant writes (P4Runtime writes to a loaded software switch
 take 5-1000 ms here; a window must not start before its entries exist). The burst's bound grows
 with the queue's own arrival rate (hold_entered between reads, twice the smoothed rate).
@@ -62,6 +64,7 @@ class PathState:
     pending: list[tuple[SlotGrant, list[TableEntry], list[TableEntry]]] = field(default_factory=list)
     entered: tuple[float, int] = (0.0, 0)  # (time, bytes) of the last read of hold_entered
     rate_bps: float = 0.0  # the queue's arrival rate, smoothed
+    asked_entered: int = 0  # hold_entered bytes when the last request went out
 
 
 def waiting(cells: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
@@ -102,6 +105,7 @@ class ReservationAgent:
             raise ValueError(f"poll {poll_s!r} s, max burst {max_burst!r} B: expected > 0 and >= 1")
         self.scheduler, self.tors, self.ocs, self.paths = scheduler, tors, ocs, paths
         self.poll_s, self.max_burst = poll_s, max_burst
+        self.max_pending = 3  # windows still to come per path (the paper: a new burst assembles at once)
         self.grants: list[dict[str, Any]] = []  # every grant, for the report
         self.polls = 0
         self.poll_time_s = 0.0
@@ -203,8 +207,12 @@ class ReservationAgent:
                         rate = 8 * (entered - st.entered[1]) / (now - st.entered[0])
                         st.rate_bps = RATE_ALPHA * rate + (1 - RATE_ALPHA) * st.rate_bps
                     st.entered = (now, entered)
-                    if packets <= 0 or any(cal.start(p[0].first) > now for p in st.pending):
+                    ahead_windows = sum(cal.start(p[0].first) > now for p in st.pending)
+                    new = entered - st.asked_entered  # assembled since the last request
+                    if packets <= 0 or ahead_windows >= self.max_pending or (ahead_windows and new <= 0):
                         continue
+                    if ahead_windows:
+                        nbytes = new
                     ahead = lead(self.write_s, self.lead_floor_s)
                     try:
                         g = self.scheduler.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now + ahead,
@@ -226,6 +234,7 @@ class ReservationAgent:
                         continue
                     written = time.monotonic()
                     self.write_s.append(written - now)
+                    st.asked_entered = entered
                     st.pending.append((g, tor, ocs))
                     self.grants.append({"src": g.src, "dst": g.dst, "bytes": g.nbytes, "queued": packets, "read": now,
                                         "waiting_bytes": nbytes, "lead": ahead, "rate_bps": st.rate_bps,

@@ -87,7 +87,7 @@ def figures(rs: list[dict[str, Any]], out: Path) -> list[Path]:
     for r in rs:
         labels.append(f"{r['variant']}\nTDC {r['tdc']}")
         data.append([f["fct_s"] if f["fct_s"] is not None else r["timeout_s"] for f in r["flows"].values()])
-    ax.boxplot(data, labels=labels)
+    ax.boxplot(data, tick_labels=labels)
     ax.set_ylabel("flow completion (s; unfinished = timeout)")
     ax.tick_params(axis="x", labelsize=7)
     fig.tight_layout()
