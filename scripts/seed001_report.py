@@ -47,8 +47,9 @@ def table(rs: list[dict[str, Any]]) -> str:
     return "\n".join([head, *(row(r) for r in rs)])
 
 
-def throughput(r: dict[str, Any], bin_s: float = 0.5) -> tuple[list[float], list[float]]:
-    """Aggregate goodput (Mbit/s) over time from every flow's bytes acked."""
+def throughput(r: dict[str, Any], bin_s: float = 0.25) -> tuple[list[float], list[float]]:
+    """Aggregate goodput (Mbit/s) over time from every flow's bytes acked (ss samples; what a flow
+    had left when the last sample missed it counts at its completion)."""
     bins: dict[int, int] = {}
     for f in r["flows"].values():
         prev_t, prev_b = 0.0, 0
@@ -57,6 +58,9 @@ def throughput(r: dict[str, Any], bin_s: float = 0.5) -> tuple[list[float], list
                 k = int(t // bin_s)
                 bins[k] = bins.get(k, 0) + (b - prev_b)
             prev_t, prev_b = t, b
+        if f["fct_s"] is not None and f["bytes"] and f["bytes"] > prev_b:  # the rest, at its completion
+            k = int(f["fct_s"] // bin_s)
+            bins[k] = bins.get(k, 0) + f["bytes"] - prev_b
     ks = range(0, max(bins) + 1) if bins else range(0)
     return [k * bin_s for k in ks], [8 * bins.get(k, 0) / bin_s / 1e6 for k in ks]
 
