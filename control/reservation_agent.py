@@ -155,6 +155,18 @@ class ReservationAgent:
             self.write_errors += 1
             log.warning("grant %s: delete failed: %s", g, exc)
 
+    def _cleanup(self, now: float) -> None:
+        """Delete every window that ended more than a slot ago, before any new grant can reuse its
+        slot indexes (one cycle later) on the same OCS input."""
+        cal = self.scheduler.cal
+        for states in self.paths.values():
+            for st in states:
+                done = [p for p in st.pending if p[0].end(cal) < now - cal.slot_s]
+                for g, tor, ocs in done:
+                    self._remove(st, g, tor, ocs)
+                if done:
+                    st.pending = [p for p in st.pending if p not in done]
+
     def _audit(self) -> None:
         """Read the OCS's slot_circuit as written and record any output lit from two inputs."""
         try:
@@ -197,11 +209,8 @@ class ReservationAgent:
                     log.warning("%s: counter read failed: %s", name, exc)
                     continue
                 now = time.monotonic()
+                self._cleanup(now)  # every path's: a ToR's paths share its OCS input's slots
                 for st in states:
-                    done = [p for p in st.pending if p[0].end(cal) < now - cal.slot_s]
-                    for g, tor, ocs in done:
-                        self._remove(st, g, tor, ocs)
-                    st.pending = [p for p in st.pending if p not in done]
                     packets, nbytes, entered = queues.get(st.path_id, (0, 0, st.entered[1]))
                     if st.entered[0] and now > st.entered[0]:
                         rate = 8 * (entered - st.entered[1]) / (now - st.entered[0])
