@@ -5,7 +5,9 @@ Needs root, Mininet and the compiled programs (build/ or $P4C); about 2 min. The
 physics, not tuned numbers: two-way reservation never lights one output from two inputs (read back
 from the OCS's slot_circuit during the run), so no burst is lost to contention; one-way sends
 without asking the destination's side, so when two sources' windows overlap on a downlink the OCS
-has no circuit for the second (unlit drops), on top of whatever the emulation's timing drops in both.
+has no circuit for the second (unlit drops), on top of whatever the emulation's timing drops in both
+(which is why the OCS's totals of the two are not compared: in one bmv2 run at TDC 3 two-way carried
+more and the timing dropped more, 237 frames against one-way's 184).
 Not asserted: zero OCS drops under two-way. On this 2-core machine the software switches' lag
 drops 1-5% at the OCS under any schedule (docs/experiments.md, time-sliced schedules; and
 docs/seed001-reservation.md), which a strict zero would test instead of the reservation.
@@ -49,9 +51,6 @@ def test_two_way_never_lights_an_output_twice(runs):
     assert r["audit_conflicts"] == [], r["audit_conflicts"]
     assert r["hold_overflow"] == 0
 
-
-def test_one_way_drops_more_than_two_way(runs):
-    assert runs["one-way"]["ocs_drops"] > runs["two-way"]["ocs_drops"], (runs["one-way"], runs["two-way"])
 
 
 def test_one_way_loses_bursts_that_collide(runs):
