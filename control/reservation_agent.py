@@ -3,7 +3,7 @@ grants written as slot entries (control/grants.py, tablegen/reservation.py), rem
 
 The request. Every ToR holds what it has for another ToR of the OCS in that path's virtual output
 queue (SlotHold, `slot_policy` = hold) until a `slot_path` entry lights its slot. The controller
-reads the queues' `hold_entered`, `hold_released` and `hold_expired` counters every `poll_s`: what
+reads the queues' `hold_entered`, `hold_released` and `hold_expired` counters every `poll_s` (all ToRs at once): what
 entered and did not leave is the burst waiting (packets and bytes, the control packet's burst length).
 A path with bytes waiting and no window still to come is a request; so is one with a window still
 to come and bytes that entered since its last request (the paper starts the next burst's assembly
@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -199,12 +200,21 @@ class ReservationAgent:
 
     def _run(self) -> None:
         self._names = {states[0].src: name for name, states in self.paths.items() if states}
+        pool = ThreadPoolExecutor(max_workers=max(1, len(self.paths)), thread_name_prefix="reservation-read")
+        try:
+            self._loop(pool)
+        finally:
+            pool.shutdown(wait=True)
+
+    def _loop(self, pool: ThreadPoolExecutor) -> None:
         cal = self.scheduler.cal
         while not self._stop.is_set():
             t0 = time.monotonic()
+            # every ToR's queues read at once (one round trip, not one per ToR); grants stay sequential
+            reads = {name: pool.submit(self._read, name, states) for name, states in self.paths.items()}
             for name, states in self.paths.items():
                 try:
-                    queues = self._read(name, states)
+                    queues = reads[name].result()
                 except Exception as exc:
                     log.warning("%s: counter read failed: %s", name, exc)
                     continue
