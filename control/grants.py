@@ -1,0 +1,173 @@
+"""Reservations on a slot calendar: seed 001's two-way reservation (Algorithm 1) and its one-way
+baseline, as windows of whole slots of a time-flow schedule (p4src/README.md).
+
+The data plane knows time only through its schedule: `schedule_config`/`schedule_phase` cut each
+switch's clock into a cycle of `slots` equal slots (a night of `night_s`, the OCS's switching time,
+then a day), written once. A grant is then a run of consecutive slots: the controller writes the
+ToR's `slot_path` and the OCS's `slot_circuit` for those slots (the reservation itself) and deletes
+them once the window is over; nothing is written per slot. Slot k (counted from the calendar's epoch,
+in the controller's clock) is entry index k mod `slots`, so a window must start and end within one
+cycle of now (`Calendar.check`).
+
+Two-way (`TwoWay`): Algorithm 1 (control/reservation.py) picks the window on the free time of both the
+source's uplink and the destination's downlink; its start is rounded up to the next slot boundary
+(the slot's night is the switching, T_sw) and its length to whole days; both horizons move to the
+window's end. Windows never overlap on a port: zero burst loss by construction.
+
+The burst. The ToR releases its whole queue at the first lit pass (SlotHold), so it sends in the
+window's first slot only; the burst is what the queue holds then: the bytes waiting when it asked,
+plus what arrives until the release (at most `growth_bps` x that wait), never more than the queue's
+capacity `cap_bytes`. The ToR may release it as late as the end of that slot's day, and the link
+drains it at the line rate through the nights of the later slots, so the OCS keeps the circuit lit
+for the release slot and then the slots covering the burst's T_RL and T_guard (the drain's slack:
+queueing and recirculation in the software switch, the clocks' error).
+
+One-way (`OneWay`): the source sends after a fixed offset as soon as its own uplink is free; the OCS
+sets the circuit only if the destination's downlink is free for the whole window (first come, first
+served); otherwise the burst is lost (the OCS has no buffer: it goes to a dark port).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from control.reservation import HorizonScheduler, Timing
+
+
+@dataclass(frozen=True, slots=True)
+class Calendar:
+    """`slots` slots of `slot_s` (night `night_s` first) per cycle, slot 0 starting at `epoch_s`
+    (the controller's monotonic clock)."""
+
+    epoch_s: float
+    slot_s: float
+    night_s: float
+    slots: int
+
+    def __post_init__(self) -> None:
+        if not self.slot_s > 0 or not 0 <= self.night_s < self.slot_s:
+            raise ValueError(f"calendar slot {self.slot_s!r} s, night {self.night_s!r} s: expected 0 <= night < slot")
+        if isinstance(self.slots, bool) or not isinstance(self.slots, int) or self.slots < 2:
+            raise ValueError(f"calendar slots={self.slots!r}: expected an integer >= 2")
+
+    @property
+    def day_s(self) -> float:
+        """The lit part of a slot."""
+        return self.slot_s - self.night_s
+
+    def start(self, k: int) -> float:
+        """When slot k begins (its night)."""
+        return self.epoch_s + k * self.slot_s
+
+    def slot_at(self, t: float) -> int:
+        """The slot that time t falls in."""
+        return math.floor((t - self.epoch_s) / self.slot_s + 1e-9)
+
+    def first_at_or_after(self, t: float) -> int:
+        """The first slot beginning at or after time t."""
+        return math.ceil((t - self.epoch_s) / self.slot_s - 1e-9)
+
+    def slots_for(self, seconds: float) -> int:
+        """A window's slots: the release slot (the ToR may send until its day's end), then whole
+        slots to cover `seconds` of drain after it."""
+        return 1 + max(0, math.ceil(seconds / self.slot_s - 1e-9))
+
+    def check(self, first: int, count: int, now: float) -> None:
+        """Refuse a window that its entries (slot mod `slots`) would alias onto the current cycle."""
+        if first + count - self.slot_at(now) >= self.slots:
+            raise ValueError(f"window slots {first}..{first + count - 1} at slot {self.slot_at(now)}: expected "
+                             f"within one cycle ({self.slots} slots) of now")
+
+
+@dataclass(frozen=True, slots=True)
+class SlotGrant:
+    """A reservation of slots first .. first+count-1 for src -> dst (ToR indexes), the ToR sending in
+    slot `first`; `nbytes`: the burst's bound; `lost`: the OCS did not set the circuit (one-way
+    collision), so the burst goes to a dark port."""
+
+    src: int
+    dst: int
+    nbytes: int
+    first: int
+    count: int
+    asked: float
+    lost: bool = False
+
+    def indexes(self, slots: int) -> list[int]:
+        """The `slot` match values of the window (slot k is entry k mod `slots`)."""
+        return [k % slots for k in range(self.first, self.first + self.count)]
+
+    def end(self, cal: Calendar) -> float:
+        """When the window's last slot ends."""
+        return cal.start(self.first + self.count)
+
+
+@dataclass(frozen=True, slots=True)
+class Burst:
+    """How a queue's bytes at the request bound the burst at its release."""
+
+    growth_bps: float = 0.0  # what can arrive while it waits (the host links' rate)
+    cap_bytes: int = 1 << 30  # the queue's capacity (hold depth x largest frame)
+
+    def __post_init__(self) -> None:
+        if not self.growth_bps >= 0 or not self.cap_bytes >= 1:
+            raise ValueError(f"burst growth {self.growth_bps!r} bit/s, cap {self.cap_bytes!r} B: expected >= 0, >= 1")
+
+    def bound(self, nbytes: int, wait_s: float, growth_bps: float | None = None) -> int:
+        """The burst's bytes at the release, `wait_s` after the request (growth: the queue's own
+        arrival rate when the caller measured it, else `growth_bps`)."""
+        rate = self.growth_bps if growth_bps is None else growth_bps
+        return min(self.cap_bytes, nbytes + math.ceil(rate * max(0.0, wait_s) / 8))
+
+
+class TwoWay:
+    """Algorithm 1 on a calendar: N ToRs, one uplink each, on one OCS."""
+
+    def __init__(self, tors: int, cal: Calendar, timing: Timing, burst: Burst | None = None) -> None:
+        self.cal, self.timing, self.burst = cal, timing, burst or Burst()
+        self.horizon = HorizonScheduler(tors, 1, 1, timing)
+
+    def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None) -> SlotGrant:
+        """Reserve the earliest window both ports allow, asked at `now` with `nbytes` waiting."""
+        g = self.horizon.request(src, dst, nbytes, now)
+        first = self.cal.first_at_or_after(g.configure_at)
+        size = self.burst.bound(nbytes, self.cal.start(first + 1) - now, growth_bps)
+        count = self.cal.slots_for(self.timing.transmit_s(size) + self.timing.guard_s)
+        self.cal.check(first, count, now)
+        self.horizon.h_in[0][src] = self.horizon.h_out[0][dst] = self.cal.start(first + count)
+        return SlotGrant(src, dst, size, first, count, now)
+
+
+class OneWay:
+    """The baseline: the source's uplink is its own to schedule; the destination's is first come."""
+
+    def __init__(self, tors: int, cal: Calendar, timing: Timing, burst: Burst | None = None) -> None:
+        if isinstance(tors, bool) or not isinstance(tors, int) or tors < 2:
+            raise ValueError(f"one-way tors={tors!r}: expected an integer >= 2")
+        self.tors, self.cal, self.timing, self.burst = tors, cal, timing, burst or Burst()
+        self.h_src = [0.0] * tors
+        self.busy_out: list[set[int]] = [set() for _ in range(tors)]
+
+    def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None) -> SlotGrant:
+        """Send after the fixed offset (T_sw + T_proc + T_oh, as two-way's idle case) once the uplink
+        is free; lost if any slot of the window is taken on the destination's downlink."""
+        for name, tor in (("src", src), ("dst", dst)):
+            if isinstance(tor, bool) or not isinstance(tor, int) or not 0 <= tor < self.tors:
+                raise ValueError(f"one-way {name}={tor!r}: expected a ToR 0..{self.tors - 1}")
+        if src == dst or not isinstance(nbytes, int) or nbytes <= 0:
+            raise ValueError(f"one-way {src} -> {dst} of {nbytes!r} bytes: expected two ToRs and bytes > 0")
+        t = self.timing
+        start = max(self.h_src[src], now) + t.switch_s + t.proc_s + t.overhead_s
+        first = self.cal.first_at_or_after(start - t.switch_s)
+        size = self.burst.bound(nbytes, self.cal.start(first + 1) - now, growth_bps)
+        count = self.cal.slots_for(t.transmit_s(size) + t.guard_s)
+        self.cal.check(first, count, now)
+        window = set(range(first, first + count))
+        lost = bool(window & self.busy_out[dst])
+        if not lost:
+            self.busy_out[dst] |= window
+        self.h_src[src] = self.cal.start(first + count)
+        now_slot = self.cal.slot_at(now)
+        self.busy_out[dst] = {k for k in self.busy_out[dst] if k >= now_slot}
+        return SlotGrant(src, dst, size, first, count, now, lost)

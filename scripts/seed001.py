@@ -1,0 +1,328 @@
+"""Seed 001: TCP over a slotted optical core with two-way vs one-way reservation, and the electrical
+leaf-spine, on bijective workloads of TDC d (each ToR's host sends to the hosts of the next d ToRs).
+
+    sudo .venv/bin/python -m scripts.seed001 [--tors 5] [--tdc 1,4] [--variants two-way,one-way,electrical]
+        [--flow-kb 256] [--rate-mbit 10] [--slot-ms 5] [--night-ms 1] [--out results/seed001]
+
+Scale: the paper's microseconds are milliseconds here and its 10 Gbit/s is 10 Mbit/s, so bytes per
+unit of time (a 50 KB burst lasts 40 ms) and the timing (T_sw = T_proc = T_oh = 1 ms) keep their
+ratios; flows are `--flow-kb` instead of 25 MB x 40 per server. Topology: ocscore(N ToRs, one host
+each, one optical uplink each, one electrical spine). Optical variants hold every ToR-to-ToR packet
+in its destination's virtual output queue (SlotHold) until a grant lights its slots
+(control/reservation_agent.py); electrical writes no schedule (routes via the spine). TCP: scripts.flows
+Reno (the paper's; the window is Linux's, not 64 KB). Reported per run (metrics.json): completion time of each flow,
+retransmissions, mean RTT, throughput over time, grants and lost bursts, the OCS's dark drops, the
+ToRs' hold counters, the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from control.clock import measure_client
+from control.grants import Burst, Calendar, OneWay, TwoWay
+from control.reservation import Timing
+from control.reservation_agent import PathState, ReservationAgent
+from fabric.contract import HOLD_COUNTERS, SCHEDULE_DROP_COUNTERS
+from fabric.schedule import TimeSchedule
+from p4rt.client import P4RuntimeClient, wildcard
+from p4rt.entities import TableEntry
+from p4rt.resources import CounterEntry
+from p4rt.schema import P4Schema
+from scripts.hostproc import HostProcs, wait_listening
+from scripts.kernel import SS_MARK
+from tablegen.files import network_states
+from tablegen.graph import Fabric
+from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entries, tor_base_entries
+from tablegen.schedule import clock_entries, route_paths
+from topo.circuits import resolve_circuits
+from topo.generators import ocscore
+from topo.validate import validate
+
+log = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parent.parent
+BASE_PORT = 5600
+VARIANTS = ("two-way", "one-way", "electrical")
+OCS_DROPS = (*SCHEDULE_DROP_COUNTERS, "dark_drops")  # dark: the schedule was off
+
+
+def bijective(tors: int, tdc: int) -> list[tuple[int, int]]:
+    """(src, dst) ToR pairs of TDC `tdc`: each ToR to the next `tdc` ToRs (each shift a permutation)."""
+    if not 1 <= tdc < tors:
+        raise ValueError(f"tdc={tdc}: expected 1..{tors - 1} for {tors} ToRs")
+    return [(i, (i + k) % tors) for k in range(1, tdc + 1) for i in range(tors)]
+
+
+def write(client: P4RuntimeClient, docs: list[dict[str, Any]]) -> None:
+    """Insert the entries, then the defaults (the clock starts last)."""
+    entries = [TableEntry.from_dict(d) for d in docs]
+    client.insert([e for e in entries if not e.default])
+    client.modify([e for e in entries if e.default])
+
+
+def counters(client: P4RuntimeClient, names: tuple[str, ...], indexes: list[int]) -> dict[str, int]:
+    """Packets of each counter summed over the indexes."""
+    out = {}
+    for n in names:
+        got = client.read_entities([CounterEntry(n, i) for i in indexes])
+        out[n] = sum(c.packets for c in got if isinstance(c, CounterEntry))
+    return out
+
+
+SS_LINE = re.compile(r"^(?:[A-Z-]+\s+)?\d+\s+\d+\s+(\S+):(\d+)\s+(\S+)")  # state column optional
+
+
+def parse_samples(text: str, ports: set[int]) -> dict[int, list[tuple[float, int, float | None, int]]]:
+    """Per server port (a flow's sender): (epoch, bytes acked, RTT ms, retransmissions) from the
+    sampler's `@@ <epoch>` marks and `ss -tinH` entries (two lines each)."""
+    out: dict[int, list[tuple[float, int, float | None, int]]] = {}
+    t, port = 0.0, None
+    for line in text.splitlines():
+        if line.startswith(SS_MARK):
+            t, port = float(line.split()[1]), None
+            continue
+        m = SS_LINE.match(line)
+        if m and not line.startswith((" ", "\t")):
+            port = int(m.group(2)) if int(m.group(2)) in ports else None
+            continue
+        if port is not None and "bytes_acked:" in line:
+            acked = re.search(r"bytes_acked:(\d+)", line)
+            rtt = re.search(r"\brtt:([\d.]+)", line)
+            re_ = re.search(r"\bretrans:\d+/(\d+)", line)
+            out.setdefault(port, []).append((t, int(acked.group(1)) if acked else 0,
+                                             float(rtt.group(1)) if rtt else None, int(re_.group(1)) if re_ else 0))
+    return out
+
+
+def sampler(period_s: float, out: Path) -> list[str]:
+    """A host's loop appending timestamped `ss -tinH` samples of its established connections."""
+    return ["sh", "-c", f"while :; do echo {SS_MARK} $(date +%s.%N) >> {out}; "
+            f"ss -tinH state established >> {out} 2>/dev/null; sleep {period_s}; done"]
+
+
+def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, variant: str) -> ReservationAgent:
+    """Write the calendar and the holds, start the reservation controller."""
+    o = topo.ocs[0]
+    ocs_client = P4RuntimeClient(f"127.0.0.1:{o.grpc_port}", device_id=o.device_id, election_id=(0, 5))
+    ocs_client.connect()
+    ocs_client.schema = P4Schema.load(str(build / "ocs.p4info.txtpb"))
+    fabric = Fabric(topo, resolve_circuits(topo, "none"))
+    docs = {st.name: st.to_doc() for st in network_states(fabric, "ecmp")}
+    slot_us, night_us = round(args.slot_ms * 1000), round(args.night_ms * 1000)
+    cal = Calendar(time.monotonic() + 1.0, slot_us / 1e6, night_us / 1e6, args.cycle_slots)
+    offsets = {sw.name: emu.controller.clock(sw.name) for sw in topo.switches}
+    offsets[o.name] = measure_client(ocs_client)
+    tors = sorted({p.switch for p in o.ports}, key=lambda n: int(n.removeprefix("leaf")))
+    index = {name: i for i, name in enumerate(tors)}
+
+    def sched(name: str) -> TimeSchedule:
+        return TimeSchedule(args.cycle_slots, slot_us - night_us, night_us, offsets[name].to_switch(cal.epoch_s))
+
+    for table in ("slot_circuit", "schedule_phase"):  # the emulator's round robin (it lit the fibres)
+        held = [e for e in ocs_client.read_entities([wildcard(ocs_client.schema, "table_entry", table)])
+                if isinstance(e, TableEntry) and not e.default]
+        if held:
+            ocs_client.delete(held)
+    write(ocs_client, clock_entries(sched(o.name)))
+    paths: dict[str, list[PathState]] = {}
+    for name in tors:
+        routes = route_paths(docs[name])
+        write(emu.controller.sessions[name].client,
+              tor_base_entries(topo, o, name, routes, sched(name), max_hold_us=args.max_hold_ms * 1000,
+                               depth=args.depth, before_us=args.before_us, after_us=args.after_us))
+        paths[name] = [PathState(index[name], index[dst], pid,
+                                 lambda s, a=name, b=dst, p=pid: grant_tor_entries(topo, o, a, b, p, s),
+                                 lambda s, a=name, b=dst: grant_ocs_entries(o, a, b, s))
+                       for dst, pid in sorted(grant_paths(topo, o, name, routes).items())]
+    timing = Timing(switch_s=night_us / 1e6, proc_s=args.proc_ms / 1000, overhead_s=args.proc_ms / 1000,
+                    guard_s=args.guard_ms / 1000, rate_bps=args.rate_mbit * 1e6)
+    burst = Burst(growth_bps=args.rate_mbit * 1e6, cap_bytes=args.depth * 1514)
+    scheduler = (TwoWay if variant == "two-way" else OneWay)(len(tors), cal, timing, burst)
+    agent = ReservationAgent(scheduler, {n: emu.controller.sessions[n].client for n in tors}, ocs_client, paths,
+                             poll_s=args.poll_ms / 1000, max_burst=args.burst_kb * 1000)
+    agent.lead_floor_s = args.proc_ms / 1000
+    agent.clocks = {n: (c.offset_us, c.error_us) for n, c in offsets.items()}  # type: ignore[attr-defined]
+    agent.ocs_ports = sorted(p.port for p in o.ports)  # type: ignore[attr-defined]
+    agent.drop_ports = agent.ocs_ports  # type: ignore[attr-defined]
+    agent.audit_every = args.audit_every
+    time.sleep(max(0.0, cal.epoch_s - time.monotonic()))
+    agent.start()
+    return agent
+
+
+def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """One run of one variant at one TDC in a fresh emulation."""
+    from emulation.network import Emulation
+    from emulation.target import Target
+
+    topo = validate(ocscore(args.tors, 1, uplinks=1, spines=1, rate_mbit=args.rate_mbit))
+    build = Path(args.build)
+    Target.from_env().ensure_build(build, ROOT / "p4src")
+    rdir = out / f"tdc{tdc}" / variant
+    rdir.mkdir(parents=True, exist_ok=True)
+    # the emulator's data-plane round robin lights every fibre; optical runs replace its tables
+    ocs_args = ["--instant", "--schedule", "round-robin", "--schedule-mode", "dataplane"]
+    emu = Emulation(topo, "ecmp", build_dir=build, ocs_args=ocs_args, circuits="none",
+                    log_dir=rdir / "emulation")
+    procs = HostProcs()
+    agent: ReservationAgent | None = None
+    try:
+        emu.start()
+        hosts = emu.hosts
+        names = [f"h{t}_1" for t in range(1, args.tors + 1)]
+        addr = {h.name: h.address for h in topo.hosts}
+        flows = bijective(args.tors, tdc)
+        ports = {BASE_PORT + i for i in range(len(flows))}
+        for i, (src, _d) in enumerate(flows):  # scripts.flows: the server sends, the client times to FIN
+            procs.start(hosts[names[src]], [sys.executable, "-m", "scripts.flows", "serve", "--port", str(BASE_PORT + i),
+                                            "--size", str(args.flow_kb * 1024), "--cc", "reno"], f"serve {i}")
+        for i, (src, _d) in enumerate(flows):
+            wait_listening(hosts[names[src]], BASE_PORT + i, "t")
+        if variant != "electrical":
+            agent = optical_setup(emu, topo, build, args, variant)
+            drops0 = counters(agent.ocs, OCS_DROPS, agent.ocs_ports)  # type: ignore[attr-defined]
+        for src in sorted({s_ for s_, _ in flows}):
+            procs.start(hosts[names[src]], sampler(args.sample_s, rdir / f"ss-{src}.txt"), f"ss {src}")
+        load0 = os.getloadavg()
+        t0, t0_wall = time.monotonic(), time.time()
+        clients = []
+        for i, (src, d) in enumerate(flows):
+            clients.append(procs.start(hosts[names[d]], [sys.executable, "-m", "scripts.flows", "fetch", "--dst",
+                                                         addr[names[src]], "--port", str(BASE_PORT + i)],
+                                       f"fetch {src}->{d}", rdir / f"fct-{src}-{d}.json"))
+        unfinished = 0
+        for p in clients:
+            try:
+                p.wait(timeout=max(0.1, t0 + args.timeout - time.monotonic()))
+            except Exception:
+                unfinished += 1
+                procs.stop(p)
+        wall = time.monotonic() - t0
+        load1 = os.getloadavg()
+        result: dict[str, Any] = {"variant": variant, "tdc": tdc, "tors": args.tors, "flow_kb": args.flow_kb,
+                                  "rate_mbit": args.rate_mbit, "slot_ms": args.slot_ms, "night_ms": args.night_ms,
+                                  "wall_s": wall, "timeout_s": args.timeout, "unfinished": unfinished,
+                                  "load_avg": [load0, load1], "flows": {}}
+        samples: dict[int, list[tuple[float, int, float | None, int]]] = {}
+        for src in sorted({s_ for s_, _ in flows}):
+            f = rdir / f"ss-{src}.txt"
+            samples.update(parse_samples(f.read_text() if f.exists() else "", ports))
+        for i, (src, d) in enumerate(flows):
+            try:
+                fct = json.loads((rdir / f"fct-{src}-{d}.json").read_text())
+            except (OSError, ValueError):
+                fct = {}
+            ss = samples.get(BASE_PORT + i, [])
+            rtts = [x[2] for x in ss if x[2] is not None]
+            result["flows"][f"{src}->{d}"] = {
+                "fct_s": fct.get("fct_s"), "bytes": fct.get("bytes"),
+                "retransmits": max((x[3] for x in ss), default=0),
+                "mean_rtt_ms": sum(rtts) / len(rtts) if rtts else None,
+                "acked": [(round(x[0] - t0_wall, 3), x[1]) for x in ss]}
+        if agent is not None:
+            agent.stop()
+            drops = {k: v - drops0[k] for k, v in counters(agent.ocs, OCS_DROPS,
+                                                             agent.ocs_ports).items()}  # type: ignore[attr-defined]
+            holds = {k: 0 for k in HOLD_COUNTERS}
+            for name, states in agent.paths.items():
+                for k, v in counters(agent.tors[name], HOLD_COUNTERS, [st.path_id for st in states]).items():
+                    holds[k] += v
+            grants = agent.grants
+            result.update({"clocks": agent.clocks,  # type: ignore[attr-defined]
+                           "grants": len(grants), "bursts_lost": sum(g["lost"] for g in grants),
+                           "grants_late": sum(g["late"] for g in grants), "write_errors": agent.write_errors,
+                           "refused": agent.refused, "audits": agent.audits,
+                           "audit_conflicts": agent.audit_conflicts[:20],
+                           "polls": agent.polls, "mean_poll_ms": 1000 * agent.poll_time_s / max(1, agent.polls),
+                           **drops, "ocs_drops": sum(drops.values()), **holds})
+            (rdir / "grants.json").write_text(json.dumps(grants))
+            (rdir / "ocs-drops.json").write_text(json.dumps({"epoch_s": agent.scheduler.cal.epoch_s,
+                                                             "ports": {st.src: p for p, st in []},
+                                                             "log": agent.drop_log}))
+            agent.ocs.close()
+        (rdir / "metrics.json").write_text(json.dumps(result, indent=1))
+        return result
+    finally:
+        if agent is not None:
+            agent._stop.set()
+        procs.stop_all()
+        emu.stop()
+
+
+def summary(r: dict[str, Any]) -> str:
+    """One line per run."""
+    fl = list(r["flows"].values())
+    done = [f["fct_s"] for f in fl if f["fct_s"] is not None]
+    rtts = [f["mean_rtt_ms"] for f in fl if f["mean_rtt_ms"]]
+    line = (f"tdc {r['tdc']} {r['variant']}: {len(done)}/{len(fl)} flows done, completion max "
+            f"{max(done) if done else float('nan'):.2f} s mean {sum(done) / max(1, len(done)):.2f} s, retransmits "
+            f"{sum(f['retransmits'] or 0 for f in fl)}, mean RTT {sum(rtts) / max(1, len(rtts)):.1f} ms")
+    if "grants" in r:
+        line += (f"; bursts {r['grants']} lost {r['bursts_lost']} (late {r['grants_late']}), OCS drops "
+                 f"{r['ocs_drops']} (night {r['night_drops']} unlit {r['unlit_drops']} dark {r['dark_drops']}), held "
+                 f"{r['hold_entered']} overflow {r['hold_overflow']} expired {r['hold_expired']}, poll "
+                 f"{r['mean_poll_ms']:.1f} ms")
+    return line + f"; load {r['load_avg'][0][0]:.1f}-{r['load_avg'][1][0]:.1f}"
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line (the end-to-end test builds its settings from it too)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tors", type=int, default=5, metavar="N")
+    p.add_argument("--tdc", default="1,4", metavar="D[,D]")
+    p.add_argument("--variants", default=",".join(VARIANTS), metavar="V[,V]")
+    p.add_argument("--flow-kb", type=int, default=256, metavar="KB", help="bytes each flow sends (KB)")
+    p.add_argument("--rate-mbit", type=float, default=10.0, metavar="MBIT")
+    p.add_argument("--slot-ms", type=float, default=5.0, metavar="MS")
+    p.add_argument("--night-ms", type=float, default=1.0, metavar="MS", help="T_sw")
+    p.add_argument("--proc-ms", type=float, default=10.0, metavar="MS", help="T_proc = T_oh")
+    p.add_argument("--cycle-slots", type=int, default=300, metavar="N",
+                   help="slots per cycle; a ToR with guards takes 3 phase ranges per slot (1024 at most)")
+    p.add_argument("--guard-ms", type=float, default=3.0, metavar="MS", help="T_guard: slack after each burst")
+    p.add_argument("--poll-ms", type=float, default=5.0, metavar="MS")
+    p.add_argument("--burst-kb", type=int, default=50, metavar="KB", help="largest burst granted at once")
+    p.add_argument("--max-hold-ms", type=int, default=1500, metavar="MS")
+    p.add_argument("--depth", type=int, default=48, metavar="N", help="hold depth per path (the VOQ)")
+    p.add_argument("--before-us", type=int, default=1500, metavar="US")
+    p.add_argument("--after-us", type=int, default=300, metavar="US")
+    p.add_argument("--audit-every", type=int, default=20, metavar="N",
+                   help="read the OCS's slot_circuit every N polls and check no output is lit twice")
+    p.add_argument("--sample-s", type=float, default=0.2, metavar="S", help="ss sampling period")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per run; unfinished flows are killed")
+    p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
+    p.add_argument("--out", default=str(ROOT / "results" / "seed001"), metavar="DIR")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if os.geteuid() != 0:
+        raise SystemExit("seed001: needs root (Mininet); expected sudo")
+    variants = args.variants.split(",")
+    for v in variants:
+        if v not in VARIANTS:
+            raise SystemExit(f"variant {v!r}: expected one of {', '.join(VARIANTS)}")
+    try:
+        tdcs = [int(x) for x in args.tdc.split(",")]
+        for d in tdcs:
+            bijective(args.tors, d)
+    except ValueError as exc:
+        raise SystemExit(f"--tdc {args.tdc!r}: {exc}") from None
+    out = Path(args.out)
+    for d in tdcs:
+        for v in variants:
+            print(summary(run(v, d, args, out)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,46 @@
+"""The pure parts of seed 001's experiment and report: workloads, ss parsing, goodput, the table."""
+
+import pytest
+
+from scripts.seed001 import bijective, parse_samples
+from scripts.seed001_report import row, throughput
+
+
+def test_bijective_workloads_are_permutations():
+    flows = bijective(5, 4)
+    assert len(flows) == 20 and len(set(flows)) == 20
+    for k in range(4):
+        shift = flows[5 * k:5 * k + 5]
+        assert sorted(d for _, d in shift) == list(range(5)) and all(s != d for s, d in shift)
+    with pytest.raises(ValueError, match="tdc=5"):
+        bijective(5, 5)
+
+
+SS = """@@ 100.0
+0      0      10.0.1.2:5600 10.0.2.2:40000
+\t cubic wscale:7,7 rto:204 rtt:12.5/3 cwnd:10 bytes_acked:1000 retrans:0/2
+0      0      10.0.1.2:40001 10.0.3.2:5601
+\t reno rtt:1/1 bytes_acked:5
+@@ 100.5
+ESTAB 0      0      10.0.1.2:5600 10.0.2.2:40000
+\t reno rtt:20/3 cwnd:10 bytes_acked:3000 retrans:0/3
+"""
+
+
+def test_parse_samples_keeps_the_senders_sockets():
+    got = parse_samples(SS, {5600})
+    assert got == {5600: [(100.0, 1000, 12.5, 2), (100.5, 3000, 20.0, 3)]}
+
+
+def test_throughput_and_row():
+    r = {"tdc": 1, "variant": "one-way", "timeout_s": 40, "load_avg": [[3.0], [4.0]], "grants": 5,
+         "bursts_lost": 2, "ocs_drops": 7, "night_drops": 1, "unlit_drops": 6, "hold_overflow": 0,
+         "hold_expired": 1,
+         "flows": {"0->1": {"fct_s": 0.6, "bytes": 4000, "retransmits": 3, "mean_rtt_ms": 20.0,
+                            "acked": [(0.1, 1000), (0.3, 3000)]},
+                   "1->0": {"fct_s": None, "bytes": None, "retransmits": 1, "mean_rtt_ms": None, "acked": []}}}
+    t, mbit = throughput(r, bin_s=0.25)
+    assert t == [0.0, 0.25, 0.5]
+    assert mbit == pytest.approx([8 * 1000 / 0.25 / 1e6, 8 * 2000 / 0.25 / 1e6, 8 * 1000 / 0.25 / 1e6])
+    assert row(r) == ("| 1 | one-way | 0.60 / 0.60 (1 of 2 unfinished at 40 s) | 4 | 20 | 5 / 2 | "
+                      "7 (night 1, unlit 6) | 0 / 1 | 3.0-4.0 |")

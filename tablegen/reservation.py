@@ -1,0 +1,61 @@
+"""Table entries of circuit reservations on a slot calendar (seed 001; control/grants.py).
+
+Written once: every switch's clock (`clock_entries`: the calendar as a schedule of equal slots) and,
+at each ToR, `slot_policy` = hold for every path to another ToR of the OCS (its virtual output queue,
+SlotHold), with no `slot_path` entry, so everything optical waits. Per grant (the reservation
+itself, never per slot): the OCS's `slot_circuit` (src's port -> dst's port, by day in every slot of
+the window, and by night in all but the first, whose night is the switching) and the source ToR's
+`slot_path` (its uplink in each slot of the window). Pure functions: entries as dicts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fabric.schedule import TimeSchedule
+from tablegen.schedule import scheduled_paths, tor_schedule_entries
+from topo.model import Ocs, Topology
+
+Doc = dict[str, Any]
+
+
+def _attachment(ocs: Ocs, switch: str) -> tuple[int, int]:
+    """(OCS port, switch port) of a ToR's one uplink on the OCS."""
+    mine = sorted((p.port, p.switch_port) for p in ocs.ports if p.switch == switch)
+    if len(mine) != 1:
+        raise ValueError(f"switch {switch!r}: {len(mine)} ports on OCS {ocs.name!r}, expected exactly one uplink")
+    return mine[0]
+
+
+def tor_base_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int], sched: TimeSchedule,
+                     max_hold_us: int, depth: int, before_us: int = 0, after_us: int = 0) -> list[Doc]:
+    """A ToR's entries written once: its clock and a hold policy for every path to another ToR."""
+    return tor_schedule_entries(topo, ocs, switch, routes, [{} for _ in range(sched.slots)], sched, "hold",
+                                max_hold_us=max_hold_us, depth=depth, before_us=before_us, after_us=after_us)
+
+
+def grant_paths(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int]) -> dict[str, int]:
+    """The ToR's path id towards each other ToR of the OCS (that ToR's name -> path id)."""
+    return {dst: path_id for path_id, dst in scheduled_paths(topo, ocs, switch, routes).items()}
+
+
+def grant_tor_entries(topo: Topology, ocs: Ocs, src: str, dst: str, path_id: int, slots: list[int]) -> list[Doc]:
+    """The source ToR's `slot_path` for a window: its uplink, to the MAC of dst's uplink port."""
+    _, up = _attachment(ocs, src)
+    _, far = _attachment(ocs, dst)
+    dmac = next(s.ports for s in topo.switches if s.name == dst)[far]
+    return [{"table": "slot_path", "match": {"path_id": path_id, "slot": s}, "action": "slot_port",
+             "params": {"port": up, "dmac": dmac}} for s in slots]
+
+
+def grant_ocs_entries(ocs: Ocs, src: str, dst: str, slots: list[int]) -> list[Doc]:
+    """The OCS's `slot_circuit` for a window: src's port lit to dst's by day, and by night after the
+    first slot (the circuit does not change into the window's later slots)."""
+    a, _ = _attachment(ocs, src)
+    b, _ = _attachment(ocs, dst)
+    entries = []
+    for n, s in enumerate(slots):
+        for night in (0, 1) if n else (0,):
+            entries.append({"table": "slot_circuit", "match": {"slot": s, "night": night, "ingress_port": a},
+                            "action": "slot_cross_connect", "params": {"port": b}})
+    return entries

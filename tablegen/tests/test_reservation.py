@@ -1,0 +1,60 @@
+"""Entries of reservations (tablegen/reservation.py) on ocscore with an electrical spine."""
+
+import pytest
+
+from fabric.schedule import TimeSchedule
+from tablegen.files import network_states
+from tablegen.graph import Fabric
+from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entries, tor_base_entries
+from tablegen.schedule import route_paths
+from topo.circuits import resolve_circuits
+from topo.generators import ocscore
+
+
+@pytest.fixture(scope="module")
+def net():
+    topo = ocscore(3, 1, uplinks=1, spines=1)
+    fabric = Fabric(topo, resolve_circuits(topo, "none"))
+    docs = {st.name: st.to_doc() for st in network_states(fabric, "ecmp")}
+    return topo, topo.ocs[0], docs
+
+
+def canon(e):
+    m = " ".join(f"{k}={v}" for k, v in e["match"].items())
+    p = ", ".join(f"{k}={v}" for k, v in e["params"].items())
+    return f"{e['table']} {m} -> {e['action']}({p})"
+
+
+def test_base_entries_hold_every_optical_path_and_light_none(net):
+    topo, ocs, docs = net
+    sched = TimeSchedule(10, 4000, 1000, 123)
+    entries = tor_base_entries(topo, ocs, "leaf1", route_paths(docs["leaf1"]), sched, max_hold_us=1_500_000,
+                               depth=48, before_us=1500, after_us=300)
+    tables = [e["table"] for e in entries]
+    assert tables.count("slot_policy") == 2 and "slot_path" not in tables
+    assert {e["action"] for e in entries if e["table"] == "slot_policy"} == {"slot_hold"}
+    assert entries[0]["params"] == {"epoch_us": 123, "cycle_scale": sched.scale}
+    assert tables.count("schedule_phase") == 30  # night, day, guard before the next night: per slot
+
+
+def test_grant_entries(net):
+    topo, ocs, docs = net
+    paths = grant_paths(topo, ocs, "leaf1", route_paths(docs["leaf1"]))
+    assert sorted(paths) == ["leaf2", "leaf3"]
+    a = next(p for p in ocs.ports if p.switch == "leaf1")
+    b = next(p for p in ocs.ports if p.switch == "leaf3")
+    dmac = next(s for s in topo.switches if s.name == "leaf3").ports[b.switch_port]
+    tor = [canon(e) for e in grant_tor_entries(topo, ocs, "leaf1", "leaf3", paths["leaf3"], [7])]
+    assert tor == [f"slot_path path_id={paths['leaf3']} slot=7 -> slot_port(port={a.switch_port}, dmac={dmac})"]
+    got = [canon(e) for e in grant_ocs_entries(ocs, "leaf1", "leaf3", [9, 0, 1])]
+    assert got == [f"slot_circuit slot=9 night=0 ingress_port={a.port} -> slot_cross_connect(port={b.port})",
+                   f"slot_circuit slot=0 night=0 ingress_port={a.port} -> slot_cross_connect(port={b.port})",
+                   f"slot_circuit slot=0 night=1 ingress_port={a.port} -> slot_cross_connect(port={b.port})",
+                   f"slot_circuit slot=1 night=0 ingress_port={a.port} -> slot_cross_connect(port={b.port})",
+                   f"slot_circuit slot=1 night=1 ingress_port={a.port} -> slot_cross_connect(port={b.port})"]
+
+
+def test_a_switch_without_one_uplink_is_refused(net):
+    topo, ocs, _ = net
+    with pytest.raises(ValueError, match="spine1.*expected exactly one uplink"):
+        grant_ocs_entries(ocs, "spine1", "leaf1", [0])
