@@ -17,9 +17,10 @@ from typing import Any, Protocol
 
 import grpc
 
+from p4rt.entities import TableEntry
 from p4rt.errors import P4RuntimeError
 from p4rt.proto import code_pb2, p4i, p4r, p4r_grpc
-from p4rt.resources import DigestList, Packet, decode_entity
+from p4rt.resources import CounterEntry, DigestList, Packet, decode_entity
 from p4rt.schema import P4Schema
 from p4rt.tls import TlsOptions
 
@@ -422,6 +423,30 @@ class P4RuntimeClient:
         """Read and decode into entity objects with the client's schema."""
         schema = self._need_schema()
         return [decode_entity(schema, e) for e in self.read(entities)]
+
+    # -- table and counter helpers ------------------------------------------------------------------
+
+    def install(self, entries: Sequence[TableEntry]) -> None:
+        """INSERT the entries, then MODIFY the default ones (a table's default always exists): what a
+        keyless table's default switches on (a schedule's clock) starts once the rest is written."""
+        self.insert([e for e in entries if not e.default])
+        self.modify([e for e in entries if e.default])
+
+    def clear_tables(self, tables: Iterable[str]) -> None:
+        """DELETE every entry but the defaults of the named tables."""
+        for table in tables:
+            held = [e for e in self.read_entities([wildcard(self.schema, "table_entry", table)])
+                    if isinstance(e, TableEntry) and not e.default]
+            if held:
+                self.delete(held)
+
+    def counter_packets(self, names: Iterable[str], indexes: Sequence[int]) -> dict[str, int]:
+        """Packets of each indirect counter, summed over the indexes."""
+        out = {}
+        for name in names:
+            got = self.read_entities([CounterEntry(name, i) for i in indexes])
+            out[name] = sum(c.packets for c in got if isinstance(c, CounterEntry))
+        return out
 
 
 def wildcard(schema: P4Schema | None, kind: str, name: str | None = None) -> p4r.Entity:

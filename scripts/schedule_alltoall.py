@@ -36,7 +36,6 @@ from fabric.contract import HOLD_COUNTERS, SCHEDULE_DROP_COUNTERS
 from fabric.schedule import TimeSchedule
 from p4rt.client import P4RuntimeClient
 from p4rt.entities import TableEntry
-from p4rt.resources import CounterEntry
 from p4rt.schema import P4Schema
 from scripts.hostproc import HostProcs, wait_listening
 from scripts.metrics import parse_arrivals
@@ -81,22 +80,6 @@ def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, 
                                 depth=args.depth, before_us=before, after_us=after)
 
 
-def write(client: P4RuntimeClient, docs: list[dict[str, Any]]) -> None:
-    """Insert the entries, then the defaults (the clock starts last)."""
-    entries = [TableEntry.from_dict(d) for d in docs]
-    client.insert([e for e in entries if not e.default])
-    client.modify([e for e in entries if e.default])
-
-
-def counters(client: P4RuntimeClient, names: tuple[str, ...], indexes: list[int]) -> dict[str, int]:
-    """Packets of each counter summed over the indexes."""
-    out = {}
-    for n in names:
-        got = client.read_entities([CounterEntry(n, i) for i in indexes])
-        out[n] = sum(c.packets for c in got if isinstance(c, CounterEntry))
-    return out
-
-
 def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """One run of one variant in a fresh emulation."""
     from emulation.network import Emulation, node_prefix
@@ -130,7 +113,7 @@ def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, 
         if topo.ocs:
             ocs_client, clocks = install_schedule(emu, topo, variant, docs, build, vdir, args)
             ports = sorted(p.port for p in topo.ocs[0].ports)
-            drops0 = counters(ocs_client, SCHEDULE_DROP_COUNTERS, ports)
+            drops0 = ocs_client.counter_packets(SCHEDULE_DROP_COUNTERS, ports)
             result.update(day_ms=args.day_ms, night_ms=args.night_ms, clocks=clocks,
                           before_us=args.before_us if variant == "gated" else 0,
                           after_us=args.after_us if variant == "gated" else 0)
@@ -141,11 +124,11 @@ def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, 
         result.update(traffic(procs, emu, topo, args, vdir, drain_s))
         result["load_avg_1min"] = [load0, os.getloadavg()[0]]
         if ocs_client is not None:
-            drops = {k: v - drops0[k] for k, v in counters(ocs_client, SCHEDULE_DROP_COUNTERS, ports).items()}
+            drops = {k: v - drops0[k] for k, v in ocs_client.counter_packets(SCHEDULE_DROP_COUNTERS, ports).items()}
             holds = dict.fromkeys(HOLD_COUNTERS, 0)
             for sw in topo.switches:
                 paths = sorted(route_paths(docs[sw.name]).values())
-                for k, v in counters(emu.controller.sessions[sw.name].client, HOLD_COUNTERS, paths).items():
+                for k, v in emu.controller.sessions[sw.name].client.counter_packets(HOLD_COUNTERS, paths).items():
                     holds[k] += v
             dark = drops["night_drops"] + drops["unlit_drops"]
             sent = result.get("sent")
@@ -175,8 +158,8 @@ def install_schedule(emu: Any, topo: Any, variant: str, docs: dict[str, Any], bu
         sched = TimeSchedule(info["slots"], info["day_us"], info["night_us"], 0)
         sched = TimeSchedule(sched.slots, sched.day_us, sched.night_us,
                              epoch_in(off, info["epoch_mono"], sched.cycle_us))
-        write(emu.controller.sessions[sw.name].client,
-              tor_entries(variant, topo, o, sw.name, route_paths(docs[sw.name]), maps, sched, args))
+        tor_docs = tor_entries(variant, topo, o, sw.name, route_paths(docs[sw.name]), maps, sched, args)
+        emu.controller.sessions[sw.name].client.install([TableEntry.from_dict(d) for d in tor_docs])
     client = P4RuntimeClient(f"127.0.0.1:{o.grpc_port}", device_id=o.device_id, election_id=(0, 5))
     client.connect()
     client.schema = P4Schema.load(str(build / "ocs.p4info.txtpb"))

@@ -33,9 +33,8 @@ from control.reservation import Timing
 from control.reservation_agent import PathState, ReservationAgent
 from fabric.contract import HOLD_COUNTERS, SCHEDULE_DROP_COUNTERS
 from fabric.schedule import TimeSchedule
-from p4rt.client import P4RuntimeClient, wildcard
+from p4rt.client import P4RuntimeClient
 from p4rt.entities import TableEntry
-from p4rt.resources import CounterEntry
 from p4rt.schema import P4Schema
 from scripts.hostproc import HostProcs, wait_listening
 from scripts.kernel import SS_MARK
@@ -59,22 +58,6 @@ def bijective(tors: int, tdc: int) -> list[tuple[int, int]]:
     if not 1 <= tdc < tors:
         raise ValueError(f"tdc={tdc}: expected 1..{tors - 1} for {tors} ToRs")
     return [(i, (i + k) % tors) for k in range(1, tdc + 1) for i in range(tors)]
-
-
-def write(client: P4RuntimeClient, docs: list[dict[str, Any]]) -> None:
-    """Insert the entries, then the defaults (the clock starts last)."""
-    entries = [TableEntry.from_dict(d) for d in docs]
-    client.insert([e for e in entries if not e.default])
-    client.modify([e for e in entries if e.default])
-
-
-def counters(client: P4RuntimeClient, names: tuple[str, ...], indexes: list[int]) -> dict[str, int]:
-    """Packets of each counter summed over the indexes."""
-    out = {}
-    for n in names:
-        got = client.read_entities([CounterEntry(n, i) for i in indexes])
-        out[n] = sum(c.packets for c in got if isinstance(c, CounterEntry))
-    return out
 
 
 SS_LINE = re.compile(r"^(?:[A-Z-]+\s+)?\d+\s+\d+\s+(\S+):(\d+)\s+(\S+)")  # state column optional
@@ -126,18 +109,14 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
     def sched(name: str) -> TimeSchedule:
         return TimeSchedule(args.cycle_slots, slot_us - night_us, night_us, offsets[name].to_switch(cal.epoch_s))
 
-    for table in ("slot_circuit", "schedule_phase"):  # the emulator's round robin (it lit the fibres)
-        held = [e for e in ocs_client.read_entities([wildcard(ocs_client.schema, "table_entry", table)])
-                if isinstance(e, TableEntry) and not e.default]
-        if held:
-            ocs_client.delete(held)
-    write(ocs_client, clock_entries(sched(o.name)))
+    ocs_client.clear_tables(("slot_circuit", "schedule_phase"))  # the emulator's round robin (it lit the fibres)
+    ocs_client.install([TableEntry.from_dict(d) for d in clock_entries(sched(o.name))])
     paths: dict[str, list[PathState]] = {}
     for name in tors:
         routes = route_paths(docs[name])
-        write(emu.controller.sessions[name].client,
-              tor_base_entries(topo, o, name, routes, sched(name), max_hold_us=args.max_hold_ms * 1000,
-                               depth=args.depth, before_us=args.before_us, after_us=args.after_us))
+        base = tor_base_entries(topo, o, name, routes, sched(name), max_hold_us=args.max_hold_ms * 1000,
+                                depth=args.depth, before_us=args.before_us, after_us=args.after_us)
+        emu.controller.sessions[name].client.install([TableEntry.from_dict(d) for d in base])
         paths[name] = [PathState(index[name], index[dst], pid,
                                  lambda s, a=name, b=dst, p=pid: grant_tor_entries(topo, o, a, b, p, s),
                                  lambda s, a=name, b=dst: grant_ocs_entries(o, a, b, s))
@@ -188,7 +167,7 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
             wait_listening(hosts[names[src]], BASE_PORT + i, "t")
         if variant != "electrical":
             agent = optical_setup(emu, topo, build, args, variant)
-            drops0 = counters(agent.ocs, OCS_DROPS, agent.ocs_ports)  # type: ignore[attr-defined]
+            drops0 = agent.ocs.counter_packets(OCS_DROPS, agent.ocs_ports)  # type: ignore[attr-defined]
         for src in sorted({s_ for s_, _ in flows}):
             procs.start(hosts[names[src]], sampler(args.sample_s, rdir / f"ss-{src}.txt"), f"ss {src}")
         load0 = os.getloadavg()
@@ -229,11 +208,11 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
                 "acked": [(round(x[0] - t0_wall, 3), x[1]) for x in ss]}
         if agent is not None:
             agent.stop()
-            drops = {k: v - drops0[k] for k, v in counters(agent.ocs, OCS_DROPS,
+            drops = {k: v - drops0[k] for k, v in agent.ocs.counter_packets(OCS_DROPS,
                                                              agent.ocs_ports).items()}  # type: ignore[attr-defined]
             holds = {k: 0 for k in HOLD_COUNTERS}
             for name, states in agent.paths.items():
-                for k, v in counters(agent.tors[name], HOLD_COUNTERS, [st.path_id for st in states]).items():
+                for k, v in agent.tors[name].counter_packets(HOLD_COUNTERS, [st.path_id for st in states]).items():
                     holds[k] += v
             grants = agent.grants
             result.update({"clocks": agent.clocks,  # type: ignore[attr-defined]

@@ -21,7 +21,7 @@ from control.ocs.driver import Pair
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
 from fabric.schedule import TimeSchedule
-from p4rt.client import P4RuntimeClient, wildcard
+from p4rt.client import P4RuntimeClient
 from p4rt.entities import TableEntry
 from tablegen.schedule import ocs_schedule_entries
 
@@ -121,15 +121,9 @@ def write_dataplane_schedule(client: P4RuntimeClient, schedule: Schedule, size: 
         raise ValueError(f"day {schedule.day_ms} ms / night {schedule.night_ms} ms: expected whole microseconds")
     sched = TimeSchedule(slots=len(schedule.maps), day_us=int(schedule.day_ms * 1000),
                          night_us=int(schedule.night_ms * 1000), epoch_us=epoch_us)
-    for table in SCHEDULE_TABLES:
-        held = [e for e in client.read_entities([wildcard(client.schema, "table_entry", table)])
-                if isinstance(e, TableEntry) and not e.default]
-        if held:
-            client.delete(held)
+    client.clear_tables(SCHEDULE_TABLES)
     entries = [TableEntry.from_dict(d) for d in ocs_schedule_entries(dataplane_maps(schedule, size, port_map), sched)]
-    default = [e for e in entries if e.default]
-    client.insert([e for e in entries if not e.default])
-    client.modify(default)  # schedule_config's default last: the schedule starts complete
+    client.install(entries)  # schedule_config's default last: the schedule starts complete
     log.info("time-flow schedule written: %d slots, day %d us, night %d us, %d entries", sched.slots,
              sched.day_us, sched.night_us, len(entries))
     return sched

@@ -115,3 +115,19 @@ def test_batched_install_rate(client):
     assert len(client.read([wildcard(client.schema, "table_entry", "route")])) == 1000
     client.delete(entries, batch_size=500)
     assert rate > 100  # entries/s; the figure is printed by scripts/, this only guards a collapse
+
+
+def test_install_clear_tables_and_counter_packets(client):
+    s = client.schema
+    entries = [te(table="route", default=True, action="set_path", params={"path_id": 2}),
+               te(table="route", match={"ipv4_dst": "10.0.1.0/24"}, action="set_path", params={"path_id": 3}),
+               te(table="route", match={"ipv4_dst": "10.0.2.0/24"}, action="set_path", params={"path_id": 4})]
+    client.install(entries)  # the default is modified, the others inserted
+    assert len(client.read([wildcard(s, "table_entry", "route")])) == 2
+    assert [str(e) for e in client.read_entities([TableEntry("route", default=True)])] == [
+        "route default -> set_path(path_id=2)"]
+    client.clear_tables(["route"])
+    assert client.read([wildcard(s, "table_entry", "route")]) == []  # the default stays
+    assert len(client.read_entities([TableEntry("route", default=True)])) == 1
+    assert client.counter_packets(["port_rx"], [1, 2, 3]) == {"port_rx": 0}
+    client.modify([te(table="route", default=True, action="set_path", params={"path_id": 1})])
