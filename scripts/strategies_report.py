@@ -8,7 +8,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from scripts.bulk import change_pct, paper_change
+from scripts.bulk import change_pct, class_summary, paper_change
 from scripts.report import load_runs
 from scripts.spec import Spec
 
@@ -21,14 +21,7 @@ def variant_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     if not runs:
         return {"runs": 0}
     out: dict[str, Any] = {"runs": len(runs), "strategy": runs[0]["strategy"], "procedure": runs[0]["procedure"]}
-    for cls in ("elephant", "mouse"):
-        flows = [f for r in runs for f in r["flows"] if f["cls"] == cls]
-        if not flows:
-            continue
-        tput = [f["bytes"] * 8 / f["fct_s"] / 1e6 for f in flows]
-        ct = [f["fct_s"] for f in flows]
-        out[cls] = {"n": len(flows), "tput_mean": statistics.fmean(tput), "tput_min": min(tput),
-                    "tput_max": max(tput), "ct_mean": statistics.fmean(ct), "ct_min": min(ct), "ct_max": max(ct)}
+    out.update(class_summary([f for r in runs for f in r["flows"]]))  # every run's flows pooled
     changes = [c for r in runs for c in r["changes"]]
     out["changes_per_run"] = len(changes) / len(runs)
     out["change_ms_mean"] = statistics.fmean(c["total_ms"] for c in changes) if changes else None
