@@ -44,6 +44,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mininet.link import TCLink
 from mininet.net import Mininet
@@ -66,7 +67,7 @@ from emulation.links import (
     switch_port_offloads_off,
 )
 from emulation.ocs.process import OcsProcess, first_line, ports_up_since
-from emulation.p4switch import P4Switch, SwitchStartError, port_is_free
+from emulation.p4switch import P4Switch, SwitchStartError, free_grpc_base, port_is_free
 from emulation.state import RunState, clean_state, interface_exists, new_log_dir, secure_dir
 from emulation.target import choose_switch
 from fabric.contract import MODES, SPRAY_KINDS
@@ -143,6 +144,13 @@ class Emulation:
         self.events = None
         self.ocs: OcsProcess | None = None
         self._ocs_log = None
+
+    @classmethod
+    def isolated(cls, topo: Topology, mode: str = "ecmp", **kwargs: Any) -> Emulation:
+        """An emulation on free gRPC ports and with node names of its own (a random prefix), so that it
+        runs beside another one; its topology (`emu.topo`) is renumbered to those ports."""
+        base = free_grpc_base(len(topo.switches) + len(topo.ocs) + 1)
+        return cls(topo, mode, grpc_base=base, prefix=node_prefix(), **kwargs)
 
     # -- life cycle -----------------------------------------------------------------------------------
 

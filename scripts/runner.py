@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from emulation.links import HostCommand, run_in
-from emulation.network import node_prefix
-from emulation.p4switch import free_grpc_base
 from emulation.target import Target
 from scripts.lb import LoadBalancing
 from scripts.reconf import Reconfiguration
@@ -106,13 +104,11 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
                 ocs_args += ["--seed", str(seed)]
             if spec.kind == "schedule":
                 ocs_args = _schedule_args(spec) + ocs_args  # the variant's --day-ms/--night-ms win
-            base = free_grpc_base(len(topo.switches) + len(topo.ocs) + 1)
             circuits = "none" if spec.kind in ("schedule", "strategies") else (variant.initial_map or spec.initial_map)
-            emu = Emulation(topo, variant.mode, build_dir=build, switch_bin=switch_bin, ocs_args=ocs_args,
-                            circuits=circuits if topo.ocs else None,
-                            rto_min=variant.rto_min, grpc_base=base, log_dir=out / variant.name / "emulation",
-                            on_progress=lambda st, d, v=variant.name: log.info("%s %s: %s", v, st, d),
-                            prefix=node_prefix())
+            emu = Emulation.isolated(topo, variant.mode, build_dir=build, switch_bin=switch_bin, ocs_args=ocs_args,
+                                     circuits=circuits if topo.ocs else None, rto_min=variant.rto_min,
+                                     log_dir=out / variant.name / "emulation",
+                                     on_progress=lambda st, d, v=variant.name: log.info("%s %s: %s", v, st, d))
             say(f"[{spec.name}] {variant.name}: starting {topo.name} ({len(topo.switches)} switches, "
                 f"mode {variant.mode}, rto_min {variant.rto_min or 'default'}, ocs {' '.join(ocs_args) or 'default'})")
             try:

@@ -82,8 +82,7 @@ def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, 
 
 def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """One run of one variant in a fresh emulation."""
-    from emulation.network import Emulation, node_prefix
-    from emulation.p4switch import free_grpc_base
+    from emulation.network import Emulation
     from emulation.target import Target
 
     build = Path(args.build)
@@ -98,11 +97,9 @@ def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, 
         topo = validate(ocscore(args.tors, 1, uplinks=1, rate_mbit=args.rate_mbit))
         ocs_args = ["--schedule", "round-robin", "--schedule-mode", "dataplane", "--day-ms", str(args.day_ms),
                     "--night-ms", str(args.night_ms)]
-    # free gRPC ports and node names: another emulation may hold the topology's defaults
-    emu = Emulation(topo, "ecmp", build_dir=build, ocs_args=ocs_args, circuits="none" if topo.ocs else None,
-                    log_dir=vdir / "emulation", grpc_base=free_grpc_base(len(topo.switches) + len(topo.ocs) + 1),
-                    prefix=node_prefix())
-    topo = emu.topo  # renumbered to the free gRPC base
+    emu = Emulation.isolated(topo, "ecmp", build_dir=build, ocs_args=ocs_args,
+                             circuits="none" if topo.ocs else None, log_dir=vdir / "emulation")
+    topo = emu.topo  # renumbered to free gRPC ports
     procs = HostProcs()
     ocs_client = None
     try:

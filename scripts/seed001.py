@@ -149,8 +149,9 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
     rdir.mkdir(parents=True, exist_ok=True)
     # the emulator's data-plane round robin lights every fibre; optical runs replace its tables
     ocs_args = ["--instant", "--schedule", "round-robin", "--schedule-mode", "dataplane"]
-    emu = Emulation(topo, "ecmp", build_dir=build, ocs_args=ocs_args, circuits="none",
-                    log_dir=rdir / "emulation")
+    emu = Emulation.isolated(topo, "ecmp", build_dir=build, ocs_args=ocs_args, circuits="none",
+                             log_dir=rdir / "emulation")
+    topo = emu.topo  # renumbered to free gRPC ports
     procs = HostProcs()
     agent: ReservationAgent | None = None
     try:
