@@ -4,12 +4,14 @@
         [--seconds 5] [--modes thread,dataplane] [--out results/schedule-timing]
 
 Three OCS ports on veth pairs (the switch of $P4C/$SWITCH, as the other benches), a round robin of
-their two maps (1->2, 2->3, 3->1, then 1->3, 2->1, 3->2), each a night then a day. A sender stamps
-frames on port 1 with sequence numbers at `pps`, on an absolute time grid, and records when it sent
-each; receivers on ports 2 and 3 record which came out where. A day is a run of consecutive frames
-out of one port, its length the send times from its first frame to one interval after its last
-(OCSEMU's perceived day, sender side: what reached the OCS while lit); a night the send time from
-the end of one day to the start of the next. Modes: `thread` (emulation/ocs/schedule.py's
+their two maps (1->2, 2->3, 3->1, then 1->3, 2->1, 3->2), each a night then a day. A sender process
+stamps frames on port 1 with sequence numbers at `pps`, on an absolute time grid, and records when it
+sent each; tcpdump on ports 2 and 3 records which came out where, and when (the kernel's receive
+timestamp, in ns). A day is a run of consecutive frames out of one port, a night the time from the
+end of one day to the start of the next; both are measured twice: in send time (OCSEMU's perceived
+day, sender side: what reached the OCS while lit) and in receive time (seed 002's method, at the
+receivers). The sender's busy loop gets a core of its own and the switch the others, as a host's
+NIC and a switch would not share a core. Modes: `thread` (emulation/ocs/schedule.py's
 ScheduleRunner: a circuit-table write per map from a Python thread) and `dataplane` (the cycle written
 once into the time-flow tables). Resolution: one send interval (125 us at 8000 pps).
 """
@@ -19,14 +21,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import multiprocessing
 import os
+import signal
 import socket
 import statistics
 import struct
 import subprocess
-import threading
 import time
 import uuid
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +43,7 @@ from emulation.p4switch import SWITCH_NICE
 from emulation.switchproc import start_switch
 from emulation.target import Target, label
 from p4rt.client import P4RuntimeClient
+from scripts.capture import parse_tcpdump_stats, tcpdump_command
 
 log = logging.getLogger(__name__)
 
@@ -65,14 +70,15 @@ def runs(seqs_by_port: dict[int, list[int]]) -> list[tuple[int, int, int]]:
     return out
 
 
-def days_and_nights(sent: list[float], seqs_by_port: dict[int, list[int]], interval: float,
-                    ) -> tuple[list[float], list[float]]:
-    """(days, nights) in ms from send times: each inner run of frames out of one port is a day; the
-    send time between two runs out of different ports (nothing delivered) is a night. The first and
-    last runs are cut by the measurement's edges and left out."""
+def days_and_nights(at: Sequence[float] | Mapping[int, float], seqs_by_port: dict[int, list[int]],
+                    interval: float) -> tuple[list[float], list[float]]:
+    """(days, nights) in ms from each frame's time `at[seq]` (its send time, or its arrival): each
+    inner run of frames out of one port is a day; the time between two runs out of different ports
+    (nothing delivered) is a night. The first and last runs are cut by the measurement's edges and
+    left out."""
     rs = runs(seqs_by_port)[1:-1]
-    days = [1000 * (sent[b] - sent[a] + interval) for _, a, b in rs]
-    nights = [1000 * (sent[c] - sent[b] - interval) for (p, _, b), (q, c, _) in zip(rs, rs[1:], strict=False)
+    days = [1000 * (at[b] - at[a] + interval) for _, a, b in rs]
+    nights = [1000 * (at[c] - at[b] - interval) for (p, _, b), (q, c, _) in zip(rs, rs[1:], strict=False)
               if p != q]
     return days, nights
 
@@ -107,9 +113,13 @@ class Bed:
             switch_port_offloads_off(sw)
         self.proc = start_switch(self.target, self.build / "ocs.json", {p: sw for p, (sw, _) in self.ports.items()},
                                  device_id=1)
-        # as the emulation runs its switches (emulation/p4switch.py): every thread at SWITCH_NICE
+        # as the emulation runs its switches (emulation/p4switch.py): every thread at SWITCH_NICE; and
+        # off the core the sender's busy loop takes (send_stream)
+        cpus = sorted(os.sched_getaffinity(0))
         for tid in os.listdir(f"/proc/{self.proc.proc.pid}/task"):
             os.setpriority(os.PRIO_PROCESS, int(tid), SWITCH_NICE)
+            if len(cpus) > 1:
+                os.sched_setaffinity(int(tid), cpus[:-1])
         self.client = P4RuntimeClient(self.proc.grpc_addr, device_id=1, election_id=(0, 1))
         self.client.connect()
         self.client.set_pipeline_files(str(self.build / "ocs.p4info.txtpb"), str(self.build / "ocs.json"))
@@ -123,15 +133,46 @@ class Bed:
         for sw in self.made:
             subprocess.run(["ip", "link", "del", sw], capture_output=True)
 
-    def socket(self, port: int) -> socket.socket:
-        """A raw socket on the test end of a port."""
-        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETHERTYPE))
-        s.bind((self.ports[port][1], 0))
-        return s
+
+def send_stream(port_if: str, pps: float, n: int, sent: Any) -> None:
+    """The sender (run in a process of its own, so that no receiver or switch thread shares its
+    interpreter): `n` stamped frames on an absolute grid of 1/pps, each send time into `sent`."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) > 1:  # a core of its own: its busy loop then never delays the switch (which gets the rest)
+        os.sched_setaffinity(0, cpus[-1:])
+    tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETHERTYPE))
+    tx.bind((port_if, 0))
+    interval, pad = 1.0 / pps, bytes(46)
+    t0 = time.monotonic()
+    for i in range(n):
+        due = t0 + i * interval
+        while time.monotonic() < due:
+            pass
+        sent[i] = time.monotonic()
+        tx.send(FRAME.pack(b"\xff" * 6, b"\x02" * 6, ETHERTYPE, i) + pad)
+    tx.close()
 
 
-def measure(bed: Bed, mode: str, day_ms: float, night_ms: float, pps: float, seconds: float) -> dict[str, Any]:
-    """One run of one mode: the schedule, the stream, days and nights."""
+def read_arrivals(pcap: Path) -> dict[int, float]:
+    """Sequence number -> the receiving kernel's timestamp (s) of each stamped frame in a capture."""
+    from scapy.utils import RawPcapReader
+
+    out: dict[int, float] = {}
+    with RawPcapReader(str(pcap)) as reader:
+        scale = 1e-9 if reader.nano else 1e-6
+        for data, meta in reader:
+            if len(data) >= FRAME.size and FRAME.unpack_from(data)[2] == ETHERTYPE:
+                out[FRAME.unpack_from(data)[3]] = meta.sec + meta.usec * scale
+    return out
+
+
+def measure(bed: Bed, mode: str, day_ms: float, night_ms: float, pps: float, seconds: float,
+            workdir: Path) -> dict[str, Any]:
+    """One run of one mode: the schedule, the stream, days and nights at both ends.
+
+    The receivers are tcpdump captures (kernel receive timestamps, nanosecond precision), the sender
+    a process of its own: an earlier version received in Python threads beside the sender's busy
+    loop, and on a quiet machine they lost most frames (14485 of 40000 on bmv2), which broke days up."""
     assert bed.client is not None
     schedule = Schedule(round_robin(3), day_ms, night_ms)
     runner = None
@@ -142,56 +183,51 @@ def measure(bed: Bed, mode: str, day_ms: float, night_ms: float, pps: float, sec
         circuits.clear_all()
         runner = ScheduleRunner(EmulatedOcs(3, DelayModel.instant(), circuits), schedule)
         runner.start()
-    rx = {p: bed.socket(p) for p in (2, 3)}
-    got: dict[int, list[int]] = {2: [], 3: []}
-    stop_rx = threading.Event()
-
-    def receive(port: int) -> None:
-        s = rx[port]
-        s.settimeout(0.2)
-        while not stop_rx.is_set():
-            try:
-                frame = s.recv(2048)
-            except TimeoutError:
-                continue
-            if len(frame) >= FRAME.size:
-                got[port].append(FRAME.unpack_from(frame)[3])
-
-    threads = [threading.Thread(target=receive, args=(p,), daemon=True) for p in rx]
-    for t in threads:
-        t.start()
-    tx = bed.socket(1)
-    time.sleep(SETTLE_S)
     n = int(pps * seconds)
-    sent = [0.0] * n
     interval = 1.0 / pps
-    pad = bytes(46)
-    t0 = time.monotonic()
-    for i in range(n):
-        due = t0 + i * interval
-        while time.monotonic() < due:
-            pass
-        sent[i] = time.monotonic()
-        tx.send(FRAME.pack(b"\xff" * 6, b"\x02" * 6, ETHERTYPE, i) + pad)
-    time.sleep(0.3)
-    stop_rx.set()
-    for t in threads:
-        t.join()
-    if runner is not None:
-        runner.stop()
-    late = sum(1 for i in range(n) if sent[i] - (t0 + i * interval) > interval)
-    days, nights = days_and_nights(sent, got, interval)
+    pcaps = {p: workdir / f"{mode}-port{p}.pcap" for p in (2, 3)}
+    captures = [subprocess.Popen([*tcpdump_command(bed.ports[p][1], pcaps[p], f"ether proto {ETHERTYPE:#x}", 64),
+                                  "--time-stamp-precision", "nano"], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True) for p in pcaps]
+    try:
+        time.sleep(SETTLE_S)
+        sent = multiprocessing.get_context("spawn").Array("d", n, lock=False)
+        sender = multiprocessing.get_context("spawn").Process(target=send_stream,
+                                                             args=(bed.ports[1][1], pps, n, sent))
+        sender.start()
+        sender.join()
+        time.sleep(0.3)
+    finally:
+        stats = []
+        for c in captures:
+            c.send_signal(signal.SIGINT)
+            _, err = c.communicate(timeout=10)
+            stats.append(parse_tcpdump_stats(err))
+        if runner is not None:
+            runner.stop()
+    sent_at = list(sent)
+    arrivals = {p: read_arrivals(pcaps[p]) for p in pcaps}
+    got = {p: sorted(a) for p, a in arrivals.items()}
+    rx_at = {s: t for a in arrivals.values() for s, t in a.items()}
+    late = sum(1 for i in range(n) if sent_at[i] - (sent_at[0] + i * interval) > interval)
+    days, nights = days_and_nights(sent_at, got, interval)
+    rx_days, rx_nights = days_and_nights(rx_at, got, interval)
     return {"mode": mode, "day_configured_ms": day_ms, "night_configured_ms": night_ms, "pps": pps,
-            "sent": n, "received": sum(len(v) for v in got.values()), "late_sends": late,
-            "days_ms": days, "nights_ms": nights, "day": summary(days, day_ms), "night": summary(nights, night_ms)}
+            "sent": n, "received": len(rx_at), "late_sends": late,
+            "capture_unwritten": sum(s.unwritten for s in stats if s is not None),
+            "days_ms": days, "nights_ms": nights, "day": summary(days, day_ms), "night": summary(nights, night_ms),
+            "rx_days_ms": rx_days, "rx_nights_ms": rx_nights,
+            "rx_day": summary(rx_days, day_ms), "rx_night": summary(rx_nights, night_ms)}
 
 
 def plot(results: list[dict[str, Any]], out: Path, name: str) -> list[Path]:
-    """CDFs of the days and nights the packets saw, one curve per mode."""
+    """CDFs of the days and nights the packets saw, one curve per mode and end (sent, received)."""
     from scripts.plots import cdf
 
-    return [cdf({r["mode"]: r[f"{what}s_ms"] for r in results}, f"{what} length seen by the packets (ms)",
-                out / f"{name}-{what}-cdf.png", name) for what in ("day", "night")]
+    return [cdf({f"{r['mode']} {end}": r[f"{prefix}{what}s_ms"] for r in results
+                 for end, prefix in (("sent", ""), ("received", "rx_"))},
+                f"{what} length seen by the packets (ms)", out / f"{name}-{what}-cdf.png", name)
+            for what in ("day", "night")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,14 +255,16 @@ def main(argv: list[str] | None = None) -> int:
         if mode not in ("thread", "dataplane"):
             raise SystemExit(f"mode {mode!r}: expected thread or dataplane")
         with Bed(target, build) as bed:
-            r = measure(bed, mode, args.day_ms, args.night_ms, args.pps, args.seconds)
+            r = measure(bed, mode, args.day_ms, args.night_ms, args.pps, args.seconds, out)
         r.update({"switch": who, "load_avg_1min": load})
         results.append(r)
-        d, nt = r["day"], r["night"]
-        print(f"{who} {mode}: days {d.get('n', 0)} mean {d.get('mean', 0):.3f} ms std {d.get('std_us', 0):.0f} us, "
-              f"{100 * d.get('within_2pct', 0):.1f}% within 2%; nights mean {nt.get('mean', 0):.3f} ms std "
-              f"{nt.get('std_us', 0):.0f} us; sent {r['sent']} ({r['late_sends']} late), received {r['received']}; "
-              f"load {load:.1f}", flush=True)
+        for end, prefix in (("sent", ""), ("received", "rx_")):
+            d, nt = r[f"{prefix}day"], r[f"{prefix}night"]
+            print(f"{who} {mode}, by {end} time: days {d.get('n', 0)} mean {d.get('mean', 0):.3f} ms std "
+                  f"{d.get('std_us', 0):.0f} us, {100 * d.get('within_2pct', 0):.1f}% within 2%; nights mean "
+                  f"{nt.get('mean', 0):.3f} ms std {nt.get('std_us', 0):.0f} us", flush=True)
+        print(f"{who} {mode}: sent {r['sent']} ({r['late_sends']} late), received {r['received']}, "
+              f"unwritten by the captures {r['capture_unwritten']}; load {load:.1f}", flush=True)
     name = f"{who}-day{args.day_ms:g}-night{args.night_ms:g}"
     (out / f"{name}.json").write_text(json.dumps(results))
     figures = plot(results, out, name)
