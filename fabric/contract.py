@@ -90,8 +90,9 @@ OCS_ACTIONS = (CROSS_CONNECT, DARK, SLOT_CROSS_CONNECT, SLOT_DARK)
 # (bmv2: 64 frames a port, full when a loaded machine stalls the switch).
 PORT_RX, PORT_ENQ, PORT_DEQ, PORT_TX = "port_rx", "port_enq", "port_deq", "port_tx"
 PORT_COUNTERS = (PORT_RX, PORT_ENQ, PORT_DEQ, PORT_TX)
-# the hold of a ToR's scheduled paths (p4src/include/v1model/slot_hold.p4), counters by path id
-HOLD_COUNTERS = ("hold_entered", "hold_released", "hold_overflow", "hold_expired")
+# the hold of a ToR's scheduled paths (p4src/include/v1model/slot_hold.p4), counters by path id;
+# hold_stale (egress): lit decisions found stale, sent round the loop again
+HOLD_COUNTERS = ("hold_entered", "hold_released", "hold_overflow", "hold_expired", "hold_stale")
 # the OCS's drops under a schedule, counters by ingress port: a night on a changing port, a day
 # without a circuit for the port
 SCHEDULE_DROP_COUNTERS = ("night_drops", "unlit_drops")
@@ -104,7 +105,7 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     SET_NEXT_HOP: ("port", "dmac"), PORT_UP: (), PORT_DOWN: (), SET_SMAC: ("smac",),
     CROSS_CONNECT: ("port",), DARK: (),
     SET_SCHEDULE: ("epoch_us", "cycle_scale"), SCHEDULE_OFF: (), SET_SLOT: ("slot", "night"),
-    SLOT_HOLD: ("max_hold_us", "depth"), SLOT_ELECTRICAL: (), SLOT_PORT: ("port", "dmac"),
+    SLOT_HOLD: ("max_hold_us", "depth", "fresh_us"), SLOT_ELECTRICAL: (), SLOT_PORT: ("port", "dmac"),
     SLOT_CROSS_CONNECT: ("port",), SLOT_DARK: (),
 }
 

@@ -129,6 +129,7 @@ control FabricEgress(inout fabric_headers_t hdr,
 
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_tx;
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_deq;  // out of the queue (not clones)
+    counter(HOLD_PATHS, CounterType.packets_and_bytes) hold_stale;  // lit decisions found stale (SlotHold)
     EgressRewrite() egress_rewrite;
 
     apply {
@@ -138,6 +139,20 @@ control FabricEgress(inout fabric_headers_t hdr,
             meta.is_clone = 1;
         } else {
             port_deq.count((bit<32>) standard_metadata.egress_port);
+        }
+        bool stale = meta.slot_decision == SLOT_LIT && meta.hold_fresh_us != 0 &&
+                     standard_metadata.egress_global_timestamp - meta.now > (time_t) meta.hold_fresh_us;
+        if (stale) {
+            // Decided lit too long ago (SlotHold's freshness): not out of the uplink, round the loop.
+            hold_stale.count((bit<32>) meta.path_id);
+            if (meta.held == 0) {
+                meta.hold_since = meta.now;
+                meta.held_path_id = meta.path_id;
+                meta.held_version = meta.version;
+                meta.held = 1;
+            }
+            meta.stale = 1;
+            meta.hold_pass = 1;
         }
         if (meta.hold_pass == 1) {
             // Round the hold loop (SlotHold): back to ingress unchanged, never out of this port.

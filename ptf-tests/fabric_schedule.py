@@ -23,7 +23,8 @@ class SlotTest(FabricTest, ScheduleMixin):
     """A route to 10.0.2.0/24 on path PATH, scheduled: slot 0 by uplink 2, slot 1 by uplink 3 (or none)."""
 
     def setup_path(self, policy: str, slot1: bool = True, electrical: int | None = None,
-                   max_hold_us: int = 2_000_000, depth: int = 64, sched: TimeSchedule = SCHED) -> None:
+                   max_hold_us: int = 2_000_000, depth: int = 64, sched: TimeSchedule = SCHED,
+                   fresh_us: int = 0) -> None:
         """Route, the path table's version 0 (`electrical` port, or path_drop), clock, slots, policy."""
         self.add_route("10.0.2.0/24", PATH)
         self.set_version(PATH, 0)
@@ -37,14 +38,15 @@ class SlotTest(FabricTest, ScheduleMixin):
                                       {"port": 3, "dmac": next_hop_mac(3)}))
         if policy == "hold":
             entries.append(TableEntry("slot_policy", {"path_id": PATH}, "slot_hold",
-                                      {"max_hold_us": max_hold_us, "depth": depth}))
+                                      {"max_hold_us": max_hold_us, "depth": depth, "fresh_us": fresh_us}))
         else:
             entries.append(TableEntry("slot_policy", {"path_id": PATH}, "slot_electrical", {}))
         self.insert(*entries)
 
     def hold_counts(self) -> dict[str, int]:
         """Packets of PATH entered, released, dropped for overflow and for age, so far."""
-        return {n: self.read_counter(f"hold_{n}", PATH)[0] for n in ("entered", "released", "overflow", "expired")}
+        return {n: self.read_counter(f"hold_{n}", PATH)[0]
+                for n in ("entered", "released", "overflow", "expired", "stale")}
 
 
 @group("fabric")
@@ -143,6 +145,35 @@ class SlotHoldBoundsTest(SlotTest):
                 return
             time.sleep(0.13)
         self.fail("no burst both overflowed and expired in 8 attempts")
+
+
+@group("fabric")
+class SlotFreshnessTest(SlotTest):
+    """A lit decision older than the path's fresh_us when egress takes the packet does not go out:
+    egress counts it (hold_stale) and sends it round the hold loop, where ingress decides again. With
+    fresh_us 1 us every decision is stale by egress (a software switch takes longer than that from
+    ingress to egress), so a packet sent in its slot's day never leaves and expires, counted; with
+    fresh_us 1 s the same packet leaves at once."""
+
+    def runTest(self) -> None:
+        always = TimeSchedule(slots=1, day_us=1_000_000, night_us=0)  # one uplink, always lit
+        self.setup_path("hold", slot1=False, max_hold_us=30_000, sched=always, fresh_us=1)
+        c0 = self.hold_counts()
+        for i in range(5):
+            self.send(1, tcp_packet(ip_id=300 + i))
+        got = self.collect(timeout=0.3)  # each expires 30 ms after it arrived
+        d = {k: v - c0[k] for k, v in self.hold_counts().items()}
+        self.assertEqual(got, [], f"nothing leaves on a stale decision: {d}")
+        self.assertGreaterEqual(d["stale"], 5, f"each packet found stale at egress at least once: {d}")
+        self.assertEqual((d["expired"], d["entered"], d["overflow"]), (5, 0, 0),
+                         f"each, sent back round the loop, expired (never held: always lit): {d}")
+        self.modify(TableEntry("slot_policy", {"path_id": PATH}, "slot_hold",
+                               {"max_hold_us": 30_000, "depth": 64, "fresh_us": 1_000_000}))
+        for i in range(5):
+            self.send(1, tcp_packet(ip_id=400 + i))
+        got = self.collect(timeout=1.0)
+        self.assertEqual([p for p, _ in got], [2] * 5, "fresh decisions leave by the slot's uplink")
+        self.assertEqual(self.hold_counts()["stale"] - c0["stale"], d["stale"], "and none was stale")
 
 
 @group("fabric")

@@ -3,7 +3,7 @@ goodput on the schedule against the same hosts on an electrical fabric.
 
     sudo .venv/bin/python -m scripts.schedule_alltoall [--proto udp|tcp] [--tors 4] [--day-ms 10]
         [--night-ms 1] [--pps 50] [--seconds 8] [--variants blind,ungated,gated,electrical]
-        [--before-us 2000] [--after-us 300] [--depth 64] [--out results/schedule-alltoall]
+        [--before-us 2000] [--after-us US] [--depth 64] [--out results/schedule-alltoall]
 
 ocscore (N ToRs, one host each, one uplink each, 20 Mbit/s) in Mininet; the OCS runs the directed
 round robin of its ports from its time-flow tables (`--schedule-mode dataplane`). UDP: every host sends
@@ -11,7 +11,10 @@ a sequence-numbered stream of `pps` datagrams/s to every other host. TCP: every 
 iperf3 transfer to every other host. Variants:
 - blind: each ToR sends everything up its uplink whatever the slot (no schedule at the ToR);
 - ungated: each ToR sends by its slot (slot_path) and holds what is unlit (slot_hold), no guard bands;
-- gated: the same with guard bands (nights widened by --before-us / --after-us at the ToR);
+- gated: the same with guard bands (nights widened by --before-us / --after-us at the ToR; the
+  after guard defaults to the sum of the ToR's and the OCS's clock error bounds, so that no ToR starts
+  a day before the OCS has; a lit decision older than half the before guard when the packet reaches the
+  ToR's egress goes round the hold loop again, `hold_stale`);
 - electrical: the same hosts and rates on a one-spine leaf-spine (no OCS), the baseline.
 The ToRs' epochs are the OCS's, moved into each switch's clock by clock probes (control/clock.py).
 Reported: UDP loss or TCP goodput (per flow and total) and retransmissions, the OCS's drops in the dark
@@ -61,8 +64,9 @@ def epoch_in(offset: ClockOffset, epoch_mono: float, cycle_us: int) -> int:
 
 
 def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, int], maps: list[dict[int, int]],
-                sched: TimeSchedule, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The ToR's schedule entries for a variant."""
+                sched: TimeSchedule, args: argparse.Namespace, clock_error_us: int) -> list[dict[str, Any]]:
+    """The ToR's schedule entries for a variant; clock_error_us bounds how far its epoch may be from
+    the OCS's (the default after guard)."""
     if variant == "blind":
         # one slot, always a day: every path up the ToR's (first) uplink, whoever is at the other end
         always = TimeSchedule(slots=1, day_us=sched.cycle_us, night_us=0)
@@ -75,7 +79,8 @@ def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, 
                         {"table": "slot_path", "match": {"path_id": path_id, "slot": 0}, "action": "slot_port",
                          "params": {"port": uplink, "dmac": topo.switch_map()[dst].ports[far]}}]
         return entries
-    before, after = (args.before_us, args.after_us) if variant == "gated" else (0, 0)
+    after_us = clock_error_us if args.after_us is None else args.after_us
+    before, after = (args.before_us, after_us) if variant == "gated" else (0, 0)
     return tor_schedule_entries(topo, ocs, name, routes, maps, sched, "hold", max_hold_us=2 * sched.cycle_us,
                                 depth=args.depth, before_us=before, after_us=after)
 
@@ -113,7 +118,7 @@ def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, 
             drops0 = ocs_client.counter_packets(SCHEDULE_DROP_COUNTERS, ports)
             result.update(day_ms=args.day_ms, night_ms=args.night_ms, clocks=clocks,
                           before_us=args.before_us if variant == "gated" else 0,
-                          after_us=args.after_us if variant == "gated" else 0)
+                          after_us=({k: c["after_us"] for k, c in clocks.items()} if variant == "gated" else 0))
         load0 = os.getloadavg()[0]
         # after the senders: time for held packets to leave (two cycles) before the receivers stop
         drain_s = 2 * (args.day_ms + args.night_ms) * args.tors / 1000 + 0.5 if topo.ocs else 0.5
@@ -151,11 +156,13 @@ def install_schedule(emu: Any, topo: Any, variant: str, docs: dict[str, Any], bu
     clocks = {}
     for sw in topo.switches:
         off = emu.controller.clock(sw.name)
-        clocks[sw.name] = {"offset_us": off.offset_us, "error_us": off.error_us}
+        error_us = off.error_us + info["clock_error_us"]  # this ToR's epoch against the OCS's
+        clocks[sw.name] = {"offset_us": off.offset_us, "error_us": off.error_us,
+                           "after_us": error_us if args.after_us is None else args.after_us}
         sched = TimeSchedule(info["slots"], info["day_us"], info["night_us"], 0)
         sched = TimeSchedule(sched.slots, sched.day_us, sched.night_us,
                              epoch_in(off, info["epoch_mono"], sched.cycle_us))
-        tor_docs = tor_entries(variant, topo, o, sw.name, route_paths(docs[sw.name]), maps, sched, args)
+        tor_docs = tor_entries(variant, topo, o, sw.name, route_paths(docs[sw.name]), maps, sched, args, error_us)
         emu.controller.sessions[sw.name].client.install([TableEntry.from_dict(d) for d in tor_docs])
     client = P4RuntimeClient(f"127.0.0.1:{o.grpc_port}", device_id=o.device_id, election_id=(0, 5))
     client.connect()
@@ -235,7 +242,7 @@ def summary_line(r: dict[str, Any]) -> str:
     if "dark_drops" in r:
         line += (f", dark drops {r['dark_drops']} (night {r['night_drops']}, unlit {r['unlit_drops']}), held "
                  f"{r['hold_entered']}, released {r['hold_released']}, overflow {r['hold_overflow']}, expired "
-                 f"{r['hold_expired']}")
+                 f"{r['hold_expired']}, stale {r['hold_stale']}")
     return line + f"; load {r['load_avg_1min'][0]:.1f}-{r['load_avg_1min'][1]:.1f}"
 
 
@@ -251,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=8.0, metavar="S")
     p.add_argument("--variants", default=",".join(VARIANTS), metavar="V[,V]")
     p.add_argument("--before-us", type=int, default=2000, metavar="US")
-    p.add_argument("--after-us", type=int, default=300, metavar="US")
+    p.add_argument("--after-us", type=int, default=None, metavar="US",
+                   help="guard after each night (default: the ToR's and the OCS's clock error bounds)")
     p.add_argument("--depth", type=int, default=64, metavar="N", help="hold depth per destination ToR")
     p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
     p.add_argument("--out", default=str(ROOT / "results" / "schedule-alltoall"), metavar="DIR")

@@ -95,16 +95,22 @@ def scheduled_paths(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int
 def tor_schedule_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int],
                          maps: list[dict[int, int]], sched: TimeSchedule, policy: str = "hold",
                          max_hold_us: int | None = None, depth: int = 64, before_us: int = 0,
-                         after_us: int = 0) -> list[Doc]:
+                         after_us: int = 0, fresh_us: int | None = None) -> list[Doc]:
     """A ToR's time-flow entries: its clock, and per path to another ToR of the OCS its policy and
     its uplink in each slot. `maps` are directed OCS port maps, one per slot (`duplex` for circuit
     maps); `routes` maps the switch's route prefixes to their path ids (its `route` entries);
-    max_hold_us defaults to one cycle."""
+    max_hold_us defaults to one cycle. fresh_us (how old a lit decision may be when egress takes the
+    packet) defaults to half the guard before each night: a packet decided lit then leaves the day's
+    end at least that much early, the other half left for the way from egress to the wire; 0 turns the
+    check off."""
     if policy not in POLICIES:
         raise ValueError(f"policy={policy!r}: expected one of {', '.join(POLICIES)}")
     if depth < 1:
         raise ValueError(f"hold depth={depth}: expected at least 1")
     hold_us = sched.cycle_us if max_hold_us is None else max_hold_us
+    fresh = before_us // 2 if fresh_us is None else fresh_us
+    if fresh < 0:
+        raise ValueError(f"fresh_us={fresh}: expected >= 0 (0: no freshness check)")
     attach = {p.port: (p.switch, p.switch_port) for p in ocs.ports}
     paths = scheduled_paths(topo, ocs, switch, routes)
     mine = {p.port: p.switch_port for p in ocs.ports if p.switch == switch}
@@ -113,7 +119,7 @@ def tor_schedule_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str
     for path_id, dst in paths.items():
         if policy == "hold":
             entries.append({"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_hold",
-                            "params": {"max_hold_us": hold_us, "depth": depth}})
+                            "params": {"max_hold_us": hold_us, "depth": depth, "fresh_us": fresh}})
         else:
             entries.append({"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_electrical",
                             "params": {}})

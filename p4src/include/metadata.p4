@@ -81,6 +81,8 @@ struct fabric_metadata_t {
     bit<1>    hold_pass;      // this pass goes round the hold loop (egress recirculates it)
     bit<32>   hold_max_us;    // slot_policy: the longest a packet of the path is held
     bit<32>   hold_limit;     // slot_policy: at most this many packets of the path held at once
+    bit<32>   hold_fresh_us;  // slot_policy: a lit decision older than this when egress takes the
+                              // packet is stale: it goes round the hold loop again (0: never stale)
     // Kept by a held packet from one pass to the next (recirculated; the parser must not set them).
     @field_list(FL_HOLD)
     bit<1>    held;           // this packet is held for its slot
@@ -92,6 +94,8 @@ struct fabric_metadata_t {
     path_id_t held_path_id;   // its route, decided on arrival
     @field_list(FL_HOLD)
     version_t held_version;
+    @field_list(FL_HOLD)
+    bit<1>    stale;          // egress found its lit decision stale: ingress decides again
 }
 
 struct ocs_metadata_t {

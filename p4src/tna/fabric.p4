@@ -134,9 +134,15 @@ control FabricIngress(inout fabric_headers_t hdr,
         hdr.bridged.drain_probe = meta.drain_probe;
         hdr.bridged._pad1 = 0;
         hdr.bridged.hold_pass = meta.hold_pass;
+        hdr.bridged.lit = 0;
+        if (meta.slot_decision == SLOT_LIT) {
+            hdr.bridged.lit = 1;
+        }
         hdr.bridged._pad2 = 0;
-        hdr.bridged.held_path_id = meta.held_path_id;
+        hdr.bridged.held_path_id = meta.path_id;  // = held_path_id for a held packet (SlotHold)
         hdr.bridged.hold_since = meta.hold_since;
+        hdr.bridged.decided = meta.now;
+        hdr.bridged.fresh_us = meta.hold_fresh_us;
     }
 }
 
@@ -149,6 +155,11 @@ control FabricEgress(inout fabric_headers_t hdr,
 
     DECLARE_PORT_COUNTER(port_tx)
     DECLARE_PORT_COUNTER(port_deq)
+    // Lit decisions older than the path's fresh_us when egress takes the packet (SlotHold). Counted
+    // only: egress cannot send a packet back round the loop here (bmv2's v1model egress does), and a
+    // Tofino decision is at most the traffic manager's queueing old (a held packet re-enters ingress
+    // with a real timestamp), far below a guard band.
+    Counter<bit<64>, bit<32>>(HOLD_PATHS, CounterType_t.PACKETS_AND_BYTES) hold_stale;
     EgressRewrite() egress_rewrite;
 
     apply {
@@ -156,6 +167,10 @@ control FabricEgress(inout fabric_headers_t hdr,
             port_deq.count(eg_intr_md.egress_port);
         }
         meta.now = eg_prsr_md.global_tstamp[41:10];  // the packet-in's timestamp (ingress's is not bridged)
+        if (meta.is_clone == 0 && hdr.bridged.lit == 1 && hdr.bridged.fresh_us != 0 &&
+                meta.now - hdr.bridged.decided > hdr.bridged.fresh_us) {
+            hold_stale.count((bit<32>) hdr.bridged.held_path_id);
+        }
         if (meta.hold_pass == 1) {
             // Round the hold loop (SlotHold): back to ingress unchanged but for the mark.
             hdr.hold_mark.setValid();

@@ -52,8 +52,13 @@ def test_tor_takes_the_uplink_of_each_slot() -> None:
     routes = route_paths(docs["leaf1"])
     entries = tor_schedule_entries(topo, ocs, "leaf1", routes, duplex(maps), SCHED, depth=16, before_us=300, after_us=100)
     policy = {e["match"]["path_id"]: (e["action"], e["params"]) for e in entries if e["table"] == "slot_policy"}
-    assert len(policy) == 3 and all(p == ("slot_hold", {"max_hold_us": SCHED.cycle_us, "depth": 16})
+    # fresh_us: half the before guard unless given
+    assert len(policy) == 3 and all(p == ("slot_hold", {"max_hold_us": SCHED.cycle_us, "depth": 16, "fresh_us": 150})
                                     for p in policy.values())
+    given = tor_schedule_entries(topo, ocs, "leaf1", routes, duplex(maps), SCHED, before_us=300, fresh_us=0)
+    assert {e["params"]["fresh_us"] for e in given if e["table"] == "slot_policy"} == {0}
+    with pytest.raises(ValueError, match="fresh_us=-1"):
+        tor_schedule_entries(topo, ocs, "leaf1", routes, duplex(maps), SCHED, fresh_us=-1)
     uplink = [p.switch_port for p in ocs.ports if p.switch == "leaf1"][0]
     slots = {}
     for e in entries:

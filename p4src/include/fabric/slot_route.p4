@@ -13,10 +13,11 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
 
     bit<1> hold = 0;
 
-    action slot_hold(bit<32> max_hold_us, bit<32> depth) {
+    action slot_hold(bit<32> max_hold_us, bit<32> depth, bit<32> fresh_us) {
         hold = 1;
         meta.hold_max_us = max_hold_us;
         meta.hold_limit = depth;
+        meta.hold_fresh_us = fresh_us;
     }
 
     action slot_electrical() {
@@ -24,8 +25,9 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     }
 
     // The scheduled paths and what an unlit one does: hold (at most `depth` packets of the path
-    // at once, each at most `max_hold_us`) or take the path table (electrical). Exact on path id;
-    // a path without an entry is not scheduled.
+    // at once, each at most `max_hold_us`; a lit decision older than `fresh_us` when the packet
+    // reaches egress is held again) or take the path table (electrical). Exact on path id; a path
+    // without an entry is not scheduled.
     table slot_policy {
         key = {
             meta.path_id: exact @name("path_id");

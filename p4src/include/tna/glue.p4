@@ -49,9 +49,12 @@ header bridged_h {
     bit<1>    drain_probe;
     bit<4>    _pad1;
     bit<1>    hold_pass;       // round the hold loop: egress marks it (hold_mark_h)
-    bit<7>    _pad2;
-    path_id_t held_path_id;
+    bit<1>    lit;             // SlotRoute sent it out of the slot's uplink, decided at `decided`
+    bit<6>    _pad2;
+    path_id_t held_path_id;    // its scheduled path (held or lit)
     time_t    hold_since;
+    time_t    decided;
+    bit<32>   fresh_us;        // slot_policy's: egress counts a lit decision older than this (hold_stale)
 }
 
 // The header of the held ACK's mirrored copy (the drain probe egress makes).
