@@ -57,6 +57,7 @@ class V1modelClock:
 
     def encode(self, sched: TimeSchedule, before_us: int = 0, after_us: int = 0) -> EncodedClock:
         """The clock of `sched` as v1model computes it (lengths and epoch in whole us)."""
+        _ = (sched.day_us, sched.night_us)  # ValueError unless whole microseconds
         return EncodedClock({"epoch_us": sched.epoch_us, "cycle_scale": sched.scale},
                             sched.phase_ranges(before_us, after_us))
 
