@@ -2,7 +2,8 @@
 
 Pure functions: a topology whose OCS has circuit maps, the maps' order in the cycle and a
 TimeSchedule in; the entries the controller writes once (no write per slot) out:
-- the OCS: `schedule_config` (epoch, scale), `schedule_phase` (the OCS's nights and days) and
+- the OCS: `schedule_config` (epoch and cycle) and `schedule_phase` (the OCS's nights and days) in
+  the program's clock encoding (fabric/schedule_clock.py: v1model's by default, or TNA's), and
   `slot_circuit` (each slot's cross-connect by day; by night only the circuits that do not change);
 - each ToR on the OCS: the same clock with nights widened by guard bands, `slot_policy` (hold or
   electrical) for every path to another ToR on the OCS, and `slot_path` (the uplink that reaches
@@ -12,20 +13,30 @@ TimeSchedule in; the entries the controller writes once (no write per slot) out:
 from __future__ import annotations
 
 import ipaddress
+import logging
 from typing import Any
 
-from fabric.schedule import TimeSchedule
+from fabric.schedule import NS_PER_US, TimeSchedule
+from fabric.schedule_clock import V1MODEL, ClockEncoding
 from topo.model import Ocs, Topology
+
+log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
 POLICIES = ("hold", "electrical")
 
 
-def clock_entries(sched: TimeSchedule, before_us: int = 0, after_us: int = 0) -> list[Doc]:
-    """`schedule_config` and `schedule_phase` of one switch (guards widen the nights: ToRs)."""
+def clock_entries(sched: TimeSchedule, before_us: int = 0, after_us: int = 0,
+                  clock: ClockEncoding = V1MODEL) -> list[Doc]:
+    """`schedule_config` and `schedule_phase` of one switch in the program's clock encoding
+    (fabric/schedule_clock.py: `clock_for` reads it from the P4Info); guards widen the nights (ToRs).
+    A rounding the encoding made is logged as a warning."""
+    enc = clock.encode(sched, before_us, after_us)
+    if enc.rounding:
+        log.warning("%s", enc.rounding)
     entries: list[Doc] = [{"table": "schedule_config", "default": True, "action": "set_schedule",
-                           "params": {"epoch_us": sched.epoch_us, "cycle_scale": sched.scale}}]
-    for low, high, slot, night in sched.phase_ranges(before_us, after_us):
+                           "params": enc.params}]
+    for low, high, slot, night in enc.ranges:
         entries.append({"table": "schedule_phase", "match": {"phase": {"low": low, "high": high}},
                         "priority": 1, "action": "set_slot", "params": {"slot": slot, "night": int(night)}})
     return entries
@@ -54,18 +65,19 @@ def duplex(maps: list[list[tuple[int, int]]]) -> list[dict[int, int]]:
     return [_peers(pairs) for pairs in maps]
 
 
-def ocs_schedule_entries(maps: list[dict[int, int]], sched: TimeSchedule) -> list[Doc]:
+def ocs_schedule_entries(maps: list[dict[int, int]], sched: TimeSchedule,
+                         clock: ClockEncoding = V1MODEL) -> list[Doc]:
     """The OCS's time-flow entries for directed maps (input -> output port, one map per slot):
     clock, then `slot_circuit` by day, and by night for the inputs whose output does not change."""
     if len(maps) != sched.slots:
         raise ValueError(f"{len(maps)} circuit maps for a schedule of {sched.slots} slots: expected one per slot")
-    entries = clock_entries(sched)
+    entries = clock_entries(sched, clock=clock)
     for s, now in enumerate(maps):
         before = maps[s - 1]
         for port, peer in sorted(now.items()):
             entries.append({"table": "slot_circuit", "match": {"slot": s, "night": 0, "ingress_port": port},
                             "action": "slot_cross_connect", "params": {"port": peer}})
-            if before.get(port) == peer and sched.night_us:
+            if before.get(port) == peer and sched.night_ns:
                 entries.append({"table": "slot_circuit", "match": {"slot": s, "night": 1, "ingress_port": port},
                                 "action": "slot_cross_connect", "params": {"port": peer}})
     return entries
@@ -95,19 +107,20 @@ def scheduled_paths(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int
 def tor_schedule_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int],
                          maps: list[dict[int, int]], sched: TimeSchedule, policy: str = "hold",
                          max_hold_us: int | None = None, depth: int = 64, before_us: int = 0,
-                         after_us: int = 0, fresh_us: int | None = None) -> list[Doc]:
+                         after_us: int = 0, fresh_us: int | None = None,
+                         clock: ClockEncoding = V1MODEL) -> list[Doc]:
     """A ToR's time-flow entries: its clock, and per path to another ToR of the OCS its policy and
     its uplink in each slot. `maps` are directed OCS port maps, one per slot (`duplex` for circuit
     maps); `routes` maps the switch's route prefixes to their path ids (its `route` entries);
-    max_hold_us defaults to one cycle. fresh_us (how old a lit decision may be when egress takes the
-    packet) defaults to half the guard before each night: a packet decided lit then leaves the day's
-    end at least that much early, the other half left for the way from egress to the wire; 0 turns the
-    check off."""
+    max_hold_us defaults to one cycle (in us, rounded up). fresh_us (how old a lit decision may be
+    when egress takes the packet) defaults to half the guard before each night: a packet decided lit
+    then leaves the day's end at least that much early, the other half left for the way from egress
+    to the wire; 0 turns the check off."""
     if policy not in POLICIES:
         raise ValueError(f"policy={policy!r}: expected one of {', '.join(POLICIES)}")
     if depth < 1:
         raise ValueError(f"hold depth={depth}: expected at least 1")
-    hold_us = sched.cycle_us if max_hold_us is None else max_hold_us
+    hold_us = -(-sched.cycle_ns // NS_PER_US) if max_hold_us is None else max_hold_us
     fresh = before_us // 2 if fresh_us is None else fresh_us
     if fresh < 0:
         raise ValueError(f"fresh_us={fresh}: expected >= 0 (0: no freshness check)")
@@ -115,7 +128,7 @@ def tor_schedule_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str
     paths = scheduled_paths(topo, ocs, switch, routes)
     mine = {p.port: p.switch_port for p in ocs.ports if p.switch == switch}
     macs = {s.name: s.ports for s in topo.switches}
-    entries = clock_entries(sched, before_us, after_us)
+    entries = clock_entries(sched, before_us, after_us, clock)
     for path_id, dst in paths.items():
         if policy == "hold":
             entries.append({"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_hold",

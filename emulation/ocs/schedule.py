@@ -16,11 +16,13 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from decimal import Decimal
 
 from control.ocs.driver import Pair
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
 from fabric.schedule import TimeSchedule
+from fabric.schedule_clock import clock_for
 from p4rt.client import P4RuntimeClient
 from p4rt.entities import TableEntry
 from tablegen.schedule import ocs_schedule_entries
@@ -113,17 +115,32 @@ def dataplane_maps(schedule: Schedule, size: int, port_map: dict[int, int] | Non
     return [{pm[i]: pm[o - size] for i, o in pairs} for pairs in schedule.maps]
 
 
+def _ns(ms: float, what: str) -> int:
+    """A length in ms (as given: 7.340032 is 7340032 ns) as whole ns."""
+    ns = Decimal(repr(ms)) * 1_000_000
+    if ns != ns.to_integral_value():
+        raise ValueError(f"{what} {ms} ms: expected whole nanoseconds")
+    return int(ns)
+
+
 def write_dataplane_schedule(client: P4RuntimeClient, schedule: Schedule, size: int,
-                             port_map: dict[int, int] | None = None, epoch_us: int = 0) -> TimeSchedule:
+                             port_map: dict[int, int] | None = None, epoch_us: int = 0,
+                             round_cycle: bool = False) -> TimeSchedule:
     """Write the whole cycle into the `ocs` switch's time-flow tables, once (older schedule entries
-    are deleted first); the cycle starts at switch time `epoch_us`. Returns what was written."""
-    if schedule.day_ms * 1000 != int(schedule.day_ms * 1000) or schedule.night_ms * 1000 != int(schedule.night_ms * 1000):
-        raise ValueError(f"day {schedule.day_ms} ms / night {schedule.night_ms} ms: expected whole microseconds")
-    sched = TimeSchedule(slots=len(schedule.maps), day_us=int(schedule.day_ms * 1000),
-                         night_us=int(schedule.night_ms * 1000), epoch_us=epoch_us)
+    are deleted first); the cycle starts at switch time `epoch_us`. The clock is encoded as the
+    switch's program wants it (fabric/schedule_clock.py, from its P4Info): v1model's needs whole
+    microseconds, TNA's a cycle of 2^k x 1.024 us unless `round_cycle` (the rounding is logged).
+    Returns what was written."""
+    schema = client.schema or client.get_pipeline()
+    if schema is None:
+        raise ValueError(f"ocs switch {client.address}: has no pipeline; expected the ocs program")
+    clock = clock_for(schema, round_cycle)
+    sched = TimeSchedule(slots=len(schedule.maps), day_ns=_ns(schedule.day_ms, "day"),
+                         night_ns=_ns(schedule.night_ms, "night"), epoch_us=epoch_us)
+    entries = [TableEntry.from_dict(d)
+               for d in ocs_schedule_entries(dataplane_maps(schedule, size, port_map), sched, clock)]
     client.clear_tables(SCHEDULE_TABLES)
-    entries = [TableEntry.from_dict(d) for d in ocs_schedule_entries(dataplane_maps(schedule, size, port_map), sched)]
     client.install(entries)  # schedule_config's default last: the schedule starts complete
-    log.info("time-flow schedule written: %d slots, day %d us, night %d us, %d entries", sched.slots,
-             sched.day_us, sched.night_us, len(entries))
+    log.info("time-flow schedule written (%s clock): %d slots, day %g us, night %g us, %d entries", clock.name,
+             sched.slots, sched.day_ns / 1000, sched.night_ns / 1000, len(entries))
     return sched

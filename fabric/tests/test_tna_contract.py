@@ -3,19 +3,28 @@
 
 With bf-p4c installed, its P4Info of p4src/tna/*.p4 is compared for Tofino 1 and 2. Without it, the
 same comparison runs on p4c's IR of the TNA programs (front and mid end, `--toJSON`): a weaker check
-(no bf-p4c back end), but a compiler's reading of the real programs."""
+(no bf-p4c back end), but a compiler's reading of the real programs. The schedule clock's TNA entries
+(fabric/schedule_clock.py) are encoded against that interface too: p4c has no P4Info for TNA, so
+one is built from its IR (names, match kinds, widths) and the client's own encoder checks them."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from emulation.target import Target
+from fabric.schedule import TimeSchedule
+from fabric.schedule_clock import V1MODEL, TnaClock, clock_for, clock_for_widths
+from p4rt.entities import TableEntry
+from p4rt.proto import p4i
+from p4rt.schema import P4Schema
 from scripts import tofino_check
 from scripts.p4_contract import Interface, Table, compare, from_p4c_ir, from_p4info
+from tablegen.schedule import clock_entries, ocs_schedule_entries
 
 P4SRC = Path(__file__).resolve().parents[2] / "p4src"
 PROGRAMS = ("fabric", "ocs")
@@ -42,19 +51,89 @@ def v1model(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Interface]:
     return {p: from_p4info(out / f"{p}.p4info.txtpb") for p in PROGRAMS}
 
 
-@pytest.mark.skipif(not INCLUDE.is_dir() or shutil.which("p4c-bm2-ss") is None,
-                    reason=f"needs p4c-bm2-ss (make setup) and the Tofino architecture files at {INCLUDE}")
+NEEDS_P4C = pytest.mark.skipif(not INCLUDE.is_dir() or shutil.which("p4c-bm2-ss") is None,
+                               reason=f"needs p4c-bm2-ss (make setup) and the Tofino architecture files at {INCLUDE}")
+
+
+@pytest.fixture(scope="module")
+def tna_front_end(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, int], Interface]:
+    """p4c's IR interface of a TNA program for a Tofino generation, compiled once per module."""
+    out = tmp_path_factory.mktemp("tna")
+    done: dict[tuple[str, int], Interface] = {}
+
+    def interface(program: str, generation: int) -> Interface:
+        if (program, generation) not in done:
+            ir = out / f"{program}.{generation}.ir.json"
+            argv = ["p4c-bm2-ss", f"-D__TARGET_TOFINO__={generation}", "-I", str(INCLUDE), "-I", str(P4SRC),
+                    str(P4SRC / "tna" / f"{program}.p4"), "-o", str(out / "x.json"), "--toJSON", str(ir)]
+            proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+            assert ir.exists(), f"p4c wrote no IR: {proc.stderr[-2000:]}"
+            done[(program, generation)] = from_p4c_ir(ir)
+        return done[(program, generation)]
+
+    return interface
+
+
+@NEEDS_P4C
 @pytest.mark.parametrize("generation", [1, 2], ids=["tna", "t2na"])
 @pytest.mark.parametrize("program", PROGRAMS)
-def test_front_end_interface_matches(v1model: dict[str, Interface], program: str, generation: int,
-                                     tmp_path: Path) -> None:
-    ir = tmp_path / "ir.json"
-    argv = ["p4c-bm2-ss", f"-D__TARGET_TOFINO__={generation}", "-I", str(INCLUDE), "-I", str(P4SRC),
-            str(P4SRC / "tna" / f"{program}.p4"), "-o", str(tmp_path / "x.json"), "--toJSON", str(ir)]
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    assert ir.exists(), f"p4c wrote no IR: {proc.stderr[-2000:]}"
-    tna = from_p4c_ir(ir)
-    assert compare(v1model[program], tna, TOFINO_DIFFERENCES) == []
+def test_front_end_interface_matches(v1model: dict[str, Interface], tna_front_end: Callable[[str, int], Interface],
+                                     program: str, generation: int) -> None:
+    assert compare(v1model[program], tna_front_end(program, generation), TOFINO_DIFFERENCES) == []
+
+
+_KINDS = {"exact": p4i.MatchField.EXACT, "lpm": p4i.MatchField.LPM,
+          "ternary": p4i.MatchField.TERNARY, "range": p4i.MatchField.RANGE,
+          "optional": p4i.MatchField.OPTIONAL}
+
+
+def p4info_of(interface: Interface) -> P4Schema:
+    """A P4Info of the tables and actions of an interface (ids in order), for the client's encoder."""
+    info = p4i.P4Info()
+    ids: dict[str, int] = {}
+    for name in sorted({*interface.actions, *(a for t in interface.tables.values() for a in t.actions)}):
+        a = info.actions.add()
+        ids[name] = a.preamble.id = 0x01000000 + len(ids)
+        a.preamble.name = name
+        for i, (param, width) in enumerate(interface.actions.get(name, []), 1):
+            a.params.add(id=i, name=param, bitwidth=width)
+    for n, (name, table) in enumerate(sorted(interface.tables.items()), 1):
+        t = info.tables.add()
+        t.preamble.id, t.preamble.name = 0x02000000 + n, name
+        for i, (field, width, kind) in enumerate(table.match, 1):
+            t.match_fields.add(id=i, name=field, bitwidth=width, match_type=_KINDS[kind])
+        for action in table.actions:
+            t.action_refs.add(id=ids[action])
+    return P4Schema(info)
+
+
+def assert_tna_clock_entries_fit(schema: P4Schema, program: str) -> None:
+    """The program's P4Info asks for the TNA clock, and its entries (exact and rounded, past the 2^32
+    wrap) encode: table, match field names and kinds, priority, the table's action, parameter names
+    and widths. v1model's entries do not (its scale is 64 bits wide)."""
+    clock = clock_for(schema, round_cycle=True)
+    assert clock == TnaClock(round_cycle=True)
+    exact = TimeSchedule(4, day_ns=7 << 20, night_ns=1 << 20, epoch_ns=((1 << 33) - 5) * 1024)
+    rounded = TimeSchedule(3, 10_000, 1_000, 777)
+    if program == "ocs":
+        docs = [*ocs_schedule_entries([{1: 2, 2: 1}, {1: 3, 3: 1}, {2: 3, 3: 2}, {1: 2, 2: 1}], exact, clock),
+                *ocs_schedule_entries([{1: 2, 2: 1}, {1: 3, 3: 1}, {2: 3, 3: 2}], rounded, clock)]
+    else:
+        docs = [*clock_entries(exact, 300, 100, clock), *clock_entries(rounded, 300, 100, clock)]
+    assert {d["table"] for d in docs} >= {"schedule_config", "schedule_phase"}
+    for d in docs:
+        TableEntry.from_dict(d).to_proto(schema)
+    with pytest.raises(ValueError, match="does not fit in 32 bits"):
+        TableEntry.from_dict(clock_entries(TimeSchedule(3, 10_000, 1_000), clock=V1MODEL)[0]).to_proto(schema)
+
+
+@NEEDS_P4C
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_tna_clock_entries_fit_the_tna_program(tna_front_end: Callable[[str, int], Interface], program: str) -> None:
+    tna = tna_front_end(program, 1)
+    control = "OcsIngress" if program == "ocs" else "FabricIngress"
+    assert clock_for_widths(dict(tna.actions[f"{control}.clock.set_schedule"])) == TnaClock()
+    assert_tna_clock_entries_fit(p4info_of(tna), program)
 
 
 @pytest.mark.skipif(BF_P4C is None, reason="bf-p4c is not installed (not on PATH, $BF_P4C or ../shared/toolchain/bin): "
@@ -65,8 +144,9 @@ def test_bf_p4c_p4info_matches(v1model: dict[str, Interface], program: str, targ
                                tmp_path: Path) -> None:
     result = tofino_check.compile_bf_p4c(str(BF_P4C), P4SRC / "tna" / f"{program}.p4", target, tmp_path)
     assert result.ok, result.errors
-    tna = from_p4info(tmp_path / f"{program}.{target.name}" / f"{program}.p4info.txtpb")
-    assert compare(v1model[program], tna, TOFINO_DIFFERENCES) == []
+    p4info = tmp_path / f"{program}.{target.name}" / f"{program}.p4info.txtpb"
+    assert compare(v1model[program], from_p4info(p4info), TOFINO_DIFFERENCES) == []
+    assert_tna_clock_entries_fit(P4Schema.load(p4info), program)
 
 
 def test_compare_names_every_kind_of_difference() -> None:

@@ -1,13 +1,25 @@
 import itertools
 import time
+from pathlib import Path
 
 import pytest
 
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
-from emulation.ocs.schedule import Schedule, ScheduleRunner, dataplane_maps, round_robin
+from emulation.ocs.schedule import (
+    Schedule,
+    ScheduleRunner,
+    dataplane_maps,
+    round_robin,
+    write_dataplane_schedule,
+)
 from fabric.schedule import TimeSchedule
+from p4rt.client import P4RuntimeClient, wildcard
+from p4rt.entities import TableEntry
+from p4rt.testing import P4simSwitch
 from tablegen.schedule import ocs_schedule_entries
+
+GOLDEN = Path(__file__).resolve().parents[3] / "p4sim" / "tests" / "golden"
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 7])
@@ -66,3 +78,25 @@ def test_dataplane_maps_are_the_round_robin_in_data_plane_ports() -> None:
     entries = ocs_schedule_entries(dataplane_maps(sched, 3), TimeSchedule(2, 10_000, 1_000))
     days = [e for e in entries if e["table"] == "slot_circuit"]
     assert len(days) == 6 and all(e["match"]["night"] == 0 for e in days)  # every circuit changes
+
+
+def test_dataplane_schedule_is_written_in_the_programs_clock():
+    # the ocs program (v1model, p4sim's golden build) on p4sim's P4Runtime server: the encoding comes
+    # from its P4Info, and a schedule v1model cannot count is refused before anything is deleted
+    with P4simSwitch() as sw:
+        client = P4RuntimeClient(sw.address, device_id=1, election_id=(0, 10))
+        assert client.connect()
+        try:
+            client.set_pipeline_files(GOLDEN / "ocs.p4info.txtpb", GOLDEN / "ocs.json")
+            schedule = Schedule(round_robin(3), day_ms=10, night_ms=1)
+            assert write_dataplane_schedule(client, schedule, 3, epoch_us=5) == TimeSchedule(2, 10_000, 1_000, 5)
+            want = [TableEntry.from_dict(d).canonical(client.schema)
+                    for d in ocs_schedule_entries(dataplane_maps(schedule, 3), TimeSchedule(2, 10_000, 1_000, 5))]
+            got = [str(e) for e in client.read_entities([TableEntry("schedule_config", default=True)])]
+            assert got == want[:1] and "set_schedule(epoch_us=5, cycle_scale=" in got[0]
+            assert sorted(str(e) for e in client.read_entities([wildcard(client.schema, "table_entry")])) == sorted(want[1:])
+            with pytest.raises(ValueError, match="night 1000500 ns: expected whole microseconds"):
+                write_dataplane_schedule(client, Schedule(round_robin(3), day_ms=10, night_ms=1.0005), 3)
+            assert len(client.read_entities([wildcard(client.schema, "table_entry")])) == len(want) - 1
+        finally:
+            client.close()
