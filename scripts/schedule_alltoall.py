@@ -113,6 +113,9 @@ def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, 
         result: dict[str, Any] = {"variant": variant, "proto": args.proto, "tors": args.tors,
                                   "rate_mbit": args.rate_mbit, "seconds": args.seconds}
         if topo.ocs:
+            ocs_pid = emu.switches[topo.ocs[0].name].pid_started
+            result["ocs_scheduler"] = {os.SCHED_FIFO: "fifo", os.SCHED_OTHER: "other"}.get(
+                os.sched_getscheduler(ocs_pid), "other") if ocs_pid else None
             ocs_client, clocks = install_schedule(emu, topo, variant, docs, build, vdir, args)
             ports = sorted(p.port for p in topo.ocs[0].ports)
             drops0 = ocs_client.counter_packets(SCHEDULE_DROP_COUNTERS, ports)
@@ -246,7 +249,8 @@ def summary_line(r: dict[str, Any]) -> str:
     return line + f"; load {r['load_avg_1min'][0]:.1f}-{r['load_avg_1min'][1]:.1f}"
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (tests build their arguments with it)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tors", type=int, default=4, metavar="N")
     p.add_argument("--rate-mbit", type=float, default=20.0, metavar="MBIT")
@@ -263,7 +267,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--depth", type=int, default=64, metavar="N", help="hold depth per destination ToR")
     p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
     p.add_argument("--out", default=str(ROOT / "results" / "schedule-alltoall"), metavar="DIR")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if os.geteuid() != 0:
         raise SystemExit("schedule_alltoall: needs root (Mininet); expected sudo")
