@@ -9,8 +9,10 @@ are the physics and the accounting, not tuned numbers:
 - gated ToRs send only in their destination's day, so at most a trace reaches the OCS in the dark
   (a stalled software switch can still send a frame late: docs/experiments.md, time-sliced
   schedules; 0-5 of 1440 at load 1-9);
-- every datagram lost is counted by a data-plane counter: the OCS's dark drops, or a ToR's hold
-  overflow or expiry (9 of 9 runs on both targets matched exactly);
+- every datagram the gated run lost is counted by a data-plane counter: the OCS's dark drops, or a
+  ToR's hold overflow or expiry (every run on both targets matched exactly). Blind ToRs also bounce
+  datagrams between wrong ToRs until their TTL runs out; there only counted <= lost is asserted
+  (p4sim lost up to 39 of 1440 beyond the dark drops, bmv2 matched);
 - the OCS keeping time for the schedule ran at real-time priority.
 """
 
@@ -62,7 +64,8 @@ def test_every_lost_datagram_is_counted_in_the_data_plane(runs, variant):
     r = runs[variant]
     lost = r["sent"] - r["received"]
     assert counted_drops(r) <= lost, f"{variant}: counted {counted_drops(r)} drops, lost {lost}"
-    assert lost - counted_drops(r) <= max(3, 0.01 * r["sent"]), f"{variant}: lost {lost}, counted {counted_drops(r)}: {r}"
+    if variant == "gated":
+        assert lost - counted_drops(r) <= max(3, 0.01 * r["sent"]), f"lost {lost}, counted {counted_drops(r)}: {r}"
 
 
 def test_the_ocs_keeps_time_at_real_time_priority(runs):
