@@ -91,8 +91,9 @@ OCS_ACTIONS = (CROSS_CONNECT, DARK, SLOT_CROSS_CONNECT, SLOT_DARK)
 PORT_RX, PORT_ENQ, PORT_DEQ, PORT_TX = "port_rx", "port_enq", "port_deq", "port_tx"
 PORT_COUNTERS = (PORT_RX, PORT_ENQ, PORT_DEQ, PORT_TX)
 # the hold of a ToR's scheduled paths (p4src/include/v1model/slot_hold.p4), counters by path id;
-# hold_stale (egress): lit decisions found stale, sent round the loop again
-HOLD_COUNTERS = ("hold_entered", "hold_released", "hold_overflow", "hold_expired", "hold_stale")
+# hold_stale (egress): lit decisions found stale, sent round the loop again; slot_over_budget: lit
+# packets the uplink could not have sent before their day's end (UplinkClock), held or electrical
+HOLD_COUNTERS = ("hold_entered", "hold_released", "hold_overflow", "hold_expired", "hold_stale", "slot_over_budget")
 # the OCS's drops under a schedule, counters by ingress port: a night on a changing port, a day
 # without a circuit for the port
 SCHEDULE_DROP_COUNTERS = ("night_drops", "unlit_drops")
@@ -104,8 +105,8 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     PATH_STATIC: ("port", "dmac"), PATH_ECMP: (), **{a: () for a in PATH_SPRAY.values()}, PATH_DROP: (),
     SET_NEXT_HOP: ("port", "dmac"), PORT_UP: (), PORT_DOWN: (), SET_SMAC: ("smac",),
     CROSS_CONNECT: ("port",), DARK: (),
-    SET_SCHEDULE: ("epoch_us", "cycle_scale"), SCHEDULE_OFF: (), SET_SLOT: ("slot", "night"),
-    SLOT_HOLD: ("max_hold_us", "depth", "fresh_us"), SLOT_ELECTRICAL: (), SLOT_PORT: ("port", "dmac"),
+    SET_SCHEDULE: ("epoch_us", "cycle_scale"), SCHEDULE_OFF: (), SET_SLOT: ("slot", "night", "end"),
+    SLOT_HOLD: ("max_hold_us", "depth", "fresh_us"), SLOT_ELECTRICAL: (), SLOT_PORT: ("port", "dmac", "byte_ns"),
     SLOT_CROSS_CONNECT: ("port",), SLOT_DARK: (),
 }
 

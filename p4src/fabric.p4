@@ -50,6 +50,7 @@
 #include "include/fabric/failover.p4"
 #include "include/fabric/egress_rewrite.p4"
 #include "include/schedule/clock.p4"
+#include "include/v1model/uplink_clock.p4"
 #include "include/fabric/slot_route.p4"
 #include "include/v1model/slot_hold.p4"
 

@@ -10,6 +10,8 @@ import time
 from fabric_helpers import FabricTest, next_hop_mac, routed, tcp_packet
 from ptf import testutils
 from ptf.testutils import group
+from scapy.layers.inet import IP
+from scapy.layers.l2 import Ether
 from schedule_helpers import ScheduleMixin, check_clock_probe
 
 from fabric.schedule import TimeSchedule
@@ -24,7 +26,7 @@ class SlotTest(FabricTest, ScheduleMixin):
 
     def setup_path(self, policy: str, slot1: bool = True, electrical: int | None = None,
                    max_hold_us: int = 2_000_000, depth: int = 64, sched: TimeSchedule = SCHED,
-                   fresh_us: int = 0) -> None:
+                   fresh_us: int = 0, byte_ns: int = 0) -> None:
         """Route, the path table's version 0 (`electrical` port, or path_drop), clock, slots, policy."""
         self.add_route("10.0.2.0/24", PATH)
         self.set_version(PATH, 0)
@@ -32,10 +34,10 @@ class SlotTest(FabricTest, ScheduleMixin):
             self.add_static_path(PATH, 0, electrical)
         self.install_clock(sched)
         entries = [TableEntry("slot_path", {"path_id": PATH, "slot": 0}, "slot_port",
-                              {"port": 2, "dmac": next_hop_mac(2)})]
+                              {"port": 2, "dmac": next_hop_mac(2), "byte_ns": byte_ns})]
         if slot1:
             entries.append(TableEntry("slot_path", {"path_id": PATH, "slot": 1}, "slot_port",
-                                      {"port": 3, "dmac": next_hop_mac(3)}))
+                                      {"port": 3, "dmac": next_hop_mac(3), "byte_ns": byte_ns}))
         if policy == "hold":
             entries.append(TableEntry("slot_policy", {"path_id": PATH}, "slot_hold",
                                       {"max_hold_us": max_hold_us, "depth": depth, "fresh_us": fresh_us}))
@@ -174,6 +176,41 @@ class SlotFreshnessTest(SlotTest):
         got = self.collect(timeout=1.0)
         self.assertEqual([p for p, _ in got], [2] * 5, "fresh decisions leave by the slot's uplink")
         self.assertEqual(self.hold_counts()["stale"] - c0["stale"], d["stale"], "and none was stale")
+
+
+@group("fabric")
+class SlotDayBudgetTest(SlotTest):
+    """A lit packet leaves by its slot's uplink only if the uplink can still send it, after what it
+    already has to send, before its day ends (UplinkClock, slot_port's byte_ns): here each packet
+    takes the uplink 200 ms and the day is 999 ms, so of a burst of 8 at most 5 fit; the rest take
+    the electrical path (port 4), counted in slot_over_budget. Without a budget (byte_ns 0) the whole
+    burst leaves by the uplink."""
+
+    def runTest(self) -> None:
+        day = TimeSchedule(slots=1, day_us=999_000, night_us=1_000)
+        n = 8
+        pkt = tcp_packet(ip_id=500)
+        byte_ns = 200_000_000 // len(pkt)  # 200 ms a packet
+        self.setup_path("electrical", slot1=False, electrical=4, sched=day, byte_ns=byte_ns)
+        over0 = self.read_counter("slot_over_budget", PATH)[0]
+        for i in range(n):
+            self.send(1, tcp_packet(ip_id=500 + i))
+        got = self.collect(timeout=1.0)
+        ports = [p for p, _ in got]
+        lit, electrical = ports.count(2), ports.count(4)
+        over = self.read_counter("slot_over_budget", PATH)[0] - over0
+        self.assertEqual(lit + electrical, n, f"every packet out by the uplink or the path table: {ports}")
+        self.assertLessEqual(lit, 5, f"at most 5 packets of 200 ms fit in a 999 ms day: {ports}")
+        self.assertEqual(over, electrical, f"each packet over the budget counted: {over}, ports {ports}")
+        ids = {port: [Ether(raw)[IP].id for p, raw in got if p == port] for port in (2, 4)}
+        self.assertLess(max(ids[2], default=0), min(ids[4], default=1 << 16), f"the first ones fit, then none: {ids}")
+        self.modify(TableEntry("slot_path", {"path_id": PATH, "slot": 0}, "slot_port",
+                               {"port": 2, "dmac": next_hop_mac(2), "byte_ns": 0}))
+        for i in range(n):
+            self.send(1, tcp_packet(ip_id=600 + i))
+        ports = [p for p, _ in self.collect(timeout=1.0)]
+        self.assertGreaterEqual(ports.count(2), n - 1, f"no budget: the burst leaves by the uplink (one may meet the "
+                                f"1 ms night): {ports}")
 
 
 @group("fabric")

@@ -77,7 +77,7 @@ def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, 
             entries += [{"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_electrical",
                          "params": {}},
                         {"table": "slot_path", "match": {"path_id": path_id, "slot": 0}, "action": "slot_port",
-                         "params": {"port": uplink, "dmac": topo.switch_map()[dst].ports[far]}}]
+                         "params": {"port": uplink, "dmac": topo.switch_map()[dst].ports[far], "byte_ns": 0}}]
         return entries
     after_us = clock_error_us if args.after_us is None else args.after_us
     before, after = (args.before_us, after_us) if variant == "gated" else (0, 0)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import math
 from typing import Any
 
 from fabric.schedule import NS_PER_US, TimeSchedule
@@ -38,7 +39,8 @@ def clock_entries(sched: TimeSchedule, before_us: int = 0, after_us: int = 0,
                            "params": enc.params}]
     for low, high, slot, night in enc.ranges:
         entries.append({"table": "schedule_phase", "match": {"phase": {"low": low, "high": high}},
-                        "priority": 1, "action": "set_slot", "params": {"slot": slot, "night": int(night)}})
+                        "priority": 1, "action": "set_slot",
+                        "params": {"slot": slot, "night": int(night), "end": high + 1}})
     return entries
 
 
@@ -142,9 +144,15 @@ def tor_schedule_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str
                 if far is not None and attach[far][0] == dst:
                     entries.append({"table": "slot_path", "match": {"path_id": path_id, "slot": s},
                                     "action": "slot_port",
-                                    "params": {"port": sport, "dmac": macs[dst][attach[far][1]]}})
+                                    "params": {"port": sport, "dmac": macs[dst][attach[far][1]],
+                                               "byte_ns": uplink_byte_ns(ocs)}})
                     break
     return entries
+
+
+def uplink_byte_ns(ocs: Ocs) -> int:
+    """ns a byte takes on a ToR's fibre to the OCS, rounded up: slot_port's day budget (UplinkClock)."""
+    return math.ceil(8000 / ocs.rate_mbit)
 
 
 def route_paths(doc: Doc) -> dict[str, int]:

@@ -152,9 +152,9 @@ def test_tna_clock_entries() -> None:
                           "params": {"epoch_us": 7, "cycle_scale": (1 << 15) - 1}}
     assert entries[1:3] == [
         {"table": "schedule_phase", "match": {"phase": {"low": 0, "high": 1023}}, "priority": 1,
-         "action": "set_slot", "params": {"slot": 0, "night": 1}},
+         "action": "set_slot", "params": {"slot": 0, "night": 1, "end": 1024}},
         {"table": "schedule_phase", "match": {"phase": {"low": 1024, "high": 8191}}, "priority": 1,
-         "action": "set_slot", "params": {"slot": 0, "night": 0}}]
+         "action": "set_slot", "params": {"slot": 0, "night": 0, "end": 8192}}]
     assert len(entries) == 9
 
 

@@ -18,6 +18,8 @@ struct schedule_t {
     bit<1>  night;            // a night (OCS: changing ports are dark; ToR: nothing optical is sent)
     slot_t  slot;
     bit<32> phase;            // position in the cycle (v1model: 2^-SCHEDULE_PHASE_BITS cycles)
+    bit<32> end;              // where the current range (day or night) ends, in the same units
+    SCHEDULE_SCALE_T scale;   // set_schedule's: a time into phase units (SCHEDULE_UNITS)
 }
 
 struct fabric_metadata_t {
@@ -81,6 +83,7 @@ struct fabric_metadata_t {
     bit<1>    hold_pass;      // this pass goes round the hold loop (egress recirculates it)
     bit<32>   hold_max_us;    // slot_policy: the longest a packet of the path is held
     bit<32>   hold_limit;     // slot_policy: at most this many packets of the path held at once
+    bit<32>   slot_byte_ns;   // slot_port: ns a byte takes on the slot's uplink (0: no day budget)
     bit<32>   hold_fresh_us;  // slot_policy: a lit decision older than this when egress takes the
                               // packet is stale: it goes round the hold loop again (0: never stale)
     // Kept by a held packet from one pass to the next (recirculated; the parser must not set them).

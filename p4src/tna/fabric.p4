@@ -35,6 +35,7 @@
 #include "../include/fabric/failover.p4"
 #include "../include/fabric/egress_rewrite.p4"
 #include "../include/schedule/clock.p4"
+#include "../include/tna/uplink_clock.p4"
 #include "../include/fabric/slot_route.p4"
 #include "../include/tna/slot_hold.p4"
 

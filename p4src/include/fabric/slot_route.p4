@@ -41,9 +41,11 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
         size = HOLD_PATHS;
     }
 
-    action slot_port(port_t port, mac_addr_t dmac) {
+    // byte_ns: ns a byte takes on the uplink (its day budget, UplinkClock; 0: no budget).
+    action slot_port(port_t port, mac_addr_t dmac, bit<32> byte_ns) {
         meta.egress_port = port;
         hdr.ethernet.dst_addr = dmac;
+        meta.slot_byte_ns = byte_ns;
     }
 
     // The time-flow table of a ToR: the uplink whose circuit reaches the path's ToR in each slot
@@ -61,14 +63,29 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
         size = SLOT_PATH_SIZE;
     }
 
+    UplinkClock() uplink_clock;
+
     apply {
         meta.slot_decision = SLOT_PATH;
+        meta.slot_byte_ns = 0;
         if (meta.sched.on == 1) {
             if (slot_policy.apply().hit) {
                 bool lit = false;
                 if (meta.sched.night == 0) {
                     if (slot_path.apply().hit) {
                         lit = true;
+                    }
+                }
+                if (lit && meta.slot_byte_ns != 0) {
+                    // The day budget: only what the uplink can still send before the day's end.
+                    time_t tx;
+                    SLOT_TX(tx, meta.pkt_len, meta.slot_byte_ns);
+                    bit<32> left = meta.sched.end - meta.sched.phase;  // of the day, in phase units
+                    bit<1> admitted;
+                    uplink_clock.apply(meta.egress_port, meta.path_id, meta.now, tx, left, meta.sched.scale,
+                                       admitted);
+                    if (admitted == 0) {
+                        lit = false;  // held for a later day, or electrical, by the path's policy
                     }
                 }
                 if (lit) {

@@ -42,14 +42,18 @@ control ScheduleClock(in time_t now, inout schedule_t sched) {
         size = 1;
     }
 
-    action set_slot(slot_t slot, bit<1> night) {
+    // `end`: the phase at which this range ends (the range's high + 1): what is left of a day
+    // (SlotRoute's day budget at a ToR).
+    action set_slot(slot_t slot, bit<1> night, bit<32> end) {
         sched.slot = slot;
         sched.night = night;
+        sched.end = end;
         DIRECT_COUNT(phase_counter);
     }
 
     action phase_unknown() {
         sched.night = 1;  // not covered by the schedule: nothing is lit
+        sched.end = sched.phase;
         DIRECT_COUNT(phase_counter);
     }
 
@@ -74,7 +78,9 @@ control ScheduleClock(in time_t now, inout schedule_t sched) {
         sched.night = 1;
         sched.slot = 0;
         sched.phase = 0;
+        sched.end = 0;
         schedule_config.apply();
+        sched.scale = scale;
         if (sched.on == 1) {
             if (TIME_AFTER(epoch, now)) {
                 sched.on = 0;  // not started yet

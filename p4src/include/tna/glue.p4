@@ -159,5 +159,9 @@ struct flowlet_pending_t {
 // (cycle - 1); the phase is t within the cycle, in time units.
 #define SCHEDULE_SCALE_T bit<32>
 #define SCHEDULE_PHASE(dst, t, scale) dst = (bit<32>) (t) & (scale)
+// A duration in phase units: the phase is in time units already.
+#define SCHEDULE_UNITS(dst, t, scale) dst = (bit<32>) (t)
+// The time (1.024 us units) a packet of len bytes takes on a link of byte_ns ns a byte, rounded up.
+#define SLOT_TX(dst, len, byte_ns) dst = (time_t) (((len) * (byte_ns) + 1023) >> 10)
 
 #endif  // P4SRC_INCLUDE_TNA_GLUE_P4_

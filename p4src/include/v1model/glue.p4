@@ -71,5 +71,10 @@ typedef bit<48> time_t;
 // supported by bmv2"). Only bits 32..51 of the product count, so its overflow past 64 bits does not.
 #define SCHEDULE_SCALE_T bit<64>
 #define SCHEDULE_PHASE(dst, t, scale) dst = ((bit<32>) ((((bit<64>) (t)) * (scale)) >> 32)) & SCHEDULE_PHASE_MASK
+// A duration (us) in phase units, rounded down (the day budget, fabric/slot_route.p4).
+#define SCHEDULE_UNITS(dst, t, scale) dst = (bit<32>) ((((bit<64>) (t)) * (scale)) >> 32)
+// The time (us) a packet of len bytes takes on a link of byte_ns ns a byte, rounded up: / 1000 as
+// x 1049 >> 20 (0.04% more; p4c divides by no constant but a power of two for bmv2).
+#define SLOT_TX(dst, len, byte_ns) dst = (time_t) (((bit<64>) (len) * (bit<64>) (byte_ns) * 1049 + 1048575) >> 20)
 
 #endif  // P4SRC_INCLUDE_V1MODEL_GLUE_P4_
