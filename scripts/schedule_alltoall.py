@@ -245,7 +245,7 @@ def summary_line(r: dict[str, Any]) -> str:
     if "dark_drops" in r:
         line += (f", dark drops {r['dark_drops']} (night {r['night_drops']}, unlit {r['unlit_drops']}), held "
                  f"{r['hold_entered']}, released {r['hold_released']}, overflow {r['hold_overflow']}, expired "
-                 f"{r['hold_expired']}, stale {r['hold_stale']}")
+                 f"{r['hold_expired']}, stale {r['hold_stale']}, over budget {r['slot_over_budget']}")
     return line + f"; load {r['load_avg_1min'][0]:.1f}-{r['load_avg_1min'][1]:.1f}"
 
 
