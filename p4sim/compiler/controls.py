@@ -127,10 +127,15 @@ class BlockContext:
             if ent is not None:
                 self.scope.add(p.name, ent, p.loc)
 
-    def apply_scope(self, ent: DeclE, c: A.Call, ev: StmtLowerer) -> Scope:
+    def apply_scope(self, ent: DeclE, c: A.Call, ev: StmtLowerer, copies: list[A.Stmt] | None = None) -> Scope:
         """The scope a sub-parser or sub-control instance is inlined in: its constructor values, then
         each apply parameter bound to its argument, evaluated by `ev` in the caller's scope (a variable
-        is aliased, a constant given to a non-out parameter is its value, packet_in is the packet)."""
+        is aliased, a constant given to a non-out parameter is its value, packet_in is the packet).
+
+        With `copies` (controls), a scalar `in` argument that is not a constant is copied in, as P4's
+        copy-in semantics and p4c do: a temporary in the caller's scope and its assignment appended to
+        `copies`, which the caller runs before the body. So an expression may be an argument, and a
+        field the body overwrites keeps, as the parameter, the value it had at the call."""
         decl = ent.decl
         if len(c.args) != len(decl.params):
             raise CompileError(c.loc, f"{decl.name}.apply takes {len(decl.params)} arguments, found {len(c.args)}")
@@ -146,7 +151,13 @@ class BlockContext:
                 sc.add(p.name, DeclE("packet", None, "packet_in"))
                 continue
             v = ev.expr(a.expr, strip(pt))
-            if isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)):
+            if copies is not None and not p.direction.endswith("out") and v.const is None \
+                    and not isinstance(v.ent, (HeaderE, StructE, StackE)):
+                name = self.bm.fresh(f"{decl.name}_{p.name}")
+                ev.scope.add(name, self.new_local(name, pt, a.expr.loc), a.expr.loc)
+                copies.append(A.Assign(a.expr.loc, A.Name(a.expr.loc, name), a.expr))
+                sc.add(p.name, ev.scope.lookup(name))
+            elif isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)):
                 ev.coerce(v, pt, a.expr.loc, f"argument {p.name}")
                 sc.add(p.name, v.ent)
             elif v.const is not None and not p.direction.endswith("out"):
@@ -382,7 +393,8 @@ class ControlLowerer(BlockContext):
     def inline_control(self, ent: DeclE, c: A.Call, nxt: str | None, scope: Scope) -> str | None:
         """Inline a control instance's apply (as p4c's Inline pass), names prefixed by the instance."""
         cd: A.ControlDecl = ent.decl
-        sc = self.apply_scope(ent, c, StmtLowerer(scope, self.prog, self))
+        copies: list[A.Stmt] = []
+        sc = self.apply_scope(ent, c, StmtLowerer(scope, self.prog, self), copies)
         init: list[A.Stmt] = []
         sl = StmtLowerer(sc, self.prog, self)
         for d in cd.locals:
@@ -390,9 +402,10 @@ class ControlLowerer(BlockContext):
         saved = self.ret_target
         self.ret_target = nxt
         try:
-            return self.block(init + cd.body.stmts, nxt, sc)
+            body = self.block(init + cd.body.stmts, nxt, sc)
         finally:
             self.ret_target = saved
+        return self.block(copies, body, scope) if copies else body
 
     def table_of_apply(self, c: A.Expr, scope: Scope) -> DeclE | None:
         """The table if c is `t.apply()`."""

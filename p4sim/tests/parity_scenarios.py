@@ -419,6 +419,10 @@ def lang() -> Scenario:
         Probe("generic_ternary_order_hit", 1, _lo(12, 1, 7, w=0x100), (Expect(2, _lo(12, 1, 7, 0x0F, 0x300, 7, 5)),)),
         Probe("generic_ternary_order_miss", 1, _lo(12, 30, 7, w=0x400), (Expect(2, _lo(12, 30, 7, 0xF0, 0x400, 30, 7)),)),
         Probe("tuple_variable", 1, _lo(13, 5, w=0x100), (Expect(2, _lo(13, 5, w=0x101, r=6)),)),
+        # sum_in(a - b, c + 1): r = (9 - 4) + (2 + 1), s = 5; a zeroed by the body
+        Probe("apply_in_expressions", 1, _lo(14, 9, 4, 2), (Expect(2, _lo(14, 0, 4, 2, r=8, s=5)),)),
+        # sum_in(a, b) with a zeroed in the body first: x is still 9 (copied in)
+        Probe("apply_in_copied", 1, _lo(15, 9, 4), (Expect(2, _lo(15, 0, 4, r=13, s=9)),)),
     ])
 
 

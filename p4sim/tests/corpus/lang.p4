@@ -80,7 +80,18 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
 
 control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
 
+// `in` arguments are copied in when the control is applied: an expression (p4c evaluates it into
+// a temporary) and a field the body then overwrites (x keeps the value it had at the call).
+control SumIn(inout headers_t hdr, in bit<8> x, in bit<8> y) {
+    apply {
+        hdr.op.a = 0;
+        hdr.op.r = x + y;
+        hdr.op.s = x;
+    }
+}
+
 control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    SumIn() sum_in;
     action set_r(bit<8> v) { hdr.op.r = v; }
     action nop() { }
     table probe {
@@ -218,6 +229,10 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
             t = { t[0] + 1, t[1] };
             hdr.op.r = t[0];
             hdr.op.w = t[1] + 1;
+        } else if (hdr.op.op == 14) {
+            sum_in.apply(hdr, hdr.op.a - hdr.op.b, hdr.op.c + 1);
+        } else if (hdr.op.op == 15) {
+            sum_in.apply(hdr, hdr.op.a, hdr.op.b);
         }
     }
 }
