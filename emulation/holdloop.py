@@ -53,6 +53,11 @@ class HoldLoop:
         return {HOLD_OUT_PORT: self.out_intf, HOLD_IN_PORT: self.in_intf}
 
 
+def hold_loop_names(node: str) -> HoldLoop:
+    """A switch's hold loop interfaces: `<node>-ho` and `<node>-hi` (shorter than its `<node>-ethN` ports)."""
+    return HoldLoop(f"{node}-ho", f"{node}-hi")
+
+
 def tbf_args(passes_per_s: int = HOLD_PASSES_PER_S, frames: int = HOLD_LOOP_FRAMES) -> list[str]:
     """The tbf of the out end: `passes_per_s` frames a second of any size, `frames` queued at most."""
     if isinstance(passes_per_s, bool) or not isinstance(passes_per_s, int) or not 1 <= passes_per_s <= 1_000_000:

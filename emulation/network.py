@@ -56,7 +56,14 @@ from control.network import Network, generate_states
 from control.ocs.driver import duplex_pairs
 from control.switch import Pipeline
 from emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
-from emulation.holdloop import HOLD_PASSES_PER_S, HoldLoop, add_hold_loop, loop_drops, tbf_args
+from emulation.holdloop import (
+    HOLD_PASSES_PER_S,
+    HoldLoop,
+    add_hold_loop,
+    hold_loop_names,
+    loop_drops,
+    tbf_args,
+)
 from emulation.links import (
     carrier,
     check_rto_min,
@@ -76,7 +83,7 @@ from fabric.contract import MODES, SPRAY_KINDS
 from p4rt.client import P4RuntimeClient
 from p4rt.resources import CounterEntry
 from topo.circuits import resolve_circuits
-from topo.model import HOLD_IN_PORT, HOLD_OUT_PORT, OcsPort, Topology, load
+from topo.model import OcsPort, Topology, load
 from topo.validate import validate
 
 log = logging.getLogger(__name__)
@@ -229,7 +236,7 @@ class Emulation:
 
     def hold_loop(self, switch: str) -> HoldLoop:
         """The interfaces of a fabric switch's hold loop (its ports HOLD_OUT_PORT and HOLD_IN_PORT)."""
-        return HoldLoop(self.intf(switch, HOLD_OUT_PORT), self.intf(switch, HOLD_IN_PORT))
+        return hold_loop_names(self.prefix + switch)
 
     def intf(self, node: str, port: int) -> str:
         """The Linux interface of a topology node's port."""

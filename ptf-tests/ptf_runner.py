@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from emulation.fibre import patch
-from emulation.holdloop import HoldLoop, add_hold_loop
+from emulation.holdloop import add_hold_loop, hold_loop_names
 from emulation.links import switch_port_offloads_off
 from emulation.switchproc import SwitchProcess, start_switch
 from emulation.target import Target, label, pairings
@@ -120,7 +120,7 @@ def run_program(program: str, target: Target, build: Path, args: argparse.Namesp
     try:
         veths.create()
         if program == "fabric":  # its hold loop, as every fabric switch of the emulation has
-            loop = HoldLoop(f"pt{veths.token}o", f"pt{veths.token}i")
+            loop = hold_loop_names(f"pt{veths.token}")
             veths.created.append(loop.out_intf)
             ports |= add_hold_loop(loop, MTU).ports
         switch_log = logs / f"{program}-switch.log"

@@ -32,10 +32,10 @@ _NOT_UNICAST = [(0, 8, "this-network 0.0.0.0/8"), (127, 8, "loopback 127.0.0.0/8
 def validate(topo: Topology) -> Topology:
     """Check names, ids, ports, addresses, links and OCS wiring; return topo or raise ValueError."""
     names: set[str] = set()
-    # the longest interface suffix of each node: -eth0 on a host, -eth254 on a switch (its hold loop's
-    # in port, emulation/holdloop.py), and on an OCS -eth<last port> and one more character for its
+    # the longest interface suffix of each node: -eth0 on a host, -eth<last port> on a switch (its hold
+    # loop's are shorter: -ho, -hi, emulation/holdloop.py), and on an OCS one more character for its
     # fibres' patch ends (emulation/fibre.py)
-    suffixes = [("switch", s.name, len(f"-eth{HOLD_IN_PORT}")) for s in topo.switches]
+    suffixes = [("switch", s.name, len(f"-eth{max(s.ports, default=1)}")) for s in topo.switches]
     suffixes += [("host", h.name, len(f"-eth{HOST_PORT}")) for h in topo.hosts]
     suffixes += [("OCS", o.name, len(f"-eth{max((p.port for p in o.ports), default=1)}") + 1) for o in topo.ocs]
     for kind, n, suffix in suffixes:

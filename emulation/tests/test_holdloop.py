@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from emulation.holdloop import BURST_FRAMES, HoldLoop, add_hold_loop, loop_drops, tbf_args
+from emulation.holdloop import BURST_FRAMES, add_hold_loop, hold_loop_names, loop_drops, tbf_args
 
 
 def test_tbf_counts_every_frame_as_a_full_one() -> None:
@@ -35,7 +35,7 @@ def _frame(i: int) -> bytes:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root: creates a veth pair and a tbf qdisc")
 def test_a_loop_carries_frames_out_to_in_at_its_pace_and_counts_what_overflows() -> None:
-    loop = HoldLoop(f"hlt{os.getpid() % 10000}o", f"hlt{os.getpid() % 10000}i")
+    loop = hold_loop_names(f"hlt{os.getpid() % 10000}")
     try:
         add_hold_loop(loop, 1600, passes_per_s=1000, frames=50)
         rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88B8))
