@@ -17,13 +17,12 @@ its path's hold_depth one too high.
 
 from __future__ import annotations
 
-import json
 import logging
 import subprocess
 from dataclasses import dataclass
 
 from emulation.fibre import disable_ipv6
-from emulation.links import switch_port_offloads_off
+from emulation.links import root_qdisc_drops, switch_port_offloads_off
 from topo.model import HOLD_IN_PORT, HOLD_OUT_PORT
 
 log = logging.getLogger(__name__)
@@ -90,12 +89,6 @@ def add_hold_loop(loop: HoldLoop, mtu: int, passes_per_s: int = HOLD_PASSES_PER_
     return loop
 
 
-def loop_drops(loop: HoldLoop) -> int | None:
-    """Frames the out end's tbf dropped (its queue full): held packets lost in the loop; None if unreadable."""
-    res = subprocess.run(["tc", "-s", "-j", "qdisc", "show", "dev", loop.out_intf], capture_output=True, text=True,
-                         check=False, timeout=10)
-    try:
-        qdiscs = json.loads(res.stdout) if res.returncode == 0 else []
-    except ValueError:
-        return None
-    return next((int(q.get("drops", 0)) for q in qdiscs if q.get("kind") == "tbf"), None)
+def loop_drops(loop: HoldLoop) -> int:
+    """Frames the out end's tbf dropped (its queue full): held packets lost in the loop."""
+    return root_qdisc_drops(loop.out_intf)

@@ -525,7 +525,7 @@ class Emulation:
 
     def hold_loop_drops(self) -> dict[str, int]:
         """Per fabric switch, held packets its hold loop's queue dropped (full: emulation/holdloop.py)."""
-        return {s.name: loop_drops(self.hold_loop(s.name)) or 0 for s in self.topo.switches}
+        return {s.name: loop_drops(self.hold_loop(s.name)) for s in self.topo.switches}
 
     def switch_cpu_seconds(self) -> dict[str, float]:
         """CPU time each running switch process (fabric and OCS) has used so far, by switch name."""
