@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from emulation.__main__ import main
 from emulation.holdloop import BURST_FRAMES, add_hold_loop, hold_loop_names, loop_drops, tbf_args
 
 
@@ -63,3 +64,10 @@ def test_a_loop_carries_frames_out_to_in_at_its_pace_and_counts_what_overflows()
         assert loop_drops(loop) == 80 - len(seen), "what did not fit was dropped, and counted"
     finally:
         subprocess.run(["ip", "link", "del", loop.out_intf], capture_output=True, check=False)
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "2000000"])
+def test_run_refuses_a_bad_pass_rate_before_anything_starts(bad: str, capsys: pytest.CaptureFixture) -> None:
+    assert main(["run", "--topo", "ucd4", "--hold-passes", bad]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("emulation run: hold loop passes=") and err.count("\n") == 1
