@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from emulation.holdloop import HOLD_PASSES_PER_S, tbf_args
 from emulation.links import check_rto_min
 from emulation.state import STATE_DIR, clean_net
 from emulation.target import STAMP, Target, label
@@ -53,6 +54,9 @@ def add_parsers(sub: Any) -> None:
     r.add_argument("--prefix", default="", metavar="<text>",
                    help="prefix of every Mininet node (and interface) name, for runs side by side")
     r.add_argument("--rto-min", metavar="<time>", help="TCP rto_min on every host route, e.g. 10ms (us, ms or s; up to 120 s)")
+    r.add_argument("--hold-passes", type=int, default=HOLD_PASSES_PER_S, metavar="<n>",
+                   help=f"passes a second of each fabric switch's hold loop (default {HOLD_PASSES_PER_S}; "
+                        "emulation/holdloop.py)")
     r.add_argument("--pcap", action="store_true", help="switches write pcaps into the log directory")
     r.add_argument("--log-dir", metavar="<dir>", help="switch logs and event logs (default /var/log/hitless/<run id>, $HITLESS_LOG_DIR)")
     b = sub.add_parser("build", help="compile p4src/ into the build directory when stale (make p4-build)")
@@ -183,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.rto_min:
         check_rto_min(args.rto_min)  # before anything runs: the value goes to `ip route` in every host
+    tbf_args(args.hold_passes)  # before anything runs: the value goes to `tc`
     if os.geteuid() != 0:
         raise ValueError("run: needs root (Mininet creates namespaces and veth pairs); expected sudo")
     topo = topology(args)
@@ -196,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
     _quiet_mininet()
     emu = Emulation(topo, args.mode, build_dir=build, switch_bin=target.switch, spray=args.spray,
                     circuits=args.circuits, ocs_args=args.ocs_arg, rto_min=args.rto_min, pcap=args.pcap,
-                    log_dir=args.log_dir, on_progress=progress, prefix=args.prefix)
+                    log_dir=args.log_dir, on_progress=progress, prefix=args.prefix, hold_passes=args.hold_passes)
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         emu.start()

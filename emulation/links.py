@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -60,6 +61,15 @@ def limit_queue(ifname: str, pkts: int, delay: str | None) -> None:
                          capture_output=True, text=True, check=False, timeout=10)
     if res.returncode != 0:
         raise RuntimeError(f"tc: queue limit {pkts} on {ifname}: {res.stderr.strip() or res.returncode}")
+
+
+def root_qdisc_drops(intf: str) -> int:
+    """Drops counted by the root qdisc of a root-namespace interface (`tc -s -j qdisc`)."""
+    res = subprocess.run(["tc", "-s", "-j", "qdisc", "show", "dev", intf], capture_output=True, text=True,
+                         timeout=10, check=False)
+    if res.returncode != 0:
+        raise RuntimeError(f"tc qdisc show dev {intf}: {res.stderr.strip()}")
+    return sum(int(q.get("drops", 0)) for q in json.loads(res.stdout or "[]") if q.get("root"))
 
 
 def cpu_mask() -> str:

@@ -21,7 +21,8 @@ static/ecmp/spray, and options: `switch_bin` (default $SWITCH, else simple_switc
 p4sim-switch from PATH), `build_dir` (fabric/ocs JSON + P4Info), `spray` (random|rr), `circuits`
 (initial circuit map: a map name, "none", a JSON file; default the topology's default map),
 `ocs_args` (extra `ocs-emulator` options, e.g. ["--instant"] or ["--poll-ms", "50"]), `rto_min`
-(e.g. "10ms", set on every host route), `pcap`, `log_dir`, `grpc_base` (renumber gRPC ports from
+(e.g. "10ms", set on every host route), `hold_passes` (each fabric switch's hold loop: passes a
+second, emulation/holdloop.py), `pcap`, `log_dir`, `grpc_base` (renumber gRPC ports from
 this base), `prefix` (prepended to every Mininet node and so interface name: runs side by side need
 distinct prefixes and gRPC bases), `watch` (reconcile restarted switches), `on_progress(stage, detail)`.
 Dicts and methods take topology names (`h1`, not `<prefix>h1`); `emu.intf(node, port)` gives the
@@ -46,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mininet.link import TCLink
+from mininet.link import Intf, TCLink
 from mininet.net import Mininet
 from mininet.node import Host
 
@@ -55,6 +56,14 @@ from control.network import Network, generate_states
 from control.ocs.driver import duplex_pairs
 from control.switch import Pipeline
 from emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
+from emulation.holdloop import (
+    HOLD_PASSES_PER_S,
+    HoldLoop,
+    add_hold_loop,
+    hold_loop_names,
+    loop_drops,
+    tbf_args,
+)
 from emulation.links import (
     carrier,
     check_rto_min,
@@ -68,7 +77,7 @@ from emulation.links import (
 )
 from emulation.ocs.process import OcsProcess, first_line, ports_up_since
 from emulation.p4switch import REALTIME_PRIORITY, P4Switch, SwitchStartError, free_grpc_base, port_is_free
-from emulation.state import RunState, clean_state, interface_exists, new_log_dir, secure_dir
+from emulation.state import RunState, clean_state, cpu_seconds, interface_exists, new_log_dir, secure_dir
 from emulation.target import choose_switch
 from fabric.contract import MODES, SPRAY_KINDS
 from p4rt.client import P4RuntimeClient
@@ -114,7 +123,8 @@ class Emulation:
                  switch_bin: str | None = None, spray: str = "random", circuits: str | None = None,
                  ocs_args: list[str] | None = None, rto_min: str | None = None, pcap: bool = False,
                  log_dir: str | Path | None = None, grpc_base: int | None = None,
-                 on_progress: Progress | None = None, watch: bool = True, prefix: str = "") -> None:
+                 on_progress: Progress | None = None, watch: bool = True, prefix: str = "",
+                 hold_passes: int = HOLD_PASSES_PER_S) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
         if spray not in SPRAY_KINDS:
@@ -129,6 +139,8 @@ class Emulation:
         self.switch_bin = switch_bin
         self.ocs_args = list(ocs_args or [])
         self.rto_min = check_rto_min(rto_min) if rto_min else None
+        tbf_args(hold_passes)  # checked before anything starts
+        self.hold_passes = hold_passes  # each fabric switch's hold loop: passes a second (emulation/holdloop.py)
         self.pcap = pcap
         self.watch = watch
         if prefix and not prefix.replace("_", "").isalnum():
@@ -210,6 +222,8 @@ class Emulation:
         for o in self.topo.ocs:
             for p in o.ports:
                 names += self.fibre(o.name, p).names
+        for s in self.topo.switches:
+            names += self.hold_loop(s.name).names
         hosts = [self.intf(h.name, 0) for h in self.topo.hosts]  # in the hosts' namespaces, never recorded
         too_long = [n for n in [*names, *hosts] if len(n) > 15]
         if too_long:
@@ -219,6 +233,10 @@ class Emulation:
     def fibre(self, ocs: str, port: OcsPort) -> Fibre:
         """The interfaces of the fibre from a ToR port to an OCS port."""
         return fibre_names(self.intf(port.switch, port.switch_port), self.intf(ocs, port.port))
+
+    def hold_loop(self, switch: str) -> HoldLoop:
+        """The interfaces of a fabric switch's hold loop (its ports HOLD_OUT_PORT and HOLD_IN_PORT)."""
+        return hold_loop_names(self.prefix + switch)
 
     def intf(self, node: str, port: int) -> str:
         """The Linux interface of a topology node's port."""
@@ -274,6 +292,10 @@ class Emulation:
                                   self.fibre(o.name, p), FABRIC_MTU, bw=o.rate_mbit, delay=o.delay if netem else None)
                 if queue:
                     limit_queue(fibre.tor_intf, queue, o.delay if netem else None)
+        for s in self.topo.switches:  # every fabric switch's hold loop: two ports of its own, a paced veth pair
+            loop = add_hold_loop(self.hold_loop(s.name), FABRIC_MTU, self.hold_passes)
+            for port, name in loop.ports.items():
+                Intf(name, node=self.switches[s.name], port=port)
         for sw in self.switches.values():
             for intf in sw.intfList():
                 if intf.name != "lo":
@@ -500,6 +522,20 @@ class Emulation:
         else:
             raise ValueError(f"switch {switch!r}: not a switch or OCS of this running emulation")
         return {c.index: (c.packets, c.bytes) for c in cells if c.packets or c.bytes}
+
+    def hold_loop_drops(self) -> dict[str, int]:
+        """Per fabric switch, held packets its hold loop's queue dropped (full: emulation/holdloop.py)."""
+        return {s.name: loop_drops(self.hold_loop(s.name)) for s in self.topo.switches}
+
+    def switch_cpu_seconds(self) -> dict[str, float]:
+        """CPU time each running switch process (fabric and OCS) has used so far, by switch name."""
+        out = {}
+        for name, sw in self.switches.items():
+            pid = sw.pid_started
+            used = cpu_seconds(pid) if pid else None
+            if used is not None:
+                out[name] = used
+        return out
 
     def pids(self) -> dict[str, int]:
         """Every live process of the emulation (switches, OCS emulator, node shells), by description."""

@@ -49,6 +49,16 @@ def proc_start_time(pid: int) -> int | None:
     return int(stat_line[stat_line.rindex(")") + 2:].split()[19])
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system, every thread) a process has used so far (/proc/PID/stat), or None."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat_line[stat_line.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def interface_exists(name: str) -> bool:
     """True when a network interface of that name exists in the root namespace."""
     return Path(f"/sys/class/net/{name}").exists()

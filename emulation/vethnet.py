@@ -1,5 +1,6 @@
 """A whole emulated hybrid network on veth pairs, without Mininet: fabric switches and the `ocs`
-switch as processes, the OCS emulator in-process, hosts as raw veth ends (frames sent with AF_PACKET).
+switch as processes (each fabric switch with its hold loop, emulation/holdloop.py), the OCS emulator
+in-process, hosts as raw veth ends (frames sent with AF_PACKET).
 Every link is two veth pairs whose inner ends are patched together (emulation/fibre.py): a cut or
 a dark OCS port sets those inner ends down, so both ends lose carrier and no switch's own interface
 is ever set down (bmv2 stops receiving on every port then). Everything created here has a unique
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from control.ocs.driver import duplex_pairs
 from control.switch import Pipeline
 from emulation.fibre import patch
+from emulation.holdloop import add_hold_loop, hold_loop_names
 from emulation.links import switch_port_offloads_off
 from emulation.ocs.dataplane import IpLinkControl, P4RuntimeCircuits
 from emulation.ocs.delay import DelayModel
@@ -82,6 +84,10 @@ class NetTestbed:
             ocs_ports[p.port], ocs_patch[p.port] = a, list(patch_ends)
             ports[p.switch][p.switch_port] = b
             self.port_if[(p.switch, p.switch_port)], self.patch_if[(p.switch, p.switch_port)] = b, patch_ends
+        for sw in self.topo.switches:  # every fabric switch's hold loop (ports 253 -> 254, paced)
+            loop = hold_loop_names(f"tb{t}H{sw.device_id}")
+            self.veths.append(loop.out_intf)
+            ports[sw.name] |= add_hold_loop(loop, 1600).ports
         for sw in self.topo.switches:
             sw.grpc_port = free_port()
             self.procs.append(start_switch(self.target, None, ports[sw.name], device_id=sw.device_id,

@@ -21,14 +21,16 @@
 //             flowlet: gate (flowlet_config + registers) | drain probe: the flow's version
 //               |      (ACK to a held TCP flow: window 0; one segment left: drain probe)
 //             path_select: path (path_id, version) --static--> port, dmac
-//               | ecmp / spray
+//               | ecmp / spray                                            hold pass: hold mark, out of HOLD_OUT_PORT
 //             ecmp_group (5-tuple + hash_config salt) | spray_group (random / round robin)
-//               |
+//               |                                                         stale lit decision: recirculate (SlotHold)
 //             schedule (a path through the OCS, slot_policy hit): ScheduleClock -> slot,
 //               | slot_path (path_id, slot) --lit--> the slot's uplink, dmac
-//               | unlit: hold (SlotHold: recirculated until its slot) | electrical: go on
+//               | unlit: hold (SlotHold: out of HOLD_OUT_PORT, back on HOLD_IN_PORT, decided again;
+//               |   a stale one recirculated: round the loop undecided) | electrical: go on
 //             failover: port_liveness: port down -> resubmit once with the other version
-//  (a held packet back from the hold loop skips acl, routing and flowlet: its route is kept)
+//  (a held packet back from the hold loop (its mark removed) skips acl, routing and flowlet: its
+//   route is kept)
 //
 // Compile: p4c-bm2-ss p4src/fabric.p4 -o fabric.json --p4runtime-files fabric.p4info.txtpb
 
@@ -73,18 +75,31 @@ control FabricIngress(inout fabric_headers_t hdr,
 
     apply {
         meta.now = standard_metadata.ingress_global_timestamp;
-        if (meta.held == 1) {
-            meta.now = meta.hold_now;  // recirculated: its timestamp is 0
-        }
         meta.pkt_len = standard_metadata.packet_length;
+        bool looped = hdr.hold_mark.isValid();
+        if (looped) {
+            // Back from the hold loop (SlotHold): the parser took its held state from the mark.
+            hdr.ethernet.ether_type = hdr.hold_mark.ether_type;
+            hdr.hold_mark.setInvalid();
+            if (standard_metadata.ingress_port != HOLD_IN_PORT) {
+                meta.drop = 1;  // a mark that did not come round the loop: no one holds by request
+            }
+        }
         if (meta.failover == 0 && meta.drain_probe == 0 && meta.held == 0) {
             port_rx.count((bit<32>) standard_metadata.ingress_port);  // a resubmitted copy was counted
         }
         bool scheduled = false;
-        if (hdr.packet_out.isValid()) {
+        if (meta.drop == 1) {
+            // the forged hold mark above: nothing more
+        } else if (hdr.packet_out.isValid()) {
             meta.egress_port = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
             meta.bypass = 1;
+        } else if (meta.held == 1 && !looped) {
+            // Recirculated by egress, its lit decision stale (SlotHold): it has no timestamp of its
+            // own (0), so it goes round the loop undecided and decides when back (the mark's stale).
+            meta.hold_pass = 1;
+            meta.egress_port = HOLD_OUT_PORT;
         } else if (meta.held == 1) {
             // Back from the hold loop: routed (TTL done) on its first pass, its path kept.
             meta.routed = 1;
@@ -153,12 +168,21 @@ control FabricEgress(inout fabric_headers_t hdr,
                 meta.held = 1;
             }
             meta.stale = 1;
-            meta.hold_pass = 1;
         }
-        if (meta.hold_pass == 1) {
-            // Round the hold loop (SlotHold): back to ingress unchanged, never out of this port.
-            meta.hold_now = standard_metadata.egress_global_timestamp;
+        if (stale) {
+            // Not out of the uplink: back to ingress (egress cannot change the port), which sends it
+            // round the hold loop.
             recirculate_preserving_field_list(FL_HOLD);
+        } else if (meta.hold_pass == 1) {
+            // Round the hold loop (SlotHold): out of HOLD_OUT_PORT with the mark, back on HOLD_IN_PORT.
+            hdr.hold_mark.setValid();
+            hdr.hold_mark.ether_type = hdr.ethernet.ether_type;
+            hdr.hold_mark.path_id = meta.held_path_id;
+            hdr.hold_mark.version = meta.held_version;
+            hdr.hold_mark.stale = meta.stale;
+            hdr.hold_mark._pad = 0;
+            hdr.hold_mark.since = meta.hold_since;
+            hdr.ethernet.ether_type = ETHERTYPE_HOLD_MARK;
         } else {
             egress_rewrite.apply(hdr, meta);
             if (meta.do_recirculate == 0) {  // the drain probe is sent back to ingress, not out

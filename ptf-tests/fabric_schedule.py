@@ -1,10 +1,12 @@
 """fabric.p4 at a ToR of a time-sliced optical core: the egress choice by slot (slot_path), and an
 unlit path's policy: held until its slot (SlotHold, bounded: overflow and expiry counted) or the
 path table (electrical). Each packet's slot is read back from schedule_phase's counters
-(schedule_helpers); a held packet passes the clock once per round of the hold loop."""
+(schedule_helpers); a held packet passes the clock once per round of the hold loop (the switch's ports
+253 -> 254, a veth pair paced by the runner: emulation/holdloop.py)."""
 
 from __future__ import annotations
 
+import struct
 import time
 
 from fabric_helpers import FabricTest, next_hop_mac, routed, tcp_packet
@@ -14,8 +16,11 @@ from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
 from schedule_helpers import ScheduleMixin, check_clock_probe
 
+from emulation.holdloop import HOLD_PASSES_PER_S
+from fabric.contract import PORT_COUNTERS
 from fabric.schedule import TimeSchedule
 from p4rt.entities import TableEntry
+from topo.model import HOLD_IN_PORT, HOLD_OUT_PORT
 
 PATH = 7
 SCHED = TimeSchedule(slots=2, day_us=450_000, night_us=150_000)
@@ -44,6 +49,11 @@ class SlotTest(FabricTest, ScheduleMixin):
         else:
             entries.append(TableEntry("slot_policy", {"path_id": PATH}, "slot_electrical", {}))
         self.insert(*entries)
+
+    def port_counts(self) -> dict[tuple[str, int], int]:
+        """Packets of each port counter at the input, the uplinks and the hold loop's two ports."""
+        return {(n, port): self.read_counter(n, port)[0] for n in PORT_COUNTERS
+                for port in (1, 2, HOLD_OUT_PORT, HOLD_IN_PORT)}
 
     def hold_counts(self) -> dict[str, int]:
         """Packets of PATH entered, released, dropped for overflow and for age, so far."""
@@ -86,8 +96,9 @@ class SlotHoldTest(SlotTest):
 
     def runTest(self) -> None:
         self.setup_path("hold", slot1=False)
-        c0 = self.hold_counts()
-        held = lit = 0
+        c0, p0 = self.hold_counts(), self.port_counts()
+        held = lit = passes = 0
+        held_s = 0.0
         end = time.monotonic() + 2.6
         ip_id = 100
         while time.monotonic() < end:
@@ -104,6 +115,8 @@ class SlotHoldTest(SlotTest):
             self.assertEqual(phases.count((0, False)), 1, f"passes {sorted(set(phases))}")
             if len(phases) > 1:
                 held += 1
+                passes += len(phases) - 1
+                held_s += waited
                 self.assertLess(waited, 2.5, "held about until the next slot 0 day (1.2 s cycle), not lost")
             else:
                 lit += 1
@@ -114,7 +127,38 @@ class SlotHoldTest(SlotTest):
         c = self.hold_counts()
         self.assertEqual((c["entered"] - c0["entered"], c["released"] - c0["released"]), (held, held))
         self.assertEqual((c["overflow"], c["expired"]), (c0["overflow"], c0["expired"]))
+        # The loop is the paced port pair: a held packet passes the clock at most the loop's rate (plus
+        # its tbf burst), not as fast as the switch could recirculate it, and it does go round.
+        self.assertLess(passes, HOLD_PASSES_PER_S * held_s * 1.1 + 2 * held, f"{passes} passes in {held_s:.2f} s held")
+        self.assertGreater(passes, 10 * held, f"{passes} passes for {held} held packets")
+        # Counted once as traffic (in on port 1, out on port 2); each pass into and out of the loop
+        # port's queue (port_enq = port_deq: no queue drop), never in port_rx or port_tx.
+        d = {k: v - p0[k] for k, v in self.port_counts().items()}
+        self.assertEqual((d[("port_rx", 1)], d[("port_tx", 2)]), (held + lit, held + lit), f"{d}")
+        self.assertEqual(d[("port_enq", HOLD_OUT_PORT)], passes, f"one pass each into the loop's queue: {d}")
+        self.assertEqual(d[("port_deq", HOLD_OUT_PORT)], passes, f"and out of it: {d}")
+        self.assertEqual([d[(n, port)] for n in ("port_rx", "port_tx") for port in (HOLD_OUT_PORT, HOLD_IN_PORT)],
+                         [0, 0, 0, 0], f"the loop's ports carry no traffic: {d}")
         testutils.verify_no_other_packets(self)
+
+
+@group("fabric")
+class SlotHoldMarkTest(SlotTest):
+    """A hold mark that did not come round the hold loop (a frame from a port that is not HOLD_IN_PORT
+    with the mark's ether type) is dropped: nobody holds a packet or releases a held one by sending
+    a mark."""
+
+    def runTest(self) -> None:
+        always = TimeSchedule(slots=1, day_us=1_000_000, night_us=0)  # one uplink, always lit
+        self.setup_path("hold", slot1=False, sched=always)
+        c0 = self.hold_counts()
+        pkt = tcp_packet(ip_id=500)
+        self.send_expect(1, pkt, routed(pkt, 2, next_hop_mac(2), 0), 2)
+        # ether type 0x88B8, then the mark: its ether type, path id, version/stale/pad, since (48 bits)
+        mark = struct.pack("!HHB", 0x0800, PATH, 0) + bytes(6)
+        forged = bytes(Ether(dst=pkt[Ether].dst, src=pkt[Ether].src, type=0x88B8)) + mark + bytes(pkt[IP])
+        self.send_expect(1, forged)
+        self.assertEqual(self.hold_counts(), c0, "no hold counter moved")
 
 
 @group("fabric")

@@ -5,7 +5,8 @@
 
 Compiles p4src/ into the build directory when it is stale or from another compiler
 (emulation/target.py). For each program it creates PORTS patched veth links (MTU 1600, IPv6 off
-so the kernel sends nothing on them), starts SWITCH with the simple_switch_grpc command shape on a
+so the kernel sends nothing on them), for fabric also the switch's hold loop (ports 253 -> 254, a
+paced veth pair: emulation/holdloop.py), starts SWITCH with the simple_switch_grpc command shape on a
 free loopback port, runs the tests of the program's group, then stops the switch (by PID) and
 deletes the veths, also on failure or Ctrl-C. Nothing here knows which target SWITCH is; the tests
 get the target only as a label. With --all-pairings each pairing builds into DIR/ptf-<compiler>/.
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from emulation.fibre import patch
+from emulation.holdloop import add_hold_loop, hold_loop_names
 from emulation.links import switch_port_offloads_off
 from emulation.switchproc import SwitchProcess, start_switch
 from emulation.target import Target, label, pairings
@@ -113,11 +115,16 @@ def run_program(program: str, target: Target, build: Path, args: argparse.Namesp
     logs = build / "ptf"
     logs.mkdir(parents=True, exist_ok=True)
     veths = Veths(f"{os.getpid() % 4096:03x}", args.ports)
+    ports = {p: veths.switch_iface(p) for p in range(1, args.ports + 1)}
     sw: SwitchProcess | None = None
     try:
         veths.create()
+        if program == "fabric":  # its hold loop, as every fabric switch of the emulation has
+            loop = hold_loop_names(f"pt{veths.token}")
+            veths.created.append(loop.out_intf)
+            ports |= add_hold_loop(loop, MTU).ports
         switch_log = logs / f"{program}-switch.log"
-        sw = start_switch(target, json_path, {p: veths.switch_iface(p) for p in range(1, args.ports + 1)},
+        sw = start_switch(target, json_path, ports,
                           log_file=switch_log, device_id=DEVICE_ID, cpu_port=CPU_PORT, timeout=READY_TIMEOUT)
         addr = sw.grpc_addr
         print(f"   {program}: {' '.join(sw.command)}  (log {switch_log})", flush=True)

@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from emulation.state import cpu_seconds  # noqa: E402
 from fabric.contract import (  # noqa: E402
     LIVENESS_SELECTOR,
     PATH,
@@ -134,9 +135,9 @@ def run_veth(json_bytes: bytes, seconds: float, profile: bool,
                 raise SystemExit("bench_switch: the switch did not start")
             for size in SIZES:
                 frames = [frame(size, i) for i in range(64)]
-                cpu0 = _cpu_seconds(child.pid)
+                cpu0 = cpu_seconds(child.pid) or 0.0
                 fps, got = _offer(pairs[0][1], pairs[1][1], frames, seconds, senders)
-                cpu = _cpu_seconds(child.pid) - cpu0
+                cpu = cpu_seconds(child.pid) or 0.0 - cpu0
                 results[size] = (fps, got / cpu if cpu > 0 else 0.0, cpu)
         finally:
             stop.set()
@@ -145,13 +146,6 @@ def run_veth(json_bytes: bytes, seconds: float, profile: bool,
                 child.terminate()
                 child.join()
     return results
-
-
-def _cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) used so far by a process."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _rx_packets(ifname: str) -> int:

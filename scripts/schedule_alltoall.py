@@ -18,7 +18,8 @@ iperf3 transfer to every other host. Variants:
 - electrical: the same hosts and rates on a one-spine leaf-spine (no OCS), the baseline.
 The ToRs' epochs are the OCS's, moved into each switch's clock by clock probes (control/clock.py).
 Reported: UDP loss or TCP goodput (per flow and total) and retransmissions, the OCS's drops in the dark
-(night_drops + unlit_drops), the ToRs' hold counters (overflow and expiry apart), and the load average.
+(night_drops + unlit_drops), the ToRs' hold counters (overflow and expiry apart), held packets their
+hold loops' queues dropped, each switch process's CPU share over the traffic, and the load average.
 Standalone (not a scripts/experiments spec yet).
 """
 
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from control.clock import ClockOffset
+from emulation.holdloop import HOLD_PASSES_PER_S
 from emulation.ocs.schedule import Schedule, dataplane_maps, round_robin
 from fabric.contract import HOLD_COUNTERS, SCHEDULE_DROP_COUNTERS
 from fabric.schedule import TimeSchedule
@@ -103,7 +105,8 @@ def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, 
         ocs_args = ["--schedule", "round-robin", "--schedule-mode", "dataplane", "--day-ms", str(args.day_ms),
                     "--night-ms", str(args.night_ms)]
     emu = Emulation.isolated(topo, "ecmp", build_dir=build, ocs_args=ocs_args,
-                             circuits="none" if topo.ocs else None, log_dir=vdir / "emulation")
+                             circuits="none" if topo.ocs else None, log_dir=vdir / "emulation",
+                             hold_passes=args.hold_passes)
     topo = emu.topo  # renumbered to free gRPC ports
     procs = HostProcs()
     ocs_client = None
@@ -122,12 +125,18 @@ def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, 
             result.update(day_ms=args.day_ms, night_ms=args.night_ms, clocks=clocks,
                           before_us=args.before_us if variant == "gated" else 0,
                           after_us=({k: c["after_us"] for k, c in clocks.items()} if variant == "gated" else 0))
-        load0 = os.getloadavg()[0]
+        load0, cpu0, t0 = os.getloadavg()[0], emu.switch_cpu_seconds(), time.monotonic()
         # after the senders: time for held packets to leave (two cycles) before the receivers stop
         drain_s = 2 * (args.day_ms + args.night_ms) * args.tors / 1000 + 0.5 if topo.ocs else 0.5
         traffic = udp_all_to_all if args.proto == "udp" else tcp_all_to_all
         result.update(traffic(procs, emu, topo, args, vdir, drain_s))
         result["load_avg_1min"] = [load0, os.getloadavg()[0]]
+        # each switch process's share of one CPU over the traffic (senders and drain)
+        elapsed = time.monotonic() - t0
+        cpu = {k: round(100 * (v - cpu0[k]) / elapsed, 1) for k, v in emu.switch_cpu_seconds().items() if k in cpu0}
+        result["tor_cpu_pct"] = {s.name: cpu.get(s.name) for s in topo.switches}
+        result["ocs_cpu_pct"] = {o.name: cpu.get(o.name) for o in topo.ocs}
+        result["hold_loop_drops"] = sum(emu.hold_loop_drops().values())
         if ocs_client is not None:
             drops = {k: v - drops0[k] for k, v in ocs_client.counter_packets(SCHEDULE_DROP_COUNTERS, ports).items()}
             holds = dict.fromkeys(HOLD_COUNTERS, 0)
@@ -246,6 +255,11 @@ def summary_line(r: dict[str, Any]) -> str:
         line += (f", dark drops {r['dark_drops']} (night {r['night_drops']}, unlit {r['unlit_drops']}), held "
                  f"{r['hold_entered']}, released {r['hold_released']}, overflow {r['hold_overflow']}, expired "
                  f"{r['hold_expired']}, stale {r['hold_stale']}, over budget {r['slot_over_budget']}")
+    tors = [v for v in r.get("tor_cpu_pct", {}).values() if v is not None]
+    if tors:
+        line += f"; ToR CPU {min(tors):.0f}-{max(tors):.0f}%"
+    if r.get("hold_loop_drops"):
+        line += f", hold loop drops {r['hold_loop_drops']}"
     return line + f"; load {r['load_avg_1min'][0]:.1f}-{r['load_avg_1min'][1]:.1f}"
 
 
@@ -265,6 +279,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--after-us", type=int, default=None, metavar="US",
                    help="guard after each night (default: the ToR's and the OCS's clock error bounds)")
     p.add_argument("--depth", type=int, default=64, metavar="N", help="hold depth per destination ToR")
+    p.add_argument("--hold-passes", type=int, default=HOLD_PASSES_PER_S, metavar="N",
+                   help="passes a second of each switch's hold loop (its paced port pair: emulation/holdloop.py)")
     p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
     p.add_argument("--out", default=str(ROOT / "results" / "schedule-alltoall"), metavar="DIR")
     return p

@@ -16,7 +16,6 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
-import subprocess
 import sys
 import time
 from dataclasses import asdict
@@ -27,6 +26,7 @@ from control.events import EventLog
 from control.plan import Transform, no_shadow, without_shadow
 from control.procedures import Reconfigurer, circuits_from_ocs
 from control.strategies import elephants_only, slot_at, slot_maps
+from emulation.links import root_qdisc_drops
 from fabric.contract import PORT_COUNTERS
 from fabric.elephants import differentiated
 from scripts.bulk import Transfer, class_summary, elephant_hosts, transfers
@@ -197,15 +197,6 @@ class Strategies:
             if p.returncode != 0:
                 raise RuntimeError(f"bulk fetch at {dst}: exit {p.returncode}")
         return current
-
-
-def root_qdisc_drops(intf: str) -> int:
-    """Drops counted by the root qdisc of a root-namespace interface (`tc -s -j qdisc`)."""
-    res = subprocess.run(["tc", "-s", "-j", "qdisc", "show", "dev", intf], capture_output=True, text=True,
-                         timeout=10, check=False)
-    if res.returncode != 0:
-        raise RuntimeError(f"tc qdisc show dev {intf}: {res.stderr.strip()}")
-    return sum(int(q.get("drops", 0)) for q in json.loads(res.stdout or "[]") if q.get("root"))
 
 
 def optical_lost(counts: dict, optical_ports: list[list[Any]]) -> int:

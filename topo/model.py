@@ -16,6 +16,10 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 CPU_PORT = 255
+# The hold loop of a fabric switch (p4src/include/v1model/glue.p4): out of one, back in on the other.
+HOLD_OUT_PORT = 253
+HOLD_IN_PORT = 254
+MAX_SWITCH_PORT = HOLD_OUT_PORT - 1  # a topology's switch ports: 1..252
 HOST_PORT = 0  # a host's single interface (eth0) in `links`
 DEFAULT_GRPC_BASE = 50000  # device N listens on DEFAULT_GRPC_BASE + N, so the first is 50001
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from topo.model import CPU_PORT, HOST_PORT, SWITCH_ROLES, Topology
+from topo.model import (
+    CPU_PORT,
+    HOLD_IN_PORT,
+    HOLD_OUT_PORT,
+    HOST_PORT,
+    MAX_SWITCH_PORT,
+    SWITCH_ROLES,
+    Topology,
+)
 
 _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 _DELAY = re.compile(r"^\d+(\.\d+)?(us|ms|s)$")
@@ -24,8 +32,9 @@ _NOT_UNICAST = [(0, 8, "this-network 0.0.0.0/8"), (127, 8, "loopback 127.0.0.0/8
 def validate(topo: Topology) -> Topology:
     """Check names, ids, ports, addresses, links and OCS wiring; return topo or raise ValueError."""
     names: set[str] = set()
-    # the longest interface suffix of each node: -eth0 on a host, -eth<last port> on a switch, and on
-    # an OCS one more character for its fibres' patch ends (emulation/fibre.py)
+    # the longest interface suffix of each node: -eth0 on a host, -eth<last port> on a switch (its hold
+    # loop's are shorter: -ho, -hi, emulation/holdloop.py), and on an OCS one more character for its
+    # fibres' patch ends (emulation/fibre.py)
     suffixes = [("switch", s.name, len(f"-eth{max(s.ports, default=1)}")) for s in topo.switches]
     suffixes += [("host", h.name, len(f"-eth{HOST_PORT}")) for h in topo.hosts]
     suffixes += [("OCS", o.name, len(f"-eth{max((p.port for p in o.ports), default=1)}") + 1) for o in topo.ocs]
@@ -58,8 +67,9 @@ def validate(topo: Topology) -> Topology:
         if s.role not in SWITCH_ROLES:
             raise ValueError(f"{s.name}: role={s.role!r}: expected one of {', '.join(SWITCH_ROLES)}")
         for port, mac in s.ports.items():
-            if not 1 <= port < CPU_PORT:
-                raise ValueError(f"{s.name}: port {port}: expected 1..{CPU_PORT - 1} ({CPU_PORT} is the CPU port)")
+            if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= MAX_SWITCH_PORT:
+                raise ValueError(f"{s.name}: port {port}: expected 1..{MAX_SWITCH_PORT} ({HOLD_OUT_PORT} and "
+                                 f"{HOLD_IN_PORT} are the hold loop, {CPU_PORT} the CPU port)")
             _mac(mac, f"{s.name} port {port}", macs)
     ips: dict[str, str] = {}
     for h in topo.hosts:

@@ -20,7 +20,8 @@ const bit<16> ETHERTYPE_PATH_TAG = 0x88B5;
 const bit<16> ETHERTYPE_PROBE    = 0x88B6;
 // TNA only: a drain probe on its way back to ingress (include/tna/glue.p4); v1model keeps a field list.
 const bit<16> ETHERTYPE_DRAIN_MARK = 0x88B7;
-const bit<16> ETHERTYPE_HOLD_MARK = 0x88B8;  // TNA: a held packet round its loop (include/tna/slot_hold.p4)
+// A held packet round its hold loop (hold_mark_h; include/<target>/slot_hold.p4), both targets.
+const bit<16> ETHERTYPE_HOLD_MARK = 0x88B8;
 
 const bit<8> IP_PROTO_ICMP = 1;
 const bit<8> IP_PROTO_TCP  = 6;
@@ -37,7 +38,8 @@ const bit<2> MULTIPATH_SPRAY = 2;
 #define FL_FAILOVER 1
 // Field list of the metadata kept from a held ACK to its drain probe (clone, recirculate: flowlet.p4).
 #define FL_DRAIN_PROBE 2
-// Field list of the metadata kept by a packet held for its slot (recirculated: fabric/slot_route.p4).
+// Field list of the metadata kept by a lit packet that v1model's egress found stale and recirculates
+// (include/v1model/slot_hold.p4); a held packet round its loop keeps it in hold_mark_h instead.
 #define FL_HOLD 3
 
 // The schedule clock's phase is a fraction of the cycle in SCHEDULE_PHASE_BITS bits (v1model).
@@ -47,7 +49,7 @@ const bit<32> SCHEDULE_PHASE_MASK = 0xFFFFF;
 // SlotRoute's decision for a scheduled path (fabric/slot_route.p4).
 const bit<2> SLOT_PATH = 0;  // not scheduled, or unlit with the electrical policy: the path table decides
 const bit<2> SLOT_LIT  = 1;  // the slot's circuit: out of its uplink now
-const bit<2> SLOT_HOLD = 2;  // held until its slot (recirculated)
+const bit<2> SLOT_HOLD = 2;  // held until its slot (round the hold loop)
 const bit<2> SLOT_DROP = 3;  // the hold is full or the packet waited longer than its max hold
 
 // The clone session of drain probes. The controller points it at the CPU port; the copy never leaves

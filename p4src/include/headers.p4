@@ -1,5 +1,6 @@
 // Packet headers of fabric.p4 and ocs.p4 (both targets). The target's glue (include/<target>/glue.p4)
-// defines TARGET_HEADERS: the headers only that target needs (TNA: bridged metadata, drain mark).
+// defines TARGET_HEADERS: the headers only that target needs (TNA: bridged metadata, drain mark),
+// and time_t (hold_mark_h).
 #ifndef P4SRC_INCLUDE_HEADERS_P4_
 #define P4SRC_INCLUDE_HEADERS_P4_
 
@@ -29,6 +30,18 @@ header ethernet_t {
     mac_addr_t dst_addr;
     mac_addr_t src_addr;
     bit<16>    ether_type;
+}
+
+// A packet held for its slot on its way round the hold loop (include/<target>/slot_hold.p4): its own
+// ether type, then what ingress decided on its first pass; ingress removes it. `stale`: v1model's
+// egress found its lit decision stale (it was not held, or had left the hold): decide afresh.
+header hold_mark_h {
+    bit<16>   ether_type;
+    path_id_t path_id;
+    version_t version;
+    bit<1>    stale;
+    bit<6>    _pad;
+    time_t    since;      // when it was first held (the target's time_t: v1model 48 bits, TNA 32)
 }
 
 // The MBB path tag: the path version decided once by the ingress switch of the packet.
@@ -97,6 +110,7 @@ struct fabric_headers_t {
     packet_out_t packet_out;
     packet_in_t  packet_in;
     ethernet_t   ethernet;
+    hold_mark_h  hold_mark;
     path_tag_t   path_tag;
     ipv4_t       ipv4;
     tcp_t        tcp;

@@ -80,19 +80,18 @@ struct fabric_metadata_t {
     // Time-sliced optical schedule at a ToR (slot_route.p4).
     schedule_t sched;
     bit<2>    slot_decision;  // SLOT_*: the path table, the slot's uplink, hold, or drop
-    bit<1>    hold_pass;      // this pass goes round the hold loop (egress recirculates it)
+    bit<1>    hold_pass;      // this pass goes round the hold loop (egress marks it: hold_mark_h)
     bit<32>   hold_max_us;    // slot_policy: the longest a packet of the path is held
     bit<32>   hold_limit;     // slot_policy: at most this many packets of the path held at once
     bit<32>   slot_byte_ns;   // slot_port: ns a byte takes on the slot's uplink (0: no day budget)
     bit<32>   hold_fresh_us;  // slot_policy: a lit decision older than this when egress takes the
                               // packet is stale: it goes round the hold loop again (0: never stale)
-    // Kept by a held packet from one pass to the next (recirculated; the parser must not set them).
+    // A held packet's state: from its hold_mark (the parser sets these), or kept by the recirculation
+    // of a lit packet v1model's egress found stale (FL_HOLD; the v1model parser must not set them).
     @field_list(FL_HOLD)
     bit<1>    held;           // this packet is held for its slot
     @field_list(FL_HOLD)
     time_t    hold_since;     // when it was first held
-    @field_list(FL_HOLD)
-    time_t    hold_now;       // when its last pass left egress (a recirculated packet's arrival time is 0)
     @field_list(FL_HOLD)
     path_id_t held_path_id;   // its route, decided on arrival
     @field_list(FL_HOLD)

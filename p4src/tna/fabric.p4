@@ -66,14 +66,20 @@ control FabricIngress(inout fabric_headers_t hdr,
             hdr.drain_mark.setInvalid();
         }
         if (hdr.hold_mark.isValid()) {
+            // Back from the hold loop (SlotHold): the parser took its held state from the mark.
             hdr.ethernet.ether_type = hdr.hold_mark.ether_type;
             hdr.hold_mark.setInvalid();
+            if (ig_intr_md.ingress_port != HOLD_RECIRC_PORT) {
+                meta.drop = 1;  // a mark that did not come round the loop: no one holds by request
+            }
         }
         if (meta.failover == 0 && meta.drain_probe == 0 && meta.held == 0) {
             port_rx.count(ig_intr_md.ingress_port);  // a resubmitted copy was counted
         }
         bool scheduled = false;
-        if (hdr.packet_out.isValid()) {
+        if (meta.drop == 1) {
+            // the forged hold mark above: nothing more
+        } else if (hdr.packet_out.isValid()) {
             meta.egress_port = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
             meta.bypass = 1;
@@ -178,6 +184,7 @@ control FabricEgress(inout fabric_headers_t hdr,
             hdr.hold_mark.ether_type = hdr.ethernet.ether_type;
             hdr.hold_mark.path_id = meta.held_path_id;
             hdr.hold_mark.version = meta.version;
+            hdr.hold_mark.stale = 0;  // egress only counts stale decisions here
             hdr.hold_mark._pad = 0;
             hdr.hold_mark.since = meta.hold_since;
             hdr.ethernet.ether_type = ETHERTYPE_HOLD_MARK;

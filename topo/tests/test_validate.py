@@ -102,10 +102,13 @@ def test_bad_role_delay_and_cpu_port():
     t.links[0].delay = "fast"
     with pytest.raises(ValueError, match="delay='fast'"):
         validate(t)
+    for port in (253, 254, 255):  # every fabric switch's hold loop (emulation/holdloop.py), the CPU port
+        t = fattree(4)
+        t.switches[0].ports[port] = "02:00:00:01:00:ff"
+        _bad(t, rf"port {port}: expected 1\.\.252 \(253 and 254 are the hold loop, 255 the CPU port\)")
     t = fattree(4)
-    t.switches[0].ports[255] = "02:00:00:01:00:ff"
-    with pytest.raises(ValueError, match="port 255"):
-        validate(t)
+    t.switches[0].ports[252] = "02:00:00:01:00:fc"
+    validate(t)
 
 
 def test_host_without_link_and_duplicate_name():
@@ -158,7 +161,7 @@ def test_host_names_whose_interface_would_not_fit(name):
 
 
 def test_switch_and_ocs_names_whose_interfaces_would_not_fit():
-    t = fattree(4)  # edge switches have ports 1..4: <name>-eth4
+    t = fattree(4)  # edge switches have ports 1..4: <name>-eth4 (the hold loop's <name>-ho is shorter)
     t.switches[0].name = "e" * 11
     _bad(t, r"switch name 'eeeeeeeeeee': 11 characters; expected at most 10")
     t = ucd4()  # OCS ports 1..6 and patch ends <ocs>-eth6t: name + 6

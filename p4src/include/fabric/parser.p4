@@ -16,9 +16,9 @@ parser FabricPacketParser(packet_in packet, inout fabric_headers_t hdr, inout fa
             ETHERTYPE_PATH_TAG: parse_path_tag;
             ETHERTYPE_IPV4: parse_ipv4;
             ETHERTYPE_ARP: parse_arp;
+            ETHERTYPE_HOLD_MARK: parse_hold_mark;
 #ifdef __TARGET_TOFINO__
             ETHERTYPE_DRAIN_MARK: parse_drain_mark;
-            ETHERTYPE_HOLD_MARK: parse_hold_mark;
 #endif
             default: accept;  // probes (ETHERTYPE_PROBE) are recognised by the ether type alone
         }
@@ -34,20 +34,23 @@ parser FabricPacketParser(packet_in packet, inout fabric_headers_t hdr, inout fa
             default: accept;
         }
     }
+#endif
 
-    // TNA: a packet held for its slot, back from the hold loop (include/tna/slot_hold.p4).
+    // A packet held for its slot, back from the hold loop (include/<target>/slot_hold.p4): its held
+    // state. Ingress removes the mark (and drops one that did not come round the loop).
     state parse_hold_mark {
         packet.extract(hdr.hold_mark);
         meta.held = 1;
+        meta.stale = hdr.hold_mark.stale;
         meta.hold_since = hdr.hold_mark.since;
         meta.held_path_id = hdr.hold_mark.path_id;
         meta.held_version = hdr.hold_mark.version;
         transition select(hdr.hold_mark.ether_type) {
+            ETHERTYPE_PATH_TAG: parse_path_tag;
             ETHERTYPE_IPV4: parse_ipv4;
             default: accept;
         }
     }
-#endif
 
     state parse_path_tag {
         packet.extract(hdr.path_tag);

@@ -75,16 +75,6 @@ header drain_mark_h {
     bit<16> ether_type;
 }
 
-// A packet held for its slot on its way round the hold loop (slot_hold.p4): its own ether type,
-// then what ingress decided on its first pass. Ingress removes it.
-header hold_mark_h {
-    bit<16>   ether_type;
-    path_id_t path_id;
-    version_t version;
-    bit<7>    _pad;
-    time_t    since;
-}
-
 // flowlet.p4's pending change of a flow (one register pair): since when it waits, and the
 // wanted version + 1.
 struct flowlet_pending_t {
@@ -92,7 +82,7 @@ struct flowlet_pending_t {
     bit<32> wanted;
 }
 
-#define TARGET_HEADERS bridged_h bridged; drain_mark_h drain_mark; hold_mark_h hold_mark;
+#define TARGET_HEADERS bridged_h bridged; drain_mark_h drain_mark;
 #define TARGET_OCS_HEADERS bridged_h bridged;
 #define TARGET_METADATA resubmit_h resubmit; probe_mirror_h probe_mirror; MirrorId_t mirror_session; time_t now_tx;
 

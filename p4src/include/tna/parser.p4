@@ -46,6 +46,7 @@ parser FabricIngressParser(packet_in packet,
         meta.hold_since = 0;
         meta.held_path_id = 0;
         meta.held_version = 0;
+        meta.stale = 0;
         transition select(ig_intr_md.resubmit_flag) {
             1: parse_resubmit;
             default: parse_port_metadata;

@@ -18,6 +18,16 @@ typedef bit<48> time_t;
 #define TARGET_OCS_HEADERS
 #define TARGET_METADATA
 
+// The hold loop (include/v1model/slot_hold.p4): a held packet leaves by HOLD_OUT_PORT and comes back
+// on HOLD_IN_PORT, the two ends of one link outside the switch (a veth pair whose out end the kernel
+// paces: emulation/holdloop.py). No topology port may be either (topo/validate.py).
+#ifndef HOLD_OUT_PORT
+#define HOLD_OUT_PORT 253
+#endif
+#ifndef HOLD_IN_PORT
+#define HOLD_IN_PORT 254
+#endif
+
 // acl's ingress_port: v1model has `optional`.
 #define MATCH_OPTIONAL optional
 

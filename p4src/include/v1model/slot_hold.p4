@@ -1,14 +1,20 @@
 // SlotHold (v1model): holding a packet whose circuit is not lit until its slot, on unmodified bmv2
-// and p4sim. A held packet goes round a loop (egress recirculates it to ingress) and SlotRoute
-// decides again on every pass, with the time its last pass left egress (a recirculated packet's
-// ingress_global_timestamp is 0). Bounded per path (a virtual output queue per destination ToR):
-// at most `depth` packets at once (hold_depth register) and `max_hold_us` each; a packet beyond
-// the depth is dropped and counted in hold_overflow, one held too long in hold_expired, apart from
-// what the OCS drops in the dark. hold_entered and hold_released count the rest (by path id).
-// Freshness: a pass's decision uses a time that can be old by the time egress takes the packet (the
-// loop's or the queue's wait, a stalled switch process); egress sends a lit packet whose decision
-// is older than the path's fresh_us back round the loop (stale, counted in hold_stale by the
-// egress), and ingress decides again: it leaves at once if still lit, else it is held anew.
+// and p4sim. A held packet goes round a loop, a port pair: ingress sends it to HOLD_OUT_PORT, egress
+// marks it (hold_mark_h: its path, version and since when it is held) and it leaves the switch; the
+// link outside (a veth pair, paced by the kernel: emulation/holdloop.py) brings it back on
+// HOLD_IN_PORT, where ingress removes the mark and SlotRoute decides again with the packet's own
+// arrival time. The loop runs at the link's pace, not the switch's: a held packet costs the switch
+// one pipeline pass per round, and the rounds per second are the link's. Bounded per path (a
+// virtual output queue per destination ToR): at most `depth` packets at once (hold_depth register)
+// and `max_hold_us` each; a packet beyond the depth is dropped and counted in hold_overflow, one held
+// too long in hold_expired, apart from what the OCS drops in the dark. hold_entered and hold_released
+// count the rest (by path id).
+// Freshness: a pass's decision can be old by the time egress takes the packet (the queue's wait, a
+// stalled switch process); egress sends a lit packet whose decision is older than the path's
+// fresh_us back (stale, counted in hold_stale by the egress). v1model's egress cannot change the
+// port, so it recirculates such a packet (FL_HOLD); a recirculated packet has no timestamp of its own
+// (0), so ingress decides nothing on it and sends it round the loop with the mark's `stale` set; back
+// on HOLD_IN_PORT it decides with its own time: out at once if still lit, else held anew.
 // The Tofino equivalent is in p4src/README.md (time-flow tables).
 #ifndef P4SRC_INCLUDE_V1MODEL_SLOT_HOLD_P4_
 #define P4SRC_INCLUDE_V1MODEL_SLOT_HOLD_P4_
@@ -33,7 +39,7 @@ control SlotHold(inout fabric_metadata_t meta) {
         hold_depth.read(depth, index);
         if (meta.held == 0 || meta.stale == 1) {
             // A new packet, or one egress sent back because its lit decision had gone stale (it had
-            // left the loop, or never been in it): it enters the hold if its slot is not lit now,
+            // left the hold, or never been in it): it enters the hold if its slot is not lit now,
             // unless it has been held (or sent back) for longer than the bound already.
             if (meta.stale == 1 && meta.now - meta.hold_since > (time_t) meta.hold_max_us) {
                 meta.slot_decision = SLOT_DROP;
@@ -67,7 +73,7 @@ control SlotHold(inout fabric_metadata_t meta) {
         }
         if (meta.slot_decision == SLOT_HOLD) {
             meta.hold_pass = 1;
-            meta.egress_port = CPU_PORT;  // any port: egress recirculates the packet before it leaves
+            meta.egress_port = HOLD_OUT_PORT;
         } else if (meta.slot_decision == SLOT_DROP) {
             meta.drop = 1;
         }
