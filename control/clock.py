@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fabric.contract import ETHERTYPE_PROBE
+from fabric.schedule_clock import timestamp_tick_ns
 from p4rt.client import P4RuntimeClient
 from p4rt.resources import Packet
 from topo.model import CPU_PORT
@@ -38,7 +39,7 @@ class ClockOffset:
         return (switch_us - self.offset_us) / 1e6
 
 
-def estimate(samples: list[tuple[float, float, int]]) -> ClockOffset:
+def estimate(samples: list[tuple[float, float, float]]) -> ClockOffset:
     """From (sent s, received s, switch us) round trips: the offset of the shortest."""
     if not samples:
         raise ValueError("clock samples []: expected at least one round trip")
@@ -62,9 +63,11 @@ def probe_nonce(payload: bytes) -> int | None:
 
 
 def measure(send: Callable[[bytes], None], receive: Callable[[float], tuple[bytes, int] | None],
-            probes: int = 16, timeout: float = 1.0) -> ClockOffset:
+            probes: int = 16, timeout: float = 1.0, tick_ns: int = 1000) -> ClockOffset:
     """Send `probes` clock probes one at a time (send(frame): a packet-out to the CPU port) and pair
-    each with its packet-in (receive(timeout) -> (payload, timestamp) or None)."""
+    each with its packet-in (receive(timeout) -> (payload, timestamp) or None). The timestamp counts
+    ticks of `tick_ns` (fabric/schedule_clock.py `timestamp_tick_ns`: 1000 on v1model, 1024 on TNA); the offset
+    is in us whatever the target, as the schedule's lengths and epochs are."""
     samples = []
     base = os.getpid() << 24
     for i in range(probes):
@@ -75,7 +78,7 @@ def measure(send: Callable[[bytes], None], receive: Callable[[float], tuple[byte
         while (left := deadline - time.monotonic()) > 0:
             got = receive(left)
             if got is not None and probe_nonce(got[0]) == nonce:
-                samples.append((t1, time.monotonic(), got[1]))
+                samples.append((t1, time.monotonic(), got[1] * tick_ns / 1000))
                 break
     if not samples:
         raise TimeoutError(f"clock: none of {probes} probes came back within {timeout:.1f} s")
@@ -90,4 +93,5 @@ def measure_client(client: P4RuntimeClient, cpu_port: int = CPU_PORT, probes: in
         pkt = client.packet_in(timeout=left)
         return None if pkt is None else (pkt.payload, int(pkt.metadata.get("timestamp", 0)))
 
-    return measure(lambda f: client.packet_out(Packet(f, {"egress_port": cpu_port})), receive, probes, timeout)
+    return measure(lambda f: client.packet_out(Packet(f, {"egress_port": cpu_port})), receive, probes, timeout,
+                   timestamp_tick_ns(client.schema))

@@ -22,6 +22,7 @@ from control.clock import ClockOffset, measure, probe_nonce
 from control.events import EventLog
 from control.switch import Pipeline, StaleView, SwitchSession
 from fabric.contract import ETHERTYPE_PROBE
+from fabric.schedule_clock import timestamp_tick_ns
 from fabric.state import with_failover
 from p4rt.errors import P4RuntimeError
 from p4rt.reconcile import Plan
@@ -234,7 +235,7 @@ class Network:
                 return None
 
         return measure(lambda f: sess.client.packet_out(Packet(f, {"egress_port": CPU_PORT})), receive,
-                       probes, timeout)
+                       probes, timeout, timestamp_tick_ns(sess.client.schema))
 
     def close(self) -> None:
         """Stop watching and close every session."""

@@ -42,6 +42,7 @@ class ClockEncoding(Protocol):
 
     name: ClassVar[str]
     PARAM_WIDTHS: ClassVar[dict[str, int]]
+    TICK_NS: ClassVar[int]
 
     def encode(self, sched: TimeSchedule, before_us: int = 0, after_us: int = 0) -> EncodedClock:
         """The clock of `sched`, nights widened by the guards (ToRs)."""
@@ -54,6 +55,7 @@ class V1modelClock:
 
     name: ClassVar[str] = "v1model"
     PARAM_WIDTHS: ClassVar[dict[str, int]] = {"epoch_us": 48, "cycle_scale": 64}
+    TICK_NS: ClassVar[int] = NS_PER_US  # the switch's timestamps (and a packet-in's) count us
 
     def encode(self, sched: TimeSchedule, before_us: int = 0, after_us: int = 0) -> EncodedClock:
         """The clock of `sched` as v1model computes it (lengths and epoch in whole us)."""
@@ -80,6 +82,7 @@ class TnaClock:
     round_cycle: bool = False
     name: ClassVar[str] = "tna"
     PARAM_WIDTHS: ClassVar[dict[str, int]] = {"epoch_us": TNA_TIME_BITS, "cycle_scale": TNA_TIME_BITS}
+    TICK_NS: ClassVar[int] = TNA_UNIT_NS  # timestamps count 1.024 us units
 
     def cycle_units(self, sched: TimeSchedule) -> tuple[int, str | None]:
         """The cycle in units (a power of two), and the rounding that made it one (None: exact)."""
@@ -150,6 +153,14 @@ def clock_for_widths(widths: dict[str, int], round_cycle: bool = False) -> Clock
         return TnaClock(round_cycle)
     raise ValueError(f"set_schedule parameters {widths}: expected "
                      + " or ".join(f"{e.PARAM_WIDTHS} ({e.name})" for e in ENCODINGS))
+
+
+def timestamp_tick_ns(schema: P4Schema | None) -> int:
+    """ns per tick of the program's timestamps (a packet-in's too): its clock encoding's, or v1model's
+    for a program without a schedule clock."""
+    if schema is None or SET_SCHEDULE not in schema.actions:
+        return V1MODEL.TICK_NS
+    return clock_for(schema).TICK_NS
 
 
 def clock_for(schema: P4Schema, round_cycle: bool = False) -> ClockEncoding:

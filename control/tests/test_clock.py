@@ -41,3 +41,21 @@ def test_no_answer_times_out_and_bad_samples_are_refused() -> None:
         estimate([])
     with pytest.raises(ValueError, match="expected received after sent"):
         estimate([(2.0, 1.0, 5)])
+
+
+def test_timestamps_in_ticks_of_another_length_give_the_offset_in_us() -> None:
+    # a TNA switch stamps packet-ins in 1.024 us units: the same instant is 1024 units per 1048.576 us
+    import time
+
+    def answer(tick_ns: int):
+        inbox: list[tuple[bytes, int]] = []
+
+        def send(frame: bytes) -> None:
+            inbox.append((frame, round((time.monotonic() * 1e6 + 3_000_000) * 1000 / tick_ns)))
+
+        return measure(send, lambda left: inbox.pop(0) if inbox else None, probes=4, timeout=0.2, tick_ns=tick_ns)
+
+    for tick_ns in (1000, 1024):
+        got = answer(tick_ns)
+        assert abs(got.offset_us - 3_000_000) <= got.error_us + 2, (tick_ns, got)
+

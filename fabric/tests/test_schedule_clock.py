@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from fabric.schedule import Range, TimeSchedule
-from fabric.schedule_clock import V1MODEL, TnaClock, V1modelClock, clock_for, clock_for_widths
+from fabric.schedule_clock import (
+    V1MODEL,
+    TnaClock,
+    V1modelClock,
+    clock_for,
+    clock_for_widths,
+    timestamp_tick_ns,
+)
 from p4rt.schema import P4Schema
 from tablegen.schedule import clock_entries
 
@@ -165,3 +172,8 @@ def test_encoding_from_set_schedule_widths() -> None:
         clock_for_widths({"epoch_us": 48, "cycle_scale": 32})
     for program in ("fabric", "ocs"):
         assert isinstance(clock_for(P4Schema.load(str(GOLDEN / f"{program}.p4info.txtpb"))), V1modelClock)
+
+
+def test_the_timestamp_tick_comes_from_the_program() -> None:
+    assert timestamp_tick_ns(P4Schema.load(str(GOLDEN / "ocs.p4info.txtpb"))) == V1modelClock.TICK_NS == 1000
+    assert timestamp_tick_ns(None) == 1000 and TnaClock.TICK_NS == 1024
