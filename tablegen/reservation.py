@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabric.schedule import TimeSchedule
-from tablegen.schedule import scheduled_paths, tor_schedule_entries, uplink_byte_ns
+from tablegen.schedule import scheduled_paths, tor_schedule_entries
 from topo.model import Ocs, Topology
 
 Doc = dict[str, Any]
@@ -44,8 +44,12 @@ def grant_tor_entries(topo: Topology, ocs: Ocs, src: str, dst: str, path_id: int
     _, up = _attachment(ocs, src)
     _, far = _attachment(ocs, dst)
     dmac = next(s.ports for s in topo.switches if s.name == dst)[far]
+    # No day budget (byte_ns 0): a window is sized for its burst and the OCS keeps the circuit lit
+    # through the window's later slots, nights included, while the link drains the burst released in
+    # the first slot (control/grants.py, "The burst"); a budget would stop the release at the first
+    # slot's day end and strand the rest.
     return [{"table": "slot_path", "match": {"path_id": path_id, "slot": s}, "action": "slot_port",
-             "params": {"port": up, "dmac": dmac, "byte_ns": uplink_byte_ns(ocs)}} for s in slots]
+             "params": {"port": up, "dmac": dmac, "byte_ns": 0}} for s in slots]
 
 
 def grant_ocs_entries(ocs: Ocs, src: str, dst: str, slots: list[int]) -> list[Doc]:
