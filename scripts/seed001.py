@@ -31,6 +31,7 @@ from control.clock import measure_client
 from control.grants import Burst, Calendar, OneWay, TwoWay
 from control.reservation import Timing
 from control.reservation_agent import PathState, ReservationAgent
+from emulation.holdloop import HOLD_PASSES_PER_S
 from fabric.contract import HOLD_COUNTERS, SCHEDULE_DROP_COUNTERS
 from fabric.schedule import TimeSchedule
 from p4rt.client import P4RuntimeClient
@@ -150,7 +151,7 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
     # the emulator's data-plane round robin lights every fibre; optical runs replace its tables
     ocs_args = ["--instant", "--schedule", "round-robin", "--schedule-mode", "dataplane"]
     emu = Emulation.isolated(topo, "ecmp", build_dir=build, ocs_args=ocs_args, circuits="none",
-                             log_dir=rdir / "emulation")
+                             log_dir=rdir / "emulation", hold_passes=args.hold_passes)
     topo = emu.topo  # renumbered to free gRPC ports
     procs = HostProcs()
     agent: ReservationAgent | None = None
@@ -271,6 +272,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--burst-kb", type=int, default=50, metavar="KB", help="largest burst granted at once")
     p.add_argument("--max-hold-ms", type=int, default=1500, metavar="MS")
     p.add_argument("--depth", type=int, default=48, metavar="N", help="hold depth per path (the VOQ)")
+    p.add_argument("--hold-passes", type=int, default=HOLD_PASSES_PER_S, metavar="N",
+                   help="passes a second of each switch's hold loop (its paced port pair: emulation/holdloop.py)")
     p.add_argument("--before-us", type=int, default=1500, metavar="US")
     p.add_argument("--after-us", type=int, default=300, metavar="US")
     p.add_argument("--audit-every", type=int, default=20, metavar="N",
