@@ -17,6 +17,7 @@ its path's hold_depth one too high.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import subprocess
 from dataclasses import dataclass
@@ -66,6 +67,17 @@ def tbf_args(passes_per_s: int = HOLD_PASSES_PER_S, frames: int = HOLD_LOOP_FRAM
     kbit = passes_per_s * FRAME_COST_BYTES * 8 // 1000
     return ["tbf", "rate", f"{kbit}kbit", "burst", str(BURST_FRAMES * MAX_FRAME_BYTES), "mpu", str(FRAME_COST_BYTES),
             "limit", str(frames * MAX_FRAME_BYTES)]
+
+
+def hold_passes_arg(text: str) -> int:
+    """argparse type of a --hold-passes option: the loop's passes a second, refused in one line."""
+    try:
+        passes = int(text)
+        tbf_args(passes)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc) if "hold loop" in str(exc) else
+                                         f"hold loop passes={text!r}: expected a whole number") from None
+    return passes
 
 
 def _run(*args: str) -> None:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from control.clock import ClockOffset
-from emulation.holdloop import HOLD_PASSES_PER_S
+from emulation.holdloop import HOLD_PASSES_PER_S, hold_passes_arg
 from emulation.ocs.schedule import Schedule, dataplane_maps, round_robin
 from fabric.contract import HOLD_COUNTERS, SCHEDULE_DROP_COUNTERS
 from fabric.schedule import TimeSchedule
@@ -279,7 +279,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--after-us", type=int, default=None, metavar="US",
                    help="guard after each night (default: the ToR's and the OCS's clock error bounds)")
     p.add_argument("--depth", type=int, default=64, metavar="N", help="hold depth per destination ToR")
-    p.add_argument("--hold-passes", type=int, default=HOLD_PASSES_PER_S, metavar="N",
+    p.add_argument("--hold-passes", type=hold_passes_arg, default=HOLD_PASSES_PER_S, metavar="N",
                    help="passes a second of each switch's hold loop (its paced port pair: emulation/holdloop.py)")
     p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
     p.add_argument("--out", default=str(ROOT / "results" / "schedule-alltoall"), metavar="DIR")

@@ -31,7 +31,7 @@ from control.clock import measure_client
 from control.grants import Burst, Calendar, OneWay, TwoWay
 from control.reservation import Timing
 from control.reservation_agent import PathState, ReservationAgent
-from emulation.holdloop import HOLD_PASSES_PER_S
+from emulation.holdloop import HOLD_PASSES_PER_S, hold_passes_arg
 from fabric.contract import HOLD_COUNTERS, SCHEDULE_DROP_COUNTERS
 from fabric.schedule import TimeSchedule
 from p4rt.client import P4RuntimeClient
@@ -272,7 +272,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--burst-kb", type=int, default=50, metavar="KB", help="largest burst granted at once")
     p.add_argument("--max-hold-ms", type=int, default=1500, metavar="MS")
     p.add_argument("--depth", type=int, default=48, metavar="N", help="hold depth per path (the VOQ)")
-    p.add_argument("--hold-passes", type=int, default=HOLD_PASSES_PER_S, metavar="N",
+    p.add_argument("--hold-passes", type=hold_passes_arg, default=HOLD_PASSES_PER_S, metavar="N",
                    help="passes a second of each switch's hold loop (its paced port pair: emulation/holdloop.py)")
     p.add_argument("--before-us", type=int, default=1500, metavar="US")
     p.add_argument("--after-us", type=int, default=300, metavar="US")
