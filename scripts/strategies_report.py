@@ -8,7 +8,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from scripts.bulk import change_pct, class_summary, paper_change
+from scripts.bulk import change_pct, class_summary, paper_change, paper_value, time_factor
 from scripts.report import load_runs
 from scripts.spec import Spec
 
@@ -67,17 +67,30 @@ def quiet(run: dict[str, Any], max_load: float | None) -> bool:
     return bool(loads) and max(loads) < max_load
 
 
+def run_bulk(runs: list[dict[str, Any]], spec: Spec) -> dict[str, Any]:
+    """The workload the runs used (their own record: --transfers and --stretch change the spec's), the
+    spec's when there are none; ValueError when the runs of one results directory differ."""
+    keys = ("transfers", "mouse_bytes", "elephant_bytes", "sse_s")
+    seen = {tuple(r["bulk"][k] for k in keys) for r in runs if r.get("bulk")}
+    if len(seen) > 1:
+        raise ValueError(f"runs with different workloads {sorted(seen)}: expected one per results directory "
+                         f"({', '.join(keys)})")
+    if seen:
+        return dict(zip(keys, seen.pop(), strict=True))
+    return {k: getattr(spec.bulk, k) for k in keys}
+
+
 def summarize_strategies(out: Path, spec: Spec, max_load: float | None = None) -> dict[str, Any]:
     """summary.json and summary.md of a strategies results directory (with max_load: only the runs
     on a machine quieter than that, into summary-load<max_load>.{json,md})."""
     data = load_runs(out, spec)
+    b = run_bulk([r for d in data.values() for r in d["runs"]], spec)
     variants = {name: {**variant_summary([r for r in d["runs"] if quiet(r, max_load)]), "failed_runs": d["failed"]}
                 for name, d in data.items()}
     summary = {"experiment": spec.name, "kind": spec.kind, "scale": spec.scale, "link_rate_mbit": spec.link_rate_mbit,
-               "reference_rate_mbit": spec.reference_rate_mbit, "bulk": {
-                   "transfers": spec.bulk.transfers, "mouse_bytes": spec.bulk.mouse_bytes,
-                   "elephant_bytes": spec.bulk.elephant_bytes, "sse_s": spec.bulk.sse_s},
-               "max_load": max_load, "variants": with_changes(variants, spec.bulk.transfers)}
+               "reference_rate_mbit": spec.reference_rate_mbit, "bulk": b,
+               "time_factor": time_factor(b["elephant_bytes"], spec.scale),
+               "max_load": max_load, "variants": with_changes(variants, b["transfers"])}
     stem = "summary" if max_load is None else f"summary-load{max_load:g}"
     (out / f"{stem}.json").write_text(json.dumps(summary, indent=1, default=str))
     (out / f"{stem}.md").write_text(strategies_markdown(spec, summary))
@@ -92,6 +105,15 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:+.0f}%"
 
 
+def _paper_line(summary: dict[str, Any]) -> str:
+    tf, transfers = summary.get("time_factor"), summary["bulk"]["transfers"]
+    cts = [(s, paper_value("elephant", "ct", s, transfers)) for s in ("none", "ut", "dt", "on-demand")]
+    if not tf or any(v is None for _s, v in cts):
+        return ""
+    return (f" Completion times here are the paper's x{tf:g}; its elephant CT means at this time scale: "
+            + ", ".join(f"{s} {v * tf:.1f} s" for s, v in cts) + ".")
+
+
 def strategies_markdown(spec: Spec, summary: dict[str, Any]) -> str:
     """The table of one strategies experiment."""
     b = summary["bulk"]
@@ -101,6 +123,7 @@ def strategies_markdown(spec: Spec, summary: dict[str, Any]) -> str:
              f"elephants {b['elephant_bytes']} B, SSE {b['sse_s']:g} s. Throughput: size / completion time "
              "per transfer (Mbit/s, the paper's per-VM rate, x1/scale to compare with its tables); "
              "change: of the mean against no direct link, the paper's in brackets (Tables 1-4)."
+             + _paper_line(summary)
              + ("" if summary.get("max_load") is None else
                 f" Only runs whose 1-minute load average was under {summary['max_load']:g} at start and end."), "",
              "| variant | runs | elephant Mbit/s mean (min-max) | elephant tput change (paper) | elephant CT s "
