@@ -72,6 +72,9 @@ def test_summary_and_changes():
     assert out["ut"]["elephant"]["ct_change_pct"] == pytest.approx(100.0)
     assert out["ut"]["elephant"]["tput_paper_change_pct"] == pytest.approx(-10.8, abs=0.1)
     assert out["ut"]["changes_per_run"] == 1 and out["ut"]["loadavg_1min"] == (1.0, 2.0)
+    # the slowest elephant of each run, averaged over the runs
+    assert variant_summary([_run("ut", [1.0, 3.0], [0.5]), _run("ut", [2.0, 2.0], [0.5])])["elephant"][
+        "last_ct_mean"] == pytest.approx(2.5)
     assert variant_summary([]) == {"runs": 0}
 
 
