@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("report", help="summary tables and plots of a results directory")
     s.add_argument("spec", metavar="<spec.yaml>")
     s.add_argument("--out", metavar="<dir>", help="results directory (default results/<spec name>)")
-    s.add_argument("--transfers", type=int, metavar="<n>", help="kind strategies: the bulk.transfers the runs used")
+    s.add_argument("--transfers", type=int, metavar="<n>", help="kind strategies: the bulk.transfers the runs used (only for runs that do not record it)")
     s.add_argument("--max-load", type=float, metavar="<load>",
                    help="kind strategies: also summarise only the runs under this 1-minute load average")
     a = sub.add_parser("analyze", help="recompute metrics.json of every run from its raw files")
