@@ -26,12 +26,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--event-at", type=float, metavar="<s>", help="override the reconfiguration time")
     r.add_argument("--variants", metavar="<a,b>", help="only these variants")
     r.add_argument("--transfers", type=int, metavar="<n>", help="kind strategies: override bulk.transfers (24, 48, 72)")
+    r.add_argument("--stretch", type=float, metavar="<x>",
+                   help="kind strategies: transfer sizes and SSE times x (2: e6-strategies at the paper's time scale)")
     r.add_argument("--seed", type=int, default=1, metavar="<n>", help="OCS delay model seed (default 1)")
     r.add_argument("--build", metavar="<dir>", help="compiled programs (default build/, compiled when stale)")
     s = sub.add_parser("report", help="summary tables and plots of a results directory")
     s.add_argument("spec", metavar="<spec.yaml>")
     s.add_argument("--out", metavar="<dir>", help="results directory (default results/<spec name>)")
-    s.add_argument("--transfers", type=int, metavar="<n>", help="kind strategies: the bulk.transfers the runs used")
+    s.add_argument("--transfers", type=int, metavar="<n>", help="kind strategies: the bulk.transfers the runs used (only for runs that do not record it)")
     s.add_argument("--max-load", type=float, metavar="<load>",
                    help="kind strategies: also summarise only the runs under this 1-minute load average")
     a = sub.add_parser("analyze", help="recompute metrics.json of every run from its raw files")
@@ -63,7 +65,7 @@ def run_args(args: argparse.Namespace) -> int:
         sp.variants = [v for v in sp.variants if v.name in keep]
     out = Path(args.out) if args.out else ROOT / "results" / sp.name
     if args.command == "run":
-        sp = specmod.shorten(sp, args.runs, args.duration, args.event_at)
+        sp = specmod.stretch(specmod.shorten(sp, args.runs, args.duration, args.event_at), args.stretch)
     if getattr(args, "transfers", None) is not None:
         sp.bulk.transfers = args.transfers
         sp.bulk.check()

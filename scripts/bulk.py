@@ -131,12 +131,22 @@ def change_pct(value: float | None, base: float | None) -> float | None:
     return 100.0 * (value - base) / base
 
 
-def paper_change(cls: str, metric: str, strategy: str, transfers: int) -> float | None:
-    """The paper's mean change of a strategy against no direct link (percent), None off its grid."""
+def time_factor(elephant_bytes: int, scale: float | None) -> float | None:
+    """Completion times here over the paper's for the same network: the elephant's size against the
+    paper's (3 GiB), over the rate's scale (None without a scale)."""
+    return elephant_bytes / PAPER_ELEPHANT_BYTES / scale if scale else None
+
+
+def paper_value(cls: str, metric: str, strategy: str, transfers: int) -> float | None:
+    """The paper's mean (Mbit/s at 1 Gbit/s, or s) of a strategy, None off its grid."""
     if transfers not in PAPER_TRANSFERS or strategy not in PAPER[cls][metric]:
         return None
-    i = PAPER_TRANSFERS.index(transfers)
-    return change_pct(PAPER[cls][metric][strategy][i], PAPER[cls][metric]["none"][i])
+    return PAPER[cls][metric][strategy][PAPER_TRANSFERS.index(transfers)]
+
+
+def paper_change(cls: str, metric: str, strategy: str, transfers: int) -> float | None:
+    """The paper's mean change of a strategy against no direct link (percent), None off its grid."""
+    return change_pct(paper_value(cls, metric, strategy, transfers), paper_value(cls, metric, "none", transfers))
 
 
 # -- the host side ----------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The experiment runner: one Emulation per variant, N runs each, progress on stdout, resumable.
+"""The experiment runner: one Emulation per variant (or per group of variants that start the same
+emulation, for a kind that resets everything per run), N runs each, progress on stdout, resumable.
 
 Results go to <out>/<variant>/run-<i>/ (raw files and metrics.json). A run whose metrics.json exists
 is skipped, so an interrupted experiment continues where it stopped; a variant whose runs all exist
@@ -91,6 +92,7 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
     t0 = time.monotonic()
     old = {s: signal.signal(s, _on_term) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
+        pending = []
         for variant in spec.variants:
             todo = [i for i in range(spec.runs) if not done(out, variant, i)]
             counts["skipped"] += spec.runs - len(todo)
@@ -98,47 +100,77 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
             if not todo:
                 say(f"[{spec.name}] {variant.name}: all {spec.runs} runs already done")
                 continue
+            pending.append((variant, todo))
+        for group in share_groups(spec, pending):
+            first = group[0][0]
             topo = make_topology(spec)
-            ocs_args = list(variant.ocs_args)
+            ocs_args = list(first.ocs_args)
             if topo.ocs and "--seed" not in ocs_args and "--instant" not in ocs_args:
                 ocs_args += ["--seed", str(seed)]
             if spec.kind == "schedule":
                 ocs_args = _schedule_args(spec) + ocs_args  # the variant's --day-ms/--night-ms win
-            circuits = "none" if spec.kind in ("schedule", "strategies") else (variant.initial_map or spec.initial_map)
-            emu = Emulation.isolated(topo, variant.mode, build_dir=build, switch_bin=switch_bin, ocs_args=ocs_args,
-                                     circuits=circuits if topo.ocs else None, rto_min=variant.rto_min,
-                                     log_dir=out / variant.name / "emulation",
-                                     on_progress=lambda st, d, v=variant.name: log.info("%s %s: %s", v, st, d))
-            say(f"[{spec.name}] {variant.name}: starting {topo.name} ({len(topo.switches)} switches, "
-                f"mode {variant.mode}, rto_min {variant.rto_min or 'default'}, ocs {' '.join(ocs_args) or 'default'})")
+            circuits = "none" if spec.kind in ("schedule", "strategies") else (first.initial_map or spec.initial_map)
+            emu = Emulation.isolated(topo, first.mode, build_dir=build, switch_bin=switch_bin, ocs_args=ocs_args,
+                                     circuits=circuits if topo.ocs else None, rto_min=first.rto_min,
+                                     log_dir=out / first.name / "emulation",
+                                     on_progress=lambda st, d, v=first.name: log.info("%s %s: %s", v, st, d))
+            shared = f", shared by {', '.join(v.name for v, _ in group)}" if len(group) > 1 else ""
+            say(f"[{spec.name}] {first.name}: starting {topo.name} ({len(topo.switches)} switches, "
+                f"mode {first.mode}, rto_min {first.rto_min or 'default'}, ocs {' '.join(ocs_args) or 'default'}"
+                f"{shared})")
             try:
                 emu.start()
-                _tune_hosts(emu, variant)
-                exp = _experiment(emu, spec, variant)
-                try:
-                    for i in todo:
-                        n += 1
-                        d = run_dir(out, variant, i)
-                        t_run = time.monotonic()
-                        try:
-                            m = exp.run(d)
-                            counts["ran"] += 1
-                            (d / "error.txt").unlink(missing_ok=True)
-                            say(f"[{spec.name}] {n}/{total} {variant.name} run {i}: {one_line(m)} "
-                                f"({time.monotonic() - t_run:.0f} s, {time.monotonic() - t0:.0f} s total)")
-                        except Exception as exc:  # noqa: BLE001 - one failed run is recorded, the others go on
-                            counts["failed"] += 1
-                            d.mkdir(parents=True, exist_ok=True)
-                            (d / "error.txt").write_text(traceback.format_exc())
-                            say(f"[{spec.name}] {n}/{total} {variant.name} run {i}: FAILED: {exc}")
-                finally:
-                    exp.close()
+                _tune_hosts(emu, first)
+                for variant, todo in group:
+                    exp = _experiment(emu, spec, variant)
+                    try:
+                        for i in todo:
+                            n += 1
+                            d = run_dir(out, variant, i)
+                            t_run = time.monotonic()
+                            try:
+                                m = exp.run(d)
+                                counts["ran"] += 1
+                                (d / "error.txt").unlink(missing_ok=True)
+                                say(f"[{spec.name}] {n}/{total} {variant.name} run {i}: {one_line(m)} "
+                                    f"({time.monotonic() - t_run:.0f} s, {time.monotonic() - t0:.0f} s total)")
+                            except Exception as exc:  # noqa: BLE001 - one failed run is recorded, the others go on
+                                counts["failed"] += 1
+                                d.mkdir(parents=True, exist_ok=True)
+                                (d / "error.txt").write_text(traceback.format_exc())
+                                say(f"[{spec.name}] {n}/{total} {variant.name} run {i}: FAILED: {exc}")
+                    finally:
+                        exp.close()
             finally:
                 emu.stop()
     finally:
         for s, h in old.items():
             signal.signal(s, h)
     return counts
+
+
+# kinds whose every run starts by resetting the circuits and all tables to its variant's own (so
+# variants that start the same emulation can share one): seed 003's strategies (Strategies.reset)
+SHARING_KINDS = ("strategies",)
+
+
+def emulation_key(variant: Variant) -> tuple:
+    """What the emulation a variant starts depends on (the runner's Emulation.isolated arguments and
+    _tune_hosts); the rest of a variant (procedure, strategy, hold, failover) is its experiment's."""
+    return (variant.mode, tuple(variant.ocs_args), variant.rto_min, variant.initial_map,
+            tuple(sorted(variant.sysctl.items())))
+
+
+def share_groups(spec: Spec, pending: list[tuple[Variant, list[int]]]) -> list[list[tuple[Variant, list[int]]]]:
+    """The pending variants (with their missing runs) in spec order, consecutive ones that start the
+    same emulation grouped to share one when the kind resets everything per run; else one each."""
+    groups: list[list[tuple[Variant, list[int]]]] = []
+    for item in pending:
+        if spec.kind in SHARING_KINDS and groups and emulation_key(groups[-1][0][0]) == emulation_key(item[0]):
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return groups
 
 
 def _tune_hosts(emu: Any, variant: Variant) -> None:

@@ -225,6 +225,21 @@ def shorten(spec: Spec, runs: int | None = None, duration_s: float | None = None
                    event_at_s=event_at_s or spec.event_at_s)
 
 
+def stretch(spec: Spec, factor: float | None) -> Spec:
+    """A copy whose bulk transfers and SSE are `factor` times as long (kind strategies: the same rate,
+    so completion times and the round robin's epochs stretch alike, seed 003 §3.1's scaling rule)."""
+    if factor is None or factor == 1:
+        return spec
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= 100:
+        raise ValueError(f"stretch {factor!r}: expected a factor above 0 and at most 100")
+    if spec.kind != "strategies":
+        raise ValueError(f"stretch with kind {spec.kind!r}: expected kind strategies (bulk transfers)")
+    b = spec.bulk
+    bulk = replace(b, mouse_bytes=max(1, round(b.mouse_bytes * factor)),
+                   elephant_bytes=max(1, round(b.elephant_bytes * factor)), sse_s=b.sse_s * factor)
+    return replace(spec, bulk=bulk.check())
+
+
 def make_topology(spec: Spec) -> Any:
     """The topo.model.Topology the spec describes (topo.generators with its parameters)."""
     args = dict(spec.topology)

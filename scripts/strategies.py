@@ -26,7 +26,7 @@ from control.events import EventLog
 from control.plan import Transform, no_shadow, without_shadow
 from control.procedures import Reconfigurer, circuits_from_ocs
 from control.strategies import elephants_only, slot_at, slot_maps
-from emulation.links import root_qdisc_drops
+from emulation.links import HostCommand, root_qdisc_drops, run_in
 from fabric.contract import PORT_COUNTERS
 from fabric.elephants import differentiated
 from scripts.bulk import Transfer, class_summary, elephant_hosts, transfers
@@ -39,6 +39,19 @@ from topo.circuits import ocs_circuits
 log = logging.getLogger(__name__)
 
 DARK_DROPS = "dark_drops"  # ocs.p4 (p4src/include/ocs/circuit.p4): frames into a port without a circuit
+FRAME_BITS = 1538 * 8  # a full frame on the wire: 1500 B MTU + 14 header + 4 FCS + 20 preamble and gap
+DRAIN_MS = 20.0  # control.procedures.Reconfigurer's default: what a 4-frame queue at 4 Mbit/s needs, and more
+
+
+def drain_ms(topo: Any) -> float:
+    """How long an optical port's egress queue takes to empty when full (its switch_queue_pkts frames
+    at the OCS's rate), at least DRAIN_MS: mbb waits that long after the last flow has left a circuit
+    before it darkens it, so what the queue still holds is not sent into the dark."""
+    queue = topo.params.get("switch_queue_pkts")
+    if not queue or not topo.ocs:
+        return DRAIN_MS
+    rate = min(o.rate_mbit for o in topo.ocs)
+    return max(DRAIN_MS, 1.25 * queue * FRAME_BITS / (rate * 1000.0))  # 25% for the switch's own delay
 
 
 def hosts_by_tor(topo: Any) -> dict[str, list[str]]:
@@ -68,7 +81,8 @@ class Strategies:
         self.elephants = [addr[h] for h in elephant_hosts(self.transfers)]
         self.maps = slot_maps(variant.strategy, self.pairs)
         self.driver = emu.ocs.driver()
-        self.rec = Reconfigurer(emu.controller, self.driver, mode=variant.mode, spray=emu.spray)
+        self.rec = Reconfigurer(emu.controller, self.driver, mode=variant.mode, spray=emu.spray,
+                                drain_ms=drain_ms(topo))
         dt = variant.strategy in ("dt", "on-demand")
         # elephants_only before no_shadow: no_shadow copies version 0 (the circuit) into the shadow
         self.transforms: tuple[Transform, ...] = ((elephants_only(self.elephants),) if dt else ()) + \
@@ -94,6 +108,12 @@ class Strategies:
         if sorted(have) != sorted(tuple(sorted(c)) for c in first):
             self.emu.set_circuits(first)
         self.emu.controller.sync(self.states(first), step="reset")
+        # every run starts from the same TCP state: no ssthresh or RTT cached by an earlier run's
+        # connections (tcp_metrics, per destination) in the hosts the emulation keeps between runs
+        for name in sorted({h for t in self.transfers for h in (t.src, t.dst)}):
+            rc, out = run_in(self.emu.hosts[name], HostCommand(["ip", "tcp_metrics", "flush", "all"]))
+            if rc != 0:
+                raise RuntimeError(f"host {name}: ip tcp_metrics flush failed ({rc}): {out.strip()}")
         return list(first)
 
     def port_counts(self) -> dict:

@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="Mi
 mininet = pytest.importorskip("mininet.net", reason="Mininet is not installed")
 
 import emulation.state as state_mod  # noqa: E402
+from control.ocs.driver import duplex_pairs  # noqa: E402
 from emulation.links import cpu_mask, rps_path  # noqa: E402
 from emulation.network import Emulation  # noqa: E402 - after the skip checks
 from emulation.p4switch import SWITCH_NICE, free_grpc_base  # noqa: E402
@@ -170,6 +171,13 @@ def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
         assert all(emu.ocs_link_up(p) for p in range(1, 7))
         # the switches kept their ports through the flap: the fabric still delivers everything
         assert emu.pingall() == 0.0
+        # a procedure changes the OCS through a driver of its own, which the emulation is not told of;
+        # a map that keeps one of those circuits must still come up (its ports send no port-up event)
+        with emu.ocs.driver() as drv:
+            drv.set_map(duplex_pairs([(3, 4), (2, 5)], emu.ocs.size))
+            drv.wait_complete()
+        emu.set_circuits([(3, 4), (1, 6)], timeout=5)
+        assert emu.ocs_link_up(1) and emu.ocs_link_up(6) and not emu.ocs_link_up(2)
         pids = emu.pids()
     assert_gone(pids)
 

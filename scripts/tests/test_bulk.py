@@ -1,9 +1,22 @@
 """scripts.bulk and scripts.strategies_report: seed 003's workload and its figures."""
 
+import json
+from pathlib import Path
+
 import pytest
 
-from scripts.bulk import Bulk, class_summary, elephant_hosts, main, paper_change, transfers
-from scripts.strategies_report import variant_summary, with_changes
+from scripts.bulk import (
+    Bulk,
+    class_summary,
+    elephant_hosts,
+    main,
+    paper_change,
+    paper_value,
+    time_factor,
+    transfers,
+)
+from scripts.spec import load
+from scripts.strategies_report import run_bulk, summarize_strategies, variant_summary, with_changes
 
 PAIRS = [("leaf1", "leaf4"), ("leaf2", "leaf5"), ("leaf3", "leaf6")]
 HOSTS = {f"leaf{i}": [f"h{i}_1", f"h{i}_2"] for i in range(1, 7)}
@@ -59,4 +72,43 @@ def test_summary_and_changes():
     assert out["ut"]["elephant"]["ct_change_pct"] == pytest.approx(100.0)
     assert out["ut"]["elephant"]["tput_paper_change_pct"] == pytest.approx(-10.8, abs=0.1)
     assert out["ut"]["changes_per_run"] == 1 and out["ut"]["loadavg_1min"] == (1.0, 2.0)
+    # the slowest elephant of each run, averaged over the runs
+    assert variant_summary([_run("ut", [1.0, 3.0], [0.5]), _run("ut", [2.0, 2.0], [0.5])])["elephant"][
+        "last_ct_mean"] == pytest.approx(2.5)
     assert variant_summary([]) == {"runs": 0}
+
+
+def test_time_factor_and_paper_values():
+    # 3 GiB x0.002 at 4 Mbit/s (scale 0.004): half the paper's completion times
+    assert time_factor(6442451, 0.004) == pytest.approx(0.5, rel=1e-6)
+    assert time_factor(12884902, 0.004) == pytest.approx(1.0, rel=1e-6)
+    assert time_factor(12884902, None) is None
+    assert paper_value("elephant", "ct", "none", 72) == 120.5 and paper_value("mouse", "ct", "dt", 48) == 28.6
+    assert paper_value("elephant", "ct", "none", 30) is None
+
+
+def test_run_bulk_from_the_runs():
+    spec = load(Path(__file__).resolve().parents[1] / "experiments" / "e6-strategies.yaml")
+    runs = [{"bulk": {"transfers": 48, "mouse_bytes": 5, "elephant_bytes": 40, "sse_s": 5.0, "cc": "cubic"}}] * 2
+    assert run_bulk(runs, spec) == {"transfers": 48, "mouse_bytes": 5, "elephant_bytes": 40, "sse_s": 5.0}
+    assert run_bulk([], spec)["transfers"] == spec.bulk.transfers
+    other = {"bulk": {**runs[0]["bulk"], "sse_s": 10.0}}
+    with pytest.raises(ValueError, match="runs with different workloads"):
+        run_bulk([*runs, other], spec)
+
+
+def test_summary_files_state_the_time_scale(tmp_path):
+    spec = load(Path(__file__).resolve().parents[1] / "experiments" / "e6-strategies.yaml")
+    bulk = {"transfers": 24, "mouse_bytes": 524288, "elephant_bytes": 6442451, "sse_s": 5.0}
+    for v, fct in (("no-link", 20.0), ("on-demand", 15.0)):
+        d = tmp_path / v / "run-000"
+        d.mkdir(parents=True)
+        d.joinpath("metrics.json").write_text(json.dumps({**_run("none" if v == "no-link" else v, [fct], [8.0]),
+                                                           "bulk": bulk}))
+    s = summarize_strategies(tmp_path, spec)
+    assert s["time_factor"] == pytest.approx(0.5, rel=1e-6) and s["bulk"] == bulk
+    assert s["variants"]["on-demand"]["elephant"]["ct_change_pct"] == pytest.approx(-25.0)
+    assert s["variants"]["on-demand"]["elephant"]["ct_paper_change_pct"] == pytest.approx(-35.4, abs=0.1)
+    md = (tmp_path / "summary.md").read_text()
+    assert "the paper's x0.5; its elephant CT means at this time scale: none 20.9 s, ut 24.4 s" in md
+    assert s["variants"]["ut"]["runs"] == 0 and "| ut | 0 |" in md

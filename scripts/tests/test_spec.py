@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.spec import load, make_topology, parse, shorten
+from scripts.spec import load, make_topology, parse, shorten, stretch
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
@@ -74,3 +74,16 @@ def test_load_errors(tmp_path):
     bad.write_text("name: [unclosed\n")
     with pytest.raises(ValueError, match="not YAML"):
         load(bad)
+
+
+def test_stretch_scales_sizes_and_sse_only():
+    spec = load(EXPERIMENTS / "e6-strategies.yaml")
+    full = stretch(spec, 2)
+    assert (full.bulk.mouse_bytes, full.bulk.elephant_bytes, full.bulk.sse_s) == (1048576, 12884902, 10)
+    assert full.bulk.transfers == spec.bulk.transfers and full.topology == spec.topology
+    assert (spec.bulk.mouse_bytes, spec.bulk.sse_s) == (524288, 5)  # the original is left alone
+    assert stretch(spec, None) is spec and stretch(spec, 1) is spec
+    with pytest.raises(ValueError, match="stretch 0: expected a factor above 0"):
+        stretch(spec, 0)
+    with pytest.raises(ValueError, match="stretch with kind 'reconfiguration': expected kind strategies"):
+        stretch(parse(base()), 2)

@@ -1,6 +1,8 @@
 """scripts.strategies: the per-run loss accounting at the optical links (pure parts)."""
 
-from scripts.strategies import hosts_by_tor, optical_lost
+import pytest
+
+from scripts.strategies import DRAIN_MS, drain_ms, hosts_by_tor, optical_lost
 from topo import generators
 
 
@@ -33,3 +35,14 @@ def test_hosts_by_tor_in_address_order():
     hosts = hosts_by_tor(topo)
     assert hosts["leaf1"][:3] == ["h1_1", "h1_2", "h1_3"] and hosts["leaf1"][-1] == "h1_11"  # .2 .. .12
     assert "spine1" not in hosts
+
+
+def test_drain_ms_empties_a_full_optical_queue():
+    topo = generators.hybrid(generators.leafspine(leaves=6, spines=2, hosts_per_leaf=2, rate_mbit=4), replace=True)
+    assert drain_ms(topo) == DRAIN_MS  # the kernel's queue: not bounded by the spec, the default
+    topo.params["switch_queue_pkts"] = 4
+    assert drain_ms(topo) == DRAIN_MS  # 4 frames at 4 Mbit/s: 12.3 ms, under the default
+    topo.params["switch_queue_pkts"] = 64
+    # 64 frames of 1538 B at the OCS's 4 Mbit/s: 197 ms, and a quarter more
+    assert drain_ms(topo) == pytest.approx(1.25 * 64 * 1538 * 8 / 4000)
+    assert drain_ms(generators.leafspine(leaves=2, spines=1, hosts_per_leaf=1)) == DRAIN_MS  # no OCS
