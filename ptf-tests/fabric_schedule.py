@@ -253,8 +253,12 @@ class SlotDayBudgetTest(SlotTest):
         for i in range(n):
             self.send(1, tcp_packet(ip_id=600 + i))
         ports = [p for p, _ in self.collect(timeout=1.0)]
-        self.assertGreaterEqual(ports.count(2), n - 1, f"no budget: the burst leaves by the uplink (one may meet the "
-                                f"1 ms night): {ports}")
+        # without a budget nothing is over it (a packet that met the night, or a stalled switch's
+        # late stamp, may still take the path table: CI once saw 2 of 8 at port 4 under load)
+        self.assertEqual(len(ports), n, f"every packet out: {ports}")
+        self.assertEqual(self.read_counter("slot_over_budget", PATH)[0] - over0, over,
+                         f"no budget, nothing counted over it: {ports}")
+        self.assertGreater(ports.count(2), 0, f"the burst leaves by the uplink: {ports}")
 
 
 @group("fabric")
