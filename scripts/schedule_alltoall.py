@@ -66,9 +66,8 @@ def epoch_in(offset: ClockOffset, epoch_mono: float, cycle_us: int) -> int:
 
 
 def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, int], maps: list[dict[int, int]],
-                sched: TimeSchedule, args: argparse.Namespace, clock_error_us: int) -> list[dict[str, Any]]:
-    """The ToR's schedule entries for a variant; clock_error_us bounds how far its epoch may be from
-    the OCS's (the default after guard)."""
+                sched: TimeSchedule, args: argparse.Namespace, after_us: int) -> list[dict[str, Any]]:
+    """The ToR's schedule entries for a variant; `after_us` is its guard after each night (gated)."""
     if variant == "blind":
         # one slot, always a day: every path up the ToR's (first) uplink, whoever is at the other end
         always = TimeSchedule(slots=1, day_us=sched.cycle_us, night_us=0)
@@ -81,7 +80,6 @@ def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, 
                         {"table": "slot_path", "match": {"path_id": path_id, "slot": 0}, "action": "slot_port",
                          "params": {"port": uplink, "dmac": topo.switch_map()[dst].ports[far], "byte_ns": 0}}]
         return entries
-    after_us = clock_error_us if args.after_us is None else args.after_us
     before, after = (args.before_us, after_us) if variant == "gated" else (0, 0)
     return tor_schedule_entries(topo, ocs, name, routes, maps, sched, "hold", max_hold_us=2 * sched.cycle_us,
                                 depth=args.depth, before_us=before, after_us=after)
@@ -168,13 +166,13 @@ def install_schedule(emu: Any, topo: Any, variant: str, docs: dict[str, Any], bu
     clocks = {}
     for sw in topo.switches:
         off = emu.controller.clock(sw.name)
-        error_us = off.error_us + info["clock_error_us"]  # this ToR's epoch against the OCS's
-        clocks[sw.name] = {"offset_us": off.offset_us, "error_us": off.error_us,
-                           "after_us": error_us if args.after_us is None else args.after_us}
+        # by default no ToR starts a day before the OCS has: its epoch's error against the OCS's
+        after_us = off.error_us + info["clock_error_us"] if args.after_us is None else args.after_us
+        clocks[sw.name] = {"offset_us": off.offset_us, "error_us": off.error_us, "after_us": after_us}
         sched = TimeSchedule(info["slots"], info["day_us"], info["night_us"], 0)
         sched = TimeSchedule(sched.slots, sched.day_us, sched.night_us,
                              epoch_in(off, info["epoch_mono"], sched.cycle_us))
-        tor_docs = tor_entries(variant, topo, o, sw.name, route_paths(docs[sw.name]), maps, sched, args, error_us)
+        tor_docs = tor_entries(variant, topo, o, sw.name, route_paths(docs[sw.name]), maps, sched, args, after_us)
         emu.controller.sessions[sw.name].client.install([TableEntry.from_dict(d) for d in tor_docs])
     client = P4RuntimeClient(f"127.0.0.1:{o.grpc_port}", device_id=o.device_id, election_id=(0, 5))
     client.connect()

@@ -115,11 +115,10 @@ class Bed:
                                  device_id=1)
         # as the emulation runs its switches (emulation/p4switch.py): every thread at SWITCH_NICE; and
         # off the core the sender's busy loop takes (send_stream)
-        cpus = sorted(os.sched_getaffinity(0))
+        switch_cpus, _ = split_cpus()
         for tid in os.listdir(f"/proc/{self.proc.proc.pid}/task"):
             os.setpriority(os.PRIO_PROCESS, int(tid), SWITCH_NICE)
-            if len(cpus) > 1:
-                os.sched_setaffinity(int(tid), cpus[:-1])
+            os.sched_setaffinity(int(tid), switch_cpus)
         self.client = P4RuntimeClient(self.proc.grpc_addr, device_id=1, election_id=(0, 1))
         self.client.connect()
         self.client.set_pipeline_files(str(self.build / "ocs.p4info.txtpb"), str(self.build / "ocs.json"))
@@ -134,12 +133,17 @@ class Bed:
             subprocess.run(["ip", "link", "del", sw], capture_output=True)
 
 
+def split_cpus() -> tuple[list[int], list[int]]:
+    """(the switch's CPUs, the sender's): the last core for the sender's busy loop, so that it never
+    delays the switch, and the rest for the switch (one core: both share it)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return (cpus[:-1], cpus[-1:]) if len(cpus) > 1 else (cpus, cpus)
+
+
 def send_stream(port_if: str, pps: float, n: int, sent: Any) -> None:
     """The sender (run in a process of its own, so that no receiver or switch thread shares its
     interpreter): `n` stamped frames on an absolute grid of 1/pps, each send time into `sent`."""
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) > 1:  # a core of its own: its busy loop then never delays the switch (which gets the rest)
-        os.sched_setaffinity(0, cpus[-1:])
+    os.sched_setaffinity(0, split_cpus()[1])
     tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETHERTYPE))
     tx.bind((port_if, 0))
     interval, pad = 1.0 / pps, bytes(46)
@@ -161,8 +165,10 @@ def read_arrivals(pcap: Path) -> dict[int, float]:
     with RawPcapReader(str(pcap)) as reader:
         scale = 1e-9 if reader.nano else 1e-6
         for data, meta in reader:
-            if len(data) >= FRAME.size and FRAME.unpack_from(data)[2] == ETHERTYPE:
-                out[FRAME.unpack_from(data)[3]] = meta.sec + meta.usec * scale
+            if len(data) >= FRAME.size:
+                _, _, ethertype, seq = FRAME.unpack_from(data)
+                if ethertype == ETHERTYPE:
+                    out[seq] = meta.sec + meta.usec * scale
     return out
 
 
@@ -191,9 +197,9 @@ def measure(bed: Bed, mode: str, day_ms: float, night_ms: float, pps: float, sec
                                  stderr=subprocess.PIPE, text=True) for p in pcaps]
     try:
         time.sleep(SETTLE_S)
-        sent = multiprocessing.get_context("spawn").Array("d", n, lock=False)
-        sender = multiprocessing.get_context("spawn").Process(target=send_stream,
-                                                             args=(bed.ports[1][1], pps, n, sent))
+        ctx = multiprocessing.get_context("spawn")
+        sent = ctx.Array("d", n, lock=False)
+        sender = ctx.Process(target=send_stream, args=(bed.ports[1][1], pps, n, sent))
         sender.start()
         sender.join()
         time.sleep(0.3)
