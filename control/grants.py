@@ -11,16 +11,16 @@ cycle of now (`Calendar.check`).
 
 Two-way (`TwoWay`): Algorithm 1 (control/reservation.py) picks the window on the free time of both the
 source's uplink and the destination's downlink; its start is rounded up to the next slot boundary
-(the slot's night is the switching, T_sw) and its length to whole days; both horizons move to the
+(the slot's night is the switching, T_sw) and its length to whole slots; both horizons move to the
 window's end. Windows never overlap on a port: zero burst loss by construction.
 
-The burst. The ToR releases its whole queue at the first lit pass (SlotHold), so it sends in the
-window's first slot only; the burst is what the queue holds then: the bytes waiting when it asked,
-plus what arrives until the release (at most `growth_bps` x that wait), never more than the queue's
-capacity `cap_bytes`. The ToR may release it as late as the end of that slot's day, and the link
-drains it at the line rate through the nights of the later slots, so the OCS keeps the circuit lit
-for the release slot and then the slots covering the burst's T_RL and T_guard (the drain's slack:
-queueing and recirculation in the software switch, the clocks' error).
+The burst. As in the paper, a burst is what the virtual output queue holds when it asks (its bytes,
+the control packet's burst length); `Burst` can add what is expected to arrive until the window
+(`growth_bps`, off by default). The ToR is lit in every slot of the window, each slot's sending
+bounded by its day budget (UplinkClock: what the uplink can still send before the ToR's guarded day
+ends), so a window carries at most what its days can: a window counts the slots whose sending time
+(`send_s`, the ToR's guarded day) covers the burst's T_RL plus T_guard. What arrives meanwhile rides
+along where a day has room, and otherwise waits for the next window.
 
 One-way (`OneWay`): the source sends after a fixed offset as soon as its own uplink is free; the OCS
 sets the circuit only if the destination's downlink is free for the whole window (first come, first
@@ -44,12 +44,16 @@ class Calendar:
     slot_s: float
     night_s: float
     slots: int
+    send_s: float = 0.0  # of each slot's day, what a ToR sends in (its guards cut the rest); 0: all of it
 
     def __post_init__(self) -> None:
         if not self.slot_s > 0 or not 0 <= self.night_s < self.slot_s:
             raise ValueError(f"calendar slot {self.slot_s!r} s, night {self.night_s!r} s: expected 0 <= night < slot")
         if isinstance(self.slots, bool) or not isinstance(self.slots, int) or self.slots < 2:
             raise ValueError(f"calendar slots={self.slots!r}: expected an integer >= 2")
+        if not 0 <= self.send_s <= self.slot_s - self.night_s:
+            raise ValueError(f"calendar send {self.send_s!r} s: expected 0 <= send <= the day "
+                             f"({self.slot_s - self.night_s!r} s)")
 
     @property
     def day_s(self) -> float:
@@ -69,9 +73,8 @@ class Calendar:
         return math.ceil((t - self.epoch_s) / self.slot_s - 1e-9)
 
     def slots_for(self, seconds: float) -> int:
-        """A window's slots: the release slot (the ToR may send until its day's end), then whole
-        slots to cover `seconds` of drain after it."""
-        return 1 + max(0, math.ceil(seconds / self.slot_s - 1e-9))
+        """A window's slots: enough days (each `send_s` of sending) for `seconds` of transmission."""
+        return max(1, math.ceil(seconds / (self.send_s or self.day_s) - 1e-9))
 
     def check(self, first: int, count: int, now: float) -> None:
         """Refuse a window that its entries (slot mod `slots`) would alias onto the current cycle."""
@@ -83,7 +86,7 @@ class Calendar:
 @dataclass(frozen=True, slots=True)
 class SlotGrant:
     """A reservation of slots first .. first+count-1 for src -> dst (ToR indexes), the ToR sending in
-    slot `first`; `nbytes`: the burst's bound; `lost`: the OCS did not set the circuit (one-way
+    each; `nbytes`: the burst; `lost`: the OCS did not set the circuit (one-way
     collision), so the burst goes to a dark port."""
 
     src: int
@@ -105,9 +108,9 @@ class SlotGrant:
 
 @dataclass(frozen=True, slots=True)
 class Burst:
-    """How a queue's bytes at the request bound the burst at its release."""
+    """A burst from a queue's bytes at the request (the paper: exactly those)."""
 
-    growth_bps: float = 0.0  # what can arrive while it waits (the host links' rate)
+    growth_bps: float = 0.0  # what is expected to arrive until the window, added to it (0: nothing)
     cap_bytes: int = 1 << 30  # the queue's capacity (hold depth x largest frame)
 
     def __post_init__(self) -> None:
@@ -115,8 +118,8 @@ class Burst:
             raise ValueError(f"burst growth {self.growth_bps!r} bit/s, cap {self.cap_bytes!r} B: expected >= 0, >= 1")
 
     def bound(self, nbytes: int, wait_s: float, growth_bps: float | None = None) -> int:
-        """The burst's bytes at the release, `wait_s` after the request (growth: the queue's own
-        arrival rate when the caller measured it, else `growth_bps`)."""
+        """The burst's bytes, its window `wait_s` after the request (growth: the queue's own arrival
+        rate when the caller measured it, else `growth_bps`)."""
         rate = self.growth_bps if growth_bps is None else growth_bps
         return min(self.cap_bytes, nbytes + math.ceil(rate * max(0.0, wait_s) / 8))
 
@@ -132,7 +135,7 @@ class TwoWay:
         """Reserve the earliest window both ports allow, asked at `now` with `nbytes` waiting."""
         g = self.horizon.request(src, dst, nbytes, now)
         first = self.cal.first_at_or_after(g.configure_at)
-        size = self.burst.bound(nbytes, self.cal.start(first + 1) - now, growth_bps)
+        size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
         count = self.cal.slots_for(self.timing.transmit_s(size) + self.timing.guard_s)
         self.cal.check(first, count, now)
         self.horizon.h_in[0][src] = self.horizon.h_out[0][dst] = self.cal.start(first + count)
@@ -160,7 +163,7 @@ class OneWay:
         t = self.timing
         start = max(self.h_src[src], now) + t.switch_s + t.proc_s + t.overhead_s
         first = self.cal.first_at_or_after(start - t.switch_s)
-        size = self.burst.bound(nbytes, self.cal.start(first + 1) - now, growth_bps)
+        size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
         count = self.cal.slots_for(t.transmit_s(size) + t.guard_s)
         self.cal.check(first, count, now)
         window = set(range(first, first + count))

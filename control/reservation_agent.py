@@ -3,24 +3,26 @@ grants written as slot entries (control/grants.py, tablegen/reservation.py), rem
 
 The request. Every ToR holds what it has for another ToR of the OCS in that path's virtual output
 queue (SlotHold, `slot_policy` = hold) until a `slot_path` entry lights its slot. The controller
-reads the queues' `hold_entered`, `hold_released` and `hold_expired` counters every `poll_s` (all ToRs at once): what
-entered and did not leave is the burst waiting (packets and bytes, the control packet's burst length).
-A path with bytes waiting and no window still to come is a request; so is one with a window still
-to come and bytes that entered since its last request (the paper starts the next burst's assembly
-as soon as the control packet leaves), up to `max_pending` windows ahead. It is asked at the read
-plus the lead: the 80th percentile of the last grant writes (P4Runtime writes to a loaded software switch
-take 5-1000 ms here; a window must not start before its entries exist). The burst's bound grows
-with the queue's own arrival rate (hold_entered between reads, twice the smoothed rate).
+reads the queues' `hold_entered`, `hold_released` and `hold_expired` counters every `poll_s` (all ToRs
+at once): what entered and did not leave is the burst waiting (packets and bytes, the control
+packet's burst length). A burst assembles as in the paper (mixed timer and size): from the first
+read that finds bytes entered since the path's last request, it asks once `assembly_s` (T_a) has
+passed or `max_burst` bytes are waiting. A path with bytes waiting and no window unfinished asks for
+them all; one with a window unfinished asks for the bytes that entered since its last request (the
+paper starts the next burst's assembly as soon as the control packet leaves), up to `max_pending`
+windows. It is asked at
+the read plus the lead: the 80th percentile of the last grant writes (P4Runtime writes to a loaded
+software switch take 5-1000 ms here; a window must not start before its entries exist).
 This is a pull (one batched counter read per ToR per poll), not a packet-in: it needs no change to
 the programs, and on Tofino the same counters are read the same way (a digest on a queue's first
 held packet would be the push equivalent; not built).
 
 The grant. The scheduler (TwoWay or OneWay) gives a window of slots; the controller writes the
 OCS's entries first, then the ToR's (so the ToR never sends into a circuit not yet set), and deletes
-them in the reverse order once the window has ended. The ToR's `slot_path` is written for the
-window's first slot only: SlotHold releases the whole queue at the first lit pass, and the link
-drains it through the window (control/grants.py, "The burst"). One-way windows that collide at the OCS get
-the ToR's entries only: the burst leaves on time and the OCS drops it (`unlit_drops`).
+them in the reverse order once the window has ended. The ToR's `slot_path` lights every slot of the
+window with the uplink's day budget (`byte_ns`), so the ToR sends what each day can carry and holds
+the rest (control/grants.py, "The burst"). One-way windows that collide at the OCS get the ToR's
+entries only: the burst leaves on time and the OCS drops it (`unlit_drops`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 QUEUE_COUNTERS = ("hold_entered", "hold_released", "hold_expired")
 LEAD_WINDOW = 20  # recent grant writes that set the lead
 RATE_ALPHA = 0.3  # smoothing of a queue's arrival rate
+DIAGNOSIS_S = 0.05  # period of the OCS's drop log and of the audit's count
 
 
 class Scheduler(Protocol):
@@ -66,13 +68,17 @@ class PathState:
     entered: tuple[float, int] = (0.0, 0)  # (time, bytes) of the last read of hold_entered
     rate_bps: float = 0.0  # the queue's arrival rate, smoothed
     asked_entered: int = 0  # hold_entered bytes when the last request went out
+    assembling: float = 0.0  # when a read first found bytes entered since the last request (0: none)
 
 
 def waiting(cells: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
-    """(packets, bytes) in a queue from its counters (entered minus released minus expired), and
-    the bytes that ever entered."""
+    """(packets, bytes) in a queue from its counters, and the bytes that ever entered. Packets
+    waiting: entered minus released minus expired. Bytes: those packets at the mean size of what
+    entered; the counters' own bytes do not subtract, because a switch counts a frame's length as it
+    passes, and a held packet comes back round the v1model loop longer by its hold mark."""
     e, r, x = (cells.get(n, (0, 0)) for n in QUEUE_COUNTERS)
-    return e[0] - r[0] - x[0], e[1] - r[1] - x[1], e[1]
+    packets = e[0] - r[0] - x[0]
+    return packets, packets * e[1] // e[0] if e[0] > 0 and packets > 0 else 0, e[1]
 
 
 def conflicts(entries: list[TableEntry]) -> list[str]:
@@ -106,9 +112,11 @@ class ReservationAgent:
             raise ValueError(f"poll {poll_s!r} s, max burst {max_burst!r} B: expected > 0 and >= 1")
         self.scheduler, self.tors, self.ocs, self.paths = scheduler, tors, ocs, paths
         self.poll_s, self.max_burst = poll_s, max_burst
-        self.max_pending = 3  # windows still to come per path (the paper: a new burst assembles at once)
+        self.max_pending = 3  # unfinished windows per path (the paper: a new burst assembles at once)
+        self.assembly_s = 0.0  # T_a: how long a burst assembles before its request (unless max_burst waits)
+        self.growth = 0.0  # a burst adds this many times its queue's arrival rate until its window
         self.grants: list[dict[str, Any]] = []  # every grant, for the report
-        self.polls = 0
+        self.polls = 0  # rounds of a ToR's loop (read, requests, writes), all ToRs'
         self.poll_time_s = 0.0
         self.write_errors = 0
         self.write_s: list[float] = []  # each grant's write time (OCS and ToR)
@@ -117,9 +125,10 @@ class ReservationAgent:
         self.drop_ports: list[int] = []  # OCS ports whose drops are logged with their time (diagnosis)
         self.drop_log: list[tuple[float, int, str, int]] = []
         self._drops: dict[tuple[int, str], int] = {}
-        self.audit_every = 0  # polls between reads of the OCS's slot_circuit (0: never)
+        self.audit_every = 0  # DIAGNOSIS_S periods between reads of the OCS's slot_circuit (0: never)
         self.audits = 0
         self.audit_conflicts: list[str] = []
+        self._lock = threading.Lock()  # the scheduler and the records, shared by the ToRs' loops
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -156,17 +165,16 @@ class ReservationAgent:
             self.write_errors += 1
             log.warning("grant %s: delete failed: %s", g, exc)
 
-    def _cleanup(self, now: float) -> None:
-        """Delete every window that ended more than a slot ago, before any new grant can reuse its
-        slot indexes (one cycle later) on the same OCS input."""
+    def _cleanup(self, states: list[PathState], now: float) -> None:
+        """Delete a ToR's windows that ended more than a slot ago, before any new grant of that ToR
+        can reuse their slot indexes (one cycle later) on its OCS input: its paths share them."""
         cal = self.scheduler.cal
-        for states in self.paths.values():
-            for st in states:
-                done = [p for p in st.pending if p[0].end(cal) < now - cal.slot_s]
-                for g, tor, ocs in done:
-                    self._remove(st, g, tor, ocs)
-                if done:
-                    st.pending = [p for p in st.pending if p not in done]
+        for st in states:
+            done = [p for p in st.pending if p[0].end(cal) < now - cal.slot_s]
+            for g, tor, ocs in done:
+                self._remove(st, g, tor, ocs)
+            if done:
+                st.pending = [p for p in st.pending if p not in done]
 
     def _audit(self) -> None:
         """Read the OCS's slot_circuit as written and record any output lit from two inputs."""
@@ -199,71 +207,87 @@ class ReservationAgent:
         return self.tors[self._names[st.src]]
 
     def _run(self) -> None:
+        """A loop per ToR (its reads and its grants' writes run beside the other ToRs'), the drop log
+        and the audit here."""
         self._names = {states[0].src: name for name, states in self.paths.items() if states}
-        pool = ThreadPoolExecutor(max_workers=max(1, len(self.paths)), thread_name_prefix="reservation-read")
-        try:
-            self._loop(pool)
-        finally:
-            pool.shutdown(wait=True)
-
-    def _loop(self, pool: ThreadPoolExecutor) -> None:
-        cal = self.scheduler.cal
-        while not self._stop.is_set():
-            t0 = time.monotonic()
-            # every ToR's queues read at once (one round trip, not one per ToR); grants stay sequential
-            reads = {name: pool.submit(self._read, name, states) for name, states in self.paths.items()}
-            for name, states in self.paths.items():
-                try:
-                    queues = reads[name].result()
-                except Exception as exc:
-                    log.warning("%s: counter read failed: %s", name, exc)
-                    continue
-                now = time.monotonic()
-                self._cleanup(now)  # every path's: a ToR's paths share its OCS input's slots
-                for st in states:
-                    packets, nbytes, entered = queues.get(st.path_id, (0, 0, st.entered[1]))
-                    if st.entered[0] and now > st.entered[0]:
-                        rate = 8 * (entered - st.entered[1]) / (now - st.entered[0])
-                        st.rate_bps = RATE_ALPHA * rate + (1 - RATE_ALPHA) * st.rate_bps
-                    st.entered = (now, entered)
-                    ahead_windows = sum(cal.start(p[0].first) > now for p in st.pending)
-                    new = entered - st.asked_entered  # assembled since the last request
-                    if packets <= 0 or ahead_windows >= self.max_pending or (ahead_windows and new <= 0):
-                        continue
-                    if ahead_windows:
-                        nbytes = new
-                    ahead = lead(self.write_s, self.lead_floor_s)
-                    try:
-                        g = self.scheduler.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now + ahead,
-                                                   growth_bps=2 * st.rate_bps)
-                    except ValueError as exc:  # the horizon is more than a cycle away: ask again later
-                        self.refused += 1
-                        log.debug("request %s -> %s refused: %s", st.src, st.dst, exc)
-                        continue
-                    slots = g.indexes(cal.slots)
-                    tor = [TableEntry.from_dict(d) for d in st.tor_docs(slots[:1])]  # it sends in the first
-                    ocs = [] if g.lost else [TableEntry.from_dict(d) for d in st.ocs_docs(slots)]
-                    try:
-                        if ocs:
-                            self.ocs.insert(ocs)
-                        self.tors[name].insert(tor)
-                    except Exception as exc:
-                        self.write_errors += 1
-                        log.warning("grant %s: write failed: %s", g, exc)
-                        continue
-                    written = time.monotonic()
-                    self.write_s.append(written - now)
-                    st.asked_entered = entered
-                    st.pending.append((g, tor, ocs))
-                    self.grants.append({"src": g.src, "dst": g.dst, "bytes": g.nbytes, "queued": packets, "read": now,
-                                        "waiting_bytes": nbytes, "lead": ahead, "rate_bps": st.rate_bps,
-                                        "first": g.first, "count": g.count, "asked": g.asked, "written": written,
-                                        "start": cal.start(g.first), "end": g.end(cal), "lost": g.lost,
-                                        "late": written > cal.start(g.first) + cal.night_s})
+        loops = [threading.Thread(target=self._tor_loop, args=(name, states), name=f"reservation-{name}", daemon=True)
+                 for name, states in self.paths.items()]
+        for t in loops:
+            t.start()
+        rounds = 0
+        while not self._stop.wait(DIAGNOSIS_S):
             if self.drop_ports:
                 self._log_drops()
-            if self.audit_every and self.polls % self.audit_every == 0:
+            if self.audit_every and rounds % self.audit_every == 0:
                 self._audit()
-            self.polls += 1
-            self.poll_time_s += time.monotonic() - t0
+            rounds += 1
+        for t in loops:
+            t.join(timeout=10)
+
+    def _tor_loop(self, name: str, states: list[PathState]) -> None:
+        while not self._stop.is_set():
+            t0 = time.monotonic()
+            try:
+                queues = self._read(name, states)
+            except Exception as exc:
+                log.warning("%s: counter read failed: %s", name, exc)
+                queues = None
+            if queues is not None:
+                now = time.monotonic()
+                self._cleanup(states, now)
+                for st in states:
+                    self._serve(name, st, queues, now)
+            with self._lock:
+                self.polls += 1
+                self.poll_time_s += time.monotonic() - t0
             self._stop.wait(max(0.0, self.poll_s - (time.monotonic() - t0)))
+
+    def _serve(self, name: str, st: PathState, queues: dict[int, tuple[int, int, int]], now: float) -> None:
+        """One path's request, if it has one, and its grant's writes."""
+        cal = self.scheduler.cal
+        packets, nbytes, entered = queues.get(st.path_id, (0, 0, st.entered[1]))
+        if st.entered[0] and now > st.entered[0]:
+            rate = 8 * (entered - st.entered[1]) / (now - st.entered[0])
+            st.rate_bps = RATE_ALPHA * rate + (1 - RATE_ALPHA) * st.rate_bps
+        st.entered = (now, entered)
+        unfinished = sum(p[0].end(cal) > now for p in st.pending)
+        new = entered - st.asked_entered  # assembled since the last request
+        if packets <= 0 or unfinished >= self.max_pending or (unfinished and new <= 0):
+            return
+        if unfinished:
+            nbytes = new
+        if not st.assembling:
+            st.assembling = now
+        if now - st.assembling < self.assembly_s and nbytes < self.max_burst:
+            return
+        with self._lock:
+            ahead = lead(self.write_s, self.lead_floor_s)
+            try:
+                g = self.scheduler.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now + ahead,
+                                           growth_bps=self.growth * st.rate_bps)
+            except ValueError as exc:  # the horizon is more than a cycle away: ask again later
+                self.refused += 1
+                log.debug("request %s -> %s refused: %s", st.src, st.dst, exc)
+                return
+        slots = g.indexes(cal.slots)
+        tor = [TableEntry.from_dict(d) for d in st.tor_docs(slots)]
+        ocs = [] if g.lost else [TableEntry.from_dict(d) for d in st.ocs_docs(slots)]
+        try:
+            if ocs:
+                self.ocs.insert(ocs)
+            self.tors[name].insert(tor)
+        except Exception as exc:
+            with self._lock:
+                self.write_errors += 1
+            log.warning("grant %s: write failed: %s", g, exc)
+            return
+        written = time.monotonic()
+        st.asked_entered, st.assembling = entered, 0.0
+        st.pending.append((g, tor, ocs))
+        with self._lock:
+            self.write_s.append(written - now)
+            self.grants.append({"src": g.src, "dst": g.dst, "bytes": g.nbytes, "queued": packets, "read": now,
+                                "waiting_bytes": nbytes, "lead": ahead, "rate_bps": st.rate_bps,
+                                "first": g.first, "count": g.count, "asked": g.asked, "written": written,
+                                "start": cal.start(g.first), "end": g.end(cal), "lost": g.lost,
+                                "late": written > cal.start(g.first) + cal.night_s})

@@ -1,8 +1,8 @@
 """Seed 001: TCP over a slotted optical core with two-way vs one-way reservation, and the electrical
 leaf-spine, on bijective workloads of TDC d (each ToR's host sends to the hosts of the next d ToRs).
 
-    sudo .venv/bin/python -m scripts.seed001 [--tors 5] [--tdc 1,4] [--variants two-way,one-way,electrical]
-        [--flow-kb 256] [--rate-mbit 10] [--slot-ms 5] [--night-ms 1] [--out results/seed001]
+    sudo .venv/bin/python -m scripts.seed001 [--tors 4] [--tdc 1,3] [--variants two-way,one-way,electrical]
+        [--flow-kb 128] [--rate-mbit 10] [--electrical-mbit 10] [--slot-ms 10] [--night-ms 1] [--out results/seed001]
 
 Scale: the paper's microseconds are milliseconds here and its 10 Gbit/s is 10 Mbit/s, so bytes per
 unit of time (a 50 KB burst lasts 40 ms) and the timing (T_sw = T_proc = T_oh = 1 ms) keep their
@@ -101,7 +101,8 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
     fabric = Fabric(topo, resolve_circuits(topo, "none"))
     docs = {st.name: st.to_doc() for st in network_states(fabric, "ecmp")}
     slot_us, night_us = round(args.slot_ms * 1000), round(args.night_ms * 1000)
-    cal = Calendar(time.monotonic() + 1.0, slot_us / 1e6, night_us / 1e6, args.cycle_slots)
+    send_us = slot_us - night_us - args.before_us - args.after_us  # a ToR's guarded day (checked in main)
+    cal = Calendar(time.monotonic() + 1.0, slot_us / 1e6, night_us / 1e6, args.cycle_slots, send_us / 1e6)
     offsets = {sw.name: emu.controller.clock(sw.name) for sw in topo.switches}
     offsets[o.name] = measure_client(ocs_client)
     tors = sorted({p.switch for p in o.ports}, key=lambda n: int(n.removeprefix("leaf")))
@@ -116,7 +117,8 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
     for name in tors:
         routes = route_paths(docs[name])
         base = tor_base_entries(topo, o, name, routes, sched(name), max_hold_us=args.max_hold_ms * 1000,
-                                depth=args.depth, before_us=args.before_us, after_us=args.after_us)
+                                depth=args.depth, before_us=args.before_us, after_us=args.after_us,
+                                fresh_us=args.fresh_us)
         emu.controller.sessions[name].client.install([TableEntry.from_dict(d) for d in base])
         paths[name] = [PathState(index[name], index[dst], pid,
                                  lambda s, a=name, b=dst, p=pid: grant_tor_entries(topo, o, a, b, p, s),
@@ -124,11 +126,13 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
                        for dst, pid in sorted(grant_paths(topo, o, name, routes).items())]
     timing = Timing(switch_s=night_us / 1e6, proc_s=args.proc_ms / 1000, overhead_s=args.proc_ms / 1000,
                     guard_s=args.guard_ms / 1000, rate_bps=args.rate_mbit * 1e6)
-    burst = Burst(growth_bps=args.rate_mbit * 1e6, cap_bytes=args.depth * 1514)
+    burst = Burst(cap_bytes=args.depth * 1514)
     scheduler = (TwoWay if variant == "two-way" else OneWay)(len(tors), cal, timing, burst)
     agent = ReservationAgent(scheduler, {n: emu.controller.sessions[n].client for n in tors}, ocs_client, paths,
                              poll_s=args.poll_ms / 1000, max_burst=args.burst_kb * 1000)
     agent.lead_floor_s = args.proc_ms / 1000
+    agent.growth = args.burst_growth
+    agent.assembly_s = (args.slot_ms if args.assembly_ms is None else args.assembly_ms) / 1000
     agent.clocks = {n: (c.offset_us, c.error_us) for n, c in offsets.items()}  # type: ignore[attr-defined]
     agent.ocs_ports = sorted(p.port for p in o.ports)  # type: ignore[attr-defined]
     agent.drop_ports = agent.ocs_ports  # type: ignore[attr-defined]
@@ -143,7 +147,8 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
     from emulation.network import Emulation
     from emulation.target import Target
 
-    topo = validate(ocscore(args.tors, 1, uplinks=1, spines=1, rate_mbit=args.rate_mbit))
+    topo = validate(ocscore(args.tors, 1, uplinks=1, spines=1, rate_mbit=args.rate_mbit,
+                            spine_mbit=args.electrical_mbit))
     build = Path(args.build)
     Target.from_env().ensure_build(build, ROOT / "p4src")
     rdir = out / f"tdc{tdc}" / variant
@@ -189,7 +194,8 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
         wall = time.monotonic() - t0
         load1 = os.getloadavg()
         result: dict[str, Any] = {"variant": variant, "tdc": tdc, "tors": args.tors, "flow_kb": args.flow_kb,
-                                  "rate_mbit": args.rate_mbit, "slot_ms": args.slot_ms, "night_ms": args.night_ms,
+                                  "rate_mbit": args.rate_mbit, "electrical_mbit": args.electrical_mbit or args.rate_mbit,
+                                  "slot_ms": args.slot_ms, "night_ms": args.night_ms,
                                   "wall_s": wall, "timeout_s": args.timeout, "unfinished": unfinished,
                                   "load_avg": [load0, load1], "flows": {}}
         samples: dict[int, list[tuple[float, int, float | None, int]]] = {}
@@ -257,29 +263,41 @@ def summary(r: dict[str, Any]) -> str:
 def parser() -> argparse.ArgumentParser:
     """The command line (the end-to-end test builds its settings from it too)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tors", type=int, default=5, metavar="N")
-    p.add_argument("--tdc", default="1,4", metavar="D[,D]")
+    p.add_argument("--tors", type=int, default=4, metavar="N")
+    p.add_argument("--tdc", default="1,3", metavar="D[,D]")
     p.add_argument("--variants", default=",".join(VARIANTS), metavar="V[,V]")
-    p.add_argument("--flow-kb", type=int, default=256, metavar="KB", help="bytes each flow sends (KB)")
+    p.add_argument("--flow-kb", type=int, default=128, metavar="KB", help="bytes each flow sends (KB)")
     p.add_argument("--rate-mbit", type=float, default=10.0, metavar="MBIT")
-    p.add_argument("--slot-ms", type=float, default=5.0, metavar="MS")
+    p.add_argument("--electrical-mbit", type=float, default=None, metavar="MBIT",
+                   help="the ToRs' links to the electrical spine (default: --rate-mbit; below it, an electrical "
+                        "fabric oversubscribed against the optical core)")
+    p.add_argument("--slot-ms", type=float, default=10.0, metavar="MS")
     p.add_argument("--night-ms", type=float, default=1.0, metavar="MS", help="T_sw")
     p.add_argument("--proc-ms", type=float, default=10.0, metavar="MS", help="T_proc = T_oh")
     p.add_argument("--cycle-slots", type=int, default=300, metavar="N",
                    help="slots per cycle; a ToR with guards takes 3 phase ranges per slot (1024 at most)")
-    p.add_argument("--guard-ms", type=float, default=3.0, metavar="MS", help="T_guard: slack after each burst")
+    p.add_argument("--guard-ms", type=float, default=0.0, metavar="MS",
+                   help="T_guard: slack added to each window (the day budget keeps a burst within it)")
     p.add_argument("--poll-ms", type=float, default=5.0, metavar="MS")
     p.add_argument("--burst-kb", type=int, default=50, metavar="KB", help="largest burst granted at once")
+    p.add_argument("--assembly-ms", type=float, default=None, metavar="MS",
+                   help="T_a: a burst assembles this long before its request, unless --burst-kb waits "
+                        "(default: one slot)")
+    p.add_argument("--burst-growth", type=float, default=0.0, metavar="X",
+                   help="a burst adds X times its queue's arrival rate until its window (0: the paper's, "
+                        "what the queue held when it asked)")
     p.add_argument("--max-hold-ms", type=int, default=1500, metavar="MS")
     p.add_argument("--depth", type=int, default=48, metavar="N", help="hold depth per path (the VOQ)")
     p.add_argument("--hold-passes", type=hold_passes_arg, default=HOLD_PASSES_PER_S, metavar="N",
                    help="passes a second of each switch's hold loop (its paced port pair: emulation/holdloop.py)")
-    p.add_argument("--before-us", type=int, default=1500, metavar="US")
-    p.add_argument("--after-us", type=int, default=300, metavar="US")
+    p.add_argument("--before-us", type=int, default=3000, metavar="US")
+    p.add_argument("--after-us", type=int, default=500, metavar="US")
+    p.add_argument("--fresh-us", type=int, default=None, metavar="US",
+                   help="how old a lit decision may be when egress takes the packet (default: half of --before-us)")
     p.add_argument("--audit-every", type=int, default=20, metavar="N",
-                   help="read the OCS's slot_circuit every N polls and check no output is lit twice")
+                   help="read the OCS's slot_circuit every N x 50 ms and check no output is lit twice")
     p.add_argument("--sample-s", type=float, default=0.2, metavar="S", help="ss sampling period")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per run; unfinished flows are killed")
+    p.add_argument("--timeout", type=float, default=40.0, metavar="S", help="per run; unfinished flows are killed")
     p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
     p.add_argument("--out", default=str(ROOT / "results" / "seed001"), metavar="DIR")
     return p
@@ -290,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if os.geteuid() != 0:
         raise SystemExit("seed001: needs root (Mininet); expected sudo")
+    if args.slot_ms * 1000 - args.night_ms * 1000 - args.before_us - args.after_us < 1:
+        raise SystemExit(f"--slot-ms {args.slot_ms}: its day less the guards (--before-us {args.before_us}, "
+                         f"--after-us {args.after_us}) leaves a ToR no time to send")
     variants = args.variants.split(",")
     for v in variants:
         if v not in VARIANTS:

@@ -5,7 +5,7 @@ at each ToR, `slot_policy` = hold for every path to another ToR of the OCS (its 
 SlotHold), with no `slot_path` entry, so everything optical waits. Per grant (the reservation
 itself, never per slot): the OCS's `slot_circuit` (src's port -> dst's port, by day in every slot of
 the window, and by night in all but the first, whose night is the switching) and the source ToR's
-`slot_path` (its uplink in each slot of the window). Pure functions: entries as dicts.
+`slot_path` (its uplink in each slot of the window, with the uplink's day budget). Pure functions: entries as dicts.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabric.schedule import TimeSchedule
-from tablegen.schedule import scheduled_paths, tor_schedule_entries
+from tablegen.schedule import scheduled_paths, tor_schedule_entries, uplink_byte_ns
 from topo.model import Ocs, Topology
 
 Doc = dict[str, Any]
@@ -28,10 +28,13 @@ def _attachment(ocs: Ocs, switch: str) -> tuple[int, int]:
 
 
 def tor_base_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int], sched: TimeSchedule,
-                     max_hold_us: int, depth: int, before_us: int = 0, after_us: int = 0) -> list[Doc]:
-    """A ToR's entries written once: its clock and a hold policy for every path to another ToR."""
+                     max_hold_us: int, depth: int, before_us: int = 0, after_us: int = 0,
+                     fresh_us: int | None = None) -> list[Doc]:
+    """A ToR's entries written once: its clock and a hold policy for every path to another ToR
+    (fresh_us: tablegen.schedule.tor_schedule_entries)."""
     return tor_schedule_entries(topo, ocs, switch, routes, [{} for _ in range(sched.slots)], sched, "hold",
-                                max_hold_us=max_hold_us, depth=depth, before_us=before_us, after_us=after_us)
+                                max_hold_us=max_hold_us, depth=depth, before_us=before_us, after_us=after_us,
+                                fresh_us=fresh_us)
 
 
 def grant_paths(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int]) -> dict[str, int]:
@@ -40,16 +43,14 @@ def grant_paths(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int]) -
 
 
 def grant_tor_entries(topo: Topology, ocs: Ocs, src: str, dst: str, path_id: int, slots: list[int]) -> list[Doc]:
-    """The source ToR's `slot_path` for a window: its uplink, to the MAC of dst's uplink port."""
+    """The source ToR's `slot_path` for a window: its uplink, to the MAC of dst's uplink port, in
+    every slot, each day's sending bounded by the uplink's rate (the day budget, UplinkClock): the
+    window carries what its days can and the rest stays held (control/grants.py, "The burst")."""
     _, up = _attachment(ocs, src)
     _, far = _attachment(ocs, dst)
     dmac = next(s.ports for s in topo.switches if s.name == dst)[far]
-    # No day budget (byte_ns 0): a window is sized for its burst and the OCS keeps the circuit lit
-    # through the window's later slots, nights included, while the link drains the burst released in
-    # the first slot (control/grants.py, "The burst"); a budget would stop the release at the first
-    # slot's day end and strand the rest.
     return [{"table": "slot_path", "match": {"path_id": path_id, "slot": s}, "action": "slot_port",
-             "params": {"port": up, "dmac": dmac, "byte_ns": 0}} for s in slots]
+             "params": {"port": up, "dmac": dmac, "byte_ns": uplink_byte_ns(ocs)}} for s in slots]
 
 
 def grant_ocs_entries(ocs: Ocs, src: str, dst: str, slots: list[int]) -> list[Doc]:

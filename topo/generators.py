@@ -213,9 +213,11 @@ def round_robin_matchings(n: int) -> list[list[tuple[int, int]]]:
 
 
 def ocscore(tors: int = 4, hosts_per_tor: int = 2, uplinks: int = 1, spines: int = 0,
-            rate_mbit: float = 100.0, delay: str = "0.1ms", grpc_base: int = DEFAULT_GRPC_BASE) -> Topology:
+            rate_mbit: float = 100.0, delay: str = "0.1ms", grpc_base: int = DEFAULT_GRPC_BASE,
+            spine_mbit: float | None = None) -> Topology:
     """N ToRs around one OCS (seeds 001 and 002: a single-hop optical core), with `spines` electrical
-    spines as well when > 0 (a hybrid leaf-spine).
+    spines as well when > 0 (a hybrid leaf-spine; its ToR-spine links at `spine_mbit`, default
+    `rate_mbit`: below it, an electrical fabric oversubscribed against the optical core).
 
     ToR<t>: ports 1..hosts_per_tor hosts h<t>_<j> (10.0.t.(j+1)/24), then one port per spine, then
     `uplinks` optical ports. The OCS's circuit maps are the slots of a round robin: `slot<s>` joins
@@ -229,6 +231,10 @@ def ocscore(tors: int = 4, hosts_per_tor: int = 2, uplinks: int = 1, spines: int
             raise ValueError(f"{name}={value!r}: expected an integer in {lo}..{hi}")
     if spines:
         topo = leafspine(tors, spines, hosts_per_tor, rate_mbit, delay, grpc_base)
+        for link in topo.links:
+            if link.b.startswith("spine"):
+                link.rate_mbit = rate_mbit if spine_mbit is None else spine_mbit
+        topo.params["spine_mbit"] = rate_mbit if spine_mbit is None else spine_mbit
     else:
         topo = Topology(name="", kind="", params={"rate_mbit": rate_mbit, "delay": delay})
         for t in range(1, tors + 1):

@@ -26,16 +26,19 @@ def test_calendar_arithmetic():
     assert CAL.start(3) == pytest.approx(100.015)
     assert CAL.slot_at(100.0149) == 2 and CAL.slot_at(100.015) == 3
     assert CAL.first_at_or_after(100.015) == 3 and CAL.first_at_or_after(100.0151) == 4
-    # the release slot, then 40 ms of burst's drain: 1 + 8 slots of 5 ms
-    assert CAL.slots_for(T.transmit_s(50_000)) == 9
-    assert CAL.slots_for(T.transmit_s(50_100)) == 10
+    # 40 ms of burst in days of 4 ms; with guards leaving 2.5 ms of each day, in 16
+    assert CAL.slots_for(T.transmit_s(50_000)) == 10
+    assert CAL.slots_for(T.transmit_s(50_100)) == 11
     assert CAL.slots_for(0.0) == 1
+    guarded = Calendar(epoch_s=100.0, slot_s=5 * MS, night_s=1 * MS, slots=300, send_s=2.5 * MS)
+    assert guarded.slots_for(T.transmit_s(50_000)) == 16
     assert SlotGrant(0, 1, 10, 298, 4, 0.0).indexes(300) == [298, 299, 0, 1]
 
 
 @pytest.mark.parametrize("kwargs", [dict(epoch_s=0, slot_s=0.005, night_s=0.005, slots=10),
                                     dict(epoch_s=0, slot_s=0, night_s=0, slots=10),
-                                    dict(epoch_s=0, slot_s=0.005, night_s=0.001, slots=1)])
+                                    dict(epoch_s=0, slot_s=0.005, night_s=0.001, slots=1),
+                                    dict(epoch_s=0, slot_s=0.005, night_s=0.001, slots=10, send_s=0.0041)])
 def test_calendar_refuses_bad_shapes(kwargs):
     with pytest.raises(ValueError, match="calendar"):
         Calendar(**kwargs)
@@ -48,8 +51,8 @@ def test_two_way_idle_channel_is_the_papers_offset():
     now = CAL.start(10) + 0.5 * MS
     g = tw.request(0, 1, 1500, now)
     assert g.first == CAL.first_at_or_after(now + 2 * MS) == 11
-    assert g.count == 2 and not g.lost  # the release slot, then the drain of 1.2 ms
-    assert tw.horizon.h_in[0][0] == tw.horizon.h_out[0][1] == pytest.approx(CAL.start(13))
+    assert g.count == 1 and not g.lost and g.nbytes == 1500  # 1.2 ms of burst: one day
+    assert tw.horizon.h_in[0][0] == tw.horizon.h_out[0][1] == pytest.approx(CAL.start(12))
 
 
 def test_two_way_never_overlaps_a_port():
@@ -66,7 +69,8 @@ def test_two_way_never_overlaps_a_port():
 
 
 def test_two_way_burst_grows_with_the_wait_and_stops_at_the_cap():
-    """The queue keeps filling until the release: a later window carries more, never above the cap."""
+    """With growth, a burst adds what arrives until its window: a later window carries more, never
+    above the cap; without (the paper's), a burst is what the queue held when it asked."""
     tw = TwoWay(3, CAL, T, Burst(growth_bps=10e6, cap_bytes=20_000))
     now = CAL.start(0)
     first = tw.request(1, 0, 1000, now)
@@ -74,6 +78,7 @@ def test_two_way_burst_grows_with_the_wait_and_stops_at_the_cap():
     assert first.nbytes < second.nbytes <= 20_000
     assert second.first >= first.first + first.count
     assert Burst(10e6, 1000).bound(500, 1.0) == 1000
+    assert Burst().bound(500, 1.0) == TwoWay(3, CAL, T).request(2, 0, 500, now).nbytes == 500
     with pytest.raises(ValueError, match="burst growth"):
         Burst(-1.0, 10)
 

@@ -22,6 +22,9 @@ def test_waiting_is_entered_minus_released_minus_expired():
     cells = {"hold_entered": (10, 15000), "hold_released": (6, 9000), "hold_expired": (1, 1500)}
     assert waiting(cells) == (3, 4500, 15000)
     assert waiting({}) == (0, 0, 0)
+    # released frames came back round the loop longer by their mark: the bytes are the packets'
+    marked = {"hold_entered": (10, 15000), "hold_released": (9, 13644), "hold_expired": (0, 0)}
+    assert waiting(marked) == (1, 1500, 15000)
 
 
 def test_lead_is_a_high_percentile_of_recent_writes_or_the_floor():

@@ -30,7 +30,7 @@ pytestmark = [
 
 def args(tmp) -> argparse.Namespace:
     argv = ["--tors", "3", "--flow-kb", "64", "--sample-s", "0.5", "--timeout", "25", "--audit-every", "5",
-            "--slot-ms", "10", "--before-us", "3000", "--after-us", "1000", "--guard-ms", "20", "--out", str(tmp)]
+            "--out", str(tmp)]
     if os.environ.get("P4_BUILD_DIR"):
         argv += ["--build", os.environ["P4_BUILD_DIR"]]
     return seed001.parser().parse_args(argv)

@@ -6,7 +6,7 @@ from fabric.schedule import TimeSchedule
 from tablegen.files import network_states
 from tablegen.graph import Fabric
 from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entries, tor_base_entries
-from tablegen.schedule import route_paths
+from tablegen.schedule import route_paths, uplink_byte_ns
 from topo.circuits import resolve_circuits
 from topo.generators import ocscore
 
@@ -44,10 +44,10 @@ def test_grant_entries(net):
     a = next(p for p in ocs.ports if p.switch == "leaf1")
     b = next(p for p in ocs.ports if p.switch == "leaf3")
     dmac = next(s for s in topo.switches if s.name == "leaf3").ports[b.switch_port]
-    tor = [canon(e) for e in grant_tor_entries(topo, ocs, "leaf1", "leaf3", paths["leaf3"], [7])]
-    # no day budget: the window, not the day, bounds the burst (tablegen/reservation.py)
-    assert tor == [f"slot_path path_id={paths['leaf3']} slot=7 -> slot_port(port={a.switch_port}, dmac={dmac}, "
-                   "byte_ns=0)"]
+    tor = [canon(e) for e in grant_tor_entries(topo, ocs, "leaf1", "leaf3", paths["leaf3"], [7, 8])]
+    # every slot of the window, each day's sending bounded by the uplink's rate (the day budget)
+    assert tor == [f"slot_path path_id={paths['leaf3']} slot={s} -> slot_port(port={a.switch_port}, dmac={dmac}, "
+                   f"byte_ns={uplink_byte_ns(ocs)})" for s in (7, 8)]
     got = [canon(e) for e in grant_ocs_entries(ocs, "leaf1", "leaf3", [9, 0, 1])]
     assert got == [f"slot_circuit slot=9 night=0 ingress_port={a.port} -> slot_cross_connect(port={b.port})",
                    f"slot_circuit slot=0 night=0 ingress_port={a.port} -> slot_cross_connect(port={b.port})",
