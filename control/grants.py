@@ -20,7 +20,10 @@ the control packet's burst length); `Burst` can add what is expected to arrive u
 bounded by its day budget (UplinkClock: what the uplink can still send before the ToR's guarded day
 ends), so a window carries at most what its days can: a window counts the slots whose sending time
 (`send_s`, the ToR's guarded day) covers the burst's T_RL plus T_guard. What arrives meanwhile rides
-along where a day has room, and otherwise waits for the next window.
+along where a day has room, and otherwise waits for the next window. A window is also at least as
+long as the ToR takes to look at every packet it holds (`scan_s`): its hold is a loop that brings
+each held packet, of every destination, back to the pipeline once per round (SlotHold), so a
+shorter window would leave some of its burst unseen while it is lit.
 
 One-way (`OneWay`): the source sends after a fixed offset as soon as its own uplink is free; the OCS
 sets the circuit only if the destination's downlink is free for the whole window (first come, first
@@ -131,12 +134,14 @@ class TwoWay:
         self.cal, self.timing, self.burst = cal, timing, burst or Burst()
         self.horizon = HorizonScheduler(tors, 1, 1, timing)
 
-    def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None) -> SlotGrant:
-        """Reserve the earliest window both ports allow, asked at `now` with `nbytes` waiting."""
+    def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None,
+                scan_s: float = 0.0) -> SlotGrant:
+        """Reserve the earliest window both ports allow, asked at `now` with `nbytes` waiting, of at
+        least `scan_s` of sending (the time the ToR takes to look at every packet it holds)."""
         g = self.horizon.request(src, dst, nbytes, now)
         first = self.cal.first_at_or_after(g.configure_at)
         size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
-        count = self.cal.slots_for(self.timing.transmit_s(size) + self.timing.guard_s)
+        count = self.cal.slots_for(max(self.timing.transmit_s(size) + self.timing.guard_s, scan_s))
         self.cal.check(first, count, now)
         self.horizon.h_in[0][src] = self.horizon.h_out[0][dst] = self.cal.start(first + count)
         return SlotGrant(src, dst, size, first, count, now)
@@ -152,9 +157,11 @@ class OneWay:
         self.h_src = [0.0] * tors
         self.busy_out: list[set[int]] = [set() for _ in range(tors)]
 
-    def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None) -> SlotGrant:
+    def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None,
+                scan_s: float = 0.0) -> SlotGrant:
         """Send after the fixed offset (T_sw + T_proc + T_oh, as two-way's idle case) once the uplink
-        is free; lost if any slot of the window is taken on the destination's downlink."""
+        is free; lost if any slot of the window is taken on the destination's downlink. `scan_s`:
+        as TwoWay's."""
         for name, tor in (("src", src), ("dst", dst)):
             if isinstance(tor, bool) or not isinstance(tor, int) or not 0 <= tor < self.tors:
                 raise ValueError(f"one-way {name}={tor!r}: expected a ToR 0..{self.tors - 1}")
@@ -164,7 +171,7 @@ class OneWay:
         start = max(self.h_src[src], now) + t.switch_s + t.proc_s + t.overhead_s
         first = self.cal.first_at_or_after(start - t.switch_s)
         size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
-        count = self.cal.slots_for(t.transmit_s(size) + t.guard_s)
+        count = self.cal.slots_for(max(t.transmit_s(size) + t.guard_s, scan_s))
         self.cal.check(first, count, now)
         window = set(range(first, first + count))
         lost = bool(window & self.busy_out[dst])

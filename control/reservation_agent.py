@@ -21,7 +21,8 @@ The grant. The scheduler (TwoWay or OneWay) gives a window of slots; the control
 OCS's entries first, then the ToR's (so the ToR never sends into a circuit not yet set), and deletes
 them in the reverse order once the window has ended. The ToR's `slot_path` lights every slot of the
 window with the uplink's day budget (`byte_ns`), so the ToR sends what each day can carry and holds
-the rest (control/grants.py, "The burst"). One-way windows that collide at the OCS get the ToR's
+the rest (control/grants.py, "The burst"); a window lasts at least one round of the ToR's hold loop
+with the packets it holds (`loop_passes`), so each is seen while the window is lit. One-way windows that collide at the OCS get the ToR's
 entries only: the burst leaves on time and the OCS drops it (`unlit_drops`).
 """
 
@@ -50,7 +51,8 @@ class Scheduler(Protocol):
 
     cal: Calendar
 
-    def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None) -> SlotGrant:
+    def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None,
+                scan_s: float = 0.0) -> SlotGrant:
         """A window for a burst."""
         ...
 
@@ -114,6 +116,7 @@ class ReservationAgent:
         self.poll_s, self.max_burst = poll_s, max_burst
         self.max_pending = 3  # unfinished windows per path (the paper: a new burst assembles at once)
         self.assembly_s = 0.0  # T_a: how long a burst assembles before its request (unless max_burst waits)
+        self.loop_passes = 0.0  # passes a second of the ToRs' hold loops (0: a window need not cover a round)
         self.growth = 0.0  # a burst adds this many times its queue's arrival rate until its window
         self.grants: list[dict[str, Any]] = []  # every grant, for the report
         self.polls = 0  # rounds of a ToR's loop (read, requests, writes), all ToRs'
@@ -235,15 +238,19 @@ class ReservationAgent:
             if queues is not None:
                 now = time.monotonic()
                 self._cleanup(states, now)
+                held = sum(max(0, q[0]) for q in queues.values())
+                scan_s = held / self.loop_passes if self.loop_passes else 0.0
                 for st in states:
-                    self._serve(name, st, queues, now)
+                    self._serve(name, st, queues, now, scan_s)
             with self._lock:
                 self.polls += 1
                 self.poll_time_s += time.monotonic() - t0
             self._stop.wait(max(0.0, self.poll_s - (time.monotonic() - t0)))
 
-    def _serve(self, name: str, st: PathState, queues: dict[int, tuple[int, int, int]], now: float) -> None:
-        """One path's request, if it has one, and its grant's writes."""
+    def _serve(self, name: str, st: PathState, queues: dict[int, tuple[int, int, int]], now: float,
+               scan_s: float = 0.0) -> None:
+        """One path's request, if it has one, and its grant's writes; a window covers at least
+        `scan_s`, one round of the ToR's hold loop with what it holds now."""
         cal = self.scheduler.cal
         packets, nbytes, entered = queues.get(st.path_id, (0, 0, st.entered[1]))
         if st.entered[0] and now > st.entered[0]:
@@ -264,7 +271,7 @@ class ReservationAgent:
             ahead = lead(self.write_s, self.lead_floor_s)
             try:
                 g = self.scheduler.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now + ahead,
-                                           growth_bps=self.growth * st.rate_bps)
+                                           growth_bps=self.growth * st.rate_bps, scan_s=scan_s)
             except ValueError as exc:  # the horizon is more than a cycle away: ask again later
                 self.refused += 1
                 log.debug("request %s -> %s refused: %s", st.src, st.dst, exc)

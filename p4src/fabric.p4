@@ -71,7 +71,8 @@ control FabricIngress(inout fabric_headers_t hdr,
     Failover() failover;
     ScheduleClock() clock;
     SlotRoute() slot_route;
-    SlotHold() slot_hold;
+    register<bit<32>>(HOLD_PATHS) hold_depth;  // SlotHold's: packets of each path in the hold loop
+    SlotHold(hold_depth) slot_hold;
 
     apply {
         meta.now = standard_metadata.ingress_global_timestamp;
@@ -121,6 +122,7 @@ control FabricIngress(inout fabric_headers_t hdr,
             }
         }
         if (scheduled) {
+            hold_depth.read(meta.hold_queued, (bit<32>) meta.path_id);  // SlotRoute: join the held
             clock.apply(meta.now, meta.sched);
             slot_route.apply(hdr, meta);
             slot_hold.apply(meta);
@@ -156,8 +158,11 @@ control FabricEgress(inout fabric_headers_t hdr,
         } else {
             port_deq.count((bit<32>) standard_metadata.egress_port);
         }
+        // Stale: egress takes it more than fresh_us after its uplink was to start sending it (its
+        // decision's time, or later by the backlog the day budget counted: a packet at the back of
+        // a burst is not stale for waiting behind the burst, which the budget allowed for).
         bool stale = meta.slot_decision == SLOT_LIT && meta.hold_fresh_us != 0 &&
-                     standard_metadata.egress_global_timestamp - meta.now > (time_t) meta.hold_fresh_us;
+                     standard_metadata.egress_global_timestamp > meta.slot_depart + (time_t) meta.hold_fresh_us;
         if (stale) {
             // Decided lit too long ago (SlotHold's freshness): not out of the uplink, round the loop.
             hold_stale.count((bit<32>) meta.path_id);

@@ -143,6 +143,43 @@ class SlotHoldTest(SlotTest):
 
 
 @group("fabric")
+class SlotHoldOrderTest(SlotTest):
+    """A packet that arrives lit while its path still holds packets joins them rather than passing
+    them (the path's flows keep their order but for the loop's own rotation). The path is always
+    lit but has no uplink at first, so the first packets are held; then its slot_path is written
+    while packets keep coming: every packet held before the write leaves before any sent after it."""
+
+    def runTest(self) -> None:
+        always = TimeSchedule(slots=1, day_us=1_000_000, night_us=0)
+        self.setup_path("hold", slot1=False, sched=always, depth=250)
+        self.delete(TableEntry("slot_path", {"path_id": PATH, "slot": 0}, "slot_port",
+                               {"port": 2, "dmac": next_hop_mac(2), "byte_ns": 0}))
+        c0 = self.hold_counts()
+        held = 60
+        for i in range(held):
+            self.send(1, tcp_packet(ip_id=1000 + i))
+        self.assertEqual(self.collect(timeout=0.2), [], "no uplink yet: everything held")
+        self.insert(TableEntry("slot_path", {"path_id": PATH, "slot": 0}, "slot_port",
+                               {"port": 2, "dmac": next_hop_mac(2), "byte_ns": 0}))
+        got: list[tuple[int, bytes]] = []
+        sent = held
+        for _ in range(40):  # while the 60 drain (a round of the loop takes 15 ms), and after
+            self.send(1, tcp_packet(ip_id=1000 + sent))
+            sent += 1
+            got += self.collect(timeout=0.002)
+        got += self.collect(timeout=1.0)
+        c = {k: v - c0[k] for k, v in self.hold_counts().items()}
+        self.assertEqual({p for p, _ in got}, {2}, f"ports {sorted({p for p, _ in got})}")
+        ids = [Ether(raw)[IP].id - 1000 for _, raw in got]
+        self.assertEqual(sorted(ids), list(range(sent)), f"every packet out once; holds {c}")
+        first_late = min(i for i, x in enumerate(ids) if x >= held)
+        self.assertEqual(sorted(ids[:first_late]), list(range(held)),
+                         f"the held packets leave before any later one: {ids}")
+        self.assertGreater(c["entered"], held, f"later packets joined the held ones: {c}")
+        self.assertEqual((c["overflow"], c["expired"]), (0, 0), f"{c}")
+
+
+@group("fabric")
 class SlotHoldMarkTest(SlotTest):
     """A hold mark that did not come round the hold loop (a frame from a port that is not HOLD_IN_PORT
     with the mark's ether type) is dropped: nobody holds a packet or releases a held one by sending
@@ -154,8 +191,8 @@ class SlotHoldMarkTest(SlotTest):
         c0 = self.hold_counts()
         pkt = tcp_packet(ip_id=500)
         self.send_expect(1, pkt, routed(pkt, 2, next_hop_mac(2), 0), 2)
-        # ether type 0x88B8, then the mark: its ether type, path id, version/stale/pad, since (48 bits)
-        mark = struct.pack("!HHB", 0x0800, PATH, 0) + bytes(6)
+        # ether type 0x88B8, then the mark: its ether type, path id, version/stale/pad, seq, since (48 bits)
+        mark = struct.pack("!HHBI", 0x0800, PATH, 0, 0) + bytes(6)
         forged = bytes(Ether(dst=pkt[Ether].dst, src=pkt[Ether].src, type=0x88B8)) + mark + bytes(pkt[IP])
         self.send_expect(1, forged)
         self.assertEqual(self.hold_counts(), c0, "no hold counter moved")

@@ -32,7 +32,8 @@ from control.grants import Burst, Calendar, OneWay, TwoWay
 from control.reservation import Timing
 from control.reservation_agent import PathState, ReservationAgent
 from emulation.holdloop import HOLD_PASSES_PER_S, hold_passes_arg
-from fabric.contract import HOLD_COUNTERS, SCHEDULE_DROP_COUNTERS
+from emulation.links import check_rto_min
+from fabric.contract import HOLD_COUNTERS, PORT_DEQ, PORT_ENQ, SCHEDULE_DROP_COUNTERS
 from fabric.schedule import TimeSchedule
 from p4rt.client import P4RuntimeClient
 from p4rt.entities import TableEntry
@@ -45,6 +46,7 @@ from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entri
 from tablegen.schedule import clock_entries, route_paths
 from topo.circuits import resolve_circuits
 from topo.generators import ocscore
+from topo.model import HOLD_OUT_PORT
 from topo.validate import validate
 
 log = logging.getLogger(__name__)
@@ -132,6 +134,7 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
                              poll_s=args.poll_ms / 1000, max_burst=args.burst_kb * 1000)
     agent.lead_floor_s = args.proc_ms / 1000
     agent.growth = args.burst_growth
+    agent.loop_passes = args.hold_passes
     agent.assembly_s = (args.slot_ms if args.assembly_ms is None else args.assembly_ms) / 1000
     agent.clocks = {n: (c.offset_us, c.error_us) for n, c in offsets.items()}  # type: ignore[attr-defined]
     agent.ocs_ports = sorted(p.port for p in o.ports)  # type: ignore[attr-defined]
@@ -156,7 +159,7 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
     # the emulator's data-plane round robin lights every fibre; optical runs replace its tables
     ocs_args = ["--instant", "--schedule", "round-robin", "--schedule-mode", "dataplane"]
     emu = Emulation.isolated(topo, "ecmp", build_dir=build, ocs_args=ocs_args, circuits="none",
-                             log_dir=rdir / "emulation", hold_passes=args.hold_passes)
+                             log_dir=rdir / "emulation", hold_passes=args.hold_passes, rto_min=args.rto_min)
     topo = emu.topo  # renumbered to free gRPC ports
     procs = HostProcs()
     agent: ReservationAgent | None = None
@@ -195,7 +198,7 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
         load1 = os.getloadavg()
         result: dict[str, Any] = {"variant": variant, "tdc": tdc, "tors": args.tors, "flow_kb": args.flow_kb,
                                   "rate_mbit": args.rate_mbit, "electrical_mbit": args.electrical_mbit or args.rate_mbit,
-                                  "slot_ms": args.slot_ms, "night_ms": args.night_ms,
+                                  "slot_ms": args.slot_ms, "night_ms": args.night_ms, "rto_min": args.rto_min,
                                   "wall_s": wall, "timeout_s": args.timeout, "unfinished": unfinished,
                                   "load_avg": [load0, load1], "flows": {}}
         samples: dict[int, list[tuple[float, int, float | None, int]]] = {}
@@ -219,9 +222,16 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
             drops = {k: v - drops0[k] for k, v in agent.ocs.counter_packets(OCS_DROPS,
                                                              agent.ocs_ports).items()}  # type: ignore[attr-defined]
             holds = {k: 0 for k in HOLD_COUNTERS}
+            by_tor = {}
             for name, states in agent.paths.items():
-                for k, v in agent.tors[name].counter_packets(HOLD_COUNTERS, [st.path_id for st in states]).items():
+                by_tor[name] = agent.tors[name].counter_packets(HOLD_COUNTERS, [st.path_id for st in states])
+                for k, v in by_tor[name].items():
                     holds[k] += v
+                # frames the ToR's own port queues dropped (into them minus out of them), every port
+                ports = [p for p in next(s_.ports for s_ in topo.switches if s_.name == name) if p < HOLD_OUT_PORT]
+                q = agent.tors[name].counter_packets((PORT_ENQ, PORT_DEQ), ports)
+                by_tor[name]["queue_drops"] = q[PORT_ENQ] - q[PORT_DEQ]
+            holds["queue_drops"] = sum(v["queue_drops"] for v in by_tor.values())
             grants = agent.grants
             result.update({"clocks": agent.clocks,  # type: ignore[attr-defined]
                            "grants": len(grants), "bursts_lost": sum(g["lost"] for g in grants),
@@ -229,7 +239,7 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
                            "refused": agent.refused, "audits": agent.audits,
                            "audit_conflicts": agent.audit_conflicts[:20],
                            "polls": agent.polls, "mean_poll_ms": 1000 * agent.poll_time_s / max(1, agent.polls),
-                           **drops, "ocs_drops": sum(drops.values()), **holds})
+                           **drops, "ocs_drops": sum(drops.values()), **holds, "holds_by_tor": by_tor})
             (rdir / "grants.json").write_text(json.dumps(grants))
             (rdir / "ocs-drops.json").write_text(json.dumps({"epoch_s": agent.scheduler.cal.epoch_s,
                                                              "ports": {st.src: p for p, st in []},
@@ -255,7 +265,8 @@ def summary(r: dict[str, Any]) -> str:
     if "grants" in r:
         line += (f"; bursts {r['grants']} lost {r['bursts_lost']} (late {r['grants_late']}), OCS drops "
                  f"{r['ocs_drops']} (night {r['night_drops']} unlit {r['unlit_drops']} dark {r['dark_drops']}), held "
-                 f"{r['hold_entered']} overflow {r['hold_overflow']} expired {r['hold_expired']}, poll "
+                 f"{r['hold_entered']} overflow {r['hold_overflow']} expired {r['hold_expired']}, ToR queue drops "
+                 f"{r['queue_drops']}, poll "
                  f"{r['mean_poll_ms']:.1f} ms")
     return line + f"; load {r['load_avg'][0][0]:.1f}-{r['load_avg'][1][0]:.1f}"
 
@@ -296,6 +307,9 @@ def parser() -> argparse.ArgumentParser:
                    help="how old a lit decision may be when egress takes the packet (default: half of --before-us)")
     p.add_argument("--audit-every", type=int, default=20, metavar="N",
                    help="read the OCS's slot_circuit every N x 50 ms and check no output is lit twice")
+    p.add_argument("--rto-min", default=None, metavar="TIME",
+                   help="TCP rto_min on every host route (e.g. 1s; default: the kernel's 200 ms). The paper's "
+                        "minimum RTO is far above its RTT; here the RTT is 0.1-0.5 s")
     p.add_argument("--sample-s", type=float, default=0.2, metavar="S", help="ss sampling period")
     p.add_argument("--timeout", type=float, default=40.0, metavar="S", help="per run; unfinished flows are killed")
     p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
@@ -308,6 +322,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if os.geteuid() != 0:
         raise SystemExit("seed001: needs root (Mininet); expected sudo")
+    if args.rto_min:
+        try:
+            check_rto_min(args.rto_min)
+        except ValueError as exc:
+            raise SystemExit(f"--rto-min: {exc}") from None
     if args.slot_ms * 1000 - args.night_ms * 1000 - args.before_us - args.after_us < 1:
         raise SystemExit(f"--slot-ms {args.slot_ms}: its day less the guards (--before-us {args.before_us}, "
                          f"--after-us {args.after_us}) leaves a ToR no time to send")

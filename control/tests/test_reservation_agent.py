@@ -1,9 +1,12 @@
-"""The reservation controller's queue arithmetic (control/reservation_agent.py); its loop runs
-end to end in scripts/tests/test_seed001.py."""
+"""The reservation controller (control/reservation_agent.py): its queue arithmetic, and a path's
+request and grant against recording clients; its loop runs end to end on the switches in
+scripts/tests/test_seed001.py."""
 
 import pytest
 
-from control.reservation_agent import ReservationAgent, conflicts, lead, waiting
+from control.grants import Calendar, TwoWay
+from control.reservation import Timing
+from control.reservation_agent import PathState, ReservationAgent, conflicts, lead, waiting
 from p4rt.entities import TableEntry
 
 
@@ -38,3 +41,72 @@ def test_lead_is_a_high_percentile_of_recent_writes_or_the_floor():
 def test_agent_refuses_bad_settings():
     with pytest.raises(ValueError, match="poll"):
         ReservationAgent(None, {}, None, {}, poll_s=0)  # type: ignore[arg-type]
+
+
+class Recorder:
+    """A switch's client that keeps what was written to it, in order, in a log shared by all."""
+
+    def __init__(self, name, log):
+        self.name, self.log = name, log
+
+    def insert(self, entries):
+        self.log.append((self.name, "insert", list(entries)))
+
+    def delete(self, entries):
+        self.log.append((self.name, "delete", list(entries)))
+
+
+def agent_with_one_path(now):
+    cal = Calendar(epoch_s=now - 1.0, slot_s=0.010, night_s=0.001, slots=300, send_s=0.005)
+    timing = Timing(switch_s=0.001, proc_s=0.001, overhead_s=0.001, guard_s=0.0, rate_bps=10e6)
+    log = []
+    st = PathState(0, 1, 7,
+                   lambda slots: [{"table": "slot_path", "match": {"path_id": 7, "slot": k}, "action": "slot_port",
+                                   "params": {"port": 3, "dmac": "00:00:00:00:00:02", "byte_ns": 800}}
+                                  for k in slots],
+                   lambda slots: [{"table": "slot_circuit", "match": {"slot": k, "night": 0, "ingress_port": 1},
+                                   "action": "slot_cross_connect", "params": {"port": 2}} for k in slots])
+    agent = ReservationAgent(TwoWay(2, cal, timing), {"leaf1": Recorder("leaf1", log)}, Recorder("ocs", log),
+                             {"leaf1": [st]}, max_burst=50_000)
+    agent.assembly_s = 0.010
+    return agent, st, log, cal
+
+
+def test_a_burst_assembles_for_t_a_then_asks_for_what_waits():
+    now = 1000.0
+    agent, st, log, cal = agent_with_one_path(now)
+    queues = {7: (8, 8 * 1514, 8 * 1514)}  # (packets, bytes waiting, bytes entered)
+    agent._serve("leaf1", st, queues, now)
+    agent._serve("leaf1", st, queues, now + 0.005)
+    assert log == [] and agent.grants == []  # T_a (10 ms) has not passed
+    agent._serve("leaf1", st, queues, now + 0.011)
+    [g] = agent.grants
+    assert g["bytes"] == 8 * 1514 and g["queued"] == 8
+    # 9.7 ms of burst in days of 5 ms of sending: 2 slots, the OCS's circuit written before the ToR's
+    assert g["count"] == 2
+    (who1, op1, ocs), (who2, op2, tor) = log
+    assert (who1, op1, who2, op2) == ("ocs", "insert", "leaf1", "insert")
+    slots = [(g["first"] + k) % cal.slots for k in range(2)]
+    assert [e.match["slot"] for e in ocs] == slots
+    assert [e.match["slot"] for e in tor] == slots and {e.params["byte_ns"] for e in tor} == {800}
+    # nothing new entered and the window is unfinished: no second request
+    agent._serve("leaf1", st, queues, now + 0.030)
+    assert len(agent.grants) == 1
+
+
+def test_a_full_burst_asks_at_once():
+    now = 1000.0
+    agent, st, log, _ = agent_with_one_path(now)
+    agent._serve("leaf1", st, {7: (40, 60_000, 60_000)}, now)
+    [g] = agent.grants
+    assert g["bytes"] == 50_000  # the largest burst granted at once
+
+
+def test_a_window_lasts_a_round_of_the_hold_loop():
+    """A ToR holding 60 packets with a loop of 4000 passes a second sees each every 15 ms: one
+    packet's window gets 3 days of 5 ms, not 1."""
+    now = 1000.0
+    agent, st, log, _ = agent_with_one_path(now)
+    agent.assembly_s = 0.0
+    agent._serve("leaf1", st, {7: (1, 1514, 1514)}, now + 0.02, scan_s=60 / 4000)
+    assert agent.grants[0]["count"] == 3

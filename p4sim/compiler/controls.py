@@ -103,23 +103,43 @@ class BlockContext:
         for n, cv in self.ctor_args(inst, self.decl, StmtLowerer(self.scope, self.prog, self)).items():
             self.scope.add(n, cv)
 
-    def ctor_args(self, d: A.Instance, decl: A.Decl, sl: StmtLowerer) -> dict[str, ConstE]:
-        """Constructor arguments of a control or parser instance: compile-time constants by name."""
+    def ctor_args(self, d: A.Instance, decl: A.Decl, sl: StmtLowerer) -> dict[str, Ent]:
+        """Constructor arguments of a control or parser instance by name: compile-time constants, or
+        extern instances of the caller's (`Hold(depth) hold;` with `control Hold(...)(register<bit<32>> r)`:
+        the body uses the caller's instance, as p4c does)."""
         params = list(getattr(decl, "ctor_params", None) or [])
         if len(d.args) != len(params):
             raise CompileError(d.loc, f"{d.name}: {decl.name} takes {len(params)} constructor arguments, "
                                f"found {len(d.args)}")
-        out: dict[str, ConstE] = {}
+        out: dict[str, Ent] = {}
         for p, a in zip(params, d.args, strict=True):
             t = self.prog.resolve(p.typ, self.prog.scope)
+            if isinstance(t, ObjT) and t.kind == "extern":
+                out[p.name] = self.extern_arg(p, t, a, sl)
+                continue
             if not is_scalar(strip(t)):
                 raise CompileError(p.loc, f"{decl.name}: constructor parameter {p.name} of type {t} is not "
-                                   "supported (only bit<W>, int<W>, bool and enum constants)")
+                                   "supported (only bit<W>, int<W>, bool and enum constants, and extern instances)")
             v = sl.coerce(sl.expr(a.expr, strip(t)), t, a.expr.loc, f"constructor argument {p.name}")
             if v.const is None:
                 raise CompileError(a.expr.loc, f"constructor argument {p.name} must be a compile-time constant")
             out[p.name] = ConstE(v.const, t)
         return out
+
+    def extern_arg(self, p: A.Param, t: ObjT, a: A.Arg, sl: StmtLowerer) -> DeclE:
+        """An extern instance given to a constructor parameter of extern type: the same extern, and for
+        a generic one (register<T>) the same type arguments."""
+        ent = sl.scope.lookup(a.expr.name) if isinstance(a.expr, A.Name) else None
+        if not (isinstance(ent, DeclE) and ent.kind == "instance"):
+            raise CompileError(a.expr.loc, f"constructor argument {p.name} must be an extern instance ({t})")
+        given = self.prog.resolve(ent.decl.typ, sl.scope)
+
+        def shape(o: Type) -> str:  # the extern and its type arguments (register<bit<8>>)
+            return f"{o.name}<{', '.join(str(strip(x)) for x in o.args.values())}>" if isinstance(o, ObjT) else str(o)
+
+        if shape(given) != shape(t):
+            raise CompileError(a.expr.loc, f"constructor argument {p.name}: expected {shape(t)}, found {shape(given)}")
+        return ent
 
     def bind_params(self, params: list[A.Param], roles: list[Ent | None]) -> None:
         """Bind the block's parameters to the shared architecture storage."""

@@ -423,6 +423,8 @@ def lang() -> Scenario:
         Probe("apply_in_expressions", 1, _lo(14, 9, 4, 2), (Expect(2, _lo(14, 0, 4, 2, r=8, s=5)),)),
         # sum_in(a, b) with a zeroed in the body first: x is still 9 (copied in)
         Probe("apply_in_copied", 1, _lo(15, 9, 4), (Expect(2, _lo(15, 0, 4, r=13, s=9)),)),
+        # keep(a) writes the register Ing gave both controls, fetch reads it into r
+        Probe("extern_constructor_argument", 1, _lo(16, 0x5A), (Expect(2, _lo(16, 0x5A, r=0x5A)),)),
     ])
 
 

@@ -197,6 +197,19 @@ def test_control_constructor_arguments(tmp_path: Path) -> None:
         tmp_path, "s.apply(m);", "Sub(hdr.h.a, true) s;", top)
 
 
+def test_extern_constructor_arguments_are_checked(tmp_path: Path) -> None:
+    """An extern parameter takes an extern instance of the same type (what it does: lang.p4's
+    extern_constructor_argument probe, on every pairing)."""
+    top = """control Keep(inout m_t mm)(register<bit<8>> cell) {
+        apply { cell.write(0, mm.x); }
+    }"""
+    build(tmp_path, "k.apply(m);", "register<bit<8>>(1) r; Keep(r) k;", top=top)
+    assert "constructor argument cell: expected register<bit<8>>, found register<bit<16>>" in error_of(
+        tmp_path, "k.apply(m);", "register<bit<16>>(1) r; Keep(r) k;", top)
+    assert "constructor argument cell must be an extern instance" in error_of(
+        tmp_path, "k.apply(m);", "Keep(8w1) k;", top)
+
+
 def test_v1switch_block_constructor_arguments(tmp_path: Path) -> None:
     text = source("m.x = k;").replace("control I(inout hs_t hdr, inout m_t m, inout standard_metadata_t sm) {",
                                       "control I(inout hs_t hdr, inout m_t m, inout standard_metadata_t sm)(bit<8> k) {")

@@ -100,7 +100,7 @@ def test_fabric_every_table_kind(shell) -> None:
         "FabricIngress.flowlet.flow_acked", "FabricIngress.flowlet.flow_departure",
         "FabricIngress.flowlet.flow_pending_since", "FabricIngress.flowlet.flow_pending_wanted",
         "FabricIngress.flowlet.flow_sent_end", "FabricIngress.flowlet.flow_version",
-        "FabricIngress.path_select.spray_rr", "FabricIngress.slot_hold.hold_depth",
+        "FabricIngress.hold_depth", "FabricIngress.path_select.spray_rr",
         "FabricIngress.slot_route.uplink_clock.uplink_free"]
 
     # everything goes away again

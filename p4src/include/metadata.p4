@@ -86,6 +86,10 @@ struct fabric_metadata_t {
     bit<32>   slot_byte_ns;   // slot_port: ns a byte takes on the slot's uplink (0: no day budget)
     bit<32>   hold_fresh_us;  // slot_policy: a lit decision older than this when egress takes the
                               // packet is stale: it goes round the hold loop again (0: never stale)
+    time_t    slot_depart;    // a lit packet: when its uplink starts sending it (after the backlog the day
+                              // budget counts; else its arrival): freshness counts from then
+    bit<32>   hold_queued;    // packets of the path held now, when a new packet arrives (v1model:
+                              // SlotHold's depth; TNA: 0): a lit one joins them (SlotRoute)
     // A held packet's state: from its hold_mark (the parser sets these), or kept by the recirculation
     // of a lit packet v1model's egress found stale (FL_HOLD; the v1model parser must not set them).
     @field_list(FL_HOLD)

@@ -90,8 +90,20 @@ control SumIn(inout headers_t hdr, in bit<8> x, in bit<8> y) {
     }
 }
 
+// An extern instance as a constructor argument: two controls share the caller's register (Keep
+// writes a, Fetch reads it back into r, one apply each: the same register, not a copy each).
+control Keep(inout headers_t hdr)(register<bit<8>> cell) {
+    apply { cell.write(0, hdr.op.a); }
+}
+control Fetch(inout headers_t hdr)(register<bit<8>> cell) {
+    apply { cell.read(hdr.op.r, 0); }
+}
+
 control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     SumIn() sum_in;
+    register<bit<8>>(1) shared_cell;
+    Keep(shared_cell) keep;
+    Fetch(shared_cell) fetch;
     action set_r(bit<8> v) { hdr.op.r = v; }
     action nop() { }
     table probe {
@@ -233,6 +245,9 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
             sum_in.apply(hdr, hdr.op.a - hdr.op.b, hdr.op.c + 1);
         } else if (hdr.op.op == 15) {
             sum_in.apply(hdr, hdr.op.a, hdr.op.b);
+        } else if (hdr.op.op == 16) {
+            keep.apply(hdr);
+            fetch.apply(hdr);
         }
     }
 }

@@ -68,6 +68,7 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     apply {
         meta.slot_decision = SLOT_PATH;
         meta.slot_byte_ns = 0;
+        meta.slot_depart = meta.now;
         if (meta.sched.on == 1) {
             if (slot_policy.apply().hit) {
                 bool lit = false;
@@ -76,6 +77,15 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
                         lit = true;
                     }
                 }
+                if (lit && hold == 1 && meta.held == 0 && meta.stale == 0 && meta.hold_queued != 0 &&
+                        meta.hold_queued < meta.hold_limit) {
+                    // A new packet does not pass the packets its path holds: it joins them (behind
+                    // them in the loop), before the budget, so it takes none of the day from them.
+                    // Passing them would reorder the path's flows by a whole window; the loop
+                    // itself reorders only within a round (a day starts wherever the circle is).
+                    // A full queue's arrival still goes.
+                    lit = false;
+                }
                 if (lit && meta.slot_byte_ns != 0) {
                     // The day budget: only what the uplink can still send before the day's end.
                     time_t tx;
@@ -83,7 +93,7 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
                     bit<32> left = meta.sched.end - meta.sched.phase;  // of the day, in phase units
                     bit<1> admitted;
                     uplink_clock.apply(meta.egress_port, meta.path_id, meta.now, tx, left, meta.sched.scale,
-                                       admitted);
+                                       admitted, meta.slot_depart);
                     if (admitted == 0) {
                         lit = false;  // held for a later day, or electrical, by the path's policy
                     }

@@ -47,6 +47,7 @@ parser FabricIngressParser(packet_in packet,
         meta.held_path_id = 0;
         meta.held_version = 0;
         meta.stale = 0;
+        meta.hold_queued = 0;  // no join on Tofino's loop: hold_depth has one access a pass (SlotHold)
         transition select(ig_intr_md.resubmit_flag) {
             1: parse_resubmit;
             default: parse_port_metadata;

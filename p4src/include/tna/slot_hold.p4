@@ -6,8 +6,10 @@
 // A recirculated packet has a real timestamp on Tofino. Bounded per path as on v1model: at most
 // `depth` packets at once (hold_depth, one stateful-ALU access per packet: admit on arrival, release
 // on leaving) and `max_hold_us` each (in 1.024 us units here: 2.4% longer); overflow and expiry are
-// counted apart from the OCS's dark drops. The queue-based alternative (Tofino 2's advanced flow
-// control pausing a per-ToR queue per slot) is in p4src/README.md.
+// counted apart from the OCS's dark drops. Unlike v1model, a new lit packet of a path that holds
+// packets does not join them (meta.hold_queued is 0): that would read hold_depth before SlotRoute
+// and write it here, two accesses in one pass. The path's order is the queue-based alternative's
+// (Tofino 2's advanced flow control pausing a per-ToR queue per slot, FIFO), in p4src/README.md.
 #ifndef P4SRC_INCLUDE_TNA_SLOT_HOLD_P4_
 #define P4SRC_INCLUDE_TNA_SLOT_HOLD_P4_
 

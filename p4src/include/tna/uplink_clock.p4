@@ -11,7 +11,7 @@
 #include "../metadata.p4"
 
 control UplinkClock(in port_t port, in path_id_t path, in time_t now, in time_t tx, in bit<32> left,
-                    in SCHEDULE_SCALE_T scale, out bit<1> admitted) {
+                    in SCHEDULE_SCALE_T scale, out bit<1> admitted, out time_t depart) {
 
     Register<time_t, bit<32>>(PORT_COUNTER_SIZE, 0) uplink_free;
     Counter<bit<64>, bit<32>>(HOLD_PATHS, CounterType_t.PACKETS_AND_BYTES) slot_over_budget;  // by path id
@@ -32,6 +32,7 @@ control UplinkClock(in port_t port, in path_id_t path, in time_t now, in time_t 
 
     apply {
         deadline = now + left;  // TNA's phase units are its time units (SCHEDULE_UNITS)
+        depart = now;  // the register action has one result (admitted): egress counts from the decision
         admitted = reserve.execute((bit<32>) port);
         if (admitted == 0) {
             slot_over_budget.count((bit<32>) path);

@@ -23,11 +23,11 @@
 #include "../defines.p4"
 #include "../metadata.p4"
 
-control SlotHold(inout fabric_metadata_t meta) {
+// hold_depth: packets of each path now in the loop (data-plane state: read and written in ingress
+// only, which bmv2 runs on one thread, so the count is exact). The ingress declares it and reads it
+// into meta.hold_queued before SlotRoute: a new packet of a path that holds packets joins them.
+control SlotHold(inout fabric_metadata_t meta)(register<bit<32>> hold_depth) {
 
-    // Packets of each path now in the loop (data-plane state: read and written in ingress only,
-    // which bmv2 runs on one thread, so the count is exact).
-    register<bit<32>>(HOLD_PATHS) hold_depth;
     counter(HOLD_PATHS, CounterType.packets_and_bytes) hold_entered;
     counter(HOLD_PATHS, CounterType.packets_and_bytes) hold_released;
     counter(HOLD_PATHS, CounterType.packets_and_bytes) hold_overflow;

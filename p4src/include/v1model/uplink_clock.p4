@@ -12,7 +12,7 @@
 #include "../metadata.p4"
 
 control UplinkClock(in port_t port, in path_id_t path, in time_t now, in time_t tx, in bit<32> left,
-                    in SCHEDULE_SCALE_T scale, out bit<1> admitted) {
+                    in SCHEDULE_SCALE_T scale, out bit<1> admitted, out time_t depart) {
 
     register<time_t>(PORT_COUNTER_SIZE) uplink_free;  // by port: when its last admitted packet has left
     counter(HOLD_PATHS, CounterType.packets_and_bytes) slot_over_budget;  // by path id: lit, over the budget
@@ -26,6 +26,7 @@ control UplinkClock(in port_t port, in path_id_t path, in time_t now, in time_t 
         }
         bit<32> need;
         SCHEDULE_UNITS(need, start + tx - now, scale);
+        depart = start;  // when the uplink starts sending it, after its backlog
         admitted = 0;
         if (need <= left) {
             admitted = 1;
