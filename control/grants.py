@@ -20,10 +20,10 @@ the control packet's burst length); `Burst` can add what is expected to arrive u
 bounded by its day budget (UplinkClock: what the uplink can still send before the ToR's guarded day
 ends), so a window carries at most what its days can: a window counts the slots whose sending time
 (`send_s`, the ToR's guarded day) covers the burst's T_RL plus T_guard. What arrives meanwhile rides
-along where a day has room, and otherwise waits for the next window. A window is also at least as
-long as the ToR takes to look at every packet it holds (`scan_s`): its hold is a loop that brings
-each held packet, of every destination, back to the pipeline once per round (SlotHold), so a
-shorter window would leave some of its burst unseen while it is lit.
+along where a day has room, and otherwise waits for the next window. The ToR's hold is a loop that
+brings each held packet, of every destination, back to the pipeline once a round (SlotHold), so
+of each day it sends in, a round (`scan_s`, the time it takes to look at every packet it holds)
+may pass before a packet is seen lit: a window counts each day as its sending time less that.
 
 One-way (`OneWay`): the source sends after a fixed offset as soon as its own uplink is free; the OCS
 sets the circuit only if the destination's downlink is free for the whole window (first come, first
@@ -75,9 +75,11 @@ class Calendar:
         """The first slot beginning at or after time t."""
         return math.ceil((t - self.epoch_s) / self.slot_s - 1e-9)
 
-    def slots_for(self, seconds: float) -> int:
-        """A window's slots: enough days (each `send_s` of sending) for `seconds` of transmission."""
-        return max(1, math.ceil(seconds / (self.send_s or self.day_s) - 1e-9))
+    def slots_for(self, seconds: float, lost_s: float = 0.0) -> int:
+        """A window's slots: enough days for `seconds` of transmission, each day `send_s` of sending
+        less `lost_s` (at least a quarter of it)."""
+        send = self.send_s or self.day_s
+        return max(1, math.ceil(seconds / max(send - lost_s, send / 4) - 1e-9))
 
     def check(self, first: int, count: int, now: float) -> None:
         """Refuse a window that its entries (slot mod `slots`) would alias onto the current cycle."""
@@ -136,12 +138,12 @@ class TwoWay:
 
     def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None,
                 scan_s: float = 0.0) -> SlotGrant:
-        """Reserve the earliest window both ports allow, asked at `now` with `nbytes` waiting, of at
-        least `scan_s` of sending (the time the ToR takes to look at every packet it holds)."""
+        """Reserve the earliest window both ports allow, asked at `now` with `nbytes` waiting; of each
+        day of it, `scan_s` (a round of the ToR's hold loop) is not counted as sending."""
         g = self.horizon.request(src, dst, nbytes, now)
         first = self.cal.first_at_or_after(g.configure_at)
         size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
-        count = self.cal.slots_for(max(self.timing.transmit_s(size) + self.timing.guard_s, scan_s))
+        count = self.cal.slots_for(self.timing.transmit_s(size) + self.timing.guard_s, scan_s)
         self.cal.check(first, count, now)
         self.horizon.h_in[0][src] = self.horizon.h_out[0][dst] = self.cal.start(first + count)
         return SlotGrant(src, dst, size, first, count, now)
@@ -171,7 +173,7 @@ class OneWay:
         start = max(self.h_src[src], now) + t.switch_s + t.proc_s + t.overhead_s
         first = self.cal.first_at_or_after(start - t.switch_s)
         size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
-        count = self.cal.slots_for(max(t.transmit_s(size) + t.guard_s, scan_s))
+        count = self.cal.slots_for(t.transmit_s(size) + t.guard_s, scan_s)
         self.cal.check(first, count, now)
         window = set(range(first, first + count))
         lost = bool(window & self.busy_out[dst])

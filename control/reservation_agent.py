@@ -21,8 +21,8 @@ The grant. The scheduler (TwoWay or OneWay) gives a window of slots; the control
 OCS's entries first, then the ToR's (so the ToR never sends into a circuit not yet set), and deletes
 them in the reverse order once the window has ended. The ToR's `slot_path` lights every slot of the
 window with the uplink's day budget (`byte_ns`), so the ToR sends what each day can carry and holds
-the rest (control/grants.py, "The burst"); a window lasts at least one round of the ToR's hold loop
-with the packets it holds (`loop_passes`), so each is seen while the window is lit. One-way windows that collide at the OCS get the ToR's
+the rest (control/grants.py, "The burst"); of each day of a window, one round of the ToR's hold loop
+with the packets it holds now (`loop_passes`) is not counted as sending. One-way windows that collide at the OCS get the ToR's
 entries only: the burst leaves on time and the OCS drops it (`unlit_drops`).
 """
 
@@ -116,7 +116,7 @@ class ReservationAgent:
         self.poll_s, self.max_burst = poll_s, max_burst
         self.max_pending = 3  # unfinished windows per path (the paper: a new burst assembles at once)
         self.assembly_s = 0.0  # T_a: how long a burst assembles before its request (unless max_burst waits)
-        self.loop_passes = 0.0  # passes a second of the ToRs' hold loops (0: a window need not cover a round)
+        self.loop_passes = 0.0  # passes a second of the ToRs' hold loops (0: no round is lost of a day)
         self.growth = 0.0  # a burst adds this many times its queue's arrival rate until its window
         self.grants: list[dict[str, Any]] = []  # every grant, for the report
         self.polls = 0  # rounds of a ToR's loop (read, requests, writes), all ToRs'
@@ -249,8 +249,8 @@ class ReservationAgent:
 
     def _serve(self, name: str, st: PathState, queues: dict[int, tuple[int, int, int]], now: float,
                scan_s: float = 0.0) -> None:
-        """One path's request, if it has one, and its grant's writes; a window covers at least
-        `scan_s`, one round of the ToR's hold loop with what it holds now."""
+        """One path's request, if it has one, and its grant's writes; `scan_s`: one round of the ToR's
+        hold loop with what it holds now (not counted as sending, of each day of the window)."""
         cal = self.scheduler.cal
         packets, nbytes, entered = queues.get(st.path_id, (0, 0, st.entered[1]))
         if st.entered[0] and now > st.entered[0]:

@@ -289,7 +289,8 @@ def parser() -> argparse.ArgumentParser:
                    help="slots per cycle; a ToR with guards takes 3 phase ranges per slot (1024 at most)")
     p.add_argument("--guard-ms", type=float, default=0.0, metavar="MS",
                    help="T_guard: slack added to each window (the day budget keeps a burst within it)")
-    p.add_argument("--poll-ms", type=float, default=5.0, metavar="MS")
+    p.add_argument("--poll-ms", type=float, default=10.0, metavar="MS",
+                   help="how often each ToR's queues are read (a read costs the switch CPU the hold loops need)")
     p.add_argument("--burst-kb", type=int, default=50, metavar="KB", help="largest burst granted at once")
     p.add_argument("--assembly-ms", type=float, default=None, metavar="MS",
                    help="T_a: a burst assembles this long before its request, unless --burst-kb waits "

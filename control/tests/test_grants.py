@@ -32,6 +32,8 @@ def test_calendar_arithmetic():
     assert CAL.slots_for(0.0) == 1
     guarded = Calendar(epoch_s=100.0, slot_s=5 * MS, night_s=1 * MS, slots=300, send_s=2.5 * MS)
     assert guarded.slots_for(T.transmit_s(50_000)) == 16
+    assert guarded.slots_for(T.transmit_s(50_000), lost_s=0.5 * MS) == 20  # 2 ms of each day count
+    assert guarded.slots_for(T.transmit_s(50_000), lost_s=5 * MS) == 64  # never below a quarter
     assert SlotGrant(0, 1, 10, 298, 4, 0.0).indexes(300) == [298, 299, 0, 1]
 
 

@@ -102,11 +102,11 @@ def test_a_full_burst_asks_at_once():
     assert g["bytes"] == 50_000  # the largest burst granted at once
 
 
-def test_a_window_lasts_a_round_of_the_hold_loop():
-    """A ToR holding 60 packets with a loop of 4000 passes a second sees each every 15 ms: one
-    packet's window gets 3 days of 5 ms, not 1."""
+def test_a_window_counts_a_round_of_the_hold_loop_lost_each_day():
+    """A ToR holding 8 packets with a loop of 4000 passes a second sees each every 2 ms: of each
+    5 ms day, 3 ms count; 8 full frames (9.7 ms at 10 Mbit/s) get 4 days, not 2."""
     now = 1000.0
     agent, st, log, _ = agent_with_one_path(now)
     agent.assembly_s = 0.0
-    agent._serve("leaf1", st, {7: (1, 1514, 1514)}, now + 0.02, scan_s=60 / 4000)
-    assert agent.grants[0]["count"] == 3
+    agent._serve("leaf1", st, {7: (8, 8 * 1514, 8 * 1514)}, now + 0.02, scan_s=8 / 4000)
+    assert agent.grants[0]["count"] == 4
