@@ -2,7 +2,8 @@
 goodput on the schedule against the same hosts on an electrical fabric.
 
     sudo .venv/bin/python -m scripts.schedule_alltoall [--proto udp|tcp] [--tors 4] [--day-ms 10]
-        [--night-ms 1] [--pps 50] [--seconds 8] [--variants blind,ungated,gated,electrical]
+        [--night-ms 1] [--pps 50] [--hot-pps N] [--size 64] [--seconds 8]
+        [--variants blind,ungated,gated,electrical] [--schedule round-robin|largest-first]
         [--before-us 2000] [--after-us US] [--depth 64] [--out results/schedule-alltoall]
 
 ocscore (N ToRs, one host each, one uplink each, 20 Mbit/s) in Mininet; the OCS runs the directed
@@ -16,7 +17,12 @@ iperf3 transfer to every other host. Variants:
   a day before the OCS has; a lit decision older than half the before guard when the packet reaches the
   ToR's egress goes round the hold loop again, `hold_stale`);
 - electrical: the same hosts and rates on a one-spine leaf-spine (no OCS), the baseline.
-The ToRs' epochs are the OCS's, moved into each switch's clock by clock probes (control/clock.py).
+The schedule: the OCS emulator's round robin, or `largest-first` (control/demand.py): from the UDP
+workload's demand (each ToR pair's bytes a second; `--hot-pps` skews it: ToR 1's and ToR 2's hosts
+send each other that many datagrams a second), slots of one day's bytes each go to the largest
+pending demand first, and the controller writes that cycle over the emulator's (the OCS's time-flow
+tables and the ToRs', once). The ToRs' epochs are the OCS's, moved into each switch's clock by clock
+probes (control/clock.py).
 Reported: UDP loss or TCP goodput (per flow and total) and retransmissions, the OCS's drops in the dark
 (night_drops + unlit_drops), the ToRs' hold counters (overflow and expiry apart), held packets their
 hold loops' queues dropped, each switch process's CPU share over the traffic, and the load average.
@@ -34,7 +40,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from control.clock import ClockOffset
+from control.clock import ClockOffset, measure_client
+from control.demand import largest_first
 from emulation.holdloop import HOLD_PASSES_PER_S, hold_passes_arg
 from emulation.ocs.schedule import Schedule, dataplane_maps, round_robin
 from fabric.contract import HOLD_COUNTERS, SCHEDULE_DROP_COUNTERS
@@ -46,7 +53,13 @@ from scripts.hostproc import HostProcs, wait_listening
 from scripts.metrics import parse_arrivals
 from tablegen.files import network_states
 from tablegen.graph import Fabric
-from tablegen.schedule import clock_entries, route_paths, scheduled_paths, tor_schedule_entries
+from tablegen.schedule import (
+    clock_entries,
+    ocs_schedule_entries,
+    route_paths,
+    scheduled_paths,
+    tor_schedule_entries,
+)
 from topo.circuits import resolve_circuits
 from topo.generators import leafspine, ocscore
 from topo.validate import validate
@@ -55,6 +68,8 @@ log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parent.parent
 BASE_PORT = 5400
 VARIANTS = ("blind", "ungated", "gated", "electrical")
+SCHEDULES = ("round-robin", "largest-first")
+FRAME_OVERHEAD = 42  # Ethernet, IPv4 and UDP headers around a datagram's payload
 
 
 def epoch_in(offset: ClockOffset, epoch_mono: float, cycle_us: int) -> int:
@@ -85,6 +100,39 @@ def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, 
                                 depth=args.depth, before_us=before, after_us=after)
 
 
+def flow_pps(args: argparse.Namespace, src: str, dst: str) -> float:
+    """Datagrams a second of one host's stream to another: `--hot-pps` between ToR 1's and ToR 2's
+    hosts (h1_1, h2_1), `--pps` for the rest."""
+    hot = {"h1_1", "h2_1"}
+    return args.hot_pps if args.hot_pps is not None and {src, dst} == hot else args.pps
+
+
+def demand_maps(topo: Any, args: argparse.Namespace, day_us: int) -> list[dict[int, int]]:
+    """The largest-first cycle for the UDP workload's demand, as directed OCS port maps (one per
+    slot; a pair's circuit is duplex): each pair gets slots in proportion to its demand, the least
+    demanding one slot (a slot carries one day at the line rate per circuit)."""
+    o = topo.ocs[0]
+    port = {p.switch: p.port for p in o.ports}
+    tors = sorted(port, key=lambda n: int(n.removeprefix("leaf")))
+    tor_of = {h.name: f"leaf{h.name[1:].split('_')[0]}" for h in topo.hosts}
+    demand: dict[tuple[int, int], int] = {}
+    for s_, d in all_pairs(topo)[1]:
+        key = (tors.index(tor_of[s_]), tors.index(tor_of[d]))
+        demand[key] = demand.get(key, 0) + round(flow_pps(args, s_, d) * (args.size + FRAME_OVERHEAD))
+    # a cycle in proportion to the demand, the smallest pair's being one slot's bytes (a cycle of the
+    # demand per second could be seconds long); largest first fills it
+    slot_bytes = max(1, int(args.rate_mbit * 1e6 / 8 * day_us / 1e6))
+    least = min(n for n in demand.values() if n > 0)
+    demand = {k: -(-n * slot_bytes // least) for k, n in demand.items()}
+    maps = []
+    for matching in largest_first(demand, slot_bytes, max_slots=8 * len(tors)):
+        m = {}
+        for a, b in matching:
+            m[port[tors[a]]], m[port[tors[b]]] = port[tors[b]], port[tors[a]]
+        maps.append(m)
+    return maps
+
+
 def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """One run of one variant in a fresh emulation."""
     from emulation.network import Emulation
@@ -112,7 +160,7 @@ def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, 
         emu.start()
         docs = {st.name: st.to_doc() for st in network_states(Fabric(topo, resolve_circuits(topo, "none")), "ecmp")}
         result: dict[str, Any] = {"variant": variant, "proto": args.proto, "tors": args.tors,
-                                  "rate_mbit": args.rate_mbit, "seconds": args.seconds}
+                                  "rate_mbit": args.rate_mbit, "seconds": args.seconds, "schedule": args.schedule}
         if topo.ocs:
             ocs_pid = emu.switches[topo.ocs[0].name].pid_started
             result["ocs_scheduler"] = {os.SCHED_FIFO: "fifo", os.SCHED_OTHER: "other"}.get(
@@ -162,7 +210,20 @@ def install_schedule(emu: Any, topo: Any, variant: str, docs: dict[str, Any], bu
     size = max(p.port for p in o.ports)
     ev = [json.loads(line) for line in (vdir / "emulation" / "ocs-events.jsonl").read_text().splitlines()]
     info = next(e for e in ev if e.get("event") == "timeflow-schedule")
-    maps = dataplane_maps(Schedule(round_robin(size), args.day_ms, args.night_ms), size)
+    client = P4RuntimeClient(f"127.0.0.1:{o.grpc_port}", device_id=o.device_id, election_id=(0, 5))
+    client.connect()
+    client.schema = P4Schema.load(str(build / "ocs.p4info.txtpb"))
+    if args.schedule == "largest-first":
+        # the demand's cycle over the emulator's round robin: the OCS's tables first, on its epoch
+        maps = demand_maps(topo, args, info["day_us"])
+        cycle_us = len(maps) * (info["day_us"] + info["night_us"])
+        ocs_sched = TimeSchedule(len(maps), info["day_us"], info["night_us"],
+                                 epoch_in(measure_client(client), info["epoch_mono"], cycle_us))
+        client.clear_tables(("slot_circuit", "schedule_phase"))
+        client.install([TableEntry.from_dict(d) for d in ocs_schedule_entries(maps, ocs_sched)])
+        info = {**info, "slots": len(maps)}
+    else:
+        maps = dataplane_maps(Schedule(round_robin(size), args.day_ms, args.night_ms), size)
     clocks = {}
     for sw in topo.switches:
         off = emu.controller.clock(sw.name)
@@ -174,9 +235,6 @@ def install_schedule(emu: Any, topo: Any, variant: str, docs: dict[str, Any], bu
                              epoch_in(off, info["epoch_mono"], sched.cycle_us))
         tor_docs = tor_entries(variant, topo, o, sw.name, route_paths(docs[sw.name]), maps, sched, args, after_us)
         emu.controller.sessions[sw.name].client.install([TableEntry.from_dict(d) for d in tor_docs])
-    client = P4RuntimeClient(f"127.0.0.1:{o.grpc_port}", device_id=o.device_id, election_id=(0, 5))
-    client.connect()
-    client.schema = P4Schema.load(str(build / "ocs.p4info.txtpb"))
     return client, clocks
 
 
@@ -201,16 +259,24 @@ def udp_all_to_all(procs: HostProcs, emu: Any, topo: Any, args: argparse.Namespa
     for i, (_s, d) in enumerate(flows):
         wait_listening(hosts[d], BASE_PORT + i, "u")
     senders = [procs.start(hosts[s], [sys.executable, "-m", "scripts.udp", "send", "--dst", addr[d], "--port",
-                                      str(BASE_PORT + i), "--pps", str(args.pps), "--seconds", str(args.seconds)],
+                                      str(BASE_PORT + i), "--pps", str(flow_pps(args, s, d)), "--size",
+                                      str(args.size), "--seconds", str(args.seconds)],
                            f"send {s}->{d}", vdir / f"sent-{s}-{d}.txt") for i, (s, d) in enumerate(flows)]
     for p in senders:
         p.wait(timeout=args.seconds + 60)
     time.sleep(drain_s)
     procs.stop_all()
-    sent = sum(int((vdir / f"sent-{s}-{d}.txt").read_text().split()[-1]) for s, d in flows)
-    received = sum(len(parse_arrivals(files[f].read_text())) if files[f].exists() else 0 for f in flows)
-    return {"pps_per_flow": args.pps, "flows": len(flows), "sent": sent, "received": received,
-            "loss": 1 - received / sent if sent else None}
+    sent = {f: int((vdir / f"sent-{f[0]}-{f[1]}.txt").read_text().split()[-1]) for f in flows}
+    got = {f: len(parse_arrivals(files[f].read_text())) if files[f].exists() else 0 for f in flows}
+    hot = [f for f in flows if flow_pps(args, *f) != args.pps]
+    out = {"pps_per_flow": args.pps, "hot_pps": args.hot_pps, "size": args.size, "flows": len(flows),
+           "sent": sum(sent.values()), "received": sum(got.values()),
+           "loss": 1 - sum(got.values()) / sum(sent.values()) if sum(sent.values()) else None}
+    if hot:  # the skewed pair's streams apart from the rest
+        hs, hg = sum(sent[f] for f in hot), sum(got[f] for f in hot)
+        out.update(hot_sent=hs, hot_received=hg, hot_loss=1 - hg / hs if hs else None,
+                   rest_loss=1 - (out["received"] - hg) / (out["sent"] - hs) if out["sent"] > hs else None)
+    return out
 
 
 def tcp_all_to_all(procs: HostProcs, emu: Any, topo: Any, args: argparse.Namespace, vdir: Path,
@@ -249,6 +315,9 @@ def summary_line(r: dict[str, Any]) -> str:
                 f"{r['retransmits']} retransmits" + (f", failed {r['failed_flows']}" if r["failed_flows"] else ""))
     else:
         line = f"{r['variant']}: sent {r['sent']}, received {r['received']} (loss {100 * (r['loss'] or 0):.2f}%)"
+        if r.get("hot_sent"):
+            line += (f" [hot pair {100 * (r['hot_loss'] or 0):.2f}%, the rest {100 * (r['rest_loss'] or 0):.2f}%; "
+                     f"schedule {r.get('schedule')}]")
     if "dark_drops" in r:
         line += (f", dark drops {r['dark_drops']} (night {r['night_drops']}, unlit {r['unlit_drops']}), held "
                  f"{r['hold_entered']}, released {r['hold_released']}, overflow {r['hold_overflow']}, expired "
@@ -271,6 +340,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--proto", choices=("udp", "tcp"), default="udp",
                    help="udp: paced datagrams (loss, dark drops); tcp: unlimited iperf3 transfers (goodput)")
     p.add_argument("--pps", type=float, default=50.0, metavar="N", help="datagrams/s of each of the N(N-1) flows")
+    p.add_argument("--hot-pps", type=float, default=None, metavar="N",
+                   help="datagrams/s of the two flows between ToR 1's and ToR 2's hosts (default: --pps)")
+    p.add_argument("--size", type=int, default=64, metavar="BYTES", help="UDP payload of each datagram")
+    p.add_argument("--schedule", choices=SCHEDULES, default="round-robin",
+                   help="the OCS's cycle: the emulator's round robin, or the largest UDP demand first "
+                        "(control/demand.py), written by this controller")
     p.add_argument("--seconds", type=float, default=8.0, metavar="S")
     p.add_argument("--variants", default=",".join(VARIANTS), metavar="V[,V]")
     p.add_argument("--before-us", type=int, default=2000, metavar="US")
