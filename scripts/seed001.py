@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import re
 import sys
@@ -103,11 +104,18 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
     fabric = Fabric(topo, resolve_circuits(topo, "none"))
     docs = {st.name: st.to_doc() for st in network_states(fabric, "ecmp")}
     slot_us, night_us = round(args.slot_ms * 1000), round(args.night_ms * 1000)
-    send_us = slot_us - night_us - args.before_us - args.after_us  # a ToR's guarded day (checked in main)
-    cal = Calendar(time.monotonic() + 1.0, slot_us / 1e6, night_us / 1e6, args.cycle_slots, send_us / 1e6)
     offsets = {sw.name: emu.controller.clock(sw.name) for sw in topo.switches}
     offsets[o.name] = measure_client(ocs_client)
     tors = sorted({p.switch for p in o.ports}, key=lambda n: int(n.removeprefix("leaf")))
+    # by default no ToR starts a day before the OCS has: the guard after each night is the two
+    # clocks' error bounds (as schedule_alltoall's)
+    after = {n: args.after_us if args.after_us is not None else math.ceil(offsets[n].error_us + offsets[o.name].error_us)
+             for n in tors}
+    send_us = slot_us - night_us - args.before_us - max(after.values())  # a ToR's guarded day
+    if send_us < 1:
+        raise ValueError(f"--slot-ms {args.slot_ms}: its day less the guards (before {args.before_us} us, after "
+                         f"{max(after.values())} us) leaves a ToR no time to send")
+    cal = Calendar(time.monotonic() + 1.0, slot_us / 1e6, night_us / 1e6, args.cycle_slots, send_us / 1e6)
     index = {name: i for i, name in enumerate(tors)}
 
     def sched(name: str) -> TimeSchedule:
@@ -119,7 +127,7 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
     for name in tors:
         routes = route_paths(docs[name])
         base = tor_base_entries(topo, o, name, routes, sched(name), max_hold_us=args.max_hold_ms * 1000,
-                                depth=args.depth, before_us=args.before_us, after_us=args.after_us,
+                                depth=args.depth, before_us=args.before_us, after_us=after[name],
                                 fresh_us=args.fresh_us)
         emu.controller.sessions[name].client.install([TableEntry.from_dict(d) for d in base])
         paths[name] = [PathState(index[name], index[dst], pid,
@@ -136,7 +144,7 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
     agent.growth = args.burst_growth
     agent.loop_passes = args.hold_passes
     agent.assembly_s = (args.slot_ms if args.assembly_ms is None else args.assembly_ms) / 1000
-    agent.clocks = {n: (c.offset_us, c.error_us) for n, c in offsets.items()}  # type: ignore[attr-defined]
+    agent.clocks = {n: (c.offset_us, c.error_us, after.get(n)) for n, c in offsets.items()}  # type: ignore[attr-defined]
     agent.ocs_ports = sorted(p.port for p in o.ports)  # type: ignore[attr-defined]
     agent.drop_ports = agent.ocs_ports  # type: ignore[attr-defined]
     agent.audit_every = args.audit_every
@@ -303,7 +311,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--hold-passes", type=hold_passes_arg, default=HOLD_PASSES_PER_S, metavar="N",
                    help="passes a second of each switch's hold loop (its paced port pair: emulation/holdloop.py)")
     p.add_argument("--before-us", type=int, default=3000, metavar="US")
-    p.add_argument("--after-us", type=int, default=500, metavar="US")
+    p.add_argument("--after-us", type=int, default=None, metavar="US",
+                   help="guard after each night at the ToRs (default: the ToR's and the OCS's clock error bounds)")
     p.add_argument("--fresh-us", type=int, default=None, metavar="US",
                    help="how old a lit decision may be when egress takes the packet (default: half of --before-us)")
     p.add_argument("--audit-every", type=int, default=20, metavar="N",
@@ -328,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
             check_rto_min(args.rto_min)
         except ValueError as exc:
             raise SystemExit(f"--rto-min: {exc}") from None
-    if args.slot_ms * 1000 - args.night_ms * 1000 - args.before_us - args.after_us < 1:
+    if args.slot_ms * 1000 - args.night_ms * 1000 - args.before_us - (args.after_us or 0) < 1:
         raise SystemExit(f"--slot-ms {args.slot_ms}: its day less the guards (--before-us {args.before_us}, "
                          f"--after-us {args.after_us}) leaves a ToR no time to send")
     variants = args.variants.split(",")
