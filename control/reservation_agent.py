@@ -10,9 +10,9 @@ read that finds bytes entered since the path's last request, it asks once `assem
 passed or `max_burst` bytes are waiting. A path with bytes waiting and no window unfinished asks for
 them all; one with a window unfinished asks for the bytes that entered since its last request (the
 paper starts the next burst's assembly as soon as the control packet leaves), up to `max_pending`
-windows. It is asked at
-the read plus the lead: the 80th percentile of the last grant writes (P4Runtime writes to a loaded
-software switch take 5-1000 ms here; a window must not start before its entries exist).
+windows. It is asked at the read plus the lead: the 80th percentile of the last grant writes
+(P4Runtime writes to a loaded software switch take 5-1000 ms here; a window must not start before
+its entries exist).
 This is a pull (one batched counter read per ToR per poll), not a packet-in: it needs no change to
 the programs, and on Tofino the same counters are read the same way (a digest on a queue's first
 held packet would be the push equivalent; not built).
@@ -22,8 +22,9 @@ OCS's entries first, then the ToR's (so the ToR never sends into a circuit not y
 them in the reverse order once the window has ended. The ToR's `slot_path` lights every slot of the
 window with the uplink's day budget (`byte_ns`), so the ToR sends what each day can carry and holds
 the rest (control/grants.py, "The burst"); of each day of a window, one round of the ToR's hold loop
-with the packets it holds now (`loop_passes`) is not counted as sending. One-way windows that collide at the OCS get the ToR's
-entries only: the burst leaves on time and the OCS drops it (`unlit_drops`).
+with the packets it holds now (`loop_passes`) is not counted as sending. One-way windows that
+collide at the OCS get the ToR's entries only: the burst leaves on time and the OCS drops it
+(`unlit_drops`). Each ToR has a loop of its own (its read, requests and writes beside the others').
 """
 
 from __future__ import annotations

@@ -353,7 +353,10 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     for d in tdcs:
         for v in variants:
-            print(summary(run(v, d, args, out)), flush=True)
+            try:
+                print(summary(run(v, d, args, out)), flush=True)
+            except ValueError as exc:  # a setting the emulation's clocks make impossible (the guards)
+                raise SystemExit(f"seed001: {exc}") from None
     return 0
 
 
