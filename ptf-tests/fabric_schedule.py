@@ -219,7 +219,12 @@ class SlotHoldBoundsTest(SlotTest):
             released, expired = c["released"] - c0["released"], c["expired"] - c0["expired"]
             unlit = entered + overflow
             what = f"entered {entered} overflow {overflow} released {released} expired {expired} got {len(got)}"
-            self.assertLessEqual(entered, 3 + expired, f"at most `depth` packets held at once: {what}")
+            # Overflow only once `depth` packets are held: all entered in this burst (the last one's
+            # are gone, 50 ms at most). Entered may exceed depth: a packet arriving lit while its
+            # path holds packets joins them and leaves with them (SlotHoldOrderTest); CI once saw
+            # 4 entered and 4 released of a burst.
+            if overflow:
+                self.assertGreaterEqual(entered, 3, f"overflow only with `depth` packets held: {what}")
             self.assertEqual(released + expired, entered, "every held packet released or expired")
             self.assertEqual(len(got), n - unlit + released, "delivered: the lit ones and the released")
             self.assertTrue(all(p == 2 for p, _ in got), f"ports {[p for p, _ in got]}")
