@@ -38,6 +38,11 @@ class ClockOffset:
         """The host monotonic time (seconds) at switch time `switch_us`."""
         return (switch_us - self.offset_us) / 1e6
 
+    def after_guard_us(self, ocs_error_us: int, given: int | None = None) -> int:
+        """A ToR's guard after each night of a schedule the OCS keeps: `given`, or by default this
+        clock's error bound plus the OCS's, so that the ToR never starts a day before the OCS has."""
+        return self.error_us + ocs_error_us if given is None else given
+
 
 def estimate(samples: list[tuple[float, float, float]]) -> ClockOffset:
     """From (sent s, received s, switch us) round trips: the offset of the shortest."""

@@ -152,15 +152,15 @@ class SlotHoldOrderTest(SlotTest):
     def runTest(self) -> None:
         always = TimeSchedule(slots=1, day_us=1_000_000, night_us=0)
         self.setup_path("hold", slot1=False, sched=always, depth=250)
-        self.delete(TableEntry("slot_path", {"path_id": PATH, "slot": 0}, "slot_port",
-                               {"port": 2, "dmac": next_hop_mac(2), "byte_ns": 0}))
+        uplink = TableEntry("slot_path", {"path_id": PATH, "slot": 0}, "slot_port",
+                            {"port": 2, "dmac": next_hop_mac(2), "byte_ns": 0})
+        self.delete(uplink)
         c0 = self.hold_counts()
         held = 60
         for i in range(held):
             self.send(1, tcp_packet(ip_id=1000 + i))
         self.assertEqual(self.collect(timeout=0.2), [], "no uplink yet: everything held")
-        self.insert(TableEntry("slot_path", {"path_id": PATH, "slot": 0}, "slot_port",
-                               {"port": 2, "dmac": next_hop_mac(2), "byte_ns": 0}))
+        self.insert(uplink)
         got: list[tuple[int, bytes]] = []
         sent = held
         for _ in range(40):  # while the 60 drain (a round of the loop takes 15 ms), and after

@@ -103,7 +103,7 @@ def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, 
 def flow_pps(args: argparse.Namespace, src: str, dst: str) -> float:
     """Datagrams a second of one host's stream to another: `--hot-pps` between ToR 1's and ToR 2's
     hosts (h1_1, h2_1), `--pps` for the rest."""
-    hot = {"h1_1", "h2_1"}
+    hot = {"h1_1", "h2_1"}  # ocscore's names: host 1 of ToR 1 and of ToR 2
     return args.hot_pps if args.hot_pps is not None and {src, dst} == hot else args.pps
 
 
@@ -114,10 +114,10 @@ def demand_maps(topo: Any, args: argparse.Namespace, day_us: int) -> list[dict[i
     o = topo.ocs[0]
     port = {p.switch: p.port for p in o.ports}
     tors = sorted(port, key=lambda n: int(n.removeprefix("leaf")))
-    tor_of = {h.name: f"leaf{h.name[1:].split('_')[0]}" for h in topo.hosts}
+    tor_of = topo.attachments()  # host -> (its ToR, port, MAC)
     demand: dict[tuple[int, int], int] = {}
     for s_, d in all_pairs(topo)[1]:
-        key = (tors.index(tor_of[s_]), tors.index(tor_of[d]))
+        key = (tors.index(tor_of[s_][0]), tors.index(tor_of[d][0]))
         demand[key] = demand.get(key, 0) + round(flow_pps(args, s_, d) * (args.size + FRAME_OVERHEAD))
     # a cycle in proportion to the demand, the smallest pair's being one slot's bytes (a cycle of the
     # demand per second could be seconds long); largest first fills it
@@ -227,8 +227,7 @@ def install_schedule(emu: Any, topo: Any, variant: str, docs: dict[str, Any], bu
     clocks = {}
     for sw in topo.switches:
         off = emu.controller.clock(sw.name)
-        # by default no ToR starts a day before the OCS has: its epoch's error against the OCS's
-        after_us = off.error_us + info["clock_error_us"] if args.after_us is None else args.after_us
+        after_us = off.after_guard_us(info["clock_error_us"], args.after_us)
         clocks[sw.name] = {"offset_us": off.offset_us, "error_us": off.error_us, "after_us": after_us}
         sched = TimeSchedule(info["slots"], info["day_us"], info["night_us"], 0)
         sched = TimeSchedule(sched.slots, sched.day_us, sched.night_us,

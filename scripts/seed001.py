@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import os
 import re
 import sys
@@ -107,10 +106,7 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
     offsets = {sw.name: emu.controller.clock(sw.name) for sw in topo.switches}
     offsets[o.name] = measure_client(ocs_client)
     tors = sorted({p.switch for p in o.ports}, key=lambda n: int(n.removeprefix("leaf")))
-    # by default no ToR starts a day before the OCS has: the guard after each night is the two
-    # clocks' error bounds (as schedule_alltoall's)
-    after = {n: args.after_us if args.after_us is not None else math.ceil(offsets[n].error_us + offsets[o.name].error_us)
-             for n in tors}
+    after = {n: offsets[n].after_guard_us(offsets[o.name].error_us, args.after_us) for n in tors}
     send_us = slot_us - night_us - args.before_us - max(after.values())  # a ToR's guarded day
     if send_us < 1:
         raise ValueError(f"--slot-ms {args.slot_ms}: its day less the guards (before {args.before_us} us, after "
@@ -236,7 +232,7 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
                 for k, v in by_tor[name].items():
                     holds[k] += v
                 # frames the ToR's own port queues dropped (into them minus out of them), every port
-                ports = [p for p in next(s_.ports for s_ in topo.switches if s_.name == name) if p < HOLD_OUT_PORT]
+                ports = [p for p in topo.switch_map()[name].ports if p < HOLD_OUT_PORT]
                 q = agent.tors[name].counter_packets((PORT_ENQ, PORT_DEQ), ports)
                 by_tor[name]["queue_drops"] = q[PORT_ENQ] - q[PORT_DEQ]
             holds["queue_drops"] = sum(v["queue_drops"] for v in by_tor.values())

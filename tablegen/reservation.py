@@ -5,7 +5,8 @@ at each ToR, `slot_policy` = hold for every path to another ToR of the OCS (its 
 SlotHold), with no `slot_path` entry, so everything optical waits. Per grant (the reservation
 itself, never per slot): the OCS's `slot_circuit` (src's port -> dst's port, by day in every slot of
 the window, and by night in all but the first, whose night is the switching) and the source ToR's
-`slot_path` (its uplink in each slot of the window, with the uplink's day budget). Pure functions: entries as dicts.
+`slot_path` (its uplink in each slot of the window, with the uplink's day budget). Pure functions:
+entries as dicts.
 """
 
 from __future__ import annotations

@@ -231,10 +231,10 @@ def ocscore(tors: int = 4, hosts_per_tor: int = 2, uplinks: int = 1, spines: int
             raise ValueError(f"{name}={value!r}: expected an integer in {lo}..{hi}")
     if spines:
         topo = leafspine(tors, spines, hosts_per_tor, rate_mbit, delay, grpc_base)
+        topo.params["spine_mbit"] = rate_mbit if spine_mbit is None else spine_mbit
         for link in topo.links:
             if link.b.startswith("spine"):
-                link.rate_mbit = rate_mbit if spine_mbit is None else spine_mbit
-        topo.params["spine_mbit"] = rate_mbit if spine_mbit is None else spine_mbit
+                link.rate_mbit = topo.params["spine_mbit"]
     else:
         topo = Topology(name="", kind="", params={"rate_mbit": rate_mbit, "delay": delay})
         for t in range(1, tors + 1):
