@@ -21,9 +21,9 @@ bounded by its day budget (UplinkClock: what the uplink can still send before th
 ends), so a window carries at most what its days can: a window counts the slots whose sending time
 (`send_s`, the ToR's guarded day) covers the burst's T_RL plus T_guard. What arrives meanwhile rides
 along where a day has room, and otherwise waits for the next window. The ToR's hold is a loop that
-brings each held packet, of every destination, back to the pipeline once a round (SlotHold), so
-of each day it sends in, a round (`scan_s`, the time it takes to look at every packet it holds)
-may pass before a packet is seen lit: a window counts each day as its sending time less that.
+brings each held packet, of every destination, back to the pipeline once a round (SlotHold), so a
+path's packets are seen lit only as they come round: a window counts each day as its sending time
+less what the loop costs the path (`lost_s`, control/reservation_agent.py `loop_cost_s`).
 
 One-way (`OneWay`): the source sends after a fixed offset as soon as its own uplink is free; the OCS
 sets the circuit only if the destination's downlink is free for the whole window (first come, first
@@ -137,13 +137,13 @@ class TwoWay:
         self.horizon = HorizonScheduler(tors, 1, 1, timing)
 
     def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None,
-                scan_s: float = 0.0) -> SlotGrant:
+                lost_s: float = 0.0) -> SlotGrant:
         """Reserve the earliest window both ports allow, asked at `now` with `nbytes` waiting; of each
-        day of it, `scan_s` (a round of the ToR's hold loop) is not counted as sending."""
+        day of it, `lost_s` (what the ToR's hold loop costs the path) is not counted as sending."""
         g = self.horizon.request(src, dst, nbytes, now)
         first = self.cal.first_at_or_after(g.configure_at)
         size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
-        count = self.cal.slots_for(self.timing.transmit_s(size) + self.timing.guard_s, scan_s)
+        count = self.cal.slots_for(self.timing.transmit_s(size) + self.timing.guard_s, lost_s)
         self.cal.check(first, count, now)
         self.horizon.h_in[0][src] = self.horizon.h_out[0][dst] = self.cal.start(first + count)
         return SlotGrant(src, dst, size, first, count, now)
@@ -160,9 +160,9 @@ class OneWay:
         self.busy_out: list[set[int]] = [set() for _ in range(tors)]
 
     def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None,
-                scan_s: float = 0.0) -> SlotGrant:
+                lost_s: float = 0.0) -> SlotGrant:
         """Send after the fixed offset (T_sw + T_proc + T_oh, as two-way's idle case) once the uplink
-        is free; lost if any slot of the window is taken on the destination's downlink. `scan_s`:
+        is free; lost if any slot of the window is taken on the destination's downlink. `lost_s`:
         as TwoWay's."""
         for name, tor in (("src", src), ("dst", dst)):
             if isinstance(tor, bool) or not isinstance(tor, int) or not 0 <= tor < self.tors:
@@ -173,7 +173,7 @@ class OneWay:
         start = max(self.h_src[src], now) + t.switch_s + t.proc_s + t.overhead_s
         first = self.cal.first_at_or_after(start - t.switch_s)
         size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
-        count = self.cal.slots_for(t.transmit_s(size) + t.guard_s, scan_s)
+        count = self.cal.slots_for(t.transmit_s(size) + t.guard_s, lost_s)
         self.cal.check(first, count, now)
         window = set(range(first, first + count))
         lost = bool(window & self.busy_out[dst])

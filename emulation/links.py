@@ -172,6 +172,35 @@ def host_commands(h: Host, eth: str, gw_mac: str, peers: list[Host], rto_min: st
     ]
 
 
+# what a host's sysctl may be (set with `sysctl -w KEY=VALUE` as an argument list, never a shell line)
+_SYSCTL_KEY = re.compile(r"net(\.[A-Za-z0-9_-]+)+")
+_SYSCTL_VALUE = re.compile(r"-?[0-9]+( -?[0-9]+)*")
+
+
+def check_sysctl(key: object, value: object) -> str:
+    """"KEY=VALUE" for a host's `sysctl -w`: a per-namespace net.* key and an integer (or integers
+    separated by single spaces); ValueError naming what is wrong otherwise."""
+    if not isinstance(key, str) or not _SYSCTL_KEY.fullmatch(key):
+        raise ValueError(f"sysctl {key!r}; expected a per-namespace net.* key (letters, digits, "
+                         "'_' and '-' between dots)")
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if not isinstance(text, str) or not _SYSCTL_VALUE.fullmatch(text):
+        raise ValueError(f"sysctl {key}={value!r}; expected an integer or integers separated by "
+                         "single spaces (e.g. 100, '4096 131072 6291456')")
+    return f"{key}={text}"
+
+
+def set_sysctls(hosts: dict[str, Any], settings: dict[str, object]) -> None:
+    """Each setting (checked by `check_sysctl`) in every Mininet host's namespace; RuntimeError naming
+    the host and the setting if one fails."""
+    lines = [check_sysctl(k, v) for k, v in settings.items()]
+    for name, h in hosts.items():
+        for line in lines:
+            rc, out = run_in(h, HostCommand(["sysctl", "-qw", line]))
+            if rc != 0:
+                raise RuntimeError(f"host {name}: sysctl {line} failed ({rc}): {out.strip()}")
+
+
 def run_in(node: Any, cmd: HostCommand, timeout: float = 30.0) -> tuple[int, str]:
     """Run a HostCommand in a Mininet node's namespaces (`mnexec -a`, no shell); (exit code, stdout+stderr)."""
     proc = node.popen(list(cmd.argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

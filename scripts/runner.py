@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from emulation.links import HostCommand, run_in
+from emulation.links import set_sysctls
 from emulation.target import Target
 from scripts.lb import LoadBalancing
 from scripts.reconf import Reconfiguration
@@ -176,12 +176,7 @@ def share_groups(spec: Spec, pending: list[tuple[Variant, list[int]]]) -> list[l
 def _tune_hosts(emu: Any, variant: Variant) -> None:
     """The variant's sysctls in every host. (CUBIC, seed 000 R12, is chosen per socket by the senders:
     a namespace may only default to the algorithms the machine allows, which need not include it.)"""
-    settings = [f"{k}={v}" for k, v in variant.sysctl.items()]  # checked by scripts.spec: net.* = numbers
-    for name, h in emu.hosts.items():
-        for setting in settings:
-            rc, out = run_in(h, HostCommand(["sysctl", "-qw", setting]))
-            if rc != 0:
-                raise RuntimeError(f"host {name}: sysctl {setting} failed ({rc}): {out.strip()}")
+    set_sysctls(emu.hosts, variant.sysctl)
 
 
 def _schedule_args(spec: Spec) -> list[str]:

@@ -32,7 +32,7 @@ from control.grants import Burst, Calendar, OneWay, TwoWay
 from control.reservation import Timing
 from control.reservation_agent import PathState, ReservationAgent
 from emulation.holdloop import HOLD_PASSES_PER_S, hold_passes_arg
-from emulation.links import check_rto_min
+from emulation.links import check_rto_min, check_sysctl, set_sysctls
 from fabric.contract import HOLD_COUNTERS, PORT_DEQ, PORT_ENQ, SCHEDULE_DROP_COUNTERS
 from fabric.schedule import TimeSchedule
 from p4rt.client import P4RuntimeClient
@@ -89,9 +89,11 @@ def parse_samples(text: str, ports: set[int]) -> dict[int, list[tuple[float, int
 
 
 def sampler(period_s: float, out: Path) -> list[str]:
-    """A host's loop appending timestamped `ss -tinH` samples of its established connections."""
-    return ["sh", "-c", f"while :; do echo {SS_MARK} $(date +%s.%N) >> {out}; "
-            f"ss -tinH state established >> {out} 2>/dev/null; sleep {period_s}; done"]
+    """A host's loop appending timestamped `ss -tinH` samples of its connected sockets (a server that
+    wrote its whole flow and closed is in FIN-WAIT-1 while the flow is still sending)."""
+    # the path and the period are the script's arguments ($1, $2), never part of its text
+    return ["sh", "-c", f'while :; do echo {SS_MARK} $(date +%s.%N) >> "$1"; '
+            'ss -tinH state connected >> "$1" 2>/dev/null; sleep "$2"; done', "sampler", str(out), f"{period_s:g}"]
 
 
 def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, variant: str) -> ReservationAgent:
@@ -170,6 +172,7 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
     try:
         emu.start()
         hosts = emu.hosts
+        set_sysctls(hosts, args.sysctl)
         names = [f"h{t}_1" for t in range(1, args.tors + 1)]
         addr = {h.name: h.address for h in topo.hosts}
         flows = bijective(args.tors, tdc)
@@ -203,6 +206,7 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
         result: dict[str, Any] = {"variant": variant, "tdc": tdc, "tors": args.tors, "flow_kb": args.flow_kb,
                                   "rate_mbit": args.rate_mbit, "electrical_mbit": args.electrical_mbit or args.rate_mbit,
                                   "slot_ms": args.slot_ms, "night_ms": args.night_ms, "rto_min": args.rto_min,
+                                  "sysctl": args.sysctl,
                                   "wall_s": wall, "timeout_s": args.timeout, "unfinished": unfinished,
                                   "load_avg": [load0, load1], "flows": {}}
         samples: dict[int, list[tuple[float, int, float | None, int]]] = {}
@@ -275,6 +279,16 @@ def summary(r: dict[str, Any]) -> str:
     return line + f"; load {r['load_avg'][0][0]:.1f}-{r['load_avg'][1][0]:.1f}"
 
 
+def sysctl_arg(text: str) -> tuple[str, str]:
+    """KEY=VALUE for --sysctl, checked (emulation.links.check_sysctl)."""
+    key, sep, value = text.partition("=")
+    try:
+        check_sysctl(key, value if sep else None)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return key, value
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line (the end-to-end test builds its settings from it too)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -316,6 +330,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--rto-min", default=None, metavar="TIME",
                    help="TCP rto_min on every host route (e.g. 1s; default: the kernel's 200 ms). The paper's "
                         "minimum RTO is far above its RTT; here the RTT is 0.1-0.5 s")
+    p.add_argument("--sysctl", type=sysctl_arg, action="append", default=[], metavar="KEY=VALUE",
+                   help="a net.* sysctl in every host (repeatable), e.g. net.ipv4.tcp_reordering=300")
     p.add_argument("--sample-s", type=float, default=0.2, metavar="S", help="ss sampling period")
     p.add_argument("--timeout", type=float, default=40.0, metavar="S", help="per run; unfinished flows are killed")
     p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
@@ -333,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             check_rto_min(args.rto_min)
         except ValueError as exc:
             raise SystemExit(f"--rto-min: {exc}") from None
+    args.sysctl = dict(args.sysctl)
     if args.slot_ms * 1000 - args.night_ms * 1000 - args.before_us - (args.after_us or 0) < 1:
         raise SystemExit(f"--slot-ms {args.slot_ms}: its day less the guards (--before-us {args.before_us}, "
                          f"--after-us {args.after_us}) leaves a ToR no time to send")

@@ -8,7 +8,6 @@ states its scale factor. Times (RTO, dark time, hold) are never scaled.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import yaml
 
 from control.plan import PROCEDURES
 from control.strategies import STRATEGIES
-from emulation.links import check_rto_min
+from emulation.links import check_rto_min, check_sysctl
 from fabric.contract import MODES
 from scripts.bulk import Bulk
 from topo import generators
@@ -25,9 +24,6 @@ from topo.validate import validate
 
 KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule", "strategies")
 GENERATORS = ("ucd4", "fattree", "leafspine")
-# what a host's sysctl may be (set with `sysctl -w KEY=VALUE` as an argument list, never a shell line)
-_SYSCTL_KEY = re.compile(r"net(\.[A-Za-z0-9_-]+)+")
-_SYSCTL_VALUE = re.compile(r"-?[0-9]+( -?[0-9]+)*")
 
 
 @dataclass(slots=True)
@@ -138,13 +134,10 @@ def _variant(item: Any, kind: str, base: dict[str, Any], i: int) -> Variant:
     if not isinstance(v.sysctl, dict):
         raise ValueError(f"{where}: sysctl {v.sysctl!r}; expected a mapping of net.* keys to numbers")
     for key, value in v.sysctl.items():
-        if not isinstance(key, str) or not _SYSCTL_KEY.fullmatch(key):
-            raise ValueError(f"{where}: sysctl {key!r}; expected a per-namespace net.* key (letters, digits, "
-                             "'_' and '-' between dots)")
-        text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-        if not isinstance(text, str) or not _SYSCTL_VALUE.fullmatch(text):
-            raise ValueError(f"{where}: sysctl {key}={value!r}; expected an integer or integers separated by "
-                             "single spaces (e.g. 100, '4096 131072 6291456')")
+        try:
+            check_sysctl(key, value)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
     if v.rto_min is not None:
         try:
             check_rto_min(v.rto_min)

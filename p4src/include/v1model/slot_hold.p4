@@ -14,7 +14,8 @@
 // fresh_us back (stale, counted in hold_stale by the egress). v1model's egress cannot change the
 // port, so it recirculates such a packet (FL_HOLD); a recirculated packet has no timestamp of its own
 // (0), so ingress decides nothing on it and sends it round the loop with the mark's `stale` set; back
-// on HOLD_IN_PORT it decides with its own time: out at once if still lit, else held anew.
+// on HOLD_IN_PORT it decides with its own time: out at once if still lit, else held anew (counted
+// in hold_entered, as when it is too old by then and dropped: hold_entered and hold_expired).
 // The Tofino equivalent is in p4src/README.md (time-flow tables).
 #ifndef P4SRC_INCLUDE_V1MODEL_SLOT_HOLD_P4_
 #define P4SRC_INCLUDE_V1MODEL_SLOT_HOLD_P4_
@@ -42,7 +43,10 @@ control SlotHold(inout fabric_metadata_t meta)(register<bit<32>> hold_depth) {
             // left the hold, or never been in it): it enters the hold if its slot is not lit now,
             // unless it has been held (or sent back) for longer than the bound already.
             if (meta.stale == 1 && meta.now - meta.hold_since > (time_t) meta.hold_max_us) {
+                // It enters the books and expires at once: it was released (or never held), so
+                // entered - released - expired stays what the path holds (the controller's count).
                 meta.slot_decision = SLOT_DROP;
+                hold_entered.count(index);
                 hold_expired.count(index);
             } else if (meta.slot_decision == SLOT_HOLD) {
                 if (depth >= meta.hold_limit) {
