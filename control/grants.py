@@ -16,14 +16,16 @@ window's end. Windows never overlap on a port: zero burst loss by construction.
 
 The burst. As in the paper, a burst is what the virtual output queue holds when it asks (its bytes,
 the control packet's burst length); `Burst` can add what is expected to arrive until the window
-(`growth_bps`, off by default). The ToR is lit in every slot of the window, each slot's sending
-bounded by its day budget (UplinkClock: what the uplink can still send before the ToR's guarded day
-ends), so a window carries at most what its days can: a window counts the slots whose sending time
-(`send_s`, the ToR's guarded day) covers the burst's T_RL plus T_guard. What arrives meanwhile rides
+(`growth_bps`, off by default). The ToR is lit in every slot of the window and through its inner
+nights (the OCS does not switch inside a window), its sending bounded by the budget (UplinkClock:
+what the uplink can still send before the window's last guarded day ends), so a window carries at
+most what its light can: its first slot's sending time (`send_s`, the ToR's guarded day) and a
+whole slot for each further one, covering the burst's T_RL plus T_guard. What arrives meanwhile rides
 along where a day has room, and otherwise waits for the next window. The ToR's hold is a loop that
 brings each held packet, of every destination, back to the pipeline once a round (SlotHold), so a
-path's packets are seen lit only as they come round: a window counts each day as its sending time
-less what the loop costs the path (`lost_s`, control/reservation_agent.py `loop_cost_s`).
+path's packets are seen lit only as they come round: a window adds the wait for the path's first
+packet (`lost_s`) and stretches by the pace at which they come round when that is slower than the
+uplink (`pace`; control/reservation_agent.py `loop_share`).
 
 One-way (`OneWay`): the source sends after a fixed offset as soon as its own uplink is free; the OCS
 sets the circuit only if the destination's downlink is free for the whole window (first come, first
@@ -76,10 +78,13 @@ class Calendar:
         return math.ceil((t - self.epoch_s) / self.slot_s - 1e-9)
 
     def slots_for(self, seconds: float, lost_s: float = 0.0) -> int:
-        """A window's slots: enough days for `seconds` of transmission, each day `send_s` of sending
-        less `lost_s` (at least a quarter of it)."""
+        """A window's slots: enough light for `seconds` of transmission plus `lost_s` (once per
+        window). A window is one stretch of light from its first day's start to its last day's
+        end (the ToR sends through its inner nights: the OCS keeps the circuit): `send_s` in one
+        slot, a whole slot more for each further one."""
         send = self.send_s or self.day_s
-        return max(1, math.ceil(seconds / max(send - lost_s, send / 4) - 1e-9))
+        need = seconds + lost_s
+        return 1 if need <= send else 1 + math.ceil((need - send) / self.slot_s - 1e-9)
 
     def check(self, first: int, count: int, now: float) -> None:
         """Refuse a window that its entries (slot mod `slots`) would alias onto the current cycle."""
@@ -137,13 +142,13 @@ class TwoWay:
         self.horizon = HorizonScheduler(tors, 1, 1, timing)
 
     def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None,
-                lost_s: float = 0.0) -> SlotGrant:
-        """Reserve the earliest window both ports allow, asked at `now` with `nbytes` waiting; of each
-        day of it, `lost_s` (what the ToR's hold loop costs the path) is not counted as sending."""
+                lost_s: float = 0.0, pace: float = 1.0) -> SlotGrant:
+        """Reserve the earliest window both ports allow, asked at `now` with `nbytes` waiting; the
+        window adds `lost_s` and sends at `pace` of the uplink's rate (the ToR's hold loop)."""
         g = self.horizon.request(src, dst, nbytes, now)
         first = self.cal.first_at_or_after(g.configure_at)
         size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
-        count = self.cal.slots_for(self.timing.transmit_s(size) + self.timing.guard_s, lost_s)
+        count = self.cal.slots_for(self.timing.transmit_s(size) / pace + self.timing.guard_s, lost_s)
         self.cal.check(first, count, now)
         self.horizon.h_in[0][src] = self.horizon.h_out[0][dst] = self.cal.start(first + count)
         return SlotGrant(src, dst, size, first, count, now)
@@ -160,10 +165,10 @@ class OneWay:
         self.busy_out: list[set[int]] = [set() for _ in range(tors)]
 
     def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None,
-                lost_s: float = 0.0) -> SlotGrant:
+                lost_s: float = 0.0, pace: float = 1.0) -> SlotGrant:
         """Send after the fixed offset (T_sw + T_proc + T_oh, as two-way's idle case) once the uplink
-        is free; lost if any slot of the window is taken on the destination's downlink. `lost_s`:
-        as TwoWay's."""
+        is free; lost if any slot of the window is taken on the destination's downlink. `lost_s`,
+        `pace`: as TwoWay's."""
         for name, tor in (("src", src), ("dst", dst)):
             if isinstance(tor, bool) or not isinstance(tor, int) or not 0 <= tor < self.tors:
                 raise ValueError(f"one-way {name}={tor!r}: expected a ToR 0..{self.tors - 1}")
@@ -173,7 +178,7 @@ class OneWay:
         start = max(self.h_src[src], now) + t.switch_s + t.proc_s + t.overhead_s
         first = self.cal.first_at_or_after(start - t.switch_s)
         size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
-        count = self.cal.slots_for(t.transmit_s(size) + t.guard_s, lost_s)
+        count = self.cal.slots_for(t.transmit_s(size) / pace + t.guard_s, lost_s)
         self.cal.check(first, count, now)
         window = set(range(first, first + count))
         lost = bool(window & self.busy_out[dst])

@@ -20,11 +20,10 @@ held packet would be the push equivalent; not built).
 The grant. The scheduler (TwoWay or OneWay) gives a window of slots; the controller writes the
 OCS's entries first, then the ToR's (so the ToR never sends into a circuit not yet set), and deletes
 them in the reverse order once the window has ended. The ToR's `slot_path` lights every slot of the
-window with the uplink's day budget (`byte_ns`), so the ToR sends what each day can carry and holds
-the rest (control/grants.py, "The burst"); of each day of a window, what the ToR's hold loop costs
-the path is not counted as sending (`loop_cost_s`). One-way windows that
-collide at the OCS get the ToR's entries only: the burst leaves on time and the OCS drops it
-(`unlit_drops`). Each ToR has a loop of its own (its read, requests and writes beside the others').
+window and its inner nights, with the uplink's budget to the window's end (`byte_ns`), so the ToR
+sends what the window can carry and holds the rest (control/grants.py, "The burst"); a window
+allows for what the ToR's hold loop costs the path (`loop_share`). One-way windows that collide at
+the OCS get the ToR's entries only: the burst leaves on time and the OCS drops it (`unlit_drops`). Each ToR has a loop of its own (its read, requests and writes beside the others').
 """
 
 from __future__ import annotations
@@ -55,7 +54,7 @@ class Scheduler(Protocol):
     timing: Timing
 
     def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None,
-                lost_s: float = 0.0) -> SlotGrant:
+                lost_s: float = 0.0, pace: float = 1.0) -> SlotGrant:
         """A window for a burst."""
         ...
 
@@ -100,17 +99,15 @@ def conflicts(entries: list[TableEntry]) -> list[str]:
     return out
 
 
-def loop_cost_s(held_path: int, held_all: int, mean_bytes: float, passes: float, rate_bps: float,
-                send_s: float) -> float:
-    """Of each day, the time a path cannot send because of the ToR's hold loop (`passes` pipeline
-    passes a second, shared by every packet held): its packets come round at passes x held_path /
-    held_all a second, so the first comes after one such interval, and when they come round slower
-    than the uplink sends (`rate_bps`, packets of `mean_bytes`), the day is short by that ratio.
-    0 with no loop (`passes` 0) or nothing held."""
-    if not passes or held_path <= 0 or held_all <= 0:
-        return 0.0
+def loop_share(held_path: int, held_all: int, mean_bytes: float, passes: float, rate_bps: float) -> tuple[float, float]:
+    """What the ToR's hold loop (`passes` pipeline passes a second, shared by every packet held)
+    costs a path's window: its packets come round at passes x held_path / held_all a second, so the
+    first comes after one such interval (the wait), and they feed the uplink (`rate_bps`, packets
+    of `mean_bytes`) at that pace at most (1: as fast as it sends). (0, 1) with no loop or nothing held."""
+    if not passes or held_path <= 0 or held_all <= 0 or mean_bytes <= 0:
+        return 0.0, 1.0
     pps = passes * held_path / held_all
-    return 1 / pps + send_s * (1 - min(1.0, pps * 8 * mean_bytes / rate_bps))
+    return 1 / pps, min(1.0, pps * 8 * mean_bytes / rate_bps)
 
 
 def lead(latencies: list[float], floor_s: float) -> float:
@@ -132,7 +129,7 @@ class ReservationAgent:
         self.poll_s, self.max_burst = poll_s, max_burst
         self.max_pending = 3  # unfinished windows per path (the paper: a new burst assembles at once)
         self.assembly_s = 0.0  # T_a: how long a burst assembles before its request (unless max_burst waits)
-        self.loop_passes = 0.0  # passes a second of the ToRs' hold loops (0: no day is shortened by it)
+        self.loop_passes = 0.0  # passes a second of the ToRs' hold loops (0: a window allows nothing for it)
         self.growth = 0.0  # a burst adds this many times its queue's arrival rate until its window
         self.grants: list[dict[str, Any]] = []  # every grant, for the report
         self.polls = 0  # rounds of a ToR's loop (read, requests, writes), all ToRs'
@@ -265,7 +262,7 @@ class ReservationAgent:
     def _serve(self, name: str, st: PathState, queues: dict[int, tuple[int, int, int]], now: float,
                held_all: int = 0) -> None:
         """One path's request, if it has one, and its grant's writes; `held_all`: the packets its ToR
-        holds on every path (the hold loop's share of each day, `loop_cost_s`)."""
+        holds on every path (what the hold loop costs its window, `loop_share`)."""
         cal = self.scheduler.cal
         packets, nbytes, entered = queues.get(st.path_id, (0, 0, st.entered[1]))
         if st.entered[0] and now > st.entered[0]:
@@ -283,13 +280,13 @@ class ReservationAgent:
         if now - st.assembling < self.assembly_s and nbytes < self.max_burst:
             return
         sched = self.scheduler
-        lost_s = loop_cost_s(packets, max(held_all, packets), nbytes / packets if nbytes else 0.0,
-                             self.loop_passes, sched.timing.rate_bps, cal.send_s or cal.day_s)
+        wait_s, pace = loop_share(packets, max(held_all, packets), nbytes / packets if nbytes else 0.0,
+                                  self.loop_passes, sched.timing.rate_bps)
         with self._lock:
             ahead = lead(self.write_s, self.lead_floor_s)
             try:
                 g = sched.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now + ahead,
-                                  growth_bps=self.growth * st.rate_bps, lost_s=lost_s)
+                                  growth_bps=self.growth * st.rate_bps, lost_s=wait_s, pace=max(pace, 0.25))
             except ValueError as exc:  # the horizon is more than a cycle away: ask again later
                 self.refused += 1
                 log.debug("request %s -> %s refused: %s", st.src, st.dst, exc)

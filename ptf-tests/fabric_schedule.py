@@ -20,10 +20,19 @@ from emulation.holdloop import HOLD_PASSES_PER_S
 from fabric.contract import PORT_COUNTERS
 from fabric.schedule import TimeSchedule
 from p4rt.entities import TableEntry
+from tablegen.schedule import light_spans, run_mores
 from topo.model import HOLD_IN_PORT, HOLD_OUT_PORT
 
 PATH = 7
 SCHED = TimeSchedule(slots=2, day_us=450_000, night_us=150_000)
+
+
+def uplink(slot: int, port: int, byte_ns: int = 0, more: tuple[int, int] = (0, 0)) -> TableEntry:
+    """PATH's slot_path entry: out of `port` in `slot`; `more`: (more_after_day, more_after_night),
+    the light after the current range when the slot is part of a longer window (0, 0: alone)."""
+    return TableEntry("slot_path", {"path_id": PATH, "slot": slot}, "slot_port",
+                      {"port": port, "dmac": next_hop_mac(port), "byte_ns": byte_ns,
+                       "more_after_day": more[0], "more_after_night": more[1]})
 
 
 class SlotTest(FabricTest, ScheduleMixin):
@@ -38,11 +47,9 @@ class SlotTest(FabricTest, ScheduleMixin):
         if electrical is not None:
             self.add_static_path(PATH, 0, electrical)
         self.install_clock(sched)
-        entries = [TableEntry("slot_path", {"path_id": PATH, "slot": 0}, "slot_port",
-                              {"port": 2, "dmac": next_hop_mac(2), "byte_ns": byte_ns})]
+        entries = [uplink(0, 2, byte_ns)]
         if slot1:
-            entries.append(TableEntry("slot_path", {"path_id": PATH, "slot": 1}, "slot_port",
-                                      {"port": 3, "dmac": next_hop_mac(3), "byte_ns": byte_ns}))
+            entries.append(uplink(1, 3, byte_ns))
         if policy == "hold":
             entries.append(TableEntry("slot_policy", {"path_id": PATH}, "slot_hold",
                                       {"max_hold_us": max_hold_us, "depth": depth, "fresh_us": fresh_us}))
@@ -86,6 +93,47 @@ class SlotEgressTest(SlotTest):
             ip_id += 1
             time.sleep(0.05)
         self.assertEqual(seen, set(want), "every night and day sampled")
+        testutils.verify_no_other_packets(self)
+
+
+@group("fabric")
+class SlotWindowTest(SlotTest):
+    """A window of consecutive slots on one circuit is one stretch of light: the ToR sends through
+    its inner nights (the OCS does not switch inside it), not through its first (the switching),
+    and its budget runs to the window's end. Slots 0 and 1 by port 2 as one window (tablegen's
+    `run_mores`), the electrical policy (port 4) otherwise; then the same slots alone."""
+
+    def check(self, want: dict[tuple[int, bool], int], seconds: float) -> set[tuple[int, bool]]:
+        seen = set()
+        end = time.monotonic() + seconds
+        ip_id = 100
+        while time.monotonic() < end:
+            pkt = tcp_packet(ip_id=ip_id)
+            before = self.phase_counts()
+            self.send(1, pkt)
+            got = self.collect(timeout=2.0, limit=1)
+            phases = self.classified(before)
+            self.assertEqual(len(phases), 1, f"classified {phases}")
+            self.assertEqual([p for p, _ in got], [want[phases[0]]], f"packet in {phases[0]}")
+            seen.add(phases[0])
+            ip_id += 1
+            time.sleep(0.05)
+        return seen
+
+    def runTest(self) -> None:
+        self.setup_path("electrical", slot1=False, electrical=4)
+        spans, cycle = light_spans(SCHED)
+        window = [uplink(k, 2, more=m) for k, m in zip((0, 1), run_mores(spans, cycle, [0, 1]), strict=True)]
+        self.assertEqual(window[1].params["more_after_night"], spans[1][1] - spans[1][0], "the night: a day on")
+        self.assertEqual(window[0].params["more_after_day"], spans[1][1] - spans[0][1], "the day: a slot on")
+        self.modify(window[0])
+        self.insert(window[1])
+        through = {(0, False): 2, (1, False): 2, (0, True): 4, (1, True): 2}
+        self.assertEqual(self.check(through, 2.6), set(through), "every night and day sampled")
+        self.modify(uplink(1, 2))  # slot 1 alone: its night is the switching again
+        alone = {**through, (1, True): 4}
+        seen = self.check(alone, 1.3)
+        self.assertIn((1, True), seen, "slot 1's night sampled")
         testutils.verify_no_other_packets(self)
 
 
@@ -152,15 +200,14 @@ class SlotHoldOrderTest(SlotTest):
     def runTest(self) -> None:
         always = TimeSchedule(slots=1, day_us=1_000_000, night_us=0)
         self.setup_path("hold", slot1=False, sched=always, depth=250)
-        uplink = TableEntry("slot_path", {"path_id": PATH, "slot": 0}, "slot_port",
-                            {"port": 2, "dmac": next_hop_mac(2), "byte_ns": 0})
-        self.delete(uplink)
+        lit = uplink(0, 2)
+        self.delete(lit)
         c0 = self.hold_counts()
         held = 60
         for i in range(held):
             self.send(1, tcp_packet(ip_id=1000 + i))
         self.assertEqual(self.collect(timeout=0.2), [], "no uplink yet: everything held")
-        self.insert(uplink)
+        self.insert(lit)
         got: list[tuple[int, bytes]] = []
         sent = held
         for _ in range(40):  # while the 60 drain (a round of the loop takes 15 ms), and after
@@ -291,8 +338,7 @@ class SlotDayBudgetTest(SlotTest):
         self.assertEqual(over, electrical, f"each packet over the budget counted: {over}, ports {ports}")
         ids = {port: [Ether(raw)[IP].id for p, raw in got if p == port] for port in (2, 4)}
         self.assertLess(max(ids[2], default=0), min(ids[4], default=1 << 16), f"the first ones fit, then none: {ids}")
-        self.modify(TableEntry("slot_path", {"path_id": PATH, "slot": 0}, "slot_port",
-                               {"port": 2, "dmac": next_hop_mac(2), "byte_ns": 0}))
+        self.modify(uplink(0, 2))
         for i in range(n):
             self.send(1, tcp_packet(ip_id=600 + i))
         ports = [p for p, _ in self.collect(timeout=1.0)]

@@ -93,7 +93,8 @@ def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, 
             entries += [{"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_electrical",
                          "params": {}},
                         {"table": "slot_path", "match": {"path_id": path_id, "slot": 0}, "action": "slot_port",
-                         "params": {"port": uplink, "dmac": topo.switch_map()[dst].ports[far], "byte_ns": 0}}]
+                         "params": {"port": uplink, "dmac": topo.switch_map()[dst].ports[far], "byte_ns": 0,
+                                    "more_after_day": 0, "more_after_night": 0}}]
         return entries
     before, after = (args.before_us, after_us) if variant == "gated" else (0, 0)
     return tor_schedule_entries(topo, ocs, name, routes, maps, sched, "hold", max_hold_us=2 * sched.cycle_us,

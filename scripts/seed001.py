@@ -43,7 +43,7 @@ from scripts.kernel import SS_MARK
 from tablegen.files import network_states
 from tablegen.graph import Fabric
 from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entries, tor_base_entries
-from tablegen.schedule import clock_entries, route_paths
+from tablegen.schedule import clock_entries, light_spans, route_paths
 from topo.circuits import resolve_circuits
 from topo.generators import ocscore
 from topo.model import HOLD_OUT_PORT
@@ -128,8 +128,9 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
                                 depth=args.depth, before_us=args.before_us, after_us=after[name],
                                 fresh_us=args.fresh_us)
         emu.controller.sessions[name].client.install([TableEntry.from_dict(d) for d in base])
+        light = light_spans(sched(name), args.before_us, after[name])
         paths[name] = [PathState(index[name], index[dst], pid,
-                                 lambda s, a=name, b=dst, p=pid: grant_tor_entries(topo, o, a, b, p, s),
+                                 lambda s, a=name, b=dst, p=pid, lt=light: grant_tor_entries(topo, o, a, b, p, s, lt),
                                  lambda s, a=name, b=dst: grant_ocs_entries(o, a, b, s))
                        for dst, pid in sorted(grant_paths(topo, o, name, routes).items())]
     timing = Timing(switch_s=night_us / 1e6, proc_s=args.proc_ms / 1000, overhead_s=args.proc_ms / 1000,
@@ -172,7 +173,7 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
     try:
         emu.start()
         hosts = emu.hosts
-        set_sysctls(hosts, args.sysctl)
+        set_sysctls(hosts, dict(args.sysctl))
         names = [f"h{t}_1" for t in range(1, args.tors + 1)]
         addr = {h.name: h.address for h in topo.hosts}
         flows = bijective(args.tors, tdc)
@@ -206,7 +207,7 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
         result: dict[str, Any] = {"variant": variant, "tdc": tdc, "tors": args.tors, "flow_kb": args.flow_kb,
                                   "rate_mbit": args.rate_mbit, "electrical_mbit": args.electrical_mbit or args.rate_mbit,
                                   "slot_ms": args.slot_ms, "night_ms": args.night_ms, "rto_min": args.rto_min,
-                                  "sysctl": args.sysctl,
+                                  "sysctl": dict(args.sysctl),
                                   "wall_s": wall, "timeout_s": args.timeout, "unfinished": unfinished,
                                   "load_avg": [load0, load1], "flows": {}}
         samples: dict[int, list[tuple[float, int, float | None, int]]] = {}
@@ -349,7 +350,6 @@ def main(argv: list[str] | None = None) -> int:
             check_rto_min(args.rto_min)
         except ValueError as exc:
             raise SystemExit(f"--rto-min: {exc}") from None
-    args.sysctl = dict(args.sysctl)
     if args.slot_ms * 1000 - args.night_ms * 1000 - args.before_us - (args.after_us or 0) < 1:
         raise SystemExit(f"--slot-ms {args.slot_ms}: its day less the guards (--before-us {args.before_us}, "
                          f"--after-us {args.after_us}) leaves a ToR no time to send")

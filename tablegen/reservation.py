@@ -5,7 +5,8 @@ at each ToR, `slot_policy` = hold for every path to another ToR of the OCS (its 
 SlotHold), with no `slot_path` entry, so everything optical waits. Per grant (the reservation
 itself, never per slot): the OCS's `slot_circuit` (src's port -> dst's port, by day in every slot of
 the window, and by night in all but the first, whose night is the switching) and the source ToR's
-`slot_path` (its uplink in each slot of the window, with the uplink's day budget). Pure functions:
+`slot_path` (its uplink in each slot of the window, lit through the window's inner nights, with the
+uplink's budget to the window's end). Pure functions:
 entries as dicts.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabric.schedule import TimeSchedule
-from tablegen.schedule import scheduled_paths, tor_schedule_entries, uplink_byte_ns
+from tablegen.schedule import run_mores, scheduled_paths, tor_schedule_entries, uplink_byte_ns
 from topo.model import Ocs, Topology
 
 Doc = dict[str, Any]
@@ -43,15 +44,21 @@ def grant_paths(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int]) -
     return {dst: path_id for path_id, dst in scheduled_paths(topo, ocs, switch, routes).items()}
 
 
-def grant_tor_entries(topo: Topology, ocs: Ocs, src: str, dst: str, path_id: int, slots: list[int]) -> list[Doc]:
+def grant_tor_entries(topo: Topology, ocs: Ocs, src: str, dst: str, path_id: int, slots: list[int],
+                      light: tuple[list[tuple[int, int]], int]) -> list[Doc]:
     """The source ToR's `slot_path` for a window: its uplink, to the MAC of dst's uplink port, in
-    every slot, each day's sending bounded by the uplink's rate (the day budget, UplinkClock): the
-    window carries what its days can and the rest stays held (control/grants.py, "The burst")."""
+    every slot, lit through the window's inner nights (the OCS keeps the circuit), its sending
+    bounded by the uplink's rate until the window's last day ends (the budget, UplinkClock): the
+    window carries what it can and the rest stays held (control/grants.py, "The burst"). `light`:
+    the ToR's `light_spans` (tablegen.schedule)."""
     _, up = _attachment(ocs, src)
     _, far = _attachment(ocs, dst)
     dmac = next(s.ports for s in topo.switches if s.name == dst)[far]
+    spans, cycle = light
     return [{"table": "slot_path", "match": {"path_id": path_id, "slot": s}, "action": "slot_port",
-             "params": {"port": up, "dmac": dmac, "byte_ns": uplink_byte_ns(ocs)}} for s in slots]
+             "params": {"port": up, "dmac": dmac, "byte_ns": uplink_byte_ns(ocs), "more_after_day": day,
+                        "more_after_night": night}}
+            for s, (day, night) in zip(slots, run_mores(spans, cycle, slots), strict=True)]
 
 
 def grant_ocs_entries(ocs: Ocs, src: str, dst: str, slots: list[int]) -> list[Doc]:

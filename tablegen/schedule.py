@@ -37,11 +37,39 @@ def clock_entries(sched: TimeSchedule, before_us: int = 0, after_us: int = 0,
         log.warning("%s", enc.rounding)
     entries: list[Doc] = [{"table": "schedule_config", "default": True, "action": "set_schedule",
                            "params": enc.params}]
+    cycle = enc.ranges[-1][1] + 1
+    days = {slot: low for low, _high, slot, night in enc.ranges if not night}
     for low, high, slot, night in enc.ranges:
+        # a day's end is its own; a night's is where its slot's day begins (a cycle on when that
+        # day is the cycle's first and the night the last slot's guard): SlotRoute counts a
+        # window lit through the night from there
+        day = days.get(slot, high + 1)
+        end = high + 1 if not night else day if day > high else day + cycle
         entries.append({"table": "schedule_phase", "match": {"phase": {"low": low, "high": high}},
                         "priority": 1, "action": "set_slot",
-                        "params": {"slot": slot, "night": int(night), "end": high + 1}})
+                        "params": {"slot": slot, "night": int(night), "end": end}})
     return entries
+
+
+def light_spans(sched: TimeSchedule, before_us: int = 0, after_us: int = 0,
+                clock: ClockEncoding = V1MODEL) -> tuple[list[tuple[int, int]], int]:
+    """Where each slot's guarded day begins and ends at a ToR (phase units of `clock`, end
+    exclusive), and the cycle in those units."""
+    enc = clock.encode(sched, before_us, after_us)
+    days = {slot: (low, high + 1) for low, high, slot, night in enc.ranges if not night}
+    missing = [s for s in range(sched.slots) if s not in days]
+    if missing:
+        raise ValueError(f"slots {missing}: no day left between the guards ({before_us}/{after_us} us)")
+    return [days[s] for s in range(sched.slots)], enc.ranges[-1][1] + 1
+
+
+def run_mores(spans: list[tuple[int, int]], cycle: int, run: list[int]) -> list[tuple[int, int]]:
+    """slot_port's (more_after_day, more_after_night) for each slot of a run of consecutive slots
+    on one circuit (a window): the light goes on to the end of the run's last day, through every
+    night but the first (the OCS does not switch inside the run). Modulo the cycle: a run wraps
+    round it but is shorter than it."""
+    last = spans[run[-1]][1]
+    return [((last - spans[k][1]) % cycle, (last - spans[k][0]) % cycle if i else 0) for i, k in enumerate(run)]
 
 
 def cycle_maps(ocs: Ocs, names: list[str] | None = None) -> list[list[tuple[int, int]]]:
@@ -131,6 +159,7 @@ def tor_schedule_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str
     mine = {p.port: p.switch_port for p in ocs.ports if p.switch == switch}
     macs = {s.name: s.ports for s in topo.switches}
     entries = clock_entries(sched, before_us, after_us, clock)
+    spans, cycle = light_spans(sched, before_us, after_us, clock)
     for path_id, dst in paths.items():
         if policy == "hold":
             entries.append({"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_hold",
@@ -138,15 +167,27 @@ def tor_schedule_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str
         else:
             entries.append({"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_electrical",
                             "params": {}})
+        lit: list[tuple[int, int, str]] = []  # (slot, uplink, dmac) where a circuit reaches dst
         for s, peers in enumerate(maps):
             for oport, sport in sorted(mine.items()):
                 far = peers.get(oport)
                 if far is not None and attach[far][0] == dst:
-                    entries.append({"table": "slot_path", "match": {"path_id": path_id, "slot": s},
-                                    "action": "slot_port",
-                                    "params": {"port": sport, "dmac": macs[dst][attach[far][1]],
-                                               "byte_ns": uplink_byte_ns(ocs)}})
+                    lit.append((s, sport, macs[dst][attach[far][1]]))
                     break
+        # consecutive slots on one uplink are one circuit (the OCS keeps it through their nights):
+        # one run, lit through its inner nights (runs do not wrap round the cycle's end)
+        runs: list[list[tuple[int, int, str]]] = []
+        for item in lit:
+            if runs and runs[-1][-1][0] == item[0] - 1 and runs[-1][-1][1:] == item[1:]:
+                runs[-1].append(item)
+            else:
+                runs.append([item])
+        for run in runs:
+            for (s, sport, dmac), (day, night) in zip(run, run_mores(spans, cycle, [r[0] for r in run]), strict=True):
+                entries.append({"table": "slot_path", "match": {"path_id": path_id, "slot": s},
+                                "action": "slot_port",
+                                "params": {"port": sport, "dmac": dmac, "byte_ns": uplink_byte_ns(ocs),
+                                           "more_after_day": day, "more_after_night": night}})
     return entries
 
 

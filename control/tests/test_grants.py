@@ -26,14 +26,17 @@ def test_calendar_arithmetic():
     assert CAL.start(3) == pytest.approx(100.015)
     assert CAL.slot_at(100.0149) == 2 and CAL.slot_at(100.015) == 3
     assert CAL.first_at_or_after(100.015) == 3 and CAL.first_at_or_after(100.0151) == 4
-    # 40 ms of burst in days of 4 ms; with guards leaving 2.5 ms of each day, in 16
-    assert CAL.slots_for(T.transmit_s(50_000)) == 10
-    assert CAL.slots_for(T.transmit_s(50_100)) == 11
-    assert CAL.slots_for(0.0) == 1
+    # a window is one stretch of light: its first slot's day (4 ms), then 5 ms a slot (the inner
+    # nights are lit: the OCS keeps the circuit); 40 ms of burst in 9 slots (4 + 8 x 5 = 44 ms)
+    assert CAL.slots_for(T.transmit_s(50_000)) == 9
+    assert CAL.slots_for(T.transmit_s(55_000)) == 9  # 44 ms
+    assert CAL.slots_for(T.transmit_s(55_100)) == 10
+    assert CAL.slots_for(0.0) == 1 and CAL.slots_for(0.004) == 1 and CAL.slots_for(0.0041) == 2
+    # the ToR's guards leave 2.5 ms of the first day; what the hold loop costs, once a window
     guarded = Calendar(epoch_s=100.0, slot_s=5 * MS, night_s=1 * MS, slots=300, send_s=2.5 * MS)
-    assert guarded.slots_for(T.transmit_s(50_000)) == 16
-    assert guarded.slots_for(T.transmit_s(50_000), lost_s=0.5 * MS) == 20  # 2 ms of each day count
-    assert guarded.slots_for(T.transmit_s(50_000), lost_s=5 * MS) == 64  # never below a quarter
+    assert guarded.slots_for(T.transmit_s(50_000)) == 9  # 2.5 + 8 x 5 = 42.5 ms
+    assert guarded.slots_for(T.transmit_s(50_000), lost_s=2.5 * MS) == 9
+    assert guarded.slots_for(T.transmit_s(50_000), lost_s=2.6 * MS) == 10
     assert SlotGrant(0, 1, 10, 298, 4, 0.0).indexes(300) == [298, 299, 0, 1]
 
 

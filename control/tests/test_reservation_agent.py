@@ -6,7 +6,7 @@ import pytest
 
 from control.grants import Calendar, TwoWay
 from control.reservation import Timing
-from control.reservation_agent import PathState, ReservationAgent, conflicts, lead, loop_cost_s, waiting
+from control.reservation_agent import PathState, ReservationAgent, conflicts, lead, loop_share, waiting
 from p4rt.entities import TableEntry
 
 
@@ -102,20 +102,21 @@ def test_a_full_burst_asks_at_once():
     assert g["bytes"] == 50_000  # the largest burst granted at once
 
 
-def test_loop_cost_is_the_wait_for_a_paths_first_packet_and_its_shortfall():
+def test_loop_share_is_the_wait_for_a_paths_first_packet_and_its_pace():
     # 40 of 50 held packets on the path, 4000 passes a second: one of its packets every 0.31 ms,
-    # 3200 a second, far faster than 10 Mbit/s sends full frames (826 a second): no shortfall
-    assert loop_cost_s(40, 50, 1514, 4000, 10e6, 0.005) == pytest.approx(1 / 3200)
-    # 2 of 200 held: 40 a second, 1/20 of what the uplink could send: the day is 95% lost
-    assert loop_cost_s(2, 200, 1514, 4000, 10e6, 0.005) == pytest.approx(1 / 40 + 0.005 * (1 - 40 * 8 * 1514 / 10e6))
-    assert loop_cost_s(8, 8, 1514, 0, 10e6, 0.005) == 0.0  # no loop
-    assert loop_cost_s(0, 8, 1514, 4000, 10e6, 0.005) == 0.0
+    # 3200 a second, far faster than 10 Mbit/s sends full frames (826 a second): full pace
+    assert loop_share(40, 50, 1514, 4000, 10e6) == (pytest.approx(1 / 3200), 1.0)
+    # 2 of 200 held: 40 a second, a 25 ms wait, and 1/20 of what the uplink could send
+    assert loop_share(2, 200, 1514, 4000, 10e6) == (pytest.approx(1 / 40), pytest.approx(40 * 8 * 1514 / 10e6))
+    assert loop_share(8, 8, 1514, 0, 10e6) == (0.0, 1.0)  # no loop
+    assert loop_share(0, 8, 1514, 4000, 10e6) == (0.0, 1.0)
 
 
-def test_a_window_counts_what_the_hold_loop_costs_each_day():
-    """7 full frames (8.5 ms at 10 Mbit/s) in 5 ms days take 2 days, held alone (the first comes
-    round in 0.25 ms); held among 393 others of other paths, the path's frames come round 70 times a
-    second with 4000 passes: a 14 ms wait, more than a day, so a day counts a quarter: 7 days."""
+def test_a_window_allows_for_what_the_hold_loop_costs():
+    """7 full frames (8.5 ms at 10 Mbit/s) with a 5 ms first day and 10 ms slots take 2 slots held
+    alone (the first comes round in 0.25 ms); held among 393 others of other paths, the path's
+    frames come round 70 times a second with 4000 passes: a 14 ms wait, and at 70 x 1514 B a
+    second (0.85 Mbit/s) the pace is floored at a quarter of the uplink's: 34 + 14 ms, 6 slots."""
     now = 1000.0
     agent, st, log, _ = agent_with_one_path(now)
     agent.assembly_s, agent.loop_passes = 0.0, 4000
@@ -124,4 +125,4 @@ def test_a_window_counts_what_the_hold_loop_costs_each_day():
     agent2, st2, _, _ = agent_with_one_path(now)
     agent2.assembly_s, agent2.loop_passes = 0.0, 4000
     agent2._serve("leaf1", st2, {7: (7, 7 * 1514, 7 * 1514)}, now + 0.02, held_all=400)
-    assert agent2.grants[0]["count"] == 7
+    assert agent2.grants[0]["count"] == 6

@@ -18,7 +18,7 @@ struct schedule_t {
     bit<1>  night;            // a night (OCS: changing ports are dark; ToR: nothing optical is sent)
     slot_t  slot;
     bit<32> phase;            // position in the cycle (v1model: 2^-SCHEDULE_PHASE_BITS cycles)
-    bit<32> end;              // where the current range (day or night) ends, in the same units
+    bit<32> end;              // a day: where it ends; a night: where its slot's day begins (same units)
     SCHEDULE_SCALE_T scale;   // set_schedule's: a time into phase units (SCHEDULE_UNITS)
 }
 

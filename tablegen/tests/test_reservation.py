@@ -6,7 +6,7 @@ from fabric.schedule import TimeSchedule
 from tablegen.files import network_states
 from tablegen.graph import Fabric
 from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entries, tor_base_entries
-from tablegen.schedule import route_paths, uplink_byte_ns
+from tablegen.schedule import light_spans, route_paths, uplink_byte_ns
 from topo.circuits import resolve_circuits
 from topo.generators import ocscore
 
@@ -44,10 +44,22 @@ def test_grant_entries(net):
     a = next(p for p in ocs.ports if p.switch == "leaf1")
     b = next(p for p in ocs.ports if p.switch == "leaf3")
     dmac = next(s for s in topo.switches if s.name == "leaf3").ports[b.switch_port]
-    tor = [canon(e) for e in grant_tor_entries(topo, ocs, "leaf1", "leaf3", paths["leaf3"], [7, 8])]
-    # every slot of the window, each day's sending bounded by the uplink's rate (the day budget)
+    sched = TimeSchedule(10, 4000, 1000, 123)
+    spans, cycle = light_spans(sched, before_us=1500, after_us=300)
+    tor = [canon(e) for e in grant_tor_entries(topo, ocs, "leaf1", "leaf3", paths["leaf3"], [7, 8, 9, 0],
+                                               (spans, cycle))]
+    # every slot of the window, lit through its inner nights, the budget running to the end of
+    # its last day (slot 0's, a cycle on: the window wraps round the cycle's end)
+    last = spans[0][1] + cycle
+    mores = [(last - spans[7][1], 0), (last - spans[8][1], last - spans[8][0]),
+             (last - spans[9][1], last - spans[9][0]), (0, spans[0][1] - spans[0][0])]
     assert tor == [f"slot_path path_id={paths['leaf3']} slot={s} -> slot_port(port={a.switch_port}, dmac={dmac}, "
-                   f"byte_ns={uplink_byte_ns(ocs)})" for s in (7, 8)]
+                   f"byte_ns={uplink_byte_ns(ocs)}, more_after_day={d}, more_after_night={n})"
+                   for s, (d, n) in zip((7, 8, 9, 0), mores, strict=True)]
+    # 5 ms slots: 2^20 / 10 phase units each; the day (from 1300 to 3500 us into the slot) and
+    # the gap to the next day (the guard, the night and its guard: 2.8 ms) in those units
+    assert spans[1][1] - spans[1][0] == round(2200 / 5000 * (1 << 20) / 10)
+    assert spans[8][0] - spans[7][1] == round(2800 / 5000 * (1 << 20) / 10)
     got = [canon(e) for e in grant_ocs_entries(ocs, "leaf1", "leaf3", [9, 0, 1])]
     assert got == [f"slot_circuit slot=9 night=0 ingress_port={a.port} -> slot_cross_connect(port={b.port})",
                    f"slot_circuit slot=0 night=0 ingress_port={a.port} -> slot_cross_connect(port={b.port})",

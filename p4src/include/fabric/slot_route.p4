@@ -41,11 +41,23 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
         size = HOLD_PATHS;
     }
 
+    // The rest of the circuit after the current range, in phase units: after this slot's day
+    // (day_more), and, in this slot's night, after the night (night_more; 0: the night is dark).
+    bit<32> day_more = 0;
+    bit<32> night_more = 0;
+
     // byte_ns: ns a byte takes on the uplink (its day budget, UplinkClock; 0: no budget).
-    action slot_port(port_t port, mac_addr_t dmac, bit<32> byte_ns) {
+    // A window of consecutive slots on one circuit is one stretch of light: the OCS does not
+    // switch between them, so the ToR sends through their nights (night_more != 0: every slot of
+    // the window but the first) and its budget runs to the window's last day's end (day_more and
+    // night_more: what follows the current range; 0 and 0: the slot alone).
+    action slot_port(port_t port, mac_addr_t dmac, bit<32> byte_ns, bit<32> more_after_day,
+                     bit<32> more_after_night) {
         meta.egress_port = port;
         hdr.ethernet.dst_addr = dmac;
         meta.slot_byte_ns = byte_ns;
+        day_more = more_after_day;
+        night_more = more_after_night;
     }
 
     // The time-flow table of a ToR: the uplink whose circuit reaches the path's ToR in each slot
@@ -72,9 +84,14 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
         if (meta.sched.on == 1) {
             if (slot_policy.apply().hit) {
                 bool lit = false;
-                if (meta.sched.night == 0) {
-                    if (slot_path.apply().hit) {
+                bit<32> more = 0;
+                if (slot_path.apply().hit) {
+                    if (meta.sched.night == 0) {
                         lit = true;
+                        more = day_more;
+                    } else if (night_more != 0) {
+                        lit = true;  // the circuit goes on from the slot before: no switching
+                        more = night_more;
                     }
                 }
                 if (lit && hold == 1 && meta.held == 0 && meta.stale == 0 && meta.hold_queued != 0 &&
@@ -87,10 +104,11 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
                     lit = false;
                 }
                 if (lit && meta.slot_byte_ns != 0) {
-                    // The day budget: only what the uplink can still send before the day's end.
+                    // The day budget: only what the uplink can still send before the light ends
+                    // (the day's end, or the window's: a night's `end` is where its day begins).
                     time_t tx;
                     SLOT_TX(tx, meta.pkt_len, meta.slot_byte_ns);
-                    bit<32> left = meta.sched.end - meta.sched.phase;  // of the day, in phase units
+                    bit<32> left = meta.sched.end - meta.sched.phase + more;  // in phase units
                     bit<1> admitted;
                     uplink_clock.apply(meta.egress_port, meta.path_id, meta.now, tx, left, meta.sched.scale,
                                        admitted, meta.slot_depart);

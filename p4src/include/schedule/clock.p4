@@ -42,8 +42,9 @@ control ScheduleClock(in time_t now, inout schedule_t sched) {
         size = 1;
     }
 
-    // `end`: the phase at which this range ends (the range's high + 1): what is left of a day
-    // (SlotRoute's day budget at a ToR).
+    // `end`: for a day, the phase at which it ends (the range's high + 1): what is left of it
+    // (SlotRoute's day budget at a ToR); for a night, the phase at which its slot's day begins
+    // (a window lit through the night counts its budget from there).
     action set_slot(slot_t slot, bit<1> night, bit<32> end) {
         sched.slot = slot;
         sched.night = night;
