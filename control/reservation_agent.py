@@ -23,7 +23,8 @@ them in the reverse order once the window has ended. The ToR's `slot_path` light
 window and its inner nights, with the uplink's budget to the window's end (`byte_ns`), so the ToR
 sends what the window can carry and holds the rest (control/grants.py, "The burst"); a window
 allows for what the ToR's hold loop costs the path (`loop_share`). One-way windows that collide at
-the OCS get the ToR's entries only: the burst leaves on time and the OCS drops it (`unlit_drops`). Each ToR has a loop of its own (its read, requests and writes beside the others').
+the OCS get the ToR's entries only: the burst leaves on time and the OCS drops it (`unlit_drops`).
+Each ToR has a loop of its own (its read, requests and writes beside the others').
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ QUEUE_COUNTERS = ("hold_entered", "hold_released", "hold_expired")
 LEAD_WINDOW = 20  # recent grant writes that set the lead
 RATE_ALPHA = 0.3  # smoothing of a queue's arrival rate
 DIAGNOSIS_S = 0.05  # period of the OCS's drop log and of the audit's count
+MIN_PACE = 0.25  # the hold loop stretches a window at most 4x (a path's packets coming round slowly)
 
 
 class Scheduler(Protocol):
@@ -286,7 +288,7 @@ class ReservationAgent:
             ahead = lead(self.write_s, self.lead_floor_s)
             try:
                 g = sched.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now + ahead,
-                                  growth_bps=self.growth * st.rate_bps, lost_s=wait_s, pace=max(pace, 0.25))
+                                  growth_bps=self.growth * st.rate_bps, lost_s=wait_s, pace=max(pace, MIN_PACE))
             except ValueError as exc:  # the horizon is more than a cycle away: ask again later
                 self.refused += 1
                 log.debug("request %s -> %s refused: %s", st.src, st.dst, exc)

@@ -57,6 +57,27 @@ class SlotTest(FabricTest, ScheduleMixin):
             entries.append(TableEntry("slot_policy", {"path_id": PATH}, "slot_electrical", {}))
         self.insert(*entries)
 
+    def sample_egress(self, want: dict[tuple[int, bool], int], seconds: float) -> set[tuple[int, bool]]:
+        """For `seconds`, a packet every 50 ms: each must leave routed by the port `want` gives the
+        (slot, night) the clock classified it in; the (slot, night)s sampled."""
+        seen = set()
+        end = time.monotonic() + seconds
+        ip_id = 1
+        while time.monotonic() < end:
+            pkt = tcp_packet(ip_id=ip_id)
+            before = self.phase_counts()
+            self.send(1, pkt)
+            got = self.collect(timeout=2.0, limit=1)
+            phases = self.classified(before)
+            self.assertEqual(len(phases), 1, f"classified {phases}")
+            port = want[phases[0]]
+            self.assertEqual([p for p, _ in got], [port], f"packet in {phases[0]}")
+            self.assertEqual(got[0][1], bytes(routed(pkt, port, next_hop_mac(port), 0)))
+            seen.add(phases[0])
+            ip_id += 1
+            time.sleep(0.05)
+        return seen
+
     def port_counts(self) -> dict[tuple[str, int], int]:
         """Packets of each port counter at the input, the uplinks and the hold loop's two ports."""
         return {(n, port): self.read_counter(n, port)[0] for n in PORT_COUNTERS
@@ -76,23 +97,7 @@ class SlotEgressTest(SlotTest):
     def runTest(self) -> None:
         self.setup_path("electrical", electrical=4)
         want = {(0, False): 2, (1, False): 3, (0, True): 4, (1, True): 4}
-        seen = set()
-        end = time.monotonic() + 2.6
-        ip_id = 1
-        while time.monotonic() < end:
-            pkt = tcp_packet(ip_id=ip_id)
-            before = self.phase_counts()
-            self.send(1, pkt)
-            got = self.collect(timeout=2.0, limit=1)
-            phases = self.classified(before)
-            self.assertEqual(len(phases), 1, f"classified {phases}")
-            port = want[phases[0]]
-            self.assertEqual([p for p, _ in got], [port], f"packet in {phases[0]}")
-            self.assertEqual(got[0][1], bytes(routed(pkt, port, next_hop_mac(port), 0)))
-            seen.add(phases[0])
-            ip_id += 1
-            time.sleep(0.05)
-        self.assertEqual(seen, set(want), "every night and day sampled")
+        self.assertEqual(self.sample_egress(want, 2.6), set(want), "every night and day sampled")
         testutils.verify_no_other_packets(self)
 
 
@@ -103,23 +108,6 @@ class SlotWindowTest(SlotTest):
     and its budget runs to the window's end. Slots 0 and 1 by port 2 as one window (tablegen's
     `run_mores`), the electrical policy (port 4) otherwise; then the same slots alone."""
 
-    def check(self, want: dict[tuple[int, bool], int], seconds: float) -> set[tuple[int, bool]]:
-        seen = set()
-        end = time.monotonic() + seconds
-        ip_id = 100
-        while time.monotonic() < end:
-            pkt = tcp_packet(ip_id=ip_id)
-            before = self.phase_counts()
-            self.send(1, pkt)
-            got = self.collect(timeout=2.0, limit=1)
-            phases = self.classified(before)
-            self.assertEqual(len(phases), 1, f"classified {phases}")
-            self.assertEqual([p for p, _ in got], [want[phases[0]]], f"packet in {phases[0]}")
-            seen.add(phases[0])
-            ip_id += 1
-            time.sleep(0.05)
-        return seen
-
     def runTest(self) -> None:
         self.setup_path("electrical", slot1=False, electrical=4)
         spans, cycle = light_spans(SCHED)
@@ -129,10 +117,10 @@ class SlotWindowTest(SlotTest):
         self.modify(window[0])
         self.insert(window[1])
         through = {(0, False): 2, (1, False): 2, (0, True): 4, (1, True): 2}
-        self.assertEqual(self.check(through, 2.6), set(through), "every night and day sampled")
+        self.assertEqual(self.sample_egress(through, 2.6), set(through), "every night and day sampled")
         self.modify(uplink(1, 2))  # slot 1 alone: its night is the switching again
         alone = {**through, (1, True): 4}
-        seen = self.check(alone, 1.3)
+        seen = self.sample_egress(alone, 1.3)
         self.assertIn((1, True), seen, "slot 1's night sampled")
         testutils.verify_no_other_packets(self)
 

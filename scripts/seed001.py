@@ -63,7 +63,7 @@ def bijective(tors: int, tdc: int) -> list[tuple[int, int]]:
     return [(i, (i + k) % tors) for k in range(1, tdc + 1) for i in range(tors)]
 
 
-SS_LINE = re.compile(r"^(?:[A-Z-]+\s+)?\d+\s+\d+\s+(\S+):(\d+)\s+(\S+)")  # state column optional
+SS_LINE = re.compile(r"^(?:[A-Z][A-Z0-9-]*\s+)?\d+\s+\d+\s+(\S+):(\d+)\s+(\S+)")  # state (FIN-WAIT-1) optional
 
 
 def parse_samples(text: str, ports: set[int]) -> dict[int, list[tuple[float, int, float | None, int]]]:

@@ -24,12 +24,16 @@ SS = """@@ 100.0
 @@ 100.5
 ESTAB 0      0      10.0.1.2:5600 10.0.2.2:40000
 \t reno rtt:20/3 cwnd:10 bytes_acked:3000 retrans:0/3
+@@ 101.0
+FIN-WAIT-1 0      80000      10.0.1.2:5600 10.0.2.2:40000
+\t reno rtt:30/3 cwnd:12 bytes_acked:5000 retrans:0/4
 """
 
 
 def test_parse_samples_keeps_the_senders_sockets():
     got = parse_samples(SS, {5600})
-    assert got == {5600: [(100.0, 1000, 12.5, 2), (100.5, 3000, 20.0, 3)]}
+    # a server that closed with its flow still sending is in FIN-WAIT-1: still the sender
+    assert got == {5600: [(100.0, 1000, 12.5, 2), (100.5, 3000, 20.0, 3), (101.0, 5000, 30.0, 4)]}
 
 
 def test_throughput_and_row():
