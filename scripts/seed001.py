@@ -176,25 +176,27 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
         set_sysctls(hosts, dict(args.sysctl))
         names = [f"h{t}_1" for t in range(1, args.tors + 1)]
         addr = {h.name: h.address for h in topo.hosts}
-        flows = bijective(args.tors, tdc)
+        # each pair of the workload carries `flows_per_pair` TCP flows (the paper: a server's 40 flows)
+        flows = [(src, d, k) for src, d in bijective(args.tors, tdc) for k in range(args.flows_per_pair)]
         ports = {BASE_PORT + i for i in range(len(flows))}
-        for i, (src, _d) in enumerate(flows):  # scripts.flows: the server sends, the client times to FIN
+        for i, (src, _d, _k) in enumerate(flows):  # scripts.flows: the server sends, the client times to FIN
             procs.start(hosts[names[src]], [sys.executable, "-m", "scripts.flows", "serve", "--port", str(BASE_PORT + i),
                                             "--size", str(args.flow_kb * 1024), "--cc", "reno"], f"serve {i}")
-        for i, (src, _d) in enumerate(flows):
+        for i, (src, _d, _k) in enumerate(flows):
             wait_listening(hosts[names[src]], BASE_PORT + i, "t")
         if variant != "electrical":
             agent = optical_setup(emu, topo, build, args, variant)
             drops0 = agent.ocs.counter_packets(OCS_DROPS, agent.ocs_ports)  # type: ignore[attr-defined]
-        for src in sorted({s_ for s_, _ in flows}):
+        senders = sorted({f[0] for f in flows})
+        for src in senders:
             procs.start(hosts[names[src]], sampler(args.sample_s, rdir / f"ss-{src}.txt"), f"ss {src}")
         load0 = os.getloadavg()
         t0, t0_wall = time.monotonic(), time.time()
         clients = []
-        for i, (src, d) in enumerate(flows):
+        for i, (src, d, k) in enumerate(flows):
             clients.append(procs.start(hosts[names[d]], [sys.executable, "-m", "scripts.flows", "fetch", "--dst",
                                                          addr[names[src]], "--port", str(BASE_PORT + i)],
-                                       f"fetch {src}->{d}", rdir / f"fct-{src}-{d}.json"))
+                                       f"fetch {flow_name(src, d, k)}", rdir / f"fct-{src}-{d}-{k}.json"))
         unfinished = 0
         for p in clients:
             try:
@@ -205,27 +207,29 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
         wall = time.monotonic() - t0
         load1 = os.getloadavg()
         result: dict[str, Any] = {"variant": variant, "tdc": tdc, "tors": args.tors, "flow_kb": args.flow_kb,
+                                  "flows_per_pair": args.flows_per_pair,
                                   "rate_mbit": args.rate_mbit, "electrical_mbit": args.electrical_mbit or args.rate_mbit,
                                   "slot_ms": args.slot_ms, "night_ms": args.night_ms, "rto_min": args.rto_min,
                                   "sysctl": dict(args.sysctl),
                                   "wall_s": wall, "timeout_s": args.timeout, "unfinished": unfinished,
                                   "load_avg": [load0, load1], "flows": {}}
         samples: dict[int, list[tuple[float, int, float | None, int]]] = {}
-        for src in sorted({s_ for s_, _ in flows}):
+        for src in senders:
             f = rdir / f"ss-{src}.txt"
             samples.update(parse_samples(f.read_text() if f.exists() else "", ports))
-        for i, (src, d) in enumerate(flows):
+        for i, (src, d, k) in enumerate(flows):
             try:
-                fct = json.loads((rdir / f"fct-{src}-{d}.json").read_text())
+                fct = json.loads((rdir / f"fct-{src}-{d}-{k}.json").read_text())
             except (OSError, ValueError):
                 fct = {}
             ss = samples.get(BASE_PORT + i, [])
             rtts = [x[2] for x in ss if x[2] is not None]
-            result["flows"][f"{src}->{d}"] = {
+            result["flows"][flow_name(src, d, k)] = {
                 "fct_s": fct.get("fct_s"), "bytes": fct.get("bytes"),
                 "retransmits": max((x[3] for x in ss), default=0),
                 "mean_rtt_ms": sum(rtts) / len(rtts) if rtts else None,
                 "acked": [(round(x[0] - t0_wall, 3), x[1]) for x in ss]}
+        result["servers"] = server_completion(result["flows"])
         if agent is not None:
             agent.stop()
             drops = {k: v - drops0[k] for k, v in agent.ocs.counter_packets(OCS_DROPS,
@@ -263,13 +267,33 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
         emu.stop()
 
 
+def flow_name(src: int, dst: int, k: int) -> str:
+    """A flow's key: "src->dst", and "#k" for every flow of a pair but the first."""
+    return f"{src}->{dst}" + (f"#{k}" if k else "")
+
+
+def server_completion(flows: dict[str, dict[str, Any]]) -> dict[str, float | None]:
+    """Per sender (the paper's completion time: a server's last byte of its last flow): the latest
+    of its flows' completions, None if any did not finish."""
+    out: dict[str, float | None] = {}
+    for name, f in flows.items():
+        src = name.split("->")[0]
+        if f["fct_s"] is None or out.get(src, 0.0) is None:
+            out[src] = None
+        else:
+            out[src] = max(out.get(src) or 0.0, f["fct_s"])
+    return out
+
+
 def summary(r: dict[str, Any]) -> str:
     """One line per run."""
     fl = list(r["flows"].values())
     done = [f["fct_s"] for f in fl if f["fct_s"] is not None]
+    servers = [v for v in r.get("servers", {}).values() if v is not None]
     rtts = [f["mean_rtt_ms"] for f in fl if f["mean_rtt_ms"]]
     line = (f"tdc {r['tdc']} {r['variant']}: {len(done)}/{len(fl)} flows done, completion max "
-            f"{max(done) if done else float('nan'):.2f} s mean {sum(done) / max(1, len(done)):.2f} s, retransmits "
+            f"{max(done) if done else float('nan'):.2f} s mean {sum(done) / max(1, len(done)):.2f} s, servers done "
+            f"{len(servers)}/{len(r.get('servers', {}))} mean {sum(servers) / max(1, len(servers)):.2f} s, retransmits "
             f"{sum(f['retransmits'] or 0 for f in fl)}, mean RTT {sum(rtts) / max(1, len(rtts)):.1f} ms")
     if "grants" in r:
         line += (f"; bursts {r['grants']} lost {r['bursts_lost']} (late {r['grants_late']}), OCS drops "
@@ -297,6 +321,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tdc", default="1,3", metavar="D[,D]")
     p.add_argument("--variants", default=",".join(VARIANTS), metavar="V[,V]")
     p.add_argument("--flow-kb", type=int, default=128, metavar="KB", help="bytes each flow sends (KB)")
+    p.add_argument("--flows-per-pair", type=int, default=1, metavar="N",
+                   help="TCP flows between each pair of the workload (the paper: 40 per server)")
     p.add_argument("--rate-mbit", type=float, default=10.0, metavar="MBIT")
     p.add_argument("--electrical-mbit", type=float, default=None, metavar="MBIT",
                    help="the ToRs' links to the electrical spine (default: --rate-mbit; below it, an electrical "
@@ -353,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.slot_ms * 1000 - args.night_ms * 1000 - args.before_us - (args.after_us or 0) < 1:
         raise SystemExit(f"--slot-ms {args.slot_ms}: its day less the guards (--before-us {args.before_us}, "
                          f"--after-us {args.after_us}) leaves a ToR no time to send")
+    if not 1 <= args.flows_per_pair <= 64:
+        raise SystemExit(f"--flows-per-pair {args.flows_per_pair}: expected 1..64")
     variants = args.variants.split(",")
     for v in variants:
         if v not in VARIANTS:

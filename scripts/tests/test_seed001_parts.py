@@ -2,7 +2,7 @@
 
 import pytest
 
-from scripts.seed001 import bijective, parse_samples, parser, sampler
+from scripts.seed001 import bijective, flow_name, parse_samples, parser, sampler, server_completion
 from scripts.seed001_report import row, throughput
 
 
@@ -62,3 +62,10 @@ def test_sampler_keeps_its_path_out_of_the_shell_text(tmp_path):
     out = tmp_path / "x; touch $HOME/pwned"
     argv = sampler(0.2, out)
     assert argv[:2] == ["sh", "-c"] and str(out) not in argv[2] and argv[-2:] == [str(out), "0.2"]
+
+
+def test_server_completion_is_its_last_flow_or_none():
+    flows = {flow_name(0, 1, 0): {"fct_s": 2.0}, flow_name(0, 1, 1): {"fct_s": 3.5}, flow_name(1, 2, 0): {"fct_s": 1.0},
+             flow_name(1, 2, 1): {"fct_s": None}, flow_name(1, 2, 2): {"fct_s": 4.0}}
+    assert list(flows)[:2] == ["0->1", "0->1#1"]
+    assert server_completion(flows) == {"0": 3.5, "1": None}
