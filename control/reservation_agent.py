@@ -180,7 +180,8 @@ class ReservationAgent:
             if ocs:
                 self.ocs.delete(ocs)
         except Exception as exc:  # a failed delete leaves stale slots: count it, the run reports it
-            self.write_errors += 1
+            with self._lock:  # the ToRs' loops delete beside each other
+                self.write_errors += 1
             log.warning("grant %s: delete failed: %s", g, exc)
 
     def _cleanup(self, states: list[PathState], now: float) -> None:

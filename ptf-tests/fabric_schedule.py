@@ -315,17 +315,23 @@ class SlotDayBudgetTest(SlotTest):
         byte_ns = 200_000_000 // len(pkt)  # 200 ms a packet
         self.setup_path("electrical", slot1=False, electrical=4, sched=day, byte_ns=byte_ns)
         over0 = self.read_counter("slot_over_budget", PATH)[0]
+        phases0 = self.phase_counts()
         for i in range(n):
             self.send(1, tcp_packet(ip_id=500 + i))
         got = self.collect(timeout=1.0)
+        # a burst sent at a day's end may meet the 1 ms night: those take the path table unbudgeted
+        # (CI once saw 6 over the budget, 1 in the night, then 1 lit in the next day)
+        nights = self.classified(phases0).count((0, True))
         ports = [p for p, _ in got]
         lit, electrical = ports.count(2), ports.count(4)
         over = self.read_counter("slot_over_budget", PATH)[0] - over0
         self.assertEqual(lit + electrical, n, f"every packet out by the uplink or the path table: {ports}")
-        self.assertLessEqual(lit, 5, f"at most 5 packets of 200 ms fit in a 999 ms day: {ports}")
-        self.assertEqual(over, electrical, f"each packet over the budget counted: {over}, ports {ports}")
-        ids = {port: [Ether(raw)[IP].id for p, raw in got if p == port] for port in (2, 4)}
-        self.assertLess(max(ids[2], default=0), min(ids[4], default=1 << 16), f"the first ones fit, then none: {ids}")
+        self.assertEqual(over + nights, electrical, f"each packet over the budget counted: {over} (nights "
+                                                    f"{nights}), ports {ports}")
+        if nights == 0:  # one day: the first ones fit, then none
+            self.assertLessEqual(lit, 5, f"at most 5 packets of 200 ms fit in a 999 ms day: {ports}")
+            ids = {port: [Ether(raw)[IP].id for p, raw in got if p == port] for port in (2, 4)}
+            self.assertLess(max(ids[2], default=0), min(ids[4], default=1 << 16), f"the first ones fit, then none: {ids}")
         self.modify(uplink(0, 2))
         for i in range(n):
             self.send(1, tcp_packet(ip_id=600 + i))

@@ -6,8 +6,7 @@ SlotHold), with no `slot_path` entry, so everything optical waits. Per grant (th
 itself, never per slot): the OCS's `slot_circuit` (src's port -> dst's port, by day in every slot of
 the window, and by night in all but the first, whose night is the switching) and the source ToR's
 `slot_path` (its uplink in each slot of the window, lit through the window's inner nights, with the
-uplink's budget to the window's end). Pure functions:
-entries as dicts.
+uplink's budget to the window's end). Pure functions: entries as dicts.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from fabric.schedule import NS_PER_US, TimeSchedule
-from fabric.schedule_clock import V1MODEL, ClockEncoding
+from fabric.schedule_clock import V1MODEL, ClockEncoding, EncodedClock
 from topo.model import Ocs, Topology
 
 log = logging.getLogger(__name__)
@@ -38,12 +38,12 @@ def clock_entries(sched: TimeSchedule, before_us: int = 0, after_us: int = 0,
     entries: list[Doc] = [{"table": "schedule_config", "default": True, "action": "set_schedule",
                            "params": enc.params}]
     cycle = enc.ranges[-1][1] + 1
-    days = {slot: low for low, _high, slot, night in enc.ranges if not night}
+    days = _days(enc)
     for low, high, slot, night in enc.ranges:
         # a day's end is its own; a night's is where its slot's day begins (a cycle on when that
         # day is the cycle's first and the night the last slot's guard): SlotRoute counts a
         # window lit through the night from there
-        day = days.get(slot, high + 1)
+        day = days[slot][0] if slot in days else high + 1
         end = high + 1 if not night else day if day > high else day + cycle
         entries.append({"table": "schedule_phase", "match": {"phase": {"low": low, "high": high}},
                         "priority": 1, "action": "set_slot",
@@ -51,12 +51,17 @@ def clock_entries(sched: TimeSchedule, before_us: int = 0, after_us: int = 0,
     return entries
 
 
+def _days(enc: EncodedClock) -> dict[int, tuple[int, int]]:
+    """Each slot's day in an encoded clock: (first phase, one past its last)."""
+    return {slot: (low, high + 1) for low, high, slot, night in enc.ranges if not night}
+
+
 def light_spans(sched: TimeSchedule, before_us: int = 0, after_us: int = 0,
                 clock: ClockEncoding = V1MODEL) -> tuple[list[tuple[int, int]], int]:
     """Where each slot's guarded day begins and ends at a ToR (phase units of `clock`, end
     exclusive), and the cycle in those units."""
     enc = clock.encode(sched, before_us, after_us)
-    days = {slot: (low, high + 1) for low, high, slot, night in enc.ranges if not night}
+    days = _days(enc)
     missing = [s for s in range(sched.slots) if s not in days]
     if missing:
         raise ValueError(f"slots {missing}: no day left between the guards ({before_us}/{after_us} us)")
