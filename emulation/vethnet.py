@@ -9,6 +9,7 @@ name and is removed by close()."""
 from __future__ import annotations
 
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -26,6 +27,8 @@ from emulation.ocs.emulator import EmulatedOcs
 from emulation.switchproc import SwitchProcess, start_switch
 from emulation.target import Target, free_port
 from p4rt.client import P4RuntimeClient
+
+SOL_PACKET, PACKET_STATISTICS = 263, 6  # linux/if_packet.h: struct tpacket_stats {packets, drops}
 
 
 def _ip(*args: str) -> None:
@@ -146,6 +149,7 @@ class Stream:
         self.rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
         self.rx.bind((rx_if, 0))
         self.rx.settimeout(0.05)
+        self.rx_drops = 0  # frames the receiving socket's buffer dropped (read at stop)
         self.frame_for = frame_for
         self.interval = interval
         self.sent = 0
@@ -188,6 +192,7 @@ class Stream:
         self._threads[0].join()
         time.sleep(settle)
         self._threads[1].join()
+        self.rx_drops = struct.unpack("II", self.rx.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))[1]
         self.tx.close()
         self.rx.close()
 

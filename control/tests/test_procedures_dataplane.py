@@ -1,7 +1,9 @@
 """The procedures on a real emulated network (ucd4: 4 ToRs, the OCS emulator on the `ocs` switch),
 with a UDP stream h2 -> h3 running through the reconfiguration. mbb must lose nothing (but what a
-switch's full egress queue dropped: a loaded machine stalls a software switch). Needs root for the veth
-pairs."""
+switch's full egress queue dropped: a loaded machine stalls a software switch). A switch stopped for
+a second also loses frames no counter sees (in its receive path: 6-102 of 500 with every switch
+stopped, 0-38 of them counted); a test's stall has never been that long here. Needs root for the
+veth pairs."""
 
 import logging
 import os
@@ -70,11 +72,14 @@ def test_reconfigure_with_traffic(bed, procedure, failover):
         time.sleep(0.5)
     finally:
         s.stop()
-    log.warning("%s (failover %s): sent %d lost %d longest gap %.1f ms, control %.1f ms, steps %s", procedure,
-                failover, s.sent, len(s.lost), s.longest_gap_ms(), res.control_ms, res.steps)
     drops = queue_drops(net) - drops0
+    seen = (f"{procedure} (failover {failover}): sent {s.sent}, lost {len(s.lost)} {s.lost[:10]}, queue drops "
+            f"{drops}, the receiver's socket dropped {s.rx_drops}, longest gap {s.longest_gap_ms():.1f} ms, "
+            f"control {res.control_ms:.1f} ms, steps {res.steps}")
+    log.warning("%s", seen)
     if procedure == "mbb":
-        assert len(s.lost) <= drops, f"mbb lost {len(s.lost)} of {s.sent}; the switches' queues dropped {drops}"
+        # what reached h3 and its socket dropped is not a loss of the network's
+        assert len(s.lost) <= drops + s.rx_drops, seen
         assert res.probes >= 2
         # the flip onto the new circuit is gradual; nothing is settled before every flow has moved
         assert list(res.steps)[-4:] == ["probe", "flip", "flowlet-hold", "settle"], list(res.steps)
