@@ -12,7 +12,12 @@ cycle of now (`Calendar.check`).
 Two-way (`TwoWay`): Algorithm 1 (control/reservation.py) picks the window on the free time of both the
 source's uplink and the destination's downlink; its start is rounded up to the next slot boundary
 (the slot's night is the switching, T_sw) and its length to whole slots; both horizons move to the
-window's end. Windows never overlap on a port: zero burst loss by construction.
+window's end. Windows never overlap on a port: zero burst loss by construction. One change of scale:
+Algorithm 1 adds the grant's trip (T_proc + T_oh) after a busy port's horizon too, 2 us between two
+bursts of a port (5% of a 40 us burst); here the trip is the measured lead, 20-50 ms, which would
+leave 2-5 idle slots after every window of a busy port. So the trip counts from the request only:
+a window starts at the first slot boundary both after its port's horizon and T_sw + the trip after
+its request (`control_s`, the lead; default T_proc + T_oh).
 
 The burst. As in the paper, a burst is what the virtual output queue holds when it asks (its bytes,
 the control packet's burst length); `Burst` can add what is expected to arrive until the window
@@ -27,7 +32,8 @@ path's packets are seen lit only as they come round: a window adds the wait for 
 packet (`lost_s`) and stretches by the pace at which they come round when that is slower than the
 uplink (`pace`; control/reservation_agent.py `loop_share`).
 
-One-way (`OneWay`): the source sends after a fixed offset as soon as its own uplink is free; the OCS
+One-way (`OneWay`): the source sends after a fixed offset (from the request, as two-way's trip) as
+soon as its own uplink is free; the OCS
 sets the circuit only if the destination's downlink is free for the whole window (first come, first
 served); otherwise the burst is lost (the OCS has no buffer: it goes to a dark port).
 """
@@ -142,10 +148,15 @@ class TwoWay:
         self.horizon = HorizonScheduler(tors, 1, 1, timing)
 
     def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None,
-                lost_s: float = 0.0, pace: float = 1.0) -> SlotGrant:
+                lost_s: float = 0.0, pace: float = 1.0, control_s: float | None = None) -> SlotGrant:
         """Reserve the earliest window both ports allow, asked at `now` with `nbytes` waiting; the
-        window adds `lost_s` and sends at `pace` of the uplink's rate (the ToR's hold loop)."""
-        g = self.horizon.request(src, dst, nbytes, now)
+        window adds `lost_s` and sends at `pace` of the uplink's rate (the ToR's hold loop);
+        `control_s`: the grant's trip to the ToR, when measured (default T_proc + T_oh)."""
+        t = self.timing
+        trip = t.proc_s + t.overhead_s if control_s is None else control_s
+        # The trip delays the window from the request only, not from a busy port's horizon (see the
+        # module's "Two-way"): the OCS switches in the window's first night.
+        g = self.horizon.request(src, dst, nbytes, now + trip, control_s=0.0)
         first = self.cal.first_at_or_after(g.configure_at)
         size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
         count = self.cal.slots_for(self.timing.transmit_s(size) / pace + self.timing.guard_s, lost_s)
@@ -165,17 +176,18 @@ class OneWay:
         self.busy_out: list[set[int]] = [set() for _ in range(tors)]
 
     def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None,
-                lost_s: float = 0.0, pace: float = 1.0) -> SlotGrant:
+                lost_s: float = 0.0, pace: float = 1.0, control_s: float | None = None) -> SlotGrant:
         """Send after the fixed offset (T_sw + T_proc + T_oh, as two-way's idle case) once the uplink
         is free; lost if any slot of the window is taken on the destination's downlink. `lost_s`,
-        `pace`: as TwoWay's."""
+        `pace`, `control_s`: as TwoWay's."""
         for name, tor in (("src", src), ("dst", dst)):
             if isinstance(tor, bool) or not isinstance(tor, int) or not 0 <= tor < self.tors:
                 raise ValueError(f"one-way {name}={tor!r}: expected a ToR 0..{self.tors - 1}")
         if src == dst or not isinstance(nbytes, int) or nbytes <= 0:
             raise ValueError(f"one-way {src} -> {dst} of {nbytes!r} bytes: expected two ToRs and bytes > 0")
         t = self.timing
-        start = max(self.h_src[src], now) + t.switch_s + t.proc_s + t.overhead_s
+        trip = t.proc_s + t.overhead_s if control_s is None else control_s
+        start = max(self.h_src[src], now + trip) + t.switch_s
         first = self.cal.first_at_or_after(start - t.switch_s)
         size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
         count = self.cal.slots_for(t.transmit_s(size) / pace + t.guard_s, lost_s)

@@ -10,7 +10,8 @@ method": no void filling), and grants the window [start, end) on that pair:
     end   = start + 8 * nbytes / rate + T_guard
 
 Both horizons move to `end`, the OCS is told to switch at `start - T_sw`, and the grant reaches the
-ToR at `t_request + T_proc + T_oh`. Windows on one port never overlap, so nothing collides: zero
+ToR at `t_request + T_proc + T_oh`. Where that trip is measured rather than modelled (an emulation's
+control path), the caller gives it per request (`control_s`) in place of T_proc + T_oh. Windows on one port never overlap, so nothing collides: zero
 burst loss by construction.
 
 Ports: P optical switches, each ToR has Q transceivers on each (its degree X = P*Q). Port q of ToR t
@@ -85,8 +86,9 @@ class HorizonScheduler:
         base = tor * self.q
         return min((horizons[base + q], base + q) for q in range(self.q))
 
-    def request(self, src: int, dst: int, nbytes: int, now: float) -> Grant:
-        """Reserve a circuit src -> dst for `nbytes`, asked at `now` (the request reaches the controller)."""
+    def request(self, src: int, dst: int, nbytes: int, now: float, control_s: float | None = None) -> Grant:
+        """Reserve a circuit src -> dst for `nbytes`, asked at `now` (the request reaches the controller);
+        `control_s`: the grant's trip to the ToR, when measured (default T_proc + T_oh)."""
         for name, tor in (("src", src), ("dst", dst)):
             if not isinstance(tor, int) or not 0 <= tor < self.tors:
                 raise ValueError(f"reservation {name}={tor!r}: expected a ToR 0..{self.tors - 1}")
@@ -94,6 +96,10 @@ class HorizonScheduler:
             raise ValueError(f"reservation {src} -> {dst}: expected two different ToRs")
         if not isinstance(nbytes, int) or nbytes <= 0:
             raise ValueError(f"reservation nbytes={nbytes!r}: expected a positive byte count")
+        t = self.timing
+        trip = t.proc_s + t.overhead_s if control_s is None else control_s
+        if not trip >= 0:
+            raise ValueError(f"reservation control_s={control_s!r}: expected a time >= 0")
         best = None
         for p in range(self.switches):
             h1, i = self._earliest(self.h_in[p], src)
@@ -101,12 +107,11 @@ class HorizonScheduler:
             if best is None or max(h1, h2) < best[0]:
                 best = (max(h1, h2), p, i, o)
         free, p, i, o = best  # type: ignore[misc]
-        t = self.timing
-        start = max(free, now) + t.switch_s + t.proc_s + t.overhead_s
+        start = max(free, now) + t.switch_s + trip
         end = start + t.transmit_s(nbytes) + t.guard_s
         self.h_in[p][i] = self.h_out[p][o] = end
         return Grant(src, dst, nbytes, p, p * self.q + i % self.q, p * self.q + o % self.q, start, end,
-                     start - t.switch_s, now + t.proc_s + t.overhead_s)
+                     start - t.switch_s, now + trip)
 
 
 @dataclass(frozen=True, slots=True)

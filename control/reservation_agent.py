@@ -10,9 +10,9 @@ read that finds bytes entered since the path's last request, it asks once `assem
 passed or `max_burst` bytes are waiting. A path with bytes waiting and no window unfinished asks for
 them all; one with a window unfinished asks for the bytes that entered since its last request (the
 paper starts the next burst's assembly as soon as the control packet leaves), up to `max_pending`
-windows. It is asked at the read plus the lead: the 80th percentile of the last grant writes
-(P4Runtime writes to a loaded software switch take 5-1000 ms here; a window must not start before
-its entries exist).
+windows. It is asked at the read; the grant's trip to the ToR (Algorithm 1's T_proc + T_oh) is
+the lead, measured: the 80th percentile of the last grant writes (P4Runtime writes to a loaded
+software switch take 5-1000 ms here; a window must not start before its entries exist).
 This is a pull (one batched counter read per ToR per poll), not a packet-in: it needs no change to
 the programs, and on Tofino the same counters are read the same way (a digest on a queue's first
 held packet would be the push equivalent; not built).
@@ -56,7 +56,7 @@ class Scheduler(Protocol):
     timing: Timing
 
     def request(self, src: int, dst: int, nbytes: int, now: float, growth_bps: float | None = None,
-                lost_s: float = 0.0, pace: float = 1.0) -> SlotGrant:
+                lost_s: float = 0.0, pace: float = 1.0, control_s: float | None = None) -> SlotGrant:
         """A window for a burst."""
         ...
 
@@ -288,8 +288,9 @@ class ReservationAgent:
         with self._lock:
             ahead = lead(self.write_s, self.lead_floor_s)
             try:
-                g = sched.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now + ahead,
-                                  growth_bps=self.growth * st.rate_bps, lost_s=wait_s, pace=max(pace, MIN_PACE))
+                g = sched.request(st.src, st.dst, min(max(nbytes, 1), self.max_burst), now,
+                                  growth_bps=self.growth * st.rate_bps, lost_s=wait_s, pace=max(pace, MIN_PACE),
+                                  control_s=ahead)
             except ValueError as exc:  # the horizon is more than a cycle away: ask again later
                 self.refused += 1
                 log.debug("request %s -> %s refused: %s", st.src, st.dst, exc)

@@ -139,7 +139,7 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
     scheduler = (TwoWay if variant == "two-way" else OneWay)(len(tors), cal, timing, burst)
     agent = ReservationAgent(scheduler, {n: emu.controller.sessions[n].client for n in tors}, ocs_client, paths,
                              poll_s=args.poll_ms / 1000, max_burst=args.burst_kb * 1000)
-    agent.lead_floor_s = args.proc_ms / 1000
+    agent.lead_floor_s = timing.proc_s + timing.overhead_s  # the model's trip, when writes are quicker
     agent.growth = args.burst_growth
     agent.loop_passes = args.hold_passes
     agent.assembly_s = (args.slot_ms if args.assembly_ms is None else args.assembly_ms) / 1000

@@ -58,6 +58,9 @@ def test_two_way_idle_channel_is_the_papers_offset():
     assert g.first == CAL.first_at_or_after(now + 2 * MS) == 11
     assert g.count == 1 and not g.lost and g.nbytes == 1500  # 1.2 ms of burst: one day
     assert tw.horizon.h_in[0][0] == tw.horizon.h_out[0][1] == pytest.approx(CAL.start(12))
+    # a measured trip of 12 ms (the lead) replaces T_proc + T_oh: the window's night starts 12 ms on
+    assert tw.request(2, 3, 1500, now, control_s=12 * MS).first == CAL.first_at_or_after(now + 12 * MS)
+    assert OneWay(4, CAL, T).request(2, 3, 1500, now, control_s=12 * MS).first == CAL.first_at_or_after(now + 12 * MS)
 
 
 def test_two_way_never_overlaps_a_port():
@@ -71,6 +74,19 @@ def test_two_way_never_overlaps_a_port():
             for b in ws[i + 1:]:
                 assert not a & b, f"{port}: windows {sorted(a)} and {sorted(b)} overlap"
     assert not any(g.lost for g in grants)
+
+
+@pytest.mark.parametrize("sched", [TwoWay, OneWay])
+def test_a_busy_ports_next_window_follows_its_last(sched):
+    """The grant's trip (a measured 25 ms lead here) delays a window from its request, not from its
+    port's horizon: a second burst of a busy uplink starts in the slot after the first's window (its
+    night is the switching), not 5 slots later (Algorithm 1 as printed adds T_sw + T_proc + T_oh to
+    a busy horizon)."""
+    s = sched(3, CAL, T)
+    now = CAL.start(0)
+    a = s.request(1, 0, 20_000, now, control_s=25 * MS)
+    b = s.request(1, 2, 20_000, now, control_s=25 * MS)
+    assert a.first == CAL.first_at_or_after(now + 25 * MS) and b.first == a.first + a.count
 
 
 def test_two_way_burst_grows_with_the_wait_and_stops_at_the_cap():

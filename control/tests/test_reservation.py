@@ -17,6 +17,15 @@ def test_idle_channel_matches_the_paper():
     assert g.end - g.start == pytest.approx(40 * US)  # T_RL of 50 KB at 10 Gbps
 
 
+def test_a_measured_control_trip_replaces_t_proc_plus_t_oh():
+    """An emulation's grant takes its control path's measured time to reach the ToR (the lead), in
+    place of the model's T_proc + T_oh, not on top of it."""
+    g = HorizonScheduler(4).request(0, 1, 50_000, now=10 * US, control_s=50 * US)
+    assert g.granted_at == pytest.approx(60 * US) and g.start == pytest.approx(61 * US)
+    with pytest.raises(ValueError, match="control_s"):
+        HorizonScheduler(4).request(0, 1, 50_000, now=0.0, control_s=-1.0)
+
+
 def test_back_to_back_bursts_on_one_port_are_3us_apart():
     s = HorizonScheduler(4)
     a, b = s.request(0, 1, 50_000, 0.0), s.request(0, 2, 50_000, 0.0)
