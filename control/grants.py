@@ -152,8 +152,7 @@ class TwoWay:
         """Reserve the earliest window both ports allow, asked at `now` with `nbytes` waiting; the
         window adds `lost_s` and sends at `pace` of the uplink's rate (the ToR's hold loop);
         `control_s`: the grant's trip to the ToR, when measured (default T_proc + T_oh)."""
-        t = self.timing
-        trip = t.proc_s + t.overhead_s if control_s is None else control_s
+        trip = self.timing.trip_s(control_s)
         # The trip delays the window from the request only, not from a busy port's horizon (see the
         # module's "Two-way"): the OCS switches in the window's first night.
         g = self.horizon.request(src, dst, nbytes, now + trip, control_s=0.0)
@@ -186,8 +185,7 @@ class OneWay:
         if src == dst or not isinstance(nbytes, int) or nbytes <= 0:
             raise ValueError(f"one-way {src} -> {dst} of {nbytes!r} bytes: expected two ToRs and bytes > 0")
         t = self.timing
-        trip = t.proc_s + t.overhead_s if control_s is None else control_s
-        start = max(self.h_src[src], now + trip) + t.switch_s
+        start = max(self.h_src[src], now + t.trip_s(control_s)) + t.switch_s
         first = self.cal.first_at_or_after(start - t.switch_s)
         size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
         count = self.cal.slots_for(t.transmit_s(size) / pace + t.guard_s, lost_s)

@@ -46,6 +46,13 @@ class Timing:
         if not self.rate_bps > 0:
             raise ValueError(f"timing rate_bps={self.rate_bps!r}: expected a rate > 0")
 
+    def trip_s(self, control_s: float | None = None) -> float:
+        """The grant's trip to the ToR: `control_s` where it is measured, else T_proc + T_oh."""
+        trip = self.proc_s + self.overhead_s if control_s is None else control_s
+        if not trip >= 0:
+            raise ValueError(f"reservation control_s={control_s!r}: expected a time >= 0")
+        return trip
+
     def transmit_s(self, nbytes: int) -> float:
         """T_RL: how long a burst of `nbytes` occupies a circuit."""
         return 8 * nbytes / self.rate_bps
@@ -97,9 +104,7 @@ class HorizonScheduler:
         if not isinstance(nbytes, int) or nbytes <= 0:
             raise ValueError(f"reservation nbytes={nbytes!r}: expected a positive byte count")
         t = self.timing
-        trip = t.proc_s + t.overhead_s if control_s is None else control_s
-        if not trip >= 0:
-            raise ValueError(f"reservation control_s={control_s!r}: expected a time >= 0")
+        trip = t.trip_s(control_s)
         best = None
         for p in range(self.switches):
             h1, i = self._earliest(self.h_in[p], src)
