@@ -1,8 +1,8 @@
 """Benchmark: what a grant's way to a ToR costs, as a table write (seed 001's grants today) and as a
 packet (the grant as a control packet, not built), on one switch under traffic.
 
-Starts the ucd4 network on veth pairs (emulation/vethnet.py, the run's target: P4C, SWITCH or
-P4_BUILD_DIR as for the tests) with a UDP stream h2 -> h3 through it, and times, alternately on s3:
+Starts the ucd4 network on veth pairs (emulation/vethnet.py, the run's target: P4C and SWITCH,
+the programs of `--build`, compiled when stale) with a UDP stream h2 -> h3 through it, and times, alternately on s3:
 - *write*: a P4Runtime Write inserting one `slot_policy` entry (the RPC returns once the switch has
   applied it), then its delete (not timed);
 - *packet*: a packet-out to s3 leaving by its port 1, from the stream message's send until the frame
@@ -11,7 +11,7 @@ Prints median and 90th percentile of each and their ratio (write / packet). `--h
 busy processes for the run (a loaded machine, as in a seed 001 run: load 3-20 on 2 cores).
 
     sudo P4C=p4c-bm2-ss SWITCH=simple_switch_grpc .venv/bin/python -m scripts.bench_grant_path \
-        [--rounds 100] [--pps 2000] [--hogs 0]
+        [--rounds 100] [--pps 2000] [--hogs 0] [--build build]
 """
 
 from __future__ import annotations
@@ -27,13 +27,15 @@ import time
 from pathlib import Path
 
 from control.network import Network, generate_states
-from control.tests.netbed import compile_program
+from control.switch import Pipeline
 from emulation.ocs.delay import DelayModel
+from emulation.target import Target
 from emulation.vethnet import NetTestbed, Stream, udp_frame
 from p4rt.entities import TableEntry
 from p4rt.resources import Packet
 from topo.generators import ucd4
 
+ROOT = Path(__file__).resolve().parent.parent
 MARK = b"GRANTPATH"
 FREE_PATH = 4000  # a path id no ucd4 route uses
 
@@ -72,11 +74,11 @@ def quantiles(xs: list[float]) -> tuple[float, float]:
     return 1000 * statistics.median(xs), 1000 * xs[min(len(xs) - 1, int(0.9 * len(xs)))]
 
 
-def run(rounds: int, pps: int) -> tuple[list[float], list[float], int, int]:
+def run(rounds: int, pps: int, build: Path) -> tuple[list[float], list[float], int, int]:
     """(write latencies, packet latencies, packets not seen, stream frames lost)."""
     topo = ucd4()
-    build = Path(os.environ.get("P4_BUILD_DIR") or "results/tmp/bench-grant-path")
-    fabric, ocs = compile_program("fabric", build), compile_program("ocs", build)
+    Target.from_env().ensure_build(build, ROOT / "p4src")
+    fabric, ocs = Pipeline.from_build("fabric", build), Pipeline.from_build("ocs", build)
     tb = NetTestbed(topo, fabric, ocs, DelayModel(missed_poll_prob=0)).start()
     net = Network(topo, fabric, timeout=5)
     writes: list[float] = []
@@ -120,12 +122,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=200, metavar="N")
     p.add_argument("--pps", type=int, default=2000, metavar="N", help="the stream's rate through the switches")
     p.add_argument("--hogs", type=int, default=0, metavar="N", help="busy processes beside the run")
+    p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
     args = p.parse_args(argv)
     if not 1 <= args.rounds <= 100_000 or not 1 <= args.pps <= 100_000 or not 0 <= args.hogs <= 16:
         p.error(f"--rounds {args.rounds}, --pps {args.pps}, --hogs {args.hogs}: expected 1..100000, 1..100000, 0..16")
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.hogs)]
     try:
-        writes, packets, not_seen, stream_lost = run(args.rounds, args.pps)
+        writes, packets, not_seen, stream_lost = run(args.rounds, args.pps, Path(args.build))
     finally:
         for h in hogs:
             h.kill()
