@@ -11,8 +11,8 @@ method": no void filling), and grants the window [start, end) on that pair:
 
 Both horizons move to `end`, the OCS is told to switch at `start - T_sw`, and the grant reaches the
 ToR at `t_request + T_proc + T_oh`. Where that trip is measured rather than modelled (an emulation's
-control path), the caller gives it per request (`control_s`) in place of T_proc + T_oh. Windows on one port never overlap, so nothing collides: zero
-burst loss by construction.
+control path), the caller gives it per request (`control_s`) in place of T_proc + T_oh. Windows on
+one port never overlap, so nothing collides: zero burst loss by construction.
 
 Ports: P optical switches, each ToR has Q transceivers on each (its degree X = P*Q). Port q of ToR t
 on switch p is index `t*Q + q` of that switch (the paper's listing indexes `i + srcID*X`, which is

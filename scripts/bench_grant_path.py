@@ -2,7 +2,8 @@
 packet (the grant as a control packet, not built), on one switch under traffic.
 
 Starts the ucd4 network on veth pairs (emulation/vethnet.py, the run's target: P4C and SWITCH,
-the programs of `--build`, compiled when stale) with a UDP stream h2 -> h3 through it, and times, alternately on s3:
+the programs of `--build`, compiled when stale) with a UDP stream h2 -> h3 through it, and times,
+alternately on s3:
 - *write*: a P4Runtime Write inserting one `slot_policy` entry (the RPC returns once the switch has
   applied it), then its delete (not timed);
 - *packet*: a packet-out to s3 leaving by its port 1, from the stream message's send until the frame
