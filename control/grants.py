@@ -140,6 +140,16 @@ class Burst:
         return min(self.cap_bytes, nbytes + math.ceil(rate * max(0.0, wait_s) / 8))
 
 
+def window(cal: Calendar, timing: Timing, burst: Burst, first: int, nbytes: int, now: float,
+           growth_bps: float | None, lost_s: float, pace: float) -> tuple[int, int]:
+    """(bytes, slots) of a window from slot `first` for a burst of `nbytes` asked at `now` (TwoWay's
+    and OneWay's `request`), refused if it would alias onto the current cycle (`Calendar.check`)."""
+    size = burst.bound(nbytes, cal.start(first) - now, growth_bps)
+    count = cal.slots_for(timing.transmit_s(size) / pace + timing.guard_s, lost_s)
+    cal.check(first, count, now)
+    return size, count
+
+
 class TwoWay:
     """Algorithm 1 on a calendar: N ToRs, one uplink each, on one OCS."""
 
@@ -157,9 +167,7 @@ class TwoWay:
         # module's "Two-way"): the OCS switches in the window's first night.
         g = self.horizon.request(src, dst, nbytes, now + trip, control_s=0.0)
         first = self.cal.first_at_or_after(g.configure_at)
-        size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
-        count = self.cal.slots_for(self.timing.transmit_s(size) / pace + self.timing.guard_s, lost_s)
-        self.cal.check(first, count, now)
+        size, count = window(self.cal, self.timing, self.burst, first, nbytes, now, growth_bps, lost_s, pace)
         self.horizon.h_in[0][src] = self.horizon.h_out[0][dst] = self.cal.start(first + count)
         return SlotGrant(src, dst, size, first, count, now)
 
@@ -184,16 +192,13 @@ class OneWay:
                 raise ValueError(f"one-way {name}={tor!r}: expected a ToR 0..{self.tors - 1}")
         if src == dst or not isinstance(nbytes, int) or nbytes <= 0:
             raise ValueError(f"one-way {src} -> {dst} of {nbytes!r} bytes: expected two ToRs and bytes > 0")
-        t = self.timing
-        start = max(self.h_src[src], now + t.trip_s(control_s)) + t.switch_s
-        first = self.cal.first_at_or_after(start - t.switch_s)
-        size = self.burst.bound(nbytes, self.cal.start(first) - now, growth_bps)
-        count = self.cal.slots_for(t.transmit_s(size) / pace + t.guard_s, lost_s)
-        self.cal.check(first, count, now)
-        window = set(range(first, first + count))
-        lost = bool(window & self.busy_out[dst])
+        # the window's first night (the switching, T_sw) begins once the uplink is free and the trip is over
+        first = self.cal.first_at_or_after(max(self.h_src[src], now + self.timing.trip_s(control_s)))
+        size, count = window(self.cal, self.timing, self.burst, first, nbytes, now, growth_bps, lost_s, pace)
+        slots = set(range(first, first + count))
+        lost = bool(slots & self.busy_out[dst])
         if not lost:
-            self.busy_out[dst] |= window
+            self.busy_out[dst] |= slots
         self.h_src[src] = self.cal.start(first + count)
         now_slot = self.cal.slot_at(now)
         self.busy_out[dst] = {k for k in self.busy_out[dst] if k >= now_slot}

@@ -106,7 +106,8 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     SET_NEXT_HOP: ("port", "dmac"), PORT_UP: (), PORT_DOWN: (), SET_SMAC: ("smac",),
     CROSS_CONNECT: ("port",), DARK: (),
     SET_SCHEDULE: ("epoch_us", "cycle_scale"), SCHEDULE_OFF: (), SET_SLOT: ("slot", "night", "end"),
-    SLOT_HOLD: ("max_hold_us", "depth", "fresh_us"), SLOT_ELECTRICAL: (), SLOT_PORT: ("port", "dmac", "byte_ns", "more_after_day", "more_after_night"),
+    SLOT_HOLD: ("max_hold_us", "depth", "fresh_us"), SLOT_ELECTRICAL: (),
+    SLOT_PORT: ("port", "dmac", "byte_ns", "more_after_day", "more_after_night"),
     SLOT_CROSS_CONNECT: ("port",), SLOT_DARK: (),
 }
 

@@ -60,7 +60,6 @@ def test_timestamps_in_ticks_of_another_length_give_the_offset_in_us() -> None:
         assert abs(got.offset_us - 3_000_000) <= got.error_us + 2, (tick_ns, got)
 
 
-
 def test_after_guard_defaults_to_both_clocks_error_bounds():
     tor = ClockOffset(offset_us=1000, error_us=430)
     assert tor.after_guard_us(480) == 910  # no ToR starts a day before the OCS has
