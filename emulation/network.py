@@ -77,8 +77,17 @@ from emulation.links import (
     switch_port_offloads_off,
 )
 from emulation.ocs.process import OcsProcess, first_line, ports_up_since
-from emulation.p4switch import REALTIME_PRIORITY, P4Switch, SwitchStartError, free_grpc_base, port_is_free
-from emulation.state import RunState, clean_state, cpu_seconds, interface_exists, new_log_dir, secure_dir
+from emulation.p4switch import P4Switch, SwitchStartError, free_grpc_base, port_is_free
+from emulation.priority import HOST_NICE, REALTIME_PRIORITY, SoftirqBoost, nice_argv, set_nice
+from emulation.state import (
+    RunState,
+    clean_state,
+    cpu_seconds,
+    interface_exists,
+    new_log_dir,
+    run_alive,
+    secure_dir,
+)
 from emulation.target import choose_switch
 from fabric.contract import MODES, SPRAY_KINDS
 from p4rt.client import P4RuntimeClient
@@ -149,6 +158,7 @@ class Emulation:
         self.prefix = prefix  # Mininet node (and so interface) names are prefix + topology name
         self.on_progress = on_progress or (lambda stage, detail: log.info("%s: %s", stage, detail))
         self.state: RunState | None = None
+        self._boost: SoftirqBoost | None = None
         self.log_dir = Path(log_dir) if log_dir else None
         self.net: Mininet | None = None
         self.hosts: dict[str, Host] = {}
@@ -183,9 +193,15 @@ class Emulation:
             raise
         return self
 
+    def _run_alive(self, run_id: str) -> bool:
+        """Another run of the same state directory is still up (SoftirqBoost's holders)."""
+        return self.state is not None and run_alive(run_id, Path(self.state.path).parent)
+
     def _start(self) -> None:
         self._preflight()
         self.state = RunState.create()
+        self._boost = SoftirqBoost(Path(self.state.path).parent)
+        self._boost.acquire(self.state.run_id, self._run_alive)
         if self.log_dir is None:
             self.log_dir = new_log_dir(self.state.run_id)  # /var/log/hitless/<run id>/ (HITLESS_LOG_DIR)
         else:
@@ -262,6 +278,7 @@ class Emulation:
             node = net.addHost(self.prefix + h.name, ip=h.ip, mac=h.mac)
             self.hosts[h.name] = node
             self.state.add_process(node.pid, f"host {h.name}")
+            set_nice(node.pid, HOST_NICE)  # what the host's shell runs inherits it
         for s in self.topo.switches:
             node = net.addSwitch(self.prefix + s.name, cls=P4Switch,
                                  **self._switch_params("fabric", s.device_id, s.grpc_port))
@@ -483,8 +500,8 @@ class Emulation:
         srv_host = self.topo.host_map().get(server)
         if srv_host is None:
             raise ValueError(f"iperf3 server {server!r}: not a host")
-        srv = self.hosts[server].popen(["iperf3", "-s", "-1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL)
+        srv = self.hosts[server].popen(nice_argv(HOST_NICE, ["iperf3", "-s", "-1", "-p", str(port)]),
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 5
             while "LISTEN" not in self.hosts[server].cmd(f"ss -Htln sport = :{port}"):
@@ -600,8 +617,10 @@ class Emulation:
                 log.warning("mininet stop: %s", exc)
             self.net = None
         if self.state is not None:
-
             clean_state(self.state)  # whatever Mininet did not remove (a half-built net)
+            if self._boost is not None:
+                self._boost.release(self.state.run_id, self._run_alive)
+                self._boost = None
             self.state = None
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from mininet.node import Switch
 
+from emulation.priority import SWITCH_NICE, nice_argv
 from emulation.target import switch_command
 from topo.model import CPU_PORT
 
@@ -27,16 +28,10 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 60.0
 THRIFT_BASE = 9090  # bmv2's Thrift server: one port per device
-# Switch processes run at this niceness: on a small machine traffic generators, captures and the
-# controller otherwise delay a software switch's forwarding by milliseconds (two switch hops under a
-# 16 Mbit/s stream and five captures on 2 cores: median 1.4 ms, p99 6.6 ms at 0; 0.4 / 1.6 ms at -15).
-SWITCH_NICE = -15
-# A switch that keeps time for others (the OCS running a time-flow schedule) runs SCHED_FIFO at this
-# priority: it stamps each frame when its process reads it, so a stall behind the ToRs' hold loops
-# moved frames that reached its port in a day into the night (gated all-to-all, 4 ToRs: 11-49 dark
-# drops per run at nice -15, 0-1 under SCHED_FIFO). Low among real-time priorities; the kernel's RT
-# throttling still leaves the rest of the machine 5% of each core.
-REALTIME_PRIORITY = 10
+# Switch processes run at SWITCH_NICE (emulation/priority.py): on a small machine traffic generators,
+# captures and the controller otherwise delay a software switch's forwarding by milliseconds (two
+# switch hops under a 16 Mbit/s stream and five captures on 2 cores: median 1.4 ms, p99 6.6 ms at 0;
+# 0.4 / 1.6 ms at -15).
 
 
 class SwitchStartError(RuntimeError):
@@ -135,8 +130,8 @@ class P4Switch(Switch):
         cmd = self.command_line()
         if self.realtime:
             cmd = ["chrt", "--fifo", str(self.realtime), *cmd]  # every thread of the switch inherits it
-        elif self.nice:
-            cmd = ["nice", "-n", str(self.nice), *cmd]  # every thread of the switch inherits it
+        else:
+            cmd = nice_argv(self.nice, cmd)  # every thread of the switch inherits it
         log.info("%s: %s", self.name, " ".join(cmd))
         with open(self.log_path, "wb") as out:
             try:

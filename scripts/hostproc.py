@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from emulation.priority import HOST_NICE, nice_argv
 from scripts.capture import tcpdump_command
 from scripts.kernel import NSTAT_COMMAND, parse_nstat, ss_sampler_script
 
@@ -26,10 +27,11 @@ class HostProcs:
         self.captures: list[subprocess.Popen] = []
 
     def start(self, node: Any, argv: list[str], what: str, out: str | Path | None = None) -> subprocess.Popen:
-        """Start argv in a host's namespace (Mininet popen), output to a file or discarded."""
+        """Start argv in a host's namespace (Mininet popen) at the hosts' priority (emulation/priority.py),
+        output to a file or discarded."""
         stdout = open(out, "wb") if out else subprocess.DEVNULL  # noqa: SIM115 - closed after Popen
         try:
-            proc = node.popen(argv, stdout=stdout, stderr=subprocess.STDOUT, cwd=str(ROOT))
+            proc = node.popen(nice_argv(HOST_NICE, argv), stdout=stdout, stderr=subprocess.STDOUT, cwd=str(ROOT))
         finally:
             if out:
                 stdout.close()

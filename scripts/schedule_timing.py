@@ -39,7 +39,7 @@ from emulation.ocs.dataplane import P4RuntimeCircuits
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
 from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin, write_dataplane_schedule
-from emulation.p4switch import SWITCH_NICE
+from emulation.priority import SWITCH_NICE
 from emulation.switchproc import start_switch
 from emulation.target import Target, label
 from p4rt.client import P4RuntimeClient

@@ -28,7 +28,8 @@ import emulation.state as state_mod  # noqa: E402
 from control.ocs.driver import duplex_pairs  # noqa: E402
 from emulation.links import cpu_mask, rps_path  # noqa: E402
 from emulation.network import Emulation  # noqa: E402 - after the skip checks
-from emulation.p4switch import SWITCH_NICE, free_grpc_base  # noqa: E402
+from emulation.p4switch import free_grpc_base  # noqa: E402
+from emulation.priority import HOST_NICE, SOFTIRQ_NICE, SWITCH_NICE, softirq_threads  # noqa: E402
 
 # per test process, so two test runs (or a test run and `make run-topo`) never share an interface name
 PREFIX = "t" + "0123456789abcdefghijklmnopqrstuvwxyz"[os.getpid() % 36] + "0123456789abcdefghijklmnopqrstuvwxyz"[
@@ -151,6 +152,9 @@ def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
         assert emu.ocs is not None and emu.ocs.circuits == [(3, 1), (2, 5), (6, 4)]
         switch_pids = [pid for name, pid in emu.pids().items() if name.startswith("switch ")]
         assert len(switch_pids) == 5 and {os.getpriority(os.PRIO_PROCESS, p) for p in switch_pids} == {SWITCH_NICE}
+        # the data plane before the software that drives it (emulation/priority.py)
+        assert {int(emu.cmd(h, "nice").strip()) for h in emu.hosts} == {HOST_NICE}
+        assert {os.getpriority(os.PRIO_PROCESS, t) for t in softirq_threads()} == {SOFTIRQ_NICE}
         assert all(emu.ocs_link_up(p) for p in range(1, 7))
         # `reconfigured` keeps 2-5, joins 3-4 and leaves 1 and 6 dark
         emu.set_circuits([(3, 4), (2, 5)])
@@ -180,6 +184,8 @@ def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
         assert emu.ocs_link_up(1) and emu.ocs_link_up(6) and not emu.ocs_link_up(2)
         pids = emu.pids()
     assert_gone(pids)
+    assert SOFTIRQ_NICE not in {os.getpriority(os.PRIO_PROCESS, t) for t in softirq_threads()}, \
+        "the softirq threads kept the run's priority after it ended"
 
 
 def test_missing_switch_binary(build: Path) -> None:
@@ -310,6 +316,8 @@ def test_killed_run_is_removed_by_clean_net(build: Path, tmp_path: Path) -> None
     res = subprocess.run([sys.executable, "-m", "emulation", "clean-net"], capture_output=True, text=True, timeout=60,
                          cwd=REPO)
     assert res.returncode == 0 and "stopped " in res.stdout, res.stdout + res.stderr
+    assert "softirq threads: back to the niceness found" in res.stdout, res.stdout
+    assert SOFTIRQ_NICE not in {os.getpriority(os.PRIO_PROCESS, t) for t in softirq_threads()}
     assert_gone(pids)
 
 

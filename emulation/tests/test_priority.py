@@ -1,0 +1,74 @@
+"""The emulation's CPU priorities: absolute niceness for what it starts, the softirq boost shared by runs."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from emulation.priority import SoftirqBoost, set_nice, softirq_threads
+
+TEST_NICE = -3  # neither the default niceness nor SOFTIRQ_NICE
+root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to raise a thread's priority")
+
+
+def nices() -> set[int]:
+    return {os.getpriority(os.PRIO_PROCESS, pid) for pid in softirq_threads()}
+
+
+def test_nice_argv_is_absolute_whatever_the_callers_niceness() -> None:
+    # a child 3 steps nicer than this process runs `nice` (which prints its niceness) through nice_argv(7)
+    code = "import os; from emulation.priority import nice_argv; os.execvp('nice', nice_argv(7, ['nice']))"
+    out = subprocess.run(["nice", "-n", "3", sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.split() == ["7"]
+
+
+def test_softirq_threads_are_one_per_cpu() -> None:
+    names = sorted(softirq_threads().values())
+    assert len(names) == os.cpu_count() and all(n.startswith("ksoftirqd/") for n in names), names
+
+
+@root
+def test_set_nice_reaches_every_thread() -> None:
+    code = ("import threading, time; "
+            "[threading.Thread(target=time.sleep, args=(30,), daemon=True).start() for _ in range(3)]; time.sleep(30)")
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        time.sleep(0.5)
+        set_nice(proc.pid, 4)
+        tids = os.listdir(f"/proc/{proc.pid}/task")
+        assert len(tids) == 4 and {os.getpriority(os.PRIO_PROCESS, int(t)) for t in tids} == {4}
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@root
+def test_the_boost_is_shared_and_the_last_holder_restores(tmp_path: Path) -> None:
+    found = nices()  # a value of its own: an emulation running meanwhile may hold the real boost
+    live = {"a", "b"}
+    boost = SoftirqBoost(tmp_path / "run", nice=TEST_NICE)
+    boost.acquire("a", live.__contains__)
+    assert nices() == {TEST_NICE}
+    boost.acquire("b", live.__contains__)
+    boost.release("a", live.__contains__)
+    assert nices() == {TEST_NICE}, "the first run restored the threads under the second"
+    boost.release("b", live.__contains__)
+    assert nices() == found
+    assert not (tmp_path / "run" / "softirq.boost").exists()
+
+
+@root
+def test_a_killed_holder_is_reaped(tmp_path: Path) -> None:
+    found = nices()
+    live = {"killed"}
+    boost = SoftirqBoost(tmp_path, nice=TEST_NICE)
+    boost.acquire("killed", live.__contains__)
+    assert nices() == {TEST_NICE}
+    live.clear()  # the run died without releasing
+    assert boost.reap(live.__contains__)
+    assert nices() == found
+    assert not boost.reap(live.__contains__)  # nothing left to reap
