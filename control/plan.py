@@ -7,7 +7,7 @@ line (`str(step)`), so a procedure's order can be read and tested without a netw
 
     prepare: encode shadow, mid, gradual, new
     to-shadow: sync s1,s2,s3,s4 -> shadow (keep; versions s2 path 3 -> 1 gradual)
-    drain: hold flowlet_config gap+max_hold of s2 (else 308 ms) + drain 20 ms
+    drain: hold 328 ms (flowlet_config gap+max_hold of s2 + drain 20 ms)
     ocs: ocs set [(3,4),(2,5)]
 
 Baselines are transforms (plan -> plan) passed to `plan`: `no_shadow` gives the thesis's switches
@@ -25,9 +25,11 @@ from typing import Any, ClassVar
 from control.network import generate_states
 from control.ocs.driver import duplex_pairs
 from fabric.contract import (
+    FLOWLET_CONFIG,
     FLOWLET_GAP_US,
     FLOWLET_MAX_HOLD_US,
     PATH_VERSION,
+    SET_FLOWLET,
     SET_VERSION_GRADUAL,
     VERSIONED_TABLES,
 )
@@ -48,6 +50,15 @@ Port = tuple[str, int]  # (switch, port)
 FLOWLET_GAP_MS = FLOWLET_GAP_US / 1000
 FLOWLET_MAX_HOLD_MS = FLOWLET_MAX_HOLD_US / 1000
 
+
+
+def flowlet_wait_ms(state: SwitchState) -> float:
+    """GAP + MAX_HOLD of a switch's flowlet_config as its state sets it (the program's default if not):
+    every flow has left a gradually changed version that long after the write."""
+    for d in state.defaults:
+        if short_name(d.table) == FLOWLET_CONFIG and d.action == SET_FLOWLET:
+            return (int(d.params["gap_us"]) + int(d.params["max_hold_us"])) / 1000
+    return FLOWLET_GAP_MS + FLOWLET_MAX_HOLD_MS
 
 
 def with_gradual_versions(state: SwitchState, paths: Iterable[int]) -> SwitchState:
@@ -177,23 +188,7 @@ class Hold:
         return f"{self.name}: hold {self.ms:g} ms ({self.reason})"
 
 
-@dataclass(frozen=True, slots=True)
-class FlowletHold:
-    """Wait until every flow left the old version: the largest GAP + MAX_HOLD the switches' flowlet_config
-    holds (read when the step runs; `default_ms` when none is readable), then `drain_ms`."""
-
-    name: str
-    switches: tuple[str, ...]
-    default_ms: float
-    drain_ms: float
-    control: ClassVar[bool] = False
-
-    def __str__(self) -> str:
-        return (f"{self.name}: hold flowlet_config gap+max_hold of {','.join(self.switches) or '-'} "
-                f"(else {self.default_ms:g} ms) + drain {self.drain_ms:g} ms")
-
-
-Step = Prepare | Sync | SetCircuits | WaitLight | Probe | Hold | FlowletHold
+Step = Prepare | Sync | SetCircuits | WaitLight | Probe | Hold
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +201,9 @@ class Plan:
     steps: tuple[Step, ...]
     states: dict[str, States] = field(default_factory=dict)
     affected: dict[str, list[int]] = field(default_factory=dict)  # ingress switch -> paths it flips
+    basis: States = field(default_factory=dict)  # what the switches were synced to when it was planned
+    hold_s: float = 1.0  # with `transforms`, what it was planned with (to plan it again)
+    transforms: tuple[Transform, ...] = ()
 
     def lines(self) -> list[str]:
         """The canonical line of every step, in order."""
@@ -243,7 +241,6 @@ class View:
     current: States = field(default_factory=dict)  # what each switch was last synced to
     profiles: dict[str, str] | None = None  # table -> action profile (None: fabric.state's default)
     gradual: bool = True  # the pipeline has set_version_gradual
-    switches: tuple[str, ...] | None = None  # the switches a run reads flowlet_config of (None: all)
 
     def circuit_map(self, circuits: Circuits) -> dict[str, Circuits]:
         """Every OCS's circuits: these for ours, the default map for the others."""
@@ -334,7 +331,7 @@ def plan(procedure: str, old: Circuits, new: Circuits, view: View, hold_s: float
         out = _plan_mbb(procedure, old, new, st_old, st_new, ocs_set, view, hold_s, drain_ms, flowlet_ms)
     for t in transforms:
         out = t(out)
-    return out
+    return replace(out, basis=dict(view.current), hold_s=hold_s, transforms=tuple(transforms))
 
 
 def _plan_mbb(procedure: str, old: Circuits, new: Circuits, st_old: States, st_new: States, ocs_set: SetCircuits,
@@ -355,11 +352,12 @@ def _plan_mbb(procedure: str, old: Circuits, new: Circuits, st_old: States, st_n
         shadow = {s: with_gradual_versions(st, affected_old.get(s, ())) for s, st in shadow.items()}
     gradual = {s: with_gradual_versions(st, affected_new.get(s, ())) for s, st in st_new.items()} \
         if flowlets else st_new
-    readable = set(view.switches) if view.switches is not None else None
 
-    def flowlet_hold(name: str, affected: dict[str, set[int]]) -> FlowletHold:
-        chosen = sorted(s for s, paths in affected.items() if paths and (readable is None or s in readable))
-        return FlowletHold(name, tuple(chosen), flowlet_ms, drain_ms)
+    def flowlet_hold(name: str, affected: dict[str, set[int]]) -> Hold:
+        chosen = sorted(s for s, paths in affected.items() if paths)
+        wait = max((flowlet_wait_ms(current[s]) for s in chosen if s in current), default=flowlet_ms)
+        return Hold(name, wait + drain_ms, f"flowlet_config gap+max_hold of {','.join(chosen) or '-'} "
+                    f"+ drain {drain_ms:g} ms")
 
     steps: list[Step] = [
         Prepare(("shadow", "mid", "gradual", "new") if flowlets else ("shadow", "mid", "new")),

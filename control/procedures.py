@@ -6,9 +6,14 @@ switches, commands the OCS, waits, probes and holds, and logs every step to the 
 mbb's two flips (old circuit -> electrical shadow, shadow -> new circuit) are flowlet-gated
 (`set_version_gradual`, p4src/README.md): each flow moves at a flowlet boundary (a TCP flow once it
 is drained, others at an idle gap), so packets on the shorter path never overtake the flow's own
-packets on the longer one; the procedure then waits GAP + MAX_HOLD
-(read from the switches' `flowlet_config`) + drain_ms before it darkens or rewrites what flows may
-still be pinned to. mbb-timed and bbm flip immediately (the thesis's procedures).
+packets on the longer one; the procedure then waits GAP + MAX_HOLD (the switches' `flowlet_config`
+as their desired states set it) + drain_ms before it darkens or rewrites what flows may still be
+pinned to. mbb-timed and bbm flip immediately (the thesis's procedures).
+
+Everything a run computes (the plan, the encoded states, the failover setting) can be done before the
+event (`Reconfigurer.prepare`), so the run itself only writes, commands the OCS, waits and probes:
+on a machine of few cores, the controller's planning and encoding at the event took CPU the emulated
+switches needed (e1 on bmv2: prepare 0.1-3 s under load, the switches' queues dropping meanwhile).
 
 Each step is an event in the EventLog (JSON lines, monotonic and wall clock). Every switch write is
 a reconcile to a whole state, so each switch's desired state is always one that forwards: after a
@@ -33,7 +38,6 @@ from control.plan import (
     FLOWLET_MAX_HOLD_MS,
     PROCEDURES,
     Circuits,
-    FlowletHold,
     Hold,
     Plan,
     Prepare,
@@ -48,9 +52,8 @@ from control.plan import (
     plan,
     with_gradual_versions,
 )
-from fabric.contract import FLOWLET_CONFIG, PATH_VERSION, SET_VERSION_GRADUAL
+from fabric.contract import PATH_VERSION, SET_VERSION_GRADUAL
 from fabric.state import with_failover
-from p4rt.entities import TableEntry
 
 log = logging.getLogger(__name__)
 
@@ -160,10 +163,14 @@ class Executor:
                 self.events.log("probe-ok", src=list(src), dst=list(dst), sent=pr.sent, rtt_ms=pr.rtt_ms)
         elif isinstance(step, Hold):
             time.sleep(step.ms / 1000)
-        elif isinstance(step, FlowletHold):
-            self._flowlet_hold(step)
         else:
             raise TypeError(f"step {step!r}: expected one of control.plan's steps")
+
+    def prepare(self, p: Plan) -> None:
+        """Encode every state the plan's Prepare steps name (a session keeps what it encoded)."""
+        for step in p.steps:
+            if isinstance(step, Prepare):
+                self._prepare([p.states[name] for name in step.states])
 
     def _prepare(self, batches: Sequence[States]) -> None:
         """Encode every state the run will write, so the timed steps only diff and write."""
@@ -171,22 +178,6 @@ class Executor:
             for name, st in batch.items():
                 if name in self.net.sessions:
                     self.net.sessions[name].prepare(st)
-
-    def _flowlet_hold(self, step: FlowletHold) -> None:
-        """Wait until every flow has left the old version: GAP + MAX_HOLD (the switches' flowlet_config,
-        the largest over the flipped ingress switches), then drain_ms for its last old-path packets."""
-        read: list[float] = []
-        for name in step.switches:
-            try:
-                got = self.net.sessions[name].client.read_entities(
-                    [TableEntry(FLOWLET_CONFIG, default=True, action=None)])
-                conf = next(e for e in got if isinstance(e, TableEntry) and e.default)
-                read.append((int(conf.params["gap_us"]) + int(conf.params["max_hold_us"])) / 1000)
-            except Exception as exc:  # noqa: BLE001 - an unreadable config: the default
-                log.warning("switch %s: flowlet_config unreadable (%s)", name, exc)
-        wait_ms = max(read) if read else step.default_ms
-        self.events.log("flowlet-wait", ms=wait_ms + step.drain_ms)
-        time.sleep((wait_ms + step.drain_ms) / 1000)
 
 
 class Reconfigurer:
@@ -222,7 +213,7 @@ class Reconfigurer:
         """What planning needs of the network now: the synced states, the schema's profiles and features."""
         return View(self.net.topo, self.ocs_name, self.ocs.size, self.mode, self.spray, self.failover,
                     current=self.net.desired(), profiles=self._profiles(),
-                    gradual=procedure == "mbb" and self._has_gradual(), switches=tuple(self.net.sessions))
+                    gradual=procedure == "mbb" and self._has_gradual())
 
     def states(self, circuits: Circuits) -> States:
         """tablegen's states for this OCS's circuits (other OCSes keep their default maps)."""
@@ -234,19 +225,46 @@ class Reconfigurer:
         return plan(procedure, old, new, self.view(procedure), hold_s=hold_s, drain_ms=self.drain_ms,
                     flowlet_ms=self.flowlet_gap_ms + self.flowlet_hold_ms, transforms=transforms)
 
+    def prepare(self, procedure: str, new: Circuits, old: Circuits | None = None, hold_s: float = 1.0,
+                transforms: Sequence[Transform] = (), events: EventLog | None = None) -> Plan:
+        """Everything a run can do before its event: this run's failover setting on the switches, the
+        plan, and every state it writes encoded; `run_prepared` then only writes, commands and waits."""
+        if procedure not in PROCEDURES:
+            raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
+        old = circuits_from_ocs(self.ocs) if old is None else old
+        self._ensure_failover(old, events or self.events)
+        p = self.plan(procedure, new, old, hold_s, transforms)
+        Executor(self.net, self.ocs, events or self.events).prepare(p)
+        return p
+
     def run(self, procedure: str, new: Circuits, old: Circuits | None = None, hold_s: float = 1.0,
             transforms: Sequence[Transform] = (), events: EventLog | None = None) -> Result:
-        """Reconfigure the OCS from `old` (default: what it holds) to `new` with one procedure."""
+        """Reconfigure the OCS from `old` (default: what it holds) to `new` with one procedure, planned
+        and prepared at once (the run's time includes both)."""
         if procedure not in PROCEDURES:
             raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
         ex = Executor(self.net, self.ocs, events or self.events, self.probe_timeout)
         old = circuits_from_ocs(self.ocs) if old is None else old
-        self._ensure_failover(old, ex.events)
         res = ex.start(procedure, old, new, hold_s)
         try:
-            p = self.plan(procedure, new, old, hold_s, transforms)
+            p = self.prepare(procedure, new, old, hold_s, transforms, ex.events)
         except Exception as exc:
             ex.fail(res, "plan", exc)
+        ex.steps(p, res)
+        return ex.done(res)
+
+    def run_prepared(self, p: Plan, events: EventLog | None = None) -> Result:
+        """Run a plan made by `prepare`; planned again (and said so) if a switch was synced since."""
+        ex = Executor(self.net, self.ocs, events or self.events, self.probe_timeout)
+        res = ex.start(p.procedure, list(p.old), list(p.new), p.hold_s)
+        desired = self.net.desired()
+        stale = sorted(n for n, st in p.basis.items() if desired.get(n) is not st)
+        if stale:
+            ex.events.log("plan-stale", switches=stale)
+            try:
+                p = self.prepare(p.procedure, list(p.new), list(p.old), p.hold_s, p.transforms, ex.events)
+            except Exception as exc:
+                ex.fail(res, "plan", exc)
         ex.steps(p, res)
         return ex.done(res)
 

@@ -200,6 +200,9 @@ class SwitchSession:
     def prepare(self, want: SwitchState) -> None:
         """Encode a state a later sync will write (the very object, unchanged meanwhile), so that sync
         only diffs and writes; the last PREPARED_MAX encoded states are kept (synced ones included)."""
+        with self.lock:
+            if any(st is want for st, _ in self._prepared):
+                return
         index = Index.of_state(self.schema, want)
         with self.lock:
             self._prepared = [(st, ix) for st, ix in self._prepared if st is not want][-(PREPARED_MAX - 1):]

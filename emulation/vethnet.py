@@ -24,6 +24,8 @@ from emulation.links import switch_port_offloads_off
 from emulation.ocs.dataplane import IpLinkControl, P4RuntimeCircuits
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
+from emulation.priority import SoftirqBoost
+from emulation.state import STATE_DIR, run_alive
 from emulation.switchproc import SwitchProcess, start_switch
 from emulation.target import Target, free_port
 from p4rt.client import P4RuntimeClient
@@ -50,6 +52,7 @@ class NetTestbed:
     procs: list[SwitchProcess] = field(default_factory=list)
     ocs: EmulatedOcs | None = None
     ocs_client: P4RuntimeClient | None = None
+    boost: SoftirqBoost | None = None
 
     def _link(self, a: str, b: str, mtu: int) -> tuple[str, str]:
         """Ends a and b joined through a patch; returns the two patch ends (a's peer, b's peer)."""
@@ -65,8 +68,13 @@ class NetTestbed:
             switch_port_offloads_off(end)
         return pa, pb
 
+    def _alive(self, run_id: str) -> bool:
+        return run_id == f"vethnet-{self.tag}" or run_alive(run_id)
+
     def start(self) -> NetTestbed:
         t = self.tag
+        self.boost = SoftirqBoost(STATE_DIR)  # the run's priorities, as an emulation's (emulation/priority.py)
+        self.boost.acquire(f"vethnet-{t}", self._alive)
         ports: dict[str, dict[int, str]] = {s.name: {} for s in self.topo.switches}
         hosts = self.topo.host_map()
         for i, lk in enumerate(self.topo.links):
@@ -115,6 +123,9 @@ class NetTestbed:
             _ip("link", "set", end, "up" if up else "down")
 
     def close(self) -> None:
+        if self.boost is not None:
+            self.boost.release(f"vethnet-{self.tag}", self._alive)
+            self.boost = None
         if self.ocs is not None:
             self.ocs.close()
         if self.ocs_client is not None:

@@ -119,6 +119,12 @@ class Reconfiguration:
             procs.tcpdump(hosts[dyn.src], host_intf(hosts[dyn.src]), run_dir / "sender.pcap")
             procs.tcpdump(hosts[dyn.dst], host_intf(hosts[dyn.dst]), run_dir / "receiver.pcap")
             before = {n: nstat(hosts[n]) for n in (dyn.src, dyn.dst)}
+            # everything the event's writes need is computed now, not at the event (control/procedures.py)
+            if self.spec.kind == "route-flip":
+                flip = self.shadow_states()
+            else:
+                prepared = self.rec.prepare(self.variant.procedure, self.target, old=self.initial,
+                                            hold_s=self.variant.hold_s, transforms=self.transforms, events=events)
             clients = self._start_streams(procs, run_dir, addr)
             if dyn.proto == "tcp":
                 procs.ss_sampler(hosts[dyn.src], addr[dyn.dst], run_dir / "ss.txt")
@@ -127,13 +133,10 @@ class Reconfiguration:
             time.sleep(max(0.0, t_start + self.spec.event_at_s - time.time()))
             meta["t_event"] = time.time()
             if self.spec.kind == "route-flip":
-                plans = self.emu.controller.sync(self.shadow_states(), delete=False, step="route-flip",
-                                                 events=events)
+                plans = self.emu.controller.sync(flip, delete=False, step="route-flip", events=events)
                 meta["result"] = {"writes": sum(p.inserts + p.modifies + p.deletes for p in plans.values())}
             else:
-                res = self.rec.run(self.variant.procedure, self.target, old=self.initial, hold_s=self.variant.hold_s,
-                                   transforms=self.transforms, events=events)
-                meta["result"] = asdict(res)
+                meta["result"] = asdict(self.rec.run_prepared(prepared, events))
             meta["t_event_done"] = time.time()
             for c in clients:
                 c.wait(timeout=self.spec.duration_s + 30)

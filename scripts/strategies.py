@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from control.events import EventLog
-from control.plan import Transform, no_shadow, without_shadow
+from control.plan import Plan, Transform, no_shadow, without_shadow
 from control.procedures import Reconfigurer, circuits_from_ocs
 from control.strategies import elephants_only, slot_at, slot_maps
 from emulation.links import HostCommand, root_qdisc_drops, run_in
@@ -188,11 +188,24 @@ class Strategies:
         (run_dir / "run.json").write_text(json.dumps(meta, indent=1, default=str))
         return analyze(run_dir)
 
+    def _next_map(self, slot: int) -> list | None:
+        """The map of the slot after `slot` (None: a strategy that never changes it)."""
+        return self.maps[(slot + 1) % len(self.maps)] if len(self.maps) > 1 else None
+
+    def _prepare(self, want: list | None, current: list, events: EventLog) -> Plan | None:
+        """The next change planned and encoded ahead of its time (control/procedures.py), if known."""
+        if want is None:
+            return None
+        return self.rec.prepare(self.variant.procedure, want, old=current, hold_s=self.variant.hold_s,
+                                transforms=self.transforms, events=events)
+
     def _drive(self, t0: float, current: list, fetchers: list, events: EventLog, meta: dict) -> list:
         """Change the circuits as the strategy says until every fetcher has exited; returns the map."""
         strategy, bulk = self.variant.strategy, self.spec.bulk
         deadline = t0 + 20 * bulk.sse_s + 600
         slot = 0
+        first = {"on-demand": self.maps[0] if self.maps else None, "ut": self._next_map(slot), "dt": self._next_map(slot)}
+        nxt = self._prepare(first.get(strategy), current, events)
         while any(p.poll() is None for _d, p, _f in fetchers):
             now = time.time()
             if now > deadline:
@@ -206,11 +219,16 @@ class Strategies:
                     slot, want = s, self.maps[s]
             if want is not None:
                 t_change = time.time()
-                res = self.rec.run(self.variant.procedure, want, old=current, hold_s=self.variant.hold_s,
-                                   transforms=self.transforms, events=events)
+                if nxt is not None and list(nxt.new) == [tuple(c) for c in want] and \
+                        list(nxt.old) == [tuple(c) for c in current]:
+                    res = self.rec.run_prepared(nxt, events)
+                else:
+                    res = self.rec.run(self.variant.procedure, want, old=current, hold_s=self.variant.hold_s,
+                                       transforms=self.transforms, events=events)
                 meta["changes"].append({"t_s": t_change - t0, "to": want, "total_ms": res.total_ms,
                                         "control_ms": res.control_ms, "probes": res.probes})
                 current = list(want)
+                nxt = self._prepare(self._next_map(slot), current, events) if strategy in ("ut", "dt") else None
                 continue
             time.sleep(0.05)
         for dst, p, _f in fetchers:

@@ -1,20 +1,26 @@
 """The procedures' plans as canonical lines (ucd4, old map "initial" -> "reconfigured"; no network, no root)."""
 
+from dataclasses import replace
+
 import pytest
 
 from control.network import generate_states
 from control.plan import (
+    FLOWLET_GAP_MS,
+    FLOWLET_MAX_HOLD_MS,
     Hold,
     Plan,
     Probe,
     SetCircuits,
     Sync,
     View,
+    flowlet_wait_ms,
     no_shadow,
     plan,
     with_gradual_versions,
     without_shadow,
 )
+from fabric.contract import FLOWLET_CONFIG
 from fabric.state import path_versions, with_versions
 from p4rt.state import SwitchState
 from topo.generators import ucd4
@@ -78,7 +84,7 @@ def test_mbb_timed_with_another_hold(view):
 
 def test_mbb(view):
     p = run_plan(view, "mbb")
-    flowlet = "hold flowlet_config gap+max_hold of s1,s2,s3,s4 (else 308 ms) + drain 20 ms"
+    flowlet = "hold 328 ms (flowlet_config gap+max_hold of s1,s2,s3,s4 + drain 20 ms)"
     assert p.lines() == [
         "prepare: encode shadow, mid, gradual, new",
         "to-shadow: sync s1,s2,s3,s4 -> shadow (keep; versions " + AFFECTED_OLD.format(g=" gradual") + ")",
@@ -96,7 +102,7 @@ def test_mbb(view):
 def test_mbb_order(view):
     p = run_plan(view, "mbb")
     # nothing darkens the old circuit before the traffic is on the shadow and the flowlet hold has passed
-    assert index(p, "to-shadow:") < index(p, "drain: hold flowlet_config") < index(p, "ocs:")
+    assert index(p, "to-shadow:") < index(p, "drain: hold 328 ms (flowlet_config") < index(p, "ocs:")
     # the new paths come after the light, the flip to them only after a successful probe
     assert index(p, "ocs:") < index(p, "ocs-mirrors:") < index(p, "new-paths:") < index(p, "probe:") \
         < index(p, "flip:")
@@ -108,15 +114,22 @@ def test_mbb_order(view):
     assert probe.links == ((("s2", 2), ("s3", 2)), (("s3", 2), ("s2", 2)))  # the one new circuit, both ways
 
 
-def test_mbb_with_another_flowlet_hold(view):
-    p = run_plan(view, "mbb", drain_ms=0, flowlet_ms=50)
-    assert "drain: hold flowlet_config gap+max_hold of s1,s2,s3,s4 (else 50 ms) + drain 0 ms" in p.lines()
+def test_mbb_waits_the_flowlet_config_the_switches_are_synced_to(view):
+    # the wait is what the desired states set, the largest over the flipped switches: nothing is read
+    current = view.states(OLD)
+    slow = current["s3"].copy()
+    slow.defaults = [replace(d, params={**d.params, "max_hold_us": 500_000}) if d.table == FLOWLET_CONFIG else d
+                     for d in slow.defaults]
+    v = View(view.topo, "ocs", 6, current={**current, "s3": slow})
+    p = plan("mbb", OLD, NEW, v, drain_ms=0)
+    assert "drain: hold 508 ms (flowlet_config gap+max_hold of s1,s2,s3,s4 + drain 0 ms)" in p.lines()
+    assert p.basis == v.current
 
 
-def test_mbb_reads_flowlet_config_only_where_it_has_sessions(view):
-    v = View(view.topo, "ocs", 6, switches=("s2", "s3"))
-    p = plan("mbb", OLD, NEW, v)
-    assert index(p, "drain: hold flowlet_config gap+max_hold of s2,s3 (") == 2
+def test_flowlet_wait_is_the_programs_default_without_a_config(view):
+    st = view.states(OLD)["s1"].copy()
+    st.defaults = [d for d in st.defaults if d.table != FLOWLET_CONFIG]
+    assert flowlet_wait_ms(st) == FLOWLET_GAP_MS + FLOWLET_MAX_HOLD_MS == 308
 
 
 def test_mbb_without_gradual_flips_at_once(view):

@@ -1,11 +1,14 @@
 """The executor on a fake network and OCS: every step performed in order and logged (no root)."""
 
+from dataclasses import replace
+
 import pytest
 
 from control.events import EventLog
 from control.network import ProbeResult
-from control.plan import View, plan
+from control.plan import Hold, View, plan
 from control.procedures import Executor, ProcedureError
+from fabric.contract import FLOWLET_CONFIG
 from topo.generators import ucd4
 
 OLD = [(3, 1), (2, 5), (6, 4)]
@@ -45,7 +48,15 @@ class FakeOcs:
 
 @pytest.fixture(scope="module")
 def mbb_plan():
-    return plan("mbb", OLD, NEW, View(ucd4(), "ocs", 6, switches=()), drain_ms=0, flowlet_ms=1)
+    # switches synced to a flowlet_config of GAP + MAX_HOLD = 1 ms: the holds take 1 ms
+    view = View(ucd4(), "ocs", 6)
+    current = {}
+    for name, st in view.states(OLD).items():
+        current[name] = st.copy()
+        current[name].defaults = [replace(d, params={**d.params, "gap_us": 500, "max_hold_us": 500})
+                                  if d.table == FLOWLET_CONFIG else d for d in st.defaults]
+    view.current = current
+    return plan("mbb", OLD, NEW, view, drain_ms=0)
 
 
 def test_mbb_performed_in_order(mbb_plan):
@@ -61,7 +72,8 @@ def test_mbb_performed_in_order(mbb_plan):
     kinds = [r["event"] for r in events.records]
     assert kinds[0] == "procedure-start" and kinds[-1] == "procedure-done"
     assert kinds.count("step-start") == kinds.count("step-done") == 10
-    assert kinds.count("probe-ok") == 2 and kinds.count("flowlet-wait") == 2
+    assert kinds.count("probe-ok") == 2
+    assert [(s.name, s.ms) for s in mbb_plan.steps if isinstance(s, Hold)] == [("drain", 1), ("flowlet-hold", 1)]
     done = events.records[-1]
     assert done["steps"] == res.steps and done["control_ms"] == res.control_ms
     # only the writes count as control time
