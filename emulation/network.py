@@ -43,7 +43,7 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +92,9 @@ from emulation.target import choose_switch
 from fabric.contract import MODES, SPRAY_KINDS
 from p4rt.client import P4RuntimeClient
 from p4rt.resources import CounterEntry
+from p4rt.schema import short_name
 from topo.circuits import resolve_circuits
-from topo.model import OcsPort, Topology, load
+from topo.model import CPU_PORT, HOLD_IN_PORT, HOLD_OUT_PORT, OcsPort, Topology, load
 from topo.validate import validate
 
 log = logging.getLogger(__name__)
@@ -527,22 +528,40 @@ class Emulation:
 
     def counters(self, switch: str, counter: str = "port_tx") -> dict[int, tuple[int, int]]:
         """A port counter (fabric.contract.PORT_COUNTERS) of a fabric switch or the OCS, read over
-        P4Runtime: index -> (packets, bytes)."""
+        P4Runtime: port -> (packets, bytes), the ports that counted anything."""
+        return self.port_counters(switch, (counter,))[counter]
+
+    def port_counters(self, switch: str, names: Iterable[str]) -> dict[str, dict[int, tuple[int, int]]]:
+        """Port counters of a fabric switch or the OCS in one batched read: counter -> port -> (packets,
+        bytes), the ports that counted anything.
+
+        Only the cells of the device's ports are read (its topology ports, the CPU port and a fabric
+        switch's hold loop), not whole arrays: a wildcard read of four 512-cell counters cost bmv2 and
+        this controller about 30 times as much (scripts/bench_control_stall.py, read-counters)."""
+        names = list(names)
         ocs = next((o for o in self.topo.ocs if o.name == switch), None)
         if ocs is not None and self.ocs is not None:
+            ports = {p.port for p in ocs.ports} | {CPU_PORT}
             # the emulator is the OCS's controller: read as a backup session (election id 0)
             client = P4RuntimeClient(f"127.0.0.1:{ocs.grpc_port}", ocs.device_id, election_id=(0, 0),
                                      schema=Pipeline.from_build("ocs", self.build_dir).schema)
             try:
                 client.connect()
-                cells = client.read_entities([CounterEntry(counter)])
+                got = client.read_entities([CounterEntry(c, p) for c in names for p in sorted(ports)])
             finally:
                 client.close()
         elif self.controller is not None and switch in self.controller.sessions:
-            cells = self.controller.sessions[switch].client.read_entities([CounterEntry(counter)])
+            ports = set(self.topo.switch_map()[switch].ports) | {CPU_PORT, HOLD_OUT_PORT, HOLD_IN_PORT}
+            got = self.controller.sessions[switch].client.read_entities([CounterEntry(c, p) for c in names
+                                                                         for p in sorted(ports)])
         else:
             raise ValueError(f"switch {switch!r}: not a switch or OCS of this running emulation")
-        return {c.index: (c.packets, c.bytes) for c in cells if c.packets or c.bytes}
+        out: dict[str, dict[int, tuple[int, int]]] = {c: {} for c in names}
+        asked = {short_name(c): c for c in names}  # read back under their short names
+        for c in got:
+            if c.packets or c.bytes:
+                out[asked[c.counter]][c.index] = (c.packets, c.bytes)
+        return out
 
     def hold_loop_drops(self) -> dict[str, int]:
         """Per fabric switch, held packets its hold loop's queue dropped (full: emulation/holdloop.py)."""

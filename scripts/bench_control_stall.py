@@ -167,7 +167,10 @@ def kinds(net: Network, tb: NetTestbed) -> dict[str, Call | None]:
     out["modify-hit"] = lambda s: s.client.modify([e for e in desired[s.name].entries if short_name(e.table) == PATH])
     out["failover-toggle"] = Toggle(lambda s: s.sync(with_failover(desired[s.name], False), trust_cache=True),
                                     lambda s: s.sync(desired[s.name], trust_cache=True))
-    out["read-counters"] = lambda s: s.client.read([CounterEntry(c) for c in PORT_COUNTERS])
+    out["read-counters"] = lambda s: s.client.read([CounterEntry(c) for c in PORT_COUNTERS])  # every cell
+    ports = {sw.name: sorted(sw.ports) for sw in tb.topo.switches}
+    out["read-counters-ports"] = lambda s: s.client.read([CounterEntry(c, p) for c in PORT_COUNTERS
+                                                          for p in ports[s.name]])  # the switch's ports' cells
     out["read-tables"] = lambda s: s.read_held(desired[s.name])
     out["read-default"] = lambda s: s.client.read([TableEntry(FLOWLET_CONFIG, default=True, action=None)])
     out["get-pipeline"] = lambda s: s.client.get_pipeline()
@@ -186,7 +189,7 @@ def controller_work(net: Network, tb: NetTestbed) -> dict[str, Callable[[], obje
     topo = tb.topo
     o = topo.ocs[0]
     old, new = o.circuit_maps[o.default_map], o.circuit_maps["reconfigured"]
-    view = View(topo, o.name, max(p.port for p in o.ports), current=net.desired(), switches=tuple(net.sessions))
+    view = View(topo, o.name, max(p.port for p in o.ports), current=net.desired())
 
     def plan_and_prepare() -> None:
         p = plan("mbb", old, new, view)

@@ -160,6 +160,18 @@ def dip_with_control(series: Sequence[tuple[float, float]], t_event: float, wind
     return dip, control
 
 
+def dip_floor(series: Sequence[tuple[float, float]], quiet: tuple[float, float], baseline_s: float = 3.0) -> \
+        float | None:
+    """The deepest dip of a bin in the quiet window below the median of the baseline_s before its end:
+    the run's own noise floor for the dip at the event (None without bins there)."""
+    lo, hi = quiet
+    before = [v for t, v in series if hi - baseline_s <= t < hi]
+    inside = [v for t, v in series if lo <= t < hi]
+    if not before or not inside or statistics.median(before) <= 0:
+        return None
+    return max(0.0, 100.0 * (1 - min(inside) / statistics.median(before)))
+
+
 UP_WITHIN_S = 5.0  # the delay model's longest port-down to port-up is 834 ms (thesis Table 4.3)
 
 
@@ -207,6 +219,8 @@ def end_metrics(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], flow
     h = holds(sender, flow)
     goodput = goodput_series(receiver, flow, t0, bin_s, t_end)
     dip, control = dip_with_control(goodput, t_event - t0)
+    # the quiet window's bins whole: from its first full bin to the event
+    floor = dip_floor(goodput, (quiet[0] - t0 + bin_s, t_event - t0))
     before = [v for t, v in goodput if t_event - t0 - 3.0 <= t < t_event - t0]
     return {
         "sender_data_gap_ms": s_gap.ms, "sender_data_gap_at_ms": 1000 * (s_gap.start - t_event),
@@ -221,7 +235,7 @@ def end_metrics(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], flow
         "resent_segments": resent_segments(sender, flow),
         "resent_after_event": resent_segments(sender, flow, t_event),
         "goodput_mbps_before": median_or_none(before),
-        "rx_dip_pct": dip, "rx_dip_control_pct": control,
+        "rx_dip_pct": dip, "rx_dip_control_pct": control, "rx_dip_floor_pct": floor,
         "sender_closed": saw_close(sender, flow), "receiver_closed": saw_close(receiver, flow),
         "goodput_series": goodput,
     }

@@ -93,7 +93,8 @@ class Reconfiguration:
     def port_counts(self) -> dict[str, dict[str, dict[int, int]]]:
         """Every fabric switch's and the OCS's port counters, packets (where a lost packet was dropped)."""
         devices = [*self.emu.controller.sessions, *(o.name for o in self.emu.topo.ocs)]
-        return {s: {c: {p: v[0] for p, v in self.emu.counters(s, c).items()} for c in PORT_COUNTERS} for s in devices}
+        return {s: {c: {p: v[0] for p, v in cells.items()} for c, cells in self.emu.port_counters(s, PORT_COUNTERS).items()}
+                for s in devices}
 
     def shadow_states(self) -> dict:
         """The initial states with the paths the target map changes flipped to their shadow (version 1)."""

@@ -26,7 +26,7 @@ RECONF_KEYS = ("retransmissions", "retransmissions_before_event", "rto_count", "
                "receiver_new_data_gap_ms", "baseline_sender_data_gap_ms", "baseline_receiver_data_gap_ms",
                "baseline_receiver_new_data_gap_ms", "ocs_dark_ms", "zero_window_acks", "holds", "hold_total_ms",
                "hold_longest_ms", "drain_probes", "retransmissions_after_event", "resent_after_event",
-               "reordered_after_event", "rx_dip_pct", "rx_dip_control_pct", "goodput_mbps_before",
+               "reordered_after_event", "rx_dip_pct", "rx_dip_control_pct", "rx_dip_floor_pct", "goodput_mbps_before",
                "retx_per_outage_s", "sender_capture_unwritten", "receiver_capture_unwritten",
                "lost_after_event", "lost_in_window", "retransmissions_in_window", "resent_in_window",
                # where packets were lost (scripts/reconf.py queue_loss)
@@ -84,6 +84,25 @@ def hitless_run(r: dict[str, Any]) -> bool:
     return clean and rtos == 0 and n("reordered_after_event", 0) == 0 and gaps < HITLESS_GAP_MS
 
 
+GAP_OVER_BASELINE = 1.5  # a hitless run's largest data gap at either end: at most this times its quiet-time one
+
+
+def truly_hitless(r: dict[str, Any]) -> bool:
+    """The whole run, both ends (issue 29's acceptance): no lost segment, no retransmission of any kind (the
+    captures' and the sender kernel's own count), no RTO; each end's largest data gap within
+    GAP_OVER_BASELINE times its quiet-time one; the receiver's goodput dip at the event no deeper than
+    the deepest dip before it (its noise floor). A missing measure fails the run."""
+    need = ("lost_packets", "retransmissions", "resent_segments", "nstat_retrans_segs", "rto_count", "nstat_timeouts",
+            "sender_data_gap_ms", "baseline_sender_data_gap_ms", "receiver_data_gap_ms",
+            "baseline_receiver_data_gap_ms", "rx_dip_pct", "rx_dip_floor_pct")
+    if any(r.get(k) is None for k in need):
+        return False
+    clean = not any(r[k] for k in need[:6])
+    gaps = r["sender_data_gap_ms"] <= GAP_OVER_BASELINE * r["baseline_sender_data_gap_ms"] and \
+        r["receiver_data_gap_ms"] <= GAP_OVER_BASELINE * r["baseline_receiver_data_gap_ms"]
+    return clean and gaps and r["rx_dip_pct"] <= r["rx_dip_floor_pct"]
+
+
 def clean_in_window(r: dict[str, Any]) -> bool:
     """The verdict limited to the procedure's window [event, done + 2 s] (the gaps' window): what the
     procedure did, apart from the emulation's own drops later in the run (a loaded machine)."""
@@ -105,6 +124,7 @@ def reconf_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     hitless = [hitless_run(r) for r in runs]
     out["hitless_runs"] = sum(hitless)
     out["clean_in_window_runs"] = sum(clean_in_window(r) for r in runs)
+    out["truly_hitless_runs"] = sum(truly_hitless(r) for r in runs)
     out["loadavg_1m_stats"] = stats([r["loadavg_start"][0] for r in runs if r.get("loadavg_start")])
     tg = [r.get("thesis_gap_ms", r.get("max_gap_ms")) for r in runs]
     tg = [g for g in tg if g is not None]
@@ -415,6 +435,9 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
                 f"NOT hitless: {s['runs'] - s['hitless_runs']} of {s['runs']} runs had a {retx}, an RTO " \
                 f"or a gap >= {HITLESS_GAP_MS:g} ms"
             lines.append(f"\nmbb (target: 0 {retx}s, 0 RTOs, gap < {HITLESS_GAP_MS:g} ms in every run): {verdict}.")
+            lines.append(f"\nmbb over the whole run at both ends (no loss, retransmission or RTO; each end's largest "
+                         f"data gap within {GAP_OVER_BASELINE:g}x its quiet-time one; the goodput dip no deeper than "
+                         f"the deepest before the event): {s.get('truly_hitless_runs', 0)} of {s['runs']} runs.")
     elif spec.kind == "load-balancing":
         classes = sorted({c for s in v.values() for c in s.get("fct_ms", {})})
         lines += ["| mode | runs | throughput Mbit/s | goodput Mbit/s | " + " | ".join(f"FCT {c} p50/p90 ms"

@@ -121,7 +121,8 @@ class Strategies:
         reached an OCS port without a circuit (the moved link's strays, seed 003 §4.1)."""
         devices = {**{s: PORT_COUNTERS for s in self.emu.controller.sessions},
                    **{o.name: (*PORT_COUNTERS, DARK_DROPS) for o in self.emu.topo.ocs}}
-        return {s: {c: {p: v[0] for p, v in self.emu.counters(s, c).items()} for c in cs} for s, cs in devices.items()}
+        return {s: {c: {p: v[0] for p, v in cells.items()} for c, cells in self.emu.port_counters(s, cs).items()}
+                for s, cs in devices.items()}
 
     def qdisc_drops(self) -> dict[str, int]:
         """Per optical link end ("tor:<switch>:<port>", "ocs:<port>"): the frames its egress queue

@@ -13,7 +13,7 @@ from scripts import ends
 from scripts.capture import parse_tcpdump_stats, read_tcp, tcpdump_command
 from scripts.metrics import data_flow, largest_gap, of_connection
 from scripts.reconf import analyze
-from scripts.report import clean_in_window, hitless_run
+from scripts.report import clean_in_window, hitless_run, truly_hitless
 from scripts.spec import load
 
 DATA = Path(__file__).parent / "data"
@@ -131,6 +131,27 @@ def test_analyze_real_runs_and_the_verdict(runs):
     # a drop long after the procedure fails the run but not its window
     late = dict(mbb, lost_after_event=3, retransmissions_after_event=3, resent_after_event=3)
     assert hitless_run(late) is False and clean_in_window(late) is True
+
+
+def test_dip_floor_is_the_deepest_bin_of_the_quiet_window():
+    # 10 Mbit/s bins for 8 s with a 30% dip at 2.0 s and a 20% one at 6.0 s: the floor is the deeper
+    series = [(i / 10, 10.0) for i in range(80)]
+    series[20], series[60] = (2.0, 7.0), (6.0, 8.0)
+    assert ends.dip_floor(series, (1.0, 8.0)) == pytest.approx(30.0)
+    assert ends.dip_floor(series, (2.5, 8.0)) == pytest.approx(20.0)  # the first dip is outside the window
+    assert ends.dip_floor(series, (9.0, 10.0)) is None
+
+
+def test_truly_hitless_is_the_whole_run_against_its_own_baselines():
+    run = {"lost_packets": 0, "retransmissions": 0, "resent_segments": 0, "nstat_retrans_segs": 0, "rto_count": 0,
+           "nstat_timeouts": 0, "sender_data_gap_ms": 30.0, "baseline_sender_data_gap_ms": 20.0,
+           "receiver_data_gap_ms": 18.0, "baseline_receiver_data_gap_ms": 15.0, "rx_dip_pct": 12.0,
+           "rx_dip_floor_pct": 12.0}
+    assert truly_hitless(run) is True
+    for key, value in (("lost_packets", 1), ("nstat_retrans_segs", 1), ("nstat_timeouts", 1),
+                       ("sender_data_gap_ms", 30.1), ("receiver_data_gap_ms", 23.0), ("rx_dip_pct", 12.5),
+                       ("rx_dip_floor_pct", None)):
+        assert truly_hitless(dict(run, **{key: value})) is False, key
 
 
 def test_dip_control_window_and_bad_input(tmp_path):
