@@ -82,7 +82,7 @@ class Testbed:
         self.target = choose_target(target)
         self.mode = mode
         self.failover = True
-        self.out = Path(out) if out else HOME / "results" / time.strftime("testbed-%Y%m%d-%H%M%S")
+        self.out = Path(out) if out else Path("results") / time.strftime("testbed-%Y%m%d-%H%M%S")
         self.build_dir = Path(build_dir) if build_dir else HOME / "build" / f"testbed-{label(self.target.p4c)}"
         self.ocs_args = list(ocs_args) if ocs_args is not None else ["--seed", str(OCS_SEED)]
         self.rto_min = rto_min

@@ -62,6 +62,14 @@ trap cleanup EXIT
 say "copying the base to $ROOTFS"
 cp -a -- "$BASE" "$ROOTFS"
 cp -- /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
+# This machine's network, not its software: behind a TLS-inspecting proxy, its extra CA certificates
+# and pip's setting to trust the system's store (pip otherwise trusts only its own bundle).
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  cp -- /usr/local/share/ca-certificates/*.crt "$ROOTFS/usr/local/share/ca-certificates/"
+  chroot "$ROOTFS" update-ca-certificates >/dev/null 2>&1
+  printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' > "$ROOTFS/etc/pip.conf"
+  say "copied this machine's CA certificates (TLS-inspecting proxy) and pip's cert setting"
+fi
 git clone -q --no-hardlinks "$REPO" "$ROOTFS/root/hitless"
 git -C "$ROOTFS/root/hitless" checkout -q "$REF"
 say "cloned $REPO at $(git -C "$ROOTFS/root/hitless" log -1 --format='%h %s' | cut -c1-80) (no ../shared beside it)"
