@@ -28,6 +28,7 @@ from emulation.target import REAL_COMPILER, REAL_SWITCH, Target, label
 from fabric.contract import MODES
 from hitless.results import Run
 from scripts.hostproc import nstat
+from scripts.kernel import nstat_delta
 from scripts.reconf import Reconfiguration
 from scripts.runner import HOME
 from scripts.spec import Spec, Stream, Variant, make_topology
@@ -82,7 +83,8 @@ class Testbed:
         self.target = choose_target(target)
         self.mode = mode
         self.failover = True
-        self.out = Path(out) if out else Path("results") / time.strftime("testbed-%Y%m%d-%H%M%S")
+        # absolute: the hosts' captures write there from their own shells
+        self.out = (Path(out) if out else Path("results") / time.strftime("testbed-%Y%m%d-%H%M%S")).resolve()
         self.build_dir = Path(build_dir) if build_dir else HOME / "build" / f"testbed-{label(self.target.p4c)}"
         self.ocs_args = list(ocs_args) if ocs_args is not None else ["--seed", str(OCS_SEED)]
         self.rto_min = rto_min
@@ -167,11 +169,11 @@ class Testbed:
         return self.running.counters(switch, counter)
 
     def tcp(self, host: str) -> dict[str, int]:
-        """A host's TCP counters (nstat: retrans_segs, timeouts, ...), absolute."""
+        """A host's TCP counters since its start (nstat: out_segs, retrans_segs, timeouts, fast_retrans, ...)."""
         emu = self.running
         if host not in emu.hosts:
             raise ValueError(f"host {host!r}: expected one of {', '.join(self.hosts)}")
-        return nstat(emu.hosts[host])
+        return nstat_delta({}, nstat(emu.hosts[host]))
 
     # -- measured runs --------------------------------------------------------------------------------
 
