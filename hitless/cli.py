@@ -34,28 +34,26 @@ class Command:
         return main(argv, prog=f"{PROG} {self.name}")
 
 
+def _first_words(module: str, group: str, helps: dict[str, str]) -> tuple[Command, ...]:
+    """Commands whose name is the first word of `module`'s own command line."""
+    return tuple(Command(name, module, text, group, passes_name=True) for name, text in helps.items())
+
+
 COMMANDS = (
     Command("topo", "topo.__main__", "generate, show and draw topologies (fattree, leafspine, ucd4, ocscore)", "topology"),
     Command("tables", "tablegen.__main__", "table entries of a topology and forwarding mode; `check`, `diff`", "topology"),
-    Command("run-topo", "emulation.__main__", "run a topology of P4 switches in Mininet, as root (make run-topo)",
-            "emulation", passes_name=True),
-    Command("build", "emulation.__main__", "compile p4src/ when stale (make p4-build)", "emulation", passes_name=True),
-    Command("ocs-emulator", "emulation.__main__", "an emulated OCS speaking Polatis SCPI over TCP", "emulation",
-            passes_name=True),
-    Command("clean-net", "emulation.__main__", "remove what a killed run left behind (make clean-net)", "emulation",
-            passes_name=True),
-    Command("install", "control.__main__", "push pipelines and install every switch's entries", "controller",
-            passes_name=True),
-    Command("set-mode", "control.__main__", "switch every route to static, ecmp or spray", "controller",
-            passes_name=True),
-    Command("reconfigure", "control.__main__", "reconfigure the OCS with bbm, mbb-timed or mbb", "controller",
-            passes_name=True),
-    Command("status", "control.__main__", "reachability, pipeline and entries of every switch", "controller",
-            passes_name=True),
-    Command("counters", "control.__main__", "the non-zero port counters of every switch", "controller",
-            passes_name=True),
-    Command("ocs", "control.__main__", "drive an OCS (Polatis or the emulator) over SCPI", "controller",
-            passes_name=True),
+    *_first_words("emulation.__main__", "emulation", {
+        "run-topo": "run a topology of P4 switches in Mininet, as root (make run-topo)",
+        "build": "compile p4src/ when stale (make p4-build)",
+        "ocs-emulator": "an emulated OCS speaking Polatis SCPI over TCP",
+        "clean-net": "remove what a killed run left behind (make clean-net)"}),
+    *_first_words("control.__main__", "controller", {
+        "install": "push pipelines and install every switch's entries",
+        "set-mode": "switch every route to static, ecmp or spray",
+        "reconfigure": "reconfigure the OCS with bbm, mbb-timed or mbb",
+        "status": "reachability, pipeline and entries of every switch",
+        "counters": "the non-zero port counters of every switch",
+        "ocs": "drive an OCS (Polatis or the emulator) over SCPI"}),
     Command("experiment", "scripts.__main__", "`run`, `report`, `analyze` an experiment spec, or the `demo`",
             "experiments"),
     Command("setup", "hitless.system", "what pip cannot install: Debian's packages (apt) and Mininet", "set-up"),
