@@ -4,13 +4,15 @@
 #   TOPO=    fattree | leafspine | ucd4        K= fat-tree arity (even, >= 4)
 #   MODE=    static | ecmp | spray             OCS=1 attaches the emulated OCS
 #   CMD=     a Mininet CLI command or script for run-topo (default: open the CLI)
-#   TOPO_FILE= a topology JSON instead of TOPO/K;  RUN_ARGS= more `python -m emulation run` options
+#   TOPO_FILE= a topology JSON instead of TOPO/K;  RUN_ARGS= more `hitless run-topo` options
+# Every target runs the `hitless` command (.venv/bin/hitless, installed by `make setup`).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 VENV    := .venv
 PY      := $(CURDIR)/$(VENV)/bin/python
+HITLESS  = $(dir $(PY))hitless
 BUILD   := build
 TOPOS   := fattree leafspine ucd4
 MODES   := static ecmp spray
@@ -65,12 +67,18 @@ $(VENV)/.pip-stamp: pyproject.toml
 lint: $(VENV)/.pip-stamp
 	@echo "== lint (ruff)"
 	@$(VENV)/bin/ruff check .
+	@"$(PY)" -m scripts.testreport record lint passed "ruff: no findings"
 
 pytest: $(VENV)/.pip-stamp
 	@echo "== pytest"
 	@$(VENV)/bin/pytest
 
-test: setup lint tofino-check pytest ptf-all
+# Every step runs (-k), each records what it tested and skipped, and the summary ends the output: a
+# check whose tool this machine lacks is a skip with its reason; HITLESS_STRICT=1 (.ci/run) fails it.
+test: setup
+	@report="$$(realpath -m -- "$$BUILD")/test-report"; rm -rf -- "$$report"; \
+	  HITLESS_TEST_REPORT="$$report" $(MAKE) --no-print-directory -k lint tofino-check pytest ptf-all; rc=$$?; \
+	  "$(PY)" -m scripts.testreport "$$report" || rc=1; exit $$rc
 
 # One staleness rule, Python's too (emulation/target.py stale_programs, for `python -m emulation run`
 # without make): an output is stale when it is missing, or older than a source under p4src/ or than
@@ -83,22 +91,22 @@ P4_OUTPUTS  := $(foreach p,$(P4_PROGRAMS),$(BUILD)/$(p).json $(BUILD)/$(p).p4inf
 p4-build: $(P4_OUTPUTS)
 
 $(BUILD)/.compiler: FORCE | $(VENV)/.pip-stamp
-	@"$(PY)" -m emulation build --build "$$BUILD" --record-compiler
+	@"$(HITLESS)" build --build "$$BUILD" --record-compiler
 
 $(P4_OUTPUTS) &: $(P4_SOURCES) $(BUILD)/.compiler
 	@echo "== p4-build"
-	@"$(PY)" -m emulation build --build "$$BUILD"
+	@"$(HITLESS)" build --build "$$BUILD" --p4src p4src
 
 # The TNA programs on tna and t2na: bf-p4c with a resource summary where it is installed, else
 # p4c's front end against ../shared/toolchain/tofino-p4include (fails when that folder is missing).
 tofino-check: $(VENV)/.pip-stamp
 	@echo "== tofino-check"
-	@"$(PY)" -m scripts.tofino_check --build "$$BUILD/tofino"
+	@"$(HITLESS)" tofino-check --build "$$BUILD/tofino"
 
 run-topo: $(VENV)/.pip-stamp
 	@echo "== run-topo $(if $(TOPO_FILE),TOPO_FILE,TOPO=$$TOPO K=$$K) MODE=$$MODE OCS=$$OCS"
-	@set -f; "$(PY)" -m emulation run $(if $(TOPO_FILE),--topo-file "$$TOPO_FILE",--topo "$$TOPO" --k "$$K") \
-	  --mode "$$MODE" --ocs "$$OCS" --build "$$BUILD" $(if $(CMD),--cmd "$$CMD") $$RUN_ARGS
+	@set -f; "$(HITLESS)" run-topo $(if $(TOPO_FILE),--topo-file "$$TOPO_FILE",--topo "$$TOPO" --k "$$K") \
+	  --mode "$$MODE" --ocs "$$OCS" --build "$$BUILD" --p4src p4src $(if $(CMD),--cmd "$$CMD") $$RUN_ARGS
 
 ptf: p4-build
 	@echo "== ptf"
@@ -110,13 +118,11 @@ ptf-all: $(VENV)/.pip-stamp
 
 demo: $(VENV)/.pip-stamp
 	@echo "== demo: short experiments 1 (bbm, mbb-timed, mbb on ucd4) and 5 (static, ecmp, spray on a k=4 fat-tree)"
-	@"$(PY)" -m scripts demo --out results/demo
+	@"$(HITLESS)" experiment demo --out results/demo
 
 bench: $(VENV)/.pip-stamp
 	@echo "== bench"
-	@set -e; for s in scripts/bench_*.py; do \
-	  echo "   $$s"; "$(PY)" "$$s"; \
-	done
+	@"$(HITLESS)" bench
 
 clean:
 	@echo "== clean"
@@ -124,4 +130,4 @@ clean:
 
 clean-net:
 	@echo "== clean-net"
-	@"$(PY)" -m emulation clean-net
+	@"$(HITLESS)" clean-net

@@ -13,9 +13,9 @@ from control.procedures import ProcedureError
 from p4rt.errors import P4RuntimeError
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m control") -> argparse.ArgumentParser:
     """The top-level parser with every subcommand."""
-    parser = argparse.ArgumentParser(prog="python -m control", description=__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     net_cli.add_parsers(sub)
@@ -23,9 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m control") -> int:
     """Entry point."""
-    parser = build_parser()
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

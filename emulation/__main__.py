@@ -13,9 +13,9 @@ from emulation.ocs import cli as ocs_cli
 from p4rt.errors import P4RuntimeError
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m emulation") -> argparse.ArgumentParser:
     """The argument parser."""
-    p = argparse.ArgumentParser(prog="python -m emulation", description=__doc__)
+    p = argparse.ArgumentParser(prog=prog, description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true", help="log progress")
     sub = p.add_subparsers(dest="command", required=True)
     network_cli.add_parsers(sub)
@@ -23,9 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m emulation") -> int:
     """Entry point."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

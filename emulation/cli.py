@@ -22,7 +22,7 @@ from emulation.holdloop import HOLD_PASSES_PER_S, tbf_args
 from emulation.links import check_rto_min
 from emulation.priority import SoftirqBoost
 from emulation.state import STATE_DIR, clean_net, run_alive
-from emulation.target import STAMP, Target, label
+from emulation.target import P4SRC, STAMP, Target, label
 from fabric.contract import MODES, SPRAY_KINDS
 from topo import generators
 from topo.model import DEFAULT_GRPC_BASE, Topology, load
@@ -35,7 +35,7 @@ PINGALL = ("pingall", "pingallfull")
 
 def add_parsers(sub: Any) -> None:
     """Register `run`, `build` and `clean-net`."""
-    r = sub.add_parser("run", help="run a topology of P4 switches in Mininet (make run-topo)")
+    r = sub.add_parser("run", aliases=["run-topo"], help="run a topology of P4 switches in Mininet (make run-topo)")
     r.add_argument("--topo", default="fattree", choices=("fattree", "leafspine", "ucd4"),
                    help="generated topology (default fattree)")
     r.add_argument("--topo-file", metavar="<topo.json>", help="a topology file instead of --topo")
@@ -79,6 +79,8 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
                    help="P4 compiler used when build/ is stale or from another compiler "
                         "(default $P4C, else p4c-bm2-ss on PATH, else p4sim-compile)")
     p.add_argument("--build", default="build", metavar="<dir>", help="compiled programs (default build)")
+    p.add_argument("--p4src", type=Path, default=P4SRC, metavar="<dir>",
+                   help=f"the P4 programs compiled when stale (default {P4SRC}: the package's)")
 
 
 def build(args: argparse.Namespace) -> int:
@@ -88,7 +90,7 @@ def build(args: argparse.Namespace) -> int:
         if target.record_compiler(Path(args.build)):
             print(f"{args.build}/{STAMP}: now {label(target.p4c)} ({target.p4c})")
         return 0
-    print(target.ensure_build(Path(args.build)))
+    print(target.ensure_build(Path(args.build), args.p4src))
     return 0
 
 
@@ -198,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         check_command(topo, args.cmd)
     build = Path(args.build)
     target = Target.from_env(args.p4c, args.switch)
-    progress("compile", target.ensure_build(build))
+    progress("compile", target.ensure_build(build, args.p4src))
     _quiet_mininet()
     emu = Emulation(topo, args.mode, build_dir=build, switch_bin=target.switch, spray=args.spray,
                     circuits=args.circuits, ocs_args=args.ocs_arg, rto_min=args.rto_min, pcap=args.pcap,

@@ -76,6 +76,7 @@ from emulation.links import (
     steer_by_flow,
     switch_port_offloads_off,
 )
+from emulation.nodestart import TimedHost
 from emulation.ocs.process import OcsProcess, first_line, ports_up_since
 from emulation.p4switch import P4Switch, SwitchStartError, free_grpc_base, port_is_free
 from emulation.priority import HOST_NICE, REALTIME_PRIORITY, SoftirqBoost, nice_argv, set_nice
@@ -276,7 +277,7 @@ class Emulation:
         self.net = net
         hmap = self.topo.host_map()
         for h in self.topo.hosts:
-            node = net.addHost(self.prefix + h.name, ip=h.ip, mac=h.mac)
+            node = net.addHost(self.prefix + h.name, cls=TimedHost, ip=h.ip, mac=h.mac)
             self.hosts[h.name] = node
             self.state.add_process(node.pid, f"host {h.name}")
             set_nice(node.pid, HOST_NICE)  # what the host's shell runs inherits it

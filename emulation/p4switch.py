@@ -20,6 +20,7 @@ from pathlib import Path
 
 from mininet.node import Switch
 
+from emulation.nodestart import TimedStart
 from emulation.priority import SWITCH_NICE, nice_argv
 from emulation.target import switch_command
 from topo.model import CPU_PORT
@@ -78,7 +79,7 @@ def free_grpc_base(devices: int, tries: int = 50) -> int:
     raise RuntimeError(f"no free block of {devices} gRPC ports found below 32000")
 
 
-class P4Switch(Switch):
+class P4Switch(TimedStart, Switch):
     """A P4 switch (bmv2 JSON + P4Runtime server) as a Mininet node."""
 
     def __init__(

@@ -21,6 +21,8 @@ from pathlib import Path
 from topo.model import CPU_PORT
 
 PROGRAMS = ("fabric", "ocs")
+# The P4 sources beside the packages: the checkout's p4src/, or the installed copy (package data)
+P4SRC = Path(__file__).resolve().parents[1] / "p4src"
 REAL_COMPILER = "p4c-bm2-ss"
 REAL_SWITCH = "simple_switch_grpc"
 COMPILE_TIMEOUT_S = 600
@@ -141,7 +143,7 @@ class Target:
         stamp.write_text(ident)
         return True
 
-    def stale_programs(self, build: Path, src: Path = Path("p4src")) -> list[str]:
+    def stale_programs(self, build: Path, src: Path = P4SRC) -> list[str]:
         """Programs whose outputs are missing, or older than a source under `src` or than the compiler
         stamp (one rule, the Makefile's too: its outputs depend on p4src/**/*.p4 and build/.compiler)."""
         self.record_compiler(build)
@@ -155,7 +157,7 @@ class Target:
                 out.append(prog)
         return out
 
-    def ensure_build(self, build: Path, src: Path = Path("p4src")) -> str:
+    def ensure_build(self, build: Path, src: Path = P4SRC) -> str:
         """Compile the stale programs of `src` into `build`; returns what was done (ValueError if it fails)."""
         stale = self.stale_programs(build, src)
         if not stale:
@@ -198,6 +200,15 @@ def switch_command(switch: str, ports: dict[int, str], device_id: int, grpc_addr
     cmd += ["--device-id", str(device_id), *options]
     cmd += [str(json_path)] if json_path is not None else ["--no-p4"]
     return cmd + ["--", "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port), *target_options]
+
+
+def missing_pairings() -> dict[str, str]:
+    """The pairings `pairings()` leaves out for lack of the real tools, each with the reason."""
+    lacking = [t for t in (REAL_COMPILER, REAL_SWITCH) if shutil.which(t) is None]
+    if not lacking:
+        return {}
+    reason = f"{' and '.join(lacking)} not on PATH (the reference toolchain beside ../shared installs them)"
+    return dict.fromkeys(("p4c+bmv2", "p4c+p4sim", "p4sim+bmv2"), reason)
 
 
 def pairings() -> list[Target]:

@@ -9,13 +9,13 @@ from pathlib import Path
 from scripts import spec as specmod
 from scripts.demo import demo
 from scripts.experiment import analyze_all, report, run
-from scripts.runner import ROOT
+from scripts.runner import HOME
 from topo.cli import main_of
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m scripts") -> argparse.ArgumentParser:
     """The argument parser."""
-    p = argparse.ArgumentParser(prog="python -m scripts", description="hitless experiments")
+    p = argparse.ArgumentParser(prog=prog, description="hitless experiments")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress of every component")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run an experiment spec (resumable), then summarise it")
@@ -40,16 +40,16 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("spec", metavar="<spec.yaml>")
     a.add_argument("--out", metavar="<dir>")
     d = sub.add_parser("demo", help="short experiments 1 and 5; results/demo/summary.json")
-    d.add_argument("--out", default=str(ROOT / "results" / "demo"), metavar="<dir>")
+    d.add_argument("--out", default=str(HOME / "results" / "demo"), metavar="<dir>")
     d.add_argument("--runs", type=int, default=5, metavar="<n>", help="runs per procedure/mode (default 5)")
     d.add_argument("--reanalyze", action="store_true", help="only recompute metrics and summaries of stored runs")
     d.add_argument("--build", metavar="<dir>", help="compiled programs (default build/, compiled when stale)")
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m scripts") -> int:
     """Entry point."""
-    return main_of("scripts", build_parser(), run_args, argv)
+    return main_of("scripts", build_parser(prog), run_args, argv)
 
 
 def run_args(args: argparse.Namespace) -> int:
@@ -63,7 +63,7 @@ def run_args(args: argparse.Namespace) -> int:
         if unknown:
             raise ValueError(f"--variants {unknown}: expected some of {[v.name for v in sp.variants]}")
         sp.variants = [v for v in sp.variants if v.name in keep]
-    out = Path(args.out) if args.out else ROOT / "results" / sp.name
+    out = Path(args.out) if args.out else HOME / "results" / sp.name
     if args.command == "run":
         sp = specmod.stretch(specmod.shorten(sp, args.runs, args.duration, args.event_at), args.stretch)
     if getattr(args, "transfers", None) is not None:

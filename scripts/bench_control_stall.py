@@ -23,6 +23,7 @@ import json
 import logging
 import multiprocessing as mp
 import os
+import signal
 import statistics
 import struct
 import subprocess
@@ -77,7 +78,7 @@ class StreamResult:
     tx_gap_ms: float
 
 
-def _stream(tx_if: str, rx_if: str, frame: Callable[[int], bytes], interval: float, seconds: float,
+def _stream(tx_if: str, rx_if: str, frame: FrameSpec, interval: float, seconds: float,
             out: mp.connection.Connection) -> None:
     """Child: send `frame(seq)` every `interval` s for `seconds`, receive on rx_if, report a StreamResult."""
     import socket
@@ -110,7 +111,7 @@ def _stream(tx_if: str, rx_if: str, frame: Callable[[int], bytes], interval: flo
     t0 = time.monotonic()
     n = 0
     while time.monotonic() - t0 < seconds:
-        tx.send(frame(n))
+        tx.send(frame.bytes(n))
         sends.append(time.monotonic())
         n += 1
         wait = t0 + n * interval - time.monotonic()
@@ -125,6 +126,22 @@ def _stream(tx_if: str, rx_if: str, frame: Callable[[int], bytes], interval: flo
         return max((b - a for a, b in zip(ts, ts[1:], strict=False)), default=0.0) * 1000
 
     out.send(StreamResult(n, len(got), drops, gap(arrivals), gap(sends)))
+
+
+@dataclass(frozen=True, slots=True)
+class FrameSpec:
+    """The stream's frames (picklable, for a child started afresh: a forked one inherits gRPC's threads)."""
+
+    src_mac: str
+    dst_mac: str
+    src: str
+    dst: str
+    size: int
+
+    def bytes(self, seq: int) -> bytes:
+        """Frame `seq`, padded to `size` bytes."""
+        f = udp_frame(self.src_mac, self.dst_mac, self.src, self.dst, seq)
+        return f + bytes(max(0, self.size - len(f)))
 
 
 # -- call kinds ------------------------------------------------------------------------------------------
@@ -228,14 +245,14 @@ def queue_drops(net: Network, names: tuple[str, ...]) -> int:
     return total
 
 
-def window(kind: str, work: Callable[[], object] | None, net: Network, tb: NetTestbed, frame: Callable[[int], bytes],
+def window(kind: str, work: Callable[[], object] | None, net: Network, tb: NetTestbed, frame: FrameSpec,
            interval: float, seconds: float, period: float) -> Row:
     """Stream for `seconds` + 1 s; `work` every `period` s in the middle `seconds`."""
     drops0 = queue_drops(net, PATH_SWITCHES)
     cpu0, own0, irq0 = switch_cpu(tb), time.process_time(), softirq_seconds()
     parent, child = mp.Pipe(duplex=False)
-    proc = mp.get_context("fork").Process(target=_stream, args=(tb.host_if["h2"], tb.host_if["h3"], frame, interval,
-                                                                 seconds + 1.0, child))
+    proc = mp.get_context("spawn").Process(target=_stream, args=(tb.host_if["h2"], tb.host_if["h3"], frame, interval,
+                                                                  seconds + 1.0, child))
     proc.start()
     time.sleep(0.5)
     lat: list[float] = []
@@ -246,6 +263,9 @@ def window(kind: str, work: Callable[[], object] | None, net: Network, tb: NetTe
             work()
             lat.append((time.monotonic() - t0) * 1000)
         time.sleep(max(0.0, t0 + period - time.monotonic()))
+    if not parent.poll(seconds + 30):
+        proc.kill()
+        raise RuntimeError(f"{kind}: the stream's process sent no result (exit code {proc.exitcode})")
     res: StreamResult = parent.recv()
     proc.join()
     cpu, own, irq = switch_cpu(tb) - cpu0, time.process_time() - own0, softirq_seconds() - irq0
@@ -300,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         print("bench_control_stall: needs root (veth pairs, tc)", file=sys.stderr)
         return 2
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped by PID: still clean up (finally)
     target = Target.from_env()
     build = Path(args.build)
     target.ensure_build(build, ROOT / "p4src")
@@ -324,9 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             raise SystemExit(f"--kinds: {unknown} unknown; expected some of {sorted([*calls, *local])}")
         h = topo.host_map()
-        mac = topo.switch_map()["s2"].ports[1]
-        pad = max(0, args.size - 73)
-        frame = lambda seq: udp_frame(h["h2"].mac, mac, h["h2"].address, h["h3"].address, seq) + bytes(pad)  # noqa: E731
+        frame = FrameSpec(h["h2"].mac, topo.switch_map()["s2"].ports[1], h["h2"].address, h["h3"].address, args.size)
         interval = args.size * 8 / (args.rate_mbit * 1e6)
         for kind in chosen * args.repeat:
             if kind in local:

@@ -30,6 +30,8 @@ from scripts.strategies import Strategies
 log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[1]
+# where build/ and results/ go: the checkout, or the working directory of an installed copy (pip install .)
+HOME = ROOT if (ROOT / "pyproject.toml").is_file() else Path.cwd()
 Say = Callable[[str], None]
 
 
@@ -80,8 +82,8 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
 
     if os.geteuid() != 0:
         raise ValueError("run: needs root (Mininet namespaces and veth pairs); expected sudo")
-    build = ROOT / "build" if build is None else build
-    say(f"[{spec.name}] {Target.from_env().ensure_build(build, ROOT / 'p4src')}")
+    build = HOME / "build" if build is None else build
+    say(f"[{spec.name}] {Target.from_env().ensure_build(build)}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "spec.json").write_text(json.dumps({"name": spec.name, "kind": spec.kind, "path": spec.path,
                                                "runs": spec.runs, "duration_s": spec.duration_s,

@@ -21,6 +21,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scripts.testreport import Record, missing, record
+
 log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,15 +184,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     include = tofino_include()
     bf = find_bf_p4c()
-    if not bf and not include.is_dir():
-        print(f"tofino-check: FAILED: Tofino architecture files not found at {include} "
-              "(../shared/toolchain/tofino-p4include, or set TOFINO_P4INCLUDE); no TNA program was checked")
-        return 1
     p4c = args.p4c or shutil.which("p4c-bm2-ss")
+    if not bf and not include.is_dir():
+        return _missing(f"bf-p4c not installed and no Tofino architecture files at {include} "
+                        "(../shared/toolchain/tofino-p4include, or set TOFINO_P4INCLUDE)")
     if not bf and not p4c:
-        print("tofino-check: FAILED: neither bf-p4c nor p4c-bm2-ss is installed (make setup installs p4c); "
-              "no TNA program was checked")
-        return 1
+        return _missing("neither bf-p4c nor p4c-bm2-ss is installed (make setup installs p4c beside ../shared)")
     try:
         results, tool = run([p for p in args.programs.split(",") if p],
                             work=Path(args.build) if args.build else None, p4c=p4c)
@@ -207,9 +206,19 @@ def main(argv: list[str] | None = None) -> int:
     failed = [r for r in results if not r.ok]
     if failed:
         print(f"tofino-check: {len(failed)} of {len(results)} failed; command of the first: {' '.join(failed[0].argv)}")
+        record(Record("tofino-check", "failed", tool, passed=len(results) - len(failed), failed=len(failed)))
         return 1
     print(f"tofino-check: {len(results)} of {len(results)} passed")
+    record(Record("tofino-check", "passed", tool, passed=len(results), tested=[f"tofino ({tool.split(' (')[0]})"]))
     return 0
+
+
+def _missing(reason: str) -> int:
+    """No tool to check with: a skip (0), or a failure under HITLESS_STRICT=1 (1); recorded either way."""
+    status, line = missing("tofino-check", f"{reason}; no TNA program was checked")
+    print(line)
+    record(Record("tofino-check", status, reason, untested={"tofino": reason}))
+    return 1 if status == "failed" else 0
 
 
 if __name__ == "__main__":

@@ -25,11 +25,11 @@ from topo.model import load
 from topo.validate import validate
 
 
-def gen_parser() -> argparse.ArgumentParser:
+def gen_parser(prog: str = "python -m tablegen") -> argparse.ArgumentParser:
     """The parser of the generate form."""
-    p = argparse.ArgumentParser(prog="python -m tablegen",
+    p = argparse.ArgumentParser(prog=prog,
                                 description="Write one entry file per switch (and OCS) for a topology. "
-                                            "`python -m tablegen check --help` for the checker, `python -m tablegen diff --help` to compare two outputs.")
+                                            f"`{prog} check --help` for the checker, `{prog} diff --help` to compare two outputs.")
     p.add_argument("topology", metavar="<topo.json>")
     p.add_argument("--mode", choices=MODES, default="ecmp", help="forwarding mode (default ecmp)")
     p.add_argument("--spray", choices=SPRAY_KINDS, default="random", help="spray member choice (default random)")
@@ -45,18 +45,18 @@ def gen_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _sub_parser(command: str, description: str, *positional: tuple[str, str]) -> argparse.ArgumentParser:
-    """The parser of `python -m tablegen COMMAND` with its positional arguments (name, metavar) and -v."""
-    p = argparse.ArgumentParser(prog=f"python -m tablegen {command}", description=description)
+def _sub_parser(prog: str, command: str, description: str, *positional: tuple[str, str]) -> argparse.ArgumentParser:
+    """The parser of `PROG COMMAND` with its positional arguments (name, metavar) and -v."""
+    p = argparse.ArgumentParser(prog=f"{prog} {command}", description=description)
     for name, metavar in positional:
         p.add_argument(name, metavar=metavar)
     p.add_argument("-v", "--verbose", action="store_true", help="log progress")
     return p
 
 
-def check_parser() -> argparse.ArgumentParser:
+def check_parser(prog: str = "python -m tablegen") -> argparse.ArgumentParser:
     """The parser of the check form."""
-    p = _sub_parser("check", "Walk the entries of DIR for host pairs: reachability, loops, least-cost groups, "
+    p = _sub_parser(prog, "check", "Walk the entries of DIR for host pairs: reachability, loops, least-cost groups, "
                     "MACs, liveness.", ("directory", "<dir>"), ("topology", "<topo.json>"))
     p.add_argument("--pairs", type=int, default=4096, metavar="<n>",
                    help="check all host pairs up to n, else a seeded sample of n (default 4096)")
@@ -67,9 +67,9 @@ def check_parser() -> argparse.ArgumentParser:
     return p
 
 
-def diff_parser() -> argparse.ArgumentParser:
+def diff_parser(prog: str = "python -m tablegen") -> argparse.ArgumentParser:
     """The parser of the diff form."""
-    return _sub_parser("diff", "Print the changes from the entries of OLD to those of NEW, per switch, in a safe "
+    return _sub_parser(prog, "diff", "Print the changes from the entries of OLD to those of NEW, per switch, in a safe "
                        "install order (+ insert, ~ modify, - delete).", ("old", "<old dir>"), ("new", "<new dir>"))
 
 
@@ -116,16 +116,16 @@ def run_check(directory: str, topo_path: str, pairs: int, seed: int, mode: str |
     return 0 if report.ok else 1
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m tablegen") -> int:
     """Entry point."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in ("check", "diff") else "generate"
     if command == "check":
-        args = check_parser().parse_args(argv[1:])
+        args = check_parser(prog).parse_args(argv[1:])
     elif command == "diff":
-        args = diff_parser().parse_args(argv[1:])
+        args = diff_parser(prog).parse_args(argv[1:])
     else:
-        args = gen_parser().parse_args(argv)
+        args = gen_parser(prog).parse_args(argv)
     configure_logging(args.verbose)
     return run_command("tablegen", lambda: run(command, args))
 

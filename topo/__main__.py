@@ -13,9 +13,9 @@ from topo.summary import summary
 from topo.validate import validate
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m topo") -> argparse.ArgumentParser:
     """The argument parser."""
-    p = argparse.ArgumentParser(prog="python -m topo", description="Topologies: generate, show, draw.")
+    p = argparse.ArgumentParser(prog=prog, description="Topologies: generate, show, draw.")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress")
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="generate a topology JSON file")
@@ -67,9 +67,9 @@ def generate(args: argparse.Namespace) -> Topology:
     return validate(topo)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m topo") -> int:
     """Entry point."""
-    return main_of("topo", build_parser(), run, argv)
+    return main_of("topo", build_parser(prog), run, argv)
 
 
 def run(args: argparse.Namespace) -> None:

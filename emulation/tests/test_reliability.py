@@ -124,16 +124,16 @@ def test_runner_sets_sysctls_as_argument_lists() -> None:
 ])
 def test_makefile_passes_values_without_a_shell_reading_them(var: str, value: str, marker: Path,
                                                              tmp_path: Path) -> None:
-    """`make run-topo` with a recorder for PY: the value must arrive as literal argument text. ($$ is
+    """`make run-topo` with a recorder for the hitless command: the value must arrive as literal argument text. ($$ is
     make's own escape of $: the shell then sees "$(touch ...)".)"""
     value = value.format(f=marker)
     literal = value.replace("$$", "$")
     record = tmp_path / "argv.json"
-    fake = tmp_path / "fake-python"
+    fake = tmp_path / "fake-hitless"
     fake.write_text(f"#!{sys.executable}\nimport json, sys\njson.dump(sys.argv[1:], open({str(record)!r}, 'w'))\n")
     fake.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k not in ("TOPO_FILE", "CMD", "K", "RUN_ARGS", "OCS", "MAKEFLAGS")}
-    res = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.pip-stamp", "run-topo", f"PY={fake}",
+    res = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.pip-stamp", "run-topo", f"HITLESS={fake}",
                           f"{var}={value}"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert not marker.exists(), f"{var}={value!r} ran a command"
