@@ -21,7 +21,7 @@ from typing import Any
 from emulation.holdloop import HOLD_PASSES_PER_S, tbf_args
 from emulation.links import check_rto_min
 from emulation.priority import SoftirqBoost
-from emulation.state import STATE_DIR, clean_net, run_alive
+from emulation.state import STATE_DIR, clean_net
 from emulation.target import P4SRC, STAMP, Target, label
 from fabric.contract import MODES, SPRAY_KINDS
 from topo import generators
@@ -231,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
 def clean(args: argparse.Namespace) -> int:
     """`clean-net`."""
     lines = clean_net(force=args.force)
-    if SoftirqBoost(STATE_DIR).reap(lambda run_id: run_alive(run_id, STATE_DIR)):
+    if SoftirqBoost(STATE_DIR).reap():
         lines.append("softirq threads: back to the niceness found before the first run raised them")
     for line in lines:
         print(line)

@@ -86,7 +86,6 @@ from emulation.state import (
     cpu_seconds,
     interface_exists,
     new_log_dir,
-    run_alive,
     secure_dir,
 )
 from emulation.target import choose_switch
@@ -195,15 +194,11 @@ class Emulation:
             raise
         return self
 
-    def _run_alive(self, run_id: str) -> bool:
-        """Another run of the same state directory is still up (SoftirqBoost's holders)."""
-        return self.state is not None and run_alive(run_id, Path(self.state.path).parent)
-
     def _start(self) -> None:
         self._preflight()
         self.state = RunState.create()
         self._boost = SoftirqBoost(Path(self.state.path).parent)
-        self._boost.acquire(self.state.run_id, self._run_alive)
+        self._boost.acquire()
         if self.log_dir is None:
             self.log_dir = new_log_dir(self.state.run_id)  # /var/log/hitless/<run id>/ (HITLESS_LOG_DIR)
         else:
@@ -639,7 +634,7 @@ class Emulation:
         if self.state is not None:
             clean_state(self.state)  # whatever Mininet did not remove (a half-built net)
             if self._boost is not None:
-                self._boost.release(self.state.run_id, self._run_alive)
+                self._boost.release()
                 self._boost = None
             self.state = None
 

@@ -23,11 +23,11 @@ import fcntl
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from emulation.state import read_trusted, secure_dir, write_private
+from emulation.state import proc_start_time, read_trusted, secure_dir, write_private
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,7 @@ HOST_NICE = -10
 # drops per run at nice -15, 0-1 under SCHED_FIFO). Low among real-time priorities; the kernel's RT
 # throttling still leaves the rest of the machine 5% of each core.
 REALTIME_PRIORITY = 10
+KERNEL_NICE = 0  # the kernel starts its softirq threads at this niceness
 
 
 def nice_argv(nice: int, argv: list[str]) -> list[str]:
@@ -73,19 +74,21 @@ def softirq_threads() -> dict[int, str]:
 
 
 class SoftirqBoost:
-    """The softirq threads at SOFTIRQ_NICE while any run holds the boost; the niceness found restored
-    when the last holder lets go.
+    """The softirq threads at SOFTIRQ_NICE while any holder lives; the niceness found restored when the
+    last one lets go.
 
-    One record in the run state directory (`softirq.boost`: the values found and the holders' run ids,
-    written and read as the run records are, emulation/state.py) under an flock, so runs side by side
-    share one boost and the first never restores it under the second. Holders whose run is no longer
-    `alive` (killed) are dropped whenever the record is touched, by `release` and by clean-net (`reap`).
+    One record in the run state directory (`softirq.boost`: the values found and the holders, each a
+    process id with its start time, written and read as the run records are, emulation/state.py) under
+    an flock, so holders side by side (runs, test beds, benches) share one boost and the first never
+    restores it under the second. A holder whose process died without letting go (a killed run) is
+    dropped whenever the record is touched: by the next acquire or release, and by clean-net (`reap`).
     """
 
     def __init__(self, state_dir: Path, nice: int = SOFTIRQ_NICE) -> None:
         self.dir = state_dir
         self.path = state_dir / "softirq.boost"
         self.nice = nice
+        self.me = [os.getpid(), proc_start_time(os.getpid())]
 
     @contextmanager
     def _locked(self) -> Iterator[dict]:
@@ -99,6 +102,7 @@ class SoftirqBoost:
                     rec = json.loads(read_trusted(self.path))
                 except ValueError as exc:  # not ours alone: never restore values another user wrote
                     log.warning("%s: %s; starting a new record", self.path, exc)
+            rec["holders"] = [h for h in rec["holders"] if _holder_alive(h)]
             yield rec
             if rec["holders"]:
                 write_private(self.path, json.dumps(rec))
@@ -107,33 +111,44 @@ class SoftirqBoost:
         finally:
             os.close(fd)
 
-    def acquire(self, run_id: str, alive: Callable[[str], bool]) -> None:
-        """Hold the boost for `run_id`, raising the threads when no live run holds it."""
+    def acquire(self) -> None:
+        """Hold the boost (raising the threads when no live process holds it)."""
         with self._locked() as rec:
-            rec["holders"] = [h for h in rec["holders"] if alive(h)]
             if not rec["holders"]:
-                self._restore(rec)  # a killed run's boost: back to what it found, then found again
+                self._restore(rec)  # a killed holder's boost: back to what it found, then found again
                 for pid in softirq_threads():
                     try:
-                        rec["found"][str(pid)] = os.getpriority(os.PRIO_PROCESS, pid)
+                        now = os.getpriority(os.PRIO_PROCESS, pid)
+                        # the boost's own value is a boost whose record was lost: the kernel starts them at 0
+                        rec["found"][str(pid)] = KERNEL_NICE if now == self.nice else now
                         os.setpriority(os.PRIO_PROCESS, pid, self.nice)
                     except OSError as exc:  # not root: the run goes on at the default priority
                         log.warning("softirq thread %d: niceness %d not set (%s)", pid, self.nice, exc)
-            rec["holders"].append(run_id)
+            rec["holders"].append(self.me)
 
-    def release(self, run_id: str, alive: Callable[[str], bool]) -> None:
-        """Give up `run_id`'s hold (and drop holders no longer `alive`); the last one restores."""
+    def release(self) -> None:
+        """Let go of one hold of this process; the last holder restores the threads."""
         with self._locked() as rec:
-            rec["holders"] = [h for h in rec["holders"] if h != run_id and alive(h)]
+            if self.me in rec["holders"]:
+                rec["holders"].remove(self.me)
             if not rec["holders"]:
                 self._restore(rec)
 
-    def reap(self, alive: Callable[[str], bool]) -> bool:
-        """Drop holders no longer `alive` (clean-net); True when that restored the threads."""
+    def reap(self) -> bool:
+        """Drop holders that died (clean-net); True when that restored the threads."""
         if not self.path.exists():
             return False
-        self.release("", alive)
+        with self._locked() as rec:
+            if not rec["holders"]:
+                self._restore(rec)
         return not self.path.exists()
+
+    def holders(self) -> list[int]:
+        """The live holders' process ids."""
+        if not self.path.exists():
+            return []
+        with self._locked() as rec:
+            return [h[0] for h in rec["holders"]]
 
     @staticmethod
     def _restore(rec: dict) -> None:
@@ -143,3 +158,10 @@ class SoftirqBoost:
             except (OSError, ValueError):
                 pass  # the CPU went offline
         rec["found"] = {}
+
+
+def _holder_alive(holder: object) -> bool:
+    """A holder [pid, start time] whose process still runs (a recycled pid has another start time)."""
+    if not isinstance(holder, list) or len(holder) != 2 or not isinstance(holder[0], int) or holder[0] <= 1:
+        return False
+    return holder[1] is not None and proc_start_time(holder[0]) == holder[1]

@@ -303,17 +303,6 @@ def clean_state(state: RunState, grace: float = 3.0) -> tuple[int, int]:
     return len(live), removed
 
 
-def run_alive(run_id: str, directory: Path | None = None) -> bool:
-    """True while a run's record exists and the process that owns it runs."""
-    if not _RUN_ID.fullmatch(run_id):
-        return False
-    try:
-        state = RunState.load(Path(directory or STATE_DIR) / f"{run_id}.json")
-    except (OSError, ValueError, KeyError, UnicodeDecodeError):
-        return False
-    return state.owner is not None and _alive(state.owner)
-
-
 def clean_net(directory: Path | None = None, force: bool = False) -> list[str]:
     """Clean every run recorded in the state directory (live runs only with force); one line per run.
 

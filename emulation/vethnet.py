@@ -25,7 +25,7 @@ from emulation.ocs.dataplane import IpLinkControl, P4RuntimeCircuits
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
 from emulation.priority import SoftirqBoost
-from emulation.state import STATE_DIR, run_alive
+from emulation.state import STATE_DIR
 from emulation.switchproc import SwitchProcess, start_switch
 from emulation.target import Target, free_port
 from p4rt.client import P4RuntimeClient
@@ -68,13 +68,10 @@ class NetTestbed:
             switch_port_offloads_off(end)
         return pa, pb
 
-    def _alive(self, run_id: str) -> bool:
-        return run_id == f"vethnet-{self.tag}" or run_alive(run_id)
-
     def start(self) -> NetTestbed:
         t = self.tag
         self.boost = SoftirqBoost(STATE_DIR)  # the run's priorities, as an emulation's (emulation/priority.py)
-        self.boost.acquire(f"vethnet-{t}", self._alive)
+        self.boost.acquire()
         ports: dict[str, dict[int, str]] = {s.name: {} for s in self.topo.switches}
         hosts = self.topo.host_map()
         for i, lk in enumerate(self.topo.links):
@@ -124,7 +121,7 @@ class NetTestbed:
 
     def close(self) -> None:
         if self.boost is not None:
-            self.boost.release(f"vethnet-{self.tag}", self._alive)
+            self.boost.release()
             self.boost = None
         if self.ocs is not None:
             self.ocs.close()

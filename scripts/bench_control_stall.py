@@ -41,7 +41,7 @@ from control.plan import View, plan  # noqa: E402
 from control.switch import Pipeline, SwitchSession  # noqa: E402
 from emulation.ocs.delay import DelayModel  # noqa: E402
 from emulation.priority import SOFTIRQ_NICE, SoftirqBoost  # noqa: E402
-from emulation.state import STATE_DIR, cpu_seconds, run_alive  # noqa: E402
+from emulation.state import STATE_DIR, cpu_seconds  # noqa: E402
 from emulation.target import Target  # noqa: E402
 from emulation.vethnet import NetTestbed, udp_frame  # noqa: E402
 from fabric.contract import FLOWLET_CONFIG, PATH, PORT_COUNTERS, PORT_DEQ, PORT_ENQ, ROUTE, ROUTE_DROP  # noqa: E402
@@ -56,12 +56,6 @@ log = logging.getLogger("bench_control_stall")
 PATH_SWITCHES = ("s2", "s1", "s4", "s3")  # h2 -> h3 on ucd4's default circuits (bypass br2-br1-br4-br3)
 SPARE_PREFIX = ipaddress.IPv4Network("172.16.0.0/16")  # routes no host uses (write kinds)
 PROBE_ETHERTYPE = 0x88B6
-BENCH_RUN = f"bench-control-stall-{os.getpid()}"
-
-
-def alive(run_id: str) -> bool:
-    """A holder of the softirq boost is alive: this bench, or a live emulation run."""
-    return run_id == BENCH_RUN or run_alive(run_id)
 
 
 # -- the stream, in a child process ------------------------------------------------------------------
@@ -329,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     tb = NetTestbed(topo, fabric, ocs, DelayModel.instant(), target=target).start()
     boost = SoftirqBoost(STATE_DIR) if args.softirq_boost else None
     if boost is not None:  # as an emulation's run does (emulation/priority.py)
-        boost.acquire(BENCH_RUN, alive)
+        boost.acquire()
     busy = hogs(args.hogs)
     net = Network(topo, fabric, timeout=10)
     rows: list[Row] = []
@@ -368,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         net.close()
         tb.close()
         if boost is not None:
-            boost.release(BENCH_RUN, alive)
+            boost.release()
     print(f"softirq boost {args.softirq_boost}, target {target.name}, stream {args.rate_mbit} Mbit/s of {args.size} B, links {args.link_mbit} Mbit/s, "
           f"one call per path switch every {args.period:g} ms for {args.seconds:g} s, {args.hogs} busy processes")
     if args.json:

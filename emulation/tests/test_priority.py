@@ -49,14 +49,14 @@ def test_set_nice_reaches_every_thread() -> None:
 @root
 def test_the_boost_is_shared_and_the_last_holder_restores(tmp_path: Path) -> None:
     found = nices()  # a value of its own: an emulation running meanwhile may hold the real boost
-    live = {"a", "b"}
-    boost = SoftirqBoost(tmp_path / "run", nice=TEST_NICE)
-    boost.acquire("a", live.__contains__)
+    first, second = SoftirqBoost(tmp_path / "run", nice=TEST_NICE), SoftirqBoost(tmp_path / "run", nice=TEST_NICE)
+    first.acquire()
     assert nices() == {TEST_NICE}
-    boost.acquire("b", live.__contains__)
-    boost.release("a", live.__contains__)
-    assert nices() == {TEST_NICE}, "the first run restored the threads under the second"
-    boost.release("b", live.__contains__)
+    second.acquire()
+    first.release()
+    assert nices() == {TEST_NICE}, "the first holder restored the threads under the second"
+    assert first.holders() == [os.getpid()]
+    second.release()
     assert nices() == found
     assert not (tmp_path / "run" / "softirq.boost").exists()
 
@@ -64,11 +64,17 @@ def test_the_boost_is_shared_and_the_last_holder_restores(tmp_path: Path) -> Non
 @root
 def test_a_killed_holder_is_reaped(tmp_path: Path) -> None:
     found = nices()
-    live = {"killed"}
+    code = ("import sys, time; from pathlib import Path; from emulation.priority import SoftirqBoost; "
+            f"SoftirqBoost(Path(sys.argv[1]), nice={TEST_NICE}).acquire(); print('held', flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[2])
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        assert nices() == {TEST_NICE} and SoftirqBoost(tmp_path).holders() == [proc.pid]
+    finally:
+        proc.kill()  # dies holding the boost
+        proc.wait()
     boost = SoftirqBoost(tmp_path, nice=TEST_NICE)
-    boost.acquire("killed", live.__contains__)
-    assert nices() == {TEST_NICE}
-    live.clear()  # the run died without releasing
-    assert boost.reap(live.__contains__)
-    assert nices() == found
-    assert not boost.reap(live.__contains__)  # nothing left to reap
+    assert boost.reap()
+    assert nices() == found and boost.holders() == []
+    assert not boost.reap()  # nothing left to reap
