@@ -88,6 +88,7 @@ class Holds:
     holds: int
     total_ms: float
     longest_ms: float
+    rtt_before_ms: float | None = None  # the median ACK RTT in the second before the first hold
 
 
 def holds(sender: Sequence[TcpPacket], flow: Flow, lo: float | None = None) -> Holds:
@@ -105,7 +106,10 @@ def holds(sender: Sequence[TcpPacket], flow: Flow, lo: float | None = None) -> H
             start = None
     if start is not None:
         spans.append(acks[-1].t - start)
-    return Holds(zero, len(spans), 1000 * sum(spans), 1000 * max(spans, default=0.0))
+    first = next((p.t for p in acks if p.window == 0), None)
+    rtts = [p.ack_rtt for p in acks if first is not None and first - 1.0 <= p.t < first and p.ack_rtt is not None]
+    return Holds(zero, len(spans), 1000 * sum(spans), 1000 * max(spans, default=0.0),
+                 1000 * statistics.median(rtts) if rtts else None)
 
 
 def _key(p: TcpPacket) -> tuple:
@@ -230,7 +234,7 @@ def end_metrics(sender: Sequence[TcpPacket], receiver: Sequence[TcpPacket], flow
         "baseline_receiver_data_gap_ms": data_gap(receiver, flow, *quiet).ms,
         "baseline_receiver_new_data_gap_ms": new_data_gap(receiver, flow, *quiet).ms,
         "zero_window_acks": h.zero_window_acks, "holds": h.holds, "hold_total_ms": h.total_ms,
-        "hold_longest_ms": h.longest_ms,
+        "hold_longest_ms": h.longest_ms, "rtt_before_hold_ms": h.rtt_before_ms,
         "drain_probes": made_up_segments(sender, receiver, flow),
         "resent_segments": resent_segments(sender, flow),
         "resent_after_event": resent_segments(sender, flow, t_event),

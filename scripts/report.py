@@ -25,7 +25,7 @@ RECONF_KEYS = ("retransmissions", "retransmissions_before_event", "rto_count", "
                "thesis_gap_ms", "thesis_baseline_gap_ms", "sender_data_gap_ms", "receiver_data_gap_ms",
                "receiver_new_data_gap_ms", "baseline_sender_data_gap_ms", "baseline_receiver_data_gap_ms",
                "baseline_receiver_new_data_gap_ms", "ocs_dark_ms", "zero_window_acks", "holds", "hold_total_ms",
-               "hold_longest_ms", "drain_probes", "retransmissions_after_event", "resent_after_event",
+               "hold_longest_ms", "rtt_before_hold_ms", "drain_probes", "retransmissions_after_event", "resent_after_event",
                "reordered_after_event", "rx_dip_pct", "rx_dip_control_pct", "rx_dip_floor_pct", "goodput_mbps_before",
                "retx_per_outage_s", "sender_capture_unwritten", "receiver_capture_unwritten",
                "lost_after_event", "lost_in_window", "retransmissions_in_window", "resent_in_window",
