@@ -79,7 +79,7 @@ from emulation.links import (
 from emulation.nodestart import TimedHost
 from emulation.ocs.process import OcsProcess, first_line, ports_up_since
 from emulation.p4switch import P4Switch, SwitchStartError, free_grpc_base, port_is_free
-from emulation.priority import HOST_NICE, REALTIME_PRIORITY, SoftirqBoost, nice_argv, set_nice
+from emulation.priority import HOST_NICE, SoftirqBoost, nice_argv, set_nice
 from emulation.state import (
     RunState,
     clean_state,
@@ -281,10 +281,8 @@ class Emulation:
                                  **self._switch_params("fabric", s.device_id, s.grpc_port))
             self.switches[s.name] = node
             self.state.add_process(node.pid, f"switch shell {s.name}")
-        timekeeper = _option(self.ocs_args, "--schedule-mode") == "dataplane"
         for o in self.topo.ocs:
             node = net.addSwitch(self.prefix + o.name, cls=P4Switch,
-                                 realtime=REALTIME_PRIORITY if timekeeper else 0,
                                  **self._switch_params("ocs", o.device_id, o.grpc_port))
             self.switches[o.name] = node
             self.state.add_process(node.pid, f"switch shell {o.name}")
