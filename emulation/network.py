@@ -77,6 +77,7 @@ from emulation.links import (
     switch_port_offloads_off,
 )
 from emulation.nodestart import TimedHost
+from emulation.ocs.options import check_ocs_args
 from emulation.ocs.process import OcsProcess, first_line, ports_up_since
 from emulation.p4switch import P4Switch, SwitchStartError, free_grpc_base, port_is_free
 from emulation.priority import HOST_NICE, SoftirqBoost, nice_argv, set_nice
@@ -148,7 +149,7 @@ class Emulation:
         self.circuits_spec = circuits
         self.build_dir = Path(build_dir)
         self.switch_bin = switch_bin
-        self.ocs_args = list(ocs_args or [])
+        self.ocs_args = check_ocs_args(list(ocs_args or []))  # the experiment's options only, checked now
         self.rto_min = check_rto_min(rto_min) if rto_min else None
         tbf_args(hold_passes)  # checked before anything starts
         self.hold_passes = hold_passes  # each fabric switch's hold loop: passes a second (emulation/holdloop.py)

@@ -17,6 +17,7 @@ import yaml
 from control.plan import PROCEDURES
 from control.strategies import STRATEGIES
 from emulation.links import check_rto_min, check_sysctl
+from emulation.ocs.options import check_ocs_args
 from fabric.contract import MODES
 from scripts.bulk import Bulk
 from topo import generators
@@ -138,6 +139,10 @@ def _variant(item: Any, kind: str, base: dict[str, Any], i: int) -> Variant:
             check_sysctl(key, value)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
+    try:
+        check_ocs_args(v.ocs_args)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
     if v.rto_min is not None:
         try:
             check_rto_min(v.rto_min)

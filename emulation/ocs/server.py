@@ -36,6 +36,7 @@ MAX_LINE = 65536  # bytes; a longer line is dropped with -223 "Too much data"
 RECV_SIZE = 65536
 MAX_CLIENTS = 1024  # open connections; more wait in the listen backlog
 IDLE_TIMEOUT_S = 300.0  # a connection silent (or not reading answers) this long is closed
+MAX_IDLE_TIMEOUT_S = 86400.0
 WORKERS = 8  # threads running commands (a blocking *OPC? holds one)
 FD_RESERVE = 64  # file descriptors kept for the data plane, logs and the event file
 
@@ -219,9 +220,7 @@ class ScpiServer:
 
     def __init__(self, address: tuple[str, int], ocs: EmulatedOcs, *, max_clients: int = MAX_CLIENTS,
                  idle_timeout: float = IDLE_TIMEOUT_S, workers: int = WORKERS) -> None:
-        if max_clients < 1 or workers < 1 or not idle_timeout > 0:
-            raise ValueError(f"max_clients={max_clients} workers={workers} idle_timeout={idle_timeout}: "
-                             "expected >= 1, >= 1 and > 0")
+        check_limits(max_clients, idle_timeout, workers)
         self.ocs = ocs
         self.max_clients = _fit_fd_limit(max_clients)
         self.idle_timeout = idle_timeout
@@ -358,6 +357,16 @@ class ScpiServer:
         self.stats.oversized_lines += 1
         log.info("scpi client %s: line longer than %d bytes dropped", peer, MAX_LINE)
         session.push_error(scpi.TOO_MUCH_DATA, f"line longer than {MAX_LINE} bytes")
+
+
+def check_limits(max_clients: int, idle_timeout: float, workers: int = WORKERS) -> None:
+    """ValueError unless the server's limits are whole numbers >= 1 and seconds in (0, MAX_IDLE_TIMEOUT_S]."""
+    for name, n in (("max_clients", max_clients), ("workers", workers)):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"{name} {n!r}: expected an integer >= 1")
+    if isinstance(idle_timeout, bool) or not isinstance(idle_timeout, (int, float)) \
+            or not 0 < idle_timeout <= MAX_IDLE_TIMEOUT_S:  # NaN fails too
+        raise ValueError(f"idle_timeout {idle_timeout!r}: expected seconds above 0 and at most {MAX_IDLE_TIMEOUT_S:.0f}")
 
 
 def _fit_fd_limit(max_clients: int) -> int:

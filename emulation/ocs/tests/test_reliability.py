@@ -1,5 +1,6 @@
 """Abuse suite of the OCS emulator's SCPI server: floods of clients, idle connections, oversized lines,
-a channel range that once took gigabytes, an absurd switch size. Bounded in count and time (a few
+a channel range that once took gigabytes, an absurd switch size, float options that are NaN, infinite or
+out of range. Bounded in count and time (a few
 seconds in all), every connection on 127.0.0.1. Each test logs its figure:
 `.venv/bin/pytest emulation/ocs/tests/test_reliability.py --log-cli-level=INFO`; the same figures for a
 separate emulator process: `.venv/bin/python scripts/bench_ocs_server.py`.
@@ -11,6 +12,8 @@ import asyncio
 import logging
 import resource
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,13 +23,16 @@ from pathlib import Path
 import pytest
 
 from control.ocs import scpi
-from emulation.ocs.cli import ports_arg
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import MAX_PORTS, EmulatedOcs
+from emulation.ocs.options import ports_arg
+from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
 from emulation.ocs.server import MAX_LINE, WORKERS, ScpiServer
 from scripts.bench_ocs_server import flood
 
 log = logging.getLogger(__name__)
+
+REPO = Path(__file__).resolve().parents[3]
 
 CLIENTS = 500
 IDLE = 300
@@ -158,3 +164,57 @@ def test_switch_size_is_bounded_before_allocating():
             ports_arg(bad)
     assert ports_arg("16") == 16
     assert time.monotonic() - t0 < 1  # 10^8 ports took 2.7 GB before failing
+
+
+# -- float options: finite and in range, or refused in one line before anything starts ----------------
+
+def _emulator(*args: str, timeout: float = 20) -> subprocess.CompletedProcess:
+    """`python -m emulation ocs-emulator ARGS` on loopback; killed (and the test failed) if it keeps running."""
+    cmd = [sys.executable, "-m", "emulation", "ocs-emulator", "--listen", "127.0.0.1:0", "--ports", "4", *args]
+    try:
+        return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"ocs-emulator {' '.join(args)}: started instead of refusing the options")
+
+
+@pytest.mark.parametrize(("args", "msg"), [
+    (["--mirror-ms", "nan"], "mirror_ms nan: expected milliseconds from 0 and at most 60000"),
+    (["--lock-ms", "inf"], "lock_ms inf: expected milliseconds"),
+    (["--poll-ms", "1e300"], "poll_period_ms 1e+300: expected milliseconds"),
+    (["--lock-jitter-ms", "-1"], "lock_jitter_ms -1.0: expected milliseconds"),
+    (["--missed-poll-prob", "nan"], "missed_poll_prob nan: expected a probability in 0..1"),
+    (["--schedule", "round-robin", "--day-ms", "nan"], "--day-ms nan: expected milliseconds above 0"),
+    (["--schedule", "round-robin", "--day-ms", "inf"], "--day-ms inf: expected milliseconds above 0"),
+    (["--schedule", "round-robin", "--night-ms=-inf"], "--night-ms -inf: expected milliseconds from 0"),
+    (["--schedule", "round-robin", "--day-ms", "1e-9", "--night-ms", "0"], "expected a slot of at least 1 ms"),
+    (["--schedule", "round-robin", "--schedule-slots", "1,x"], "expected slot numbers separated by commas"),
+    (["--idle-timeout", "nan"], "idle_timeout nan: expected seconds above 0"),
+    (["--idle-timeout", "inf"], "idle_timeout inf: expected seconds above 0"),
+    (["--max-clients", "0"], "max_clients 0: expected an integer >= 1"),
+])
+def test_bad_float_options_are_refused_in_one_line_before_starting(args: list[str], msg: str) -> None:
+    """One error line (argparse's own errors follow its usage text), no traceback, nothing served."""
+    res = _emulator(*args)
+    assert res.returncode == 2 and res.stdout == "" and "Traceback" not in res.stderr, (res.stdout, res.stderr)
+    assert msg in res.stderr.splitlines()[-1], res.stderr
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1.0, 1e300, True, "5"])
+def test_delay_model_and_schedule_refuse_non_finite_lengths(bad: object) -> None:
+    for name in ("mirror_ms", "lock_ms", "lock_jitter_ms", "poll_period_ms", "missed_poll_jitter_ms"):
+        with pytest.raises(ValueError, match=rf"{name} .*: expected milliseconds"):
+            DelayModel(**{name: bad})
+    with pytest.raises(ValueError, match=r"day .*: expected milliseconds above 0"):
+        Schedule(round_robin(4), bad, 1.0)
+    with pytest.raises(ValueError, match=r"night .*: expected milliseconds from 0"):
+        Schedule(round_robin(4), 10.0, bad)
+
+
+def test_a_schedule_thread_refuses_slots_it_cannot_keep() -> None:
+    ocs = EmulatedOcs(4, DelayModel.instant())
+    try:
+        with pytest.raises(ValueError, match="expected a slot of at least 1 ms when a thread sets each map"):
+            ScheduleRunner(ocs, Schedule(round_robin(4), 1e-6, 0.0))
+        ScheduleRunner(ocs, Schedule(round_robin(4), 0.9, 0.1))  # 1 ms: kept
+    finally:
+        ocs.close()
