@@ -1,6 +1,7 @@
 """Abuse suite of the OCS emulator's SCPI server: floods of clients, idle connections, oversized lines,
 a channel range that once took gigabytes, an absurd switch size, float options that are NaN, infinite or
-out of range. Bounded in count and time (a few
+out of range, a 1024-port switch's lines of many channel lists or many queries, clients that never read
+their answers, silent connections holding every slot. Bounded in count and time (a few
 seconds in all), every connection on 127.0.0.1. Each test logs its figure:
 `.venv/bin/pytest emulation/ocs/tests/test_reliability.py --log-cli-level=INFO`; the same figures for a
 separate emulator process: `.venv/bin/python scripts/bench_ocs_server.py`.
@@ -27,7 +28,7 @@ from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import MAX_PORTS, EmulatedOcs
 from emulation.ocs.options import ports_arg
 from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
-from emulation.ocs.server import MAX_LINE, WORKERS, ScpiServer
+from emulation.ocs.server import MAX_ANSWER, MAX_COMMANDS, MAX_LINE, WORKERS, ScpiServer
 from scripts.bench_ocs_server import flood
 
 log = logging.getLogger(__name__)
@@ -218,3 +219,69 @@ def test_a_schedule_thread_refuses_slots_it_cannot_keep() -> None:
         ScheduleRunner(ocs, Schedule(round_robin(4), 0.9, 0.1))  # 1 ms: kept
     finally:
         ocs.close()
+
+
+# -- many ports: work per line, unread output, a slot for a new client ------------------------------------
+
+BIG = 1024  # ports: the emulator's largest switch
+
+
+@pytest.fixture
+def big_server():
+    """A 1024-port emulator with every input connected (STATe? answers about 10 KB)."""
+    ocs = EmulatedOcs(BIG, DelayModel.instant())
+    ocs.set_map([(i, BIG + i) for i in range(1, BIG + 1)])
+    srv = ScpiServer(("127.0.0.1", 0), ocs)
+    srv.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+    ocs.close()
+
+
+def test_many_channel_lists_on_one_line_cost_no_memory(big_server):
+    """6,500 channel lists in one 64 KB line (each a full range of the 2048 channels) once took 516 MiB."""
+    line = ":OXC:SWIT:CONN:ADD " + ",".join(["(@1:2048)"] * 6500)
+    assert len(line) < MAX_LINE
+    peak0 = peak_mib()
+    err = ask(big_server.port, line, ":SYST:ERR?")
+    log.info(f"lists: a line of 6,500 full channel lists; peak {peak0:.0f} -> {peak_mib():.0f} MiB: {err}")
+    assert err.startswith(f"{scpi.SYNTAX_ERROR},") and "more than 2 channel lists" in err
+    assert peak_mib() - peak0 < 50
+
+
+def test_clients_that_never_read_hold_one_lines_answer_each(big_server):
+    """8 clients send lines of ~2,600 STATe? queries each (26 MB of answers a line) and never read: the
+    server once held 749 MiB for them until the idle timeout."""
+    line = b";".join([b":OXC:SWIT:CONN:STAT?"] * 3000) + b"\n"
+    assert len(line) < MAX_LINE
+    rss0, peak0 = rss_mib(), peak_mib()
+    with connections(big_server.port, 8) as socks:
+        for s in socks:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(line * 4)
+        time.sleep(2)  # every line the server will take is taken (it reads the next once one is answered)
+        rss, peak = rss_mib(), peak_mib()
+        log.info(f"unread: 8 clients x 4 lines of 3,000 STATe?, never read: rss {rss0:.0f} -> {rss:.0f} MiB, "
+                 f"peak {peak0:.0f} -> {peak:.0f} MiB")
+        assert rss - rss0 < 50 and peak - peak0 < 50
+        first = socks[0].recv(MAX_ANSWER + 20_000)  # what it answered: MAX_ANSWER bytes and one answer more
+    assert 0 < len(first) <= MAX_ANSWER + 20_000
+    with socket.create_connection(("127.0.0.1", big_server.port), timeout=5) as s:
+        f = s.makefile("rwb")
+        f.write(b";".join([b"*IDN?"] * 100) + b"\n:SYST:ERR?\n")
+        f.flush()
+        assert f.readline().count(b"HITLESS") == MAX_COMMANDS
+        err = f.readline().decode()
+        assert err.startswith(f"{scpi.TOO_MUCH_DATA},") and f"more than {MAX_COMMANDS} commands" in err
+
+
+@pytest.mark.parametrize("server", [{"max_clients": 10, "full_idle_timeout": 0.5}], indirect=True)
+def test_silent_connections_cannot_lock_out_a_new_client(server):
+    """max_clients silent connections once held every slot for the 300 s idle timeout."""
+    with connections(server.port, 10):
+        t0 = time.monotonic()
+        assert ask(server.port, "*IDN?", timeout=10).startswith("HITLESS")
+        dt = time.monotonic() - t0
+        log.info(f"full: 10 of 10 slots held by silent connections; a new client answered in {dt:.1f} s")
+        assert server.stats.idle_closed >= 1
