@@ -1,6 +1,8 @@
 """The standing abuse suite of p4sim-switch (a separate process, as in use): 500 open streams with 500
 concurrent unary calls, RPCs beyond the server's limit, 100 pipeline pushes with the switch's RSS,
-random and truncated frames through the fabric program on veth pairs. Bounded in count and time;
+random and truncated frames through the fabric program on veth pairs, a wildcard Read of every
+register cell with Writes beside stalled Reads, failing packet-outs on a stream never read, messages
+before arbitration. Bounded in count and time;
 traffic only on loopback and on the veths the test creates. The figures are printed, one line each
 (`.venv/bin/pytest -s p4sim/tests/test_reliability.py`); `scripts/bench_p4sim_abuse.py` makes them too."""
 
@@ -19,6 +21,7 @@ from p4rt.entities import TableEntry
 from p4sim.switch.device import Device
 from p4sim.switch.p4runtime.proto import p4r, p4r_grpc
 from p4sim.switch.p4runtime.server import start_server
+from p4sim.switch.p4runtime.service import ERROR_PAYLOAD, MAX_READ_ENTITIES
 from p4sim.switch.testdata.veth import RawPort, is_root, veth_pairs
 from scripts import p4sim_abuse as abuse
 
@@ -121,3 +124,53 @@ def test_random_and_truncated_frames_then_the_fabric_still_forwards(fabric: abus
         finally:
             for h in hosts:
                 h.close()
+
+
+def test_a_wildcard_register_read_streams_within_a_bound(fabric: abuse.Program, tmp_path: Path) -> None:
+    """`register_entry {}` over the fabric program selects every cell, 116,224: it once took 12.5 s and
+    310 MiB at once. Now it streams at most MAX_READ_ENTITIES, a chunk at a time, then says why it
+    stopped; and Writes go on while 8 such Reads wait on clients that never read their answers (their
+    threads once held every unary worker; 30 s is this test's margin for a loaded machine)."""
+    with abuse.p4sim_switch(tmp_path) as sw:
+        got = abuse.reads(sw, fabric, stalled=8, writes=20, timeout=30)
+        _figure(f"reliability: {got}")
+        assert got.entities == MAX_READ_ENTITIES, str(got)
+        assert got.status.startswith("RESOURCE_EXHAUSTED") and f"more than {MAX_READ_ENTITIES}" in got.status
+        assert got.peak_growth_mib < 60, str(got)
+        assert got.writes == 20 and sw.proc.poll() is None
+
+
+def test_stream_errors_and_early_messages_are_bounded(tmp_path: Path) -> None:
+    """200 failing 1 MiB packet-outs from a client that never reads once grew the switch by 200 MiB (each
+    StreamError carried the whole packet, past the backlog bound); 20,000 messages before arbitration
+    logged 20,000 warnings."""
+    with abuse.p4sim_switch(tmp_path) as sw:
+        got = abuse.stream_flood(sw, packet_outs=200, payload=1 << 20, early=20_000)
+        _figure(f"reliability: {got}")
+        assert got.rss_growth_mib < 40, str(got)
+        assert 0 <= got.log_lines <= 10, str(got)
+        assert sw.proc.poll() is None
+
+
+def test_a_stream_error_carries_the_packet_out_cut_short() -> None:
+    handle = start_server(Device(device_id=1), "127.0.0.1:0", 1)
+    channel = grpc.insecure_channel(handle.address)
+    requests: queue.Queue = queue.Queue()
+    try:
+        stream = p4r_grpc.P4RuntimeStub(channel).StreamChannel(iter(requests.get, None))
+        arb = p4r.StreamMessageRequest()
+        arb.arbitration.device_id, arb.arbitration.election_id.low = 1, 1
+        requests.put(arb)
+        assert next(stream).WhichOneof("update") == "arbitration"
+        out = p4r.StreamMessageRequest()
+        out.packet.payload = bytes(range(256)) * 4096
+        out.packet.metadata.add(metadata_id=1, value=b"\x01")
+        requests.put(out)  # no pipeline: FAILED_PRECONDITION, with the packet-out
+        err = next(stream).error
+        assert err.canonical_code == grpc.StatusCode.FAILED_PRECONDITION.value[0]
+        assert err.packet_out.packet_out.payload == out.packet.payload[:ERROR_PAYLOAD]
+        assert list(err.packet_out.packet_out.metadata) == list(out.packet.metadata)
+    finally:
+        requests.put(None)
+        channel.close()
+        handle.stop()
