@@ -19,6 +19,7 @@ import pytest
 from p4rt.client import P4RuntimeClient
 from p4rt.entities import TableEntry
 from p4sim.switch.device import Device
+from p4sim.switch.p4runtime import server as server_mod
 from p4sim.switch.p4runtime.proto import p4r, p4r_grpc
 from p4sim.switch.p4runtime.server import start_server
 from p4sim.switch.p4runtime.service import ERROR_PAYLOAD, MAX_READ_ENTITIES
@@ -172,5 +173,29 @@ def test_a_stream_error_carries_the_packet_out_cut_short() -> None:
         assert list(err.packet_out.packet_out.metadata) == list(out.packet.metadata)
     finally:
         requests.put(None)
+        channel.close()
+        handle.stop()
+
+
+def test_reads_whose_clients_take_nothing_give_their_threads_back(fabric: abuse.Program,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """As many Reads as there are read threads, each held by a client that takes no response (HTTP/2's
+    first 64 KiB window, no growth: the switch waits on it after a few), end after READ_STALL_S (here
+    0.5 s), so another client's Read is served."""
+    monkeypatch.setattr(server_mod, "READ_STALL_S", 0.5)
+    handle = start_server(Device(device_id=1), "127.0.0.1:0", 1)
+    channel = grpc.insecure_channel(handle.address, options=[("grpc.http2.bdp_probe", 0)])
+    try:
+        stub = p4r_grpc.P4RuntimeStub(channel)
+        stub.SetForwardingPipelineConfig(abuse.pipeline_request(fabric), timeout=60)
+        held = [stub.Read(abuse.register_read(), timeout=60) for _ in range(server_mod.READ_WORKERS)]
+        time.sleep(2)
+        req = p4r.ReadRequest(device_id=1)
+        req.entities.add().table_entry.SetInParent()
+        assert [len(r.entities) for r in stub.Read(req, timeout=10)] == [0]  # served: no entry written
+        with pytest.raises(grpc.RpcError) as e:
+            sum(len(r.entities) for r in held[0])  # what it had sent, then the status
+        assert e.value.code() == grpc.StatusCode.UNAVAILABLE and "took nothing" in e.value.details()
+    finally:
         channel.close()
         handle.stop()

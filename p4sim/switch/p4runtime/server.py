@@ -15,7 +15,8 @@ bytes. Beyond MAX_CONCURRENT_RPCS RPCs in progress (open streams included) a new
 at once with RESOURCE_EXHAUSTED (grpc's maximum_concurrent_rpcs), which bounds the memory that
 streams can hold (switch README, "The P4Runtime server under load"). Reads run on READ_WORKERS
 threads of their own, so however many Reads are in progress the unary pool stays free for Writes, and
-each streams its ReadResponses as its thread makes them, READ_AHEAD at most waiting to be sent.
+each streams its ReadResponses as its thread makes them, READ_AHEAD at most waiting to be sent (a
+client that takes none for READ_STALL_S ends its Read, so it cannot keep a read thread).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from p4sim.switch.p4runtime.errors import P4RuntimeError, RpcAbort, internal, simple_status
+from p4sim.switch.p4runtime.errors import UNAVAILABLE, P4RuntimeError, RpcAbort, internal, simple_status
 from p4sim.switch.p4runtime.proto import p4r
 from p4sim.switch.p4runtime.service import P4RuntimeService
 from p4sim.switch.p4runtime.tls import ServerTls
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 RPC_WORKERS = 8  # threads for unary RPCs: each holds the GIL or the device lock, more would only queue
 READ_WORKERS = 2  # threads for Reads: more Reads wait their turn, not the Writes'
 READ_AHEAD = 2  # ReadResponses made and not yet sent, per Read
+READ_STALL_S = 30.0  # a Read whose client takes none of them for this long ends (UNAVAILABLE)
 MAX_CONCURRENT_RPCS = 4096  # RPCs in progress, open streams included; more get RESOURCE_EXHAUSTED
 STREAM_BACKLOG = 10_000  # messages waiting for a slow StreamChannel client before packet-ins are dropped
 _END = object()
@@ -110,23 +112,29 @@ class _Servicer:
             asyncio.run_coroutine_threadsafe(made.put(chunk), loop).result()
 
         reading = loop.run_in_executor(self.read_pool, self.service.read, request, emit)
+        error: Exception | None = None
         try:
             while not (reading.done() and made.empty()):
                 got = asyncio.ensure_future(made.get())
                 await asyncio.wait((got, reading), return_when=asyncio.FIRST_COMPLETED)
-                if got.done():
-                    await context.write(got.result())
-                else:
+                if not got.done():
                     got.cancel()
-            try:
-                reading.result()
-            except Exception as e:
-                await _abort(context, e, self.service.read)
-        finally:
+                    continue
+                try:  # a client that stops reading must not keep a read thread
+                    await asyncio.wait_for(context.write(got.result()), READ_STALL_S)
+                except asyncio.TimeoutError:
+                    error = P4RuntimeError(UNAVAILABLE, f"Read: the client took nothing for {READ_STALL_S:g} s; "
+                                           "expected it to read its responses")
+                    break
+            else:
+                error = reading.exception()
+        finally:  # first free the thread (a put it waits on completes; its next emit stops it)
             ended.set()
-            while not made.empty():  # a put the thread waits on completes, and its next emit stops it
+            while not made.empty():
                 made.get_nowait()
             reading.add_done_callback(lambda f: f.cancelled() or f.exception())  # _ReadEnded: expected
+        if error is not None:
+            await _abort(context, error, self.service.read)
 
     async def StreamChannel(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:  # noqa: N802
         """Arbitration, packet-out and digest acks in; arbitration, packet-in, digests and errors out."""
