@@ -5,7 +5,8 @@
 - a grant is all or nothing: a ToR write that fails after the OCS's is undone on the OCS (real switch
   processes of the run's target), and a failed ToR delete does not keep the OCS's from being tried;
 - `reconfigure` refuses a NaN, negative or infinite hold or drain before its first write, and a
-  procedure that fails midway says what it left and how to recover (and that way recovers).
+  procedure that fails midway says what it left and how to recover (and that way recovers);
+- a malformed `fabric.conf` for `--target tofino` is one line, not a traceback.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ from emulation.ocs.emulator import EmulatedOcs
 from emulation.testing import SwitchProcess
 from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import TableEntry
+from p4rt.testing import SAMPLE_P4INFO
+from p4rt.tests.test_bfconfig import bf_output
 from topo.generators import ucd4
+from topo.model import save
 
 # -- a refused two-way request leaves the scheduler as it was ------------------------------------------
 
@@ -206,3 +210,28 @@ def test_a_procedure_failing_midway_says_what_it_left_and_how_to_recover(reconf)
     rec.run("mbb-timed", new, hold_s=0)  # the recovery it names: again, from what the OCS holds
     want = rec.states(new)
     assert all(net.sessions[n].sync(want[n]).empty for n in want)
+
+
+# -- a malformed fabric.conf for --target tofino: one line, no traceback -----------------------------------
+
+@pytest.mark.parametrize(("conf", "message"), [
+    ('{"p4_devices": [{"p4_programs": [5]}]}', "p4_programs[0] is 5, expected a JSON object"),
+    ('{"p4_devices": [{"p4_programs": [{"program-name": "fabric", "bfrt-config": "bfrt.json", "p4_pipelines": [7]}]}]}',
+     "p4_pipelines[0] is 7, expected a JSON object"),
+    ("[" * 100_000, "not JSON (maximum recursion depth exceeded"),
+    ('{"p4_devices": [{"p4_programs": [{"program-name": "fabric", "bfrt-config": "a\\u0000b"}]}]}',
+     "cannot read (embedded null byte)"),
+    ('{"p4_devices": [{"p4_programs": [{"program-name": "fabric", "bfrt-config": "bfrt.json", "p4_pipelines": '
+     '[{"p4_pipeline_name": "pipe", "pipe_scope": [true], "context": "x", "config": "x"}]}]}]}',
+     "pipe_scope of pipe is [True], expected a list of pipe numbers"),
+])
+def test_a_malformed_fabric_conf_is_one_line(tmp_path, capsys: pytest.CaptureFixture, conf: str, message: str) -> None:
+    """`control status --target tofino` once printed a 33-42 line traceback for each of these."""
+    build = tmp_path / "tofino"
+    bf_output(build)
+    (build / "fabric.p4info.txtpb").write_text(SAMPLE_P4INFO)
+    (build / "fabric.conf").write_text(conf)
+    save(ucd4(), tmp_path / "ucd4.json")
+    assert main(["status", "--topo", str(tmp_path / "ucd4.json"), "--target", "tofino", "--build", str(build)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bf-p4c conf" in err and message in err, err

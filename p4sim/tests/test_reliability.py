@@ -2,7 +2,7 @@
 concurrent unary calls, RPCs beyond the server's limit, 100 pipeline pushes with the switch's RSS,
 random and truncated frames through the fabric program on veth pairs, a wildcard Read of every
 register cell with Writes beside stalled Reads, failing packet-outs on a stream never read, messages
-before arbitration. Bounded in count and time;
+before arbitration, TLS files that are garbage, mismatched, swapped or endless. Bounded in count and time;
 traffic only on loopback and on the veths the test creates. The figures are printed, one line each
 (`.venv/bin/pytest -s p4sim/tests/test_reliability.py`); `scripts/bench_p4sim_abuse.py` makes them too."""
 
@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import logging
 import queue
+import resource
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import grpc
 import pytest
 
+from emulation.target import free_port
 from p4rt.client import P4RuntimeClient
 from p4rt.entities import TableEntry
+from p4rt.tests import pki as pki_mod
 from p4sim.switch.device import Device
 from p4sim.switch.p4runtime import server as server_mod
 from p4sim.switch.p4runtime.proto import p4r, p4r_grpc
@@ -199,3 +204,31 @@ def test_reads_whose_clients_take_nothing_give_their_threads_back(fabric: abuse.
     finally:
         channel.close()
         handle.stop()
+
+
+def _limited_memory() -> None:  # in the child: a switch that reads /dev/zero fails at 2 GiB, not the machine
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def test_bad_tls_files_are_named_by_the_switch_process(tmp_path: Path) -> None:
+    """p4sim-switch with a garbage certificate, a key that is not its certificate's, the two swapped, or
+    /dev/zero as the certificate: one line naming the file and what is wrong (once "cannot listen",
+    blaming the address; /dev/zero was read until memory ran out)."""
+    if pki_mod.OPENSSL is None:
+        pytest.skip("needs openssl to make test certificates")
+    pki = pki_mod.make_pki(tmp_path)
+    junk = tmp_path / "junk.pem"
+    junk.write_bytes(b"-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n")
+    cert, key = str(pki.server_cert), str(pki.server_key)
+    for c, k, what in ((str(junk), key, f"--grpc-server-cert '{junk}': not a valid certificate"),
+                       (cert, str(pki.client_key), f"--grpc-server-key '{pki.client_key}': not the key of the "
+                                                   f"certificate in '{cert}'"),
+                       (key, cert, f"--grpc-server-cert '{key}': holds PRIVATE KEY; expected a CERTIFICATE"),
+                       ("/dev/zero", key, "--grpc-server-cert '/dev/zero': larger than 1048576 bytes")):
+        res = subprocess.run([str(Path(sys.executable).parent / "p4sim-switch"), "--no-p4", "--grpc-server-addr",
+                              f"127.0.0.1:{free_port()}", "--", "--grpc-server-ssl", "--grpc-server-cert", c,
+                              "--grpc-server-key", k], capture_output=True, text=True, timeout=60,
+                             preexec_fn=_limited_memory)
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 1 and len(lines) == 1, res.stderr[-2000:]
+        assert lines[0].startswith(f"p4sim-switch: {what}"), lines[0]
