@@ -125,13 +125,13 @@ def p4sim_switch(log_dir: Path, json_path: Path | None = None,
         yield sw
 
 
-def rss_mib(pid: int) -> float:
-    """Resident memory of a process (VmRSS), MiB."""
+def rss_mib(pid: int, key: str = "VmRSS") -> float:
+    """Resident memory of a process (VmRSS; VmHWM: its peak), MiB."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024
-    raise ValueError(f"process {pid}: no VmRSS")
+    raise ValueError(f"process {pid}: no {key}")
 
 
 def raise_fd_limit(needed: int) -> None:
@@ -335,15 +335,6 @@ def fuzz_frames(good: bytes, n_random: int, seed: int = 1) -> list[bytes]:
 
 # ---- Reads, stream errors and messages before arbitration ---------------------------------------
 
-def peak_mib(pid: int) -> float:
-    """Peak resident memory of a process (VmHWM), MiB."""
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    raise ValueError(f"process {pid}: no VmHWM")
-
-
 def reset_peak(pid: int) -> None:
     """Reset a process's VmHWM to its RSS now (proc(5): clear_refs 5), so the next peak is this step's."""
     with open(f"/proc/{pid}/clear_refs", "w") as f:
@@ -404,14 +395,14 @@ def reads(sw: SwitchProcess, program: Program, stalled: int = 8, writes: int = 2
     ch, stub, (stream, requests) = _primary(sw, program)
     try:
         reset_peak(sw.pid)
-        peak0, t0 = peak_mib(sw.pid), time.monotonic()
+        peak0, t0 = rss_mib(sw.pid, "VmHWM"), time.monotonic()
         n, status = 0, "OK"
         try:
             for resp in stub.Read(register_read(), timeout=timeout):
                 n += len(resp.entities)
         except grpc.RpcError as e:
             status = f"{e.code().name}: {e.details()}"
-        seconds, growth = time.monotonic() - t0, peak_mib(sw.pid) - peak0
+        seconds, growth = time.monotonic() - t0, rss_mib(sw.pid, "VmHWM") - peak0
         held = [stub.Read(register_read(), timeout=timeout) for _ in range(stalled)]  # never iterated
         time.sleep(1)  # they are in progress: each thread waits on its client
         slowest = 0.0

@@ -52,8 +52,9 @@ def peak_mib() -> float:
 
 @pytest.fixture
 def server(request):
-    kwargs = getattr(request, "param", {})
-    ocs = EmulatedOcs(16, DelayModel.instant())
+    """An emulator of 16 ports (`size`: other) behind a ScpiServer (the other params: its options)."""
+    kwargs = dict(getattr(request, "param", {}))
+    ocs = EmulatedOcs(kwargs.pop("size", 16), DelayModel.instant())
     srv = ScpiServer(("127.0.0.1", 0), ocs, **kwargs)
     srv.start()
     yield srv
@@ -226,37 +227,33 @@ def test_a_schedule_thread_refuses_slots_it_cannot_keep() -> None:
 BIG = 1024  # ports: the emulator's largest switch
 
 
-@pytest.fixture
-def big_server():
-    """A 1024-port emulator with every input connected (STATe? answers about 10 KB)."""
-    ocs = EmulatedOcs(BIG, DelayModel.instant())
-    ocs.set_map([(i, BIG + i) for i in range(1, BIG + 1)])
-    srv = ScpiServer(("127.0.0.1", 0), ocs)
-    srv.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    ocs.close()
+def connect_all(srv: ScpiServer) -> None:
+    """Every input connected (a full switch's STATe? answers about 10 KB)."""
+    srv.ocs.set_map([(i, BIG + i) for i in range(1, BIG + 1)])
 
 
-def test_many_channel_lists_on_one_line_cost_no_memory(big_server):
+@pytest.mark.parametrize("server", [{"size": BIG}], indirect=True)
+def test_many_channel_lists_on_one_line_cost_no_memory(server):
     """6,500 channel lists in one 64 KB line (each a full range of the 2048 channels) once took 516 MiB."""
     line = ":OXC:SWIT:CONN:ADD " + ",".join(["(@1:2048)"] * 6500)
     assert len(line) < MAX_LINE
     peak0 = peak_mib()
-    err = ask(big_server.port, line, ":SYST:ERR?")
+    err = ask(server.port, line, ":SYST:ERR?")
     log.info(f"lists: a line of 6,500 full channel lists; peak {peak0:.0f} -> {peak_mib():.0f} MiB: {err}")
     assert err.startswith(f"{scpi.SYNTAX_ERROR},") and "more than 2 channel lists" in err
     assert peak_mib() - peak0 < 50
 
 
-def test_clients_that_never_read_hold_one_lines_answer_each(big_server):
-    """8 clients send lines of ~2,600 STATe? queries each (26 MB of answers a line) and never read: the
-    server once held 749 MiB for them until the idle timeout."""
+@pytest.mark.parametrize("server", [{"size": BIG}], indirect=True)
+def test_clients_that_never_read_hold_one_lines_answer_each(server):
+    """8 clients send lines of 3,000 STATe? queries (30 MB of answers a line) and never read: the server
+    once grew by 96 MiB here holding their answers until the idle timeout (749 MiB in the probe that
+    found it)."""
+    connect_all(server)
     line = b";".join([b":OXC:SWIT:CONN:STAT?"] * 3000) + b"\n"
     assert len(line) < MAX_LINE
     rss0, peak0 = rss_mib(), peak_mib()
-    with connections(big_server.port, 8) as socks:
+    with connections(server.port, 8) as socks:
         for s in socks:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             s.sendall(line * 4)
@@ -267,7 +264,7 @@ def test_clients_that_never_read_hold_one_lines_answer_each(big_server):
         assert rss - rss0 < 50 and peak - peak0 < 50
         first = socks[0].recv(MAX_ANSWER + 20_000)  # what it answered: MAX_ANSWER bytes and one answer more
     assert 0 < len(first) <= MAX_ANSWER + 20_000
-    with socket.create_connection(("127.0.0.1", big_server.port), timeout=5) as s:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
         f = s.makefile("rwb")
         f.write(b";".join([b"*IDN?"] * 100) + b"\n:SYST:ERR?\n")
         f.flush()
