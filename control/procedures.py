@@ -240,6 +240,7 @@ class Reconfigurer:
         plan, and every state it writes encoded; `run_prepared` then only writes, commands and waits."""
         if procedure not in PROCEDURES:
             raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
+        check_wait("hold_s", hold_s)  # before the first write (the failover setting), not when the hold sleeps
         old = circuits_from_ocs(self.ocs) if old is None else old
         self._ensure_failover(old, events or self.events)
         p = self.plan(procedure, new, old, hold_s, transforms)
@@ -252,7 +253,7 @@ class Reconfigurer:
         and prepared at once (the run's time includes both)."""
         if procedure not in PROCEDURES:
             raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
-        check_wait("hold_s", hold_s)  # before the first write (the failover setting), not when the hold sleeps
+        check_wait("hold_s", hold_s)  # before procedure-start is logged (prepare checks it too)
         ex = Executor(self.net, self.ocs, events or self.events, self.probe_timeout)
         old = circuits_from_ocs(self.ocs) if old is None else old
         res = ex.start(procedure, old, new, hold_s)
