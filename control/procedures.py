@@ -62,11 +62,14 @@ __all__ = ["PROCEDURES", "Executor", "ProcedureError", "Reconfigurer", "Result",
            "with_gradual_versions"]
 
 
+UNCHANGED = "the OCS and the routes unchanged"  # what a run left that failed before its first step
+
+
 class ProcedureError(Exception):
     """A procedure stopped at `step`; traffic stays on the path the last completed step set, which `left`
     says (Plan.left), with how to recover."""
 
-    def __init__(self, step: str, cause: BaseException, left: str = "the OCS and the routes unchanged") -> None:
+    def __init__(self, step: str, cause: BaseException, left: str = UNCHANGED) -> None:
         super().__init__(f"step {step!r} failed: {cause}; left {left}; to recover, run the procedure again (it "
                          "starts from the circuits the OCS holds) or install the routes of those circuits "
                          "(python -m control install --circuits ...)")
@@ -124,7 +127,7 @@ class Executor:
 
     def fail(self, res: Result, step: str, exc: BaseException, left: str | None = None) -> NoReturn:
         """Log `procedure-error` and raise ProcedureError(step) saying what the run `left`."""
-        err = ProcedureError(step, exc) if left is None else ProcedureError(step, exc, left)
+        err = ProcedureError(step, exc, left or UNCHANGED)
         self.events.log("procedure-error", procedure=res.procedure, step=step, error=str(exc), left=err.left)
         raise err from exc
 
