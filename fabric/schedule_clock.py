@@ -4,10 +4,12 @@ ranges, for the two glues of p4src/include (SCHEDULE_PHASE), and which one a loa
 - v1model (bmv2, p4sim): `epoch_us` in us (48 bits), `cycle_scale` = ceil(2^52 / cycle_us) (64
   bits), phases in 2^-20 cycles (fabric/schedule.py). Any cycle of whole microseconds.
 - TNA (Tofino): the switch's time is `global_tstamp[41:10]`, units of 1024 ns in 32 bits;
-  `epoch_us` is the epoch in those units (mod 2^32) and `cycle_scale` the mask cycle - 1, so the
-  cycle must be a power of two of units (2^k x 1.024 us: no whole number of us is one), and phases
-  are units into the cycle. Any other cycle is refused, or, when the caller asks, rounded to the
-  nearest power of two with every slot edge scaled with it (and reported).
+  `epoch_us` is the epoch in those units, negated (mod 2^32: Tofino's ALU adds action data to a
+  field but cannot subtract it from one), and `cycle_scale` the mask cycle - 1, so the cycle must be
+  a power of two of units (2^k x 1.024 us: no whole number of us is one), at most 2^20 (the phase
+  key's 20 bits, the widest range match Tofino takes), and phases are units into the cycle. Any
+  other cycle is refused, or, when the caller asks, rounded to the nearest power of two with every
+  slot edge scaled with it (and reported).
 
 The encoding is read from the program's P4Info: the widths of `set_schedule`'s parameters (48/64
 on v1model, 32/32 on TNA; fabric/tests/test_tna_contract.py lists this as a target difference).
@@ -19,12 +21,12 @@ from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 from fabric.contract import SET_SCHEDULE
-from fabric.schedule import NS_PER_US, Range, TimeSchedule, cycle_ranges
+from fabric.schedule import NS_PER_US, SCHEDULE_PHASE_BITS, Range, TimeSchedule, cycle_ranges
 from p4rt.schema import P4Schema
 
 TNA_UNIT_NS = 1024  # include/tna/glue.p4: global_tstamp (ns) >> 10
-TNA_TIME_BITS = 32  # time_t, the epoch parameter and the phase key
-TNA_MAX_CYCLE_LOG2 = TNA_TIME_BITS - 1  # the schedule runs while now - epoch < 2^31 units (TIME_AFTER)
+TNA_TIME_BITS = 32  # time_t and the epoch parameter
+TNA_MAX_CYCLE_LOG2 = SCHEDULE_PHASE_BITS  # the phase key: 20 bits, Tofino's widest range match
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +77,7 @@ def _span(values: list[int]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TnaClock:
-    """include/tna/glue.p4: the epoch in 1.024 us units, the cycle a power of two of them (a mask).
+    """include/tna/glue.p4: the negated epoch in 1.024 us units, the cycle a power of two of them (a mask).
     `round_cycle`: round another cycle to the nearest power of two (and an epoch between two units
     to the nearer) instead of refusing it; the rounding is reported in EncodedClock.rounding."""
 
@@ -102,7 +104,7 @@ class TnaClock:
             note = f"cycle {cycle_ns / NS_PER_US:g} us ({exact}) rounded to 2^{units.bit_length() - 1} units = {_tna_us(units)}"
         if units.bit_length() - 1 > TNA_MAX_CYCLE_LOG2:
             raise ValueError(f"TNA schedule cycle {cycle_ns / NS_PER_US:g} us: expected at most 2^{TNA_MAX_CYCLE_LOG2} "
-                             f"units ({_tna_us(1 << TNA_MAX_CYCLE_LOG2)}: the clock compares modulo 2^32)")
+                             f"units ({_tna_us(1 << TNA_MAX_CYCLE_LOG2)}: the phase key's {SCHEDULE_PHASE_BITS} bits)")
         return units, note
 
     def encode(self, sched: TimeSchedule, before_us: int = 0, after_us: int = 0) -> EncodedClock:
@@ -137,7 +139,7 @@ class TnaClock:
         if note is not None:
             note = (f"TNA clock: {note}; slots {_span([e - s for s, e in zip(starts, ends, strict=True)])}, "
                     f"nights {_span(nights)}, days {_span([e - n for n, e in zip(night_ends, ends, strict=True)])}")
-        return EncodedClock({"epoch_us": epoch % (1 << TNA_TIME_BITS), "cycle_scale": units - 1},
+        return EncodedClock({"epoch_us": -epoch % (1 << TNA_TIME_BITS), "cycle_scale": units - 1},
                             cycle_ranges(starts, night_ends, units, before, after, lambda u: u), note)
 
 

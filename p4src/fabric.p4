@@ -77,6 +77,7 @@ control FabricIngress(inout fabric_headers_t hdr,
     apply {
         meta.now = standard_metadata.ingress_global_timestamp;
         meta.pkt_len = standard_metadata.packet_length;
+        meta.slot_depart = meta.now;  // a lit decision's freshness counts from here (UplinkClock may move it)
         bool looped = hdr.hold_mark.isValid();
         if (looped) {
             // Back from the hold loop (SlotHold): the parser took its held state from the mark.
@@ -114,6 +115,7 @@ control FabricIngress(inout fabric_headers_t hdr,
         } else if (!hdr.ipv4.isValid()) {
             meta.drop = 1;
         } else {
+            meta.routable = 1;
             acl.apply(hdr, meta);
             if (meta.acl_hit == 0) {
                 routing.apply(hdr, meta);

@@ -26,14 +26,15 @@ U = 1024  # ns per unit
 MIB = 1 << 20  # 1024 units, in ns
 
 
-def tna_phase(tstamp_ns: int, epoch: int, mask: int) -> int | None:
+def tna_phase(tstamp_ns: int, minus_epoch: int, mask: int) -> int | None:
     """include/tna/glue.p4 and schedule/clock.p4 literally: now = global_tstamp[41:10] (a bit<48> of
-    ns), TIME_AFTER(epoch, now) modulo 2^32 (None: not started), phase = (bit<32>) (now - epoch) & mask."""
+    ns), t = now + the negated epoch (SCHEDULE_SINCE), TIME_NEGATIVE(t) (None: not started), phase =
+    t & mask, its 20 low bits the key."""
     now = ((tstamp_ns & ((1 << 48) - 1)) >> 10) & 0xFFFFFFFF
-    t = (now - epoch) & 0xFFFFFFFF
+    t = (now + minus_epoch) & 0xFFFFFFFF
     if t >= 1 << 31:
         return None
-    return t & mask
+    return t & mask & 0xFFFFF
 
 
 def lookup(ranges: list[Range], phase: int) -> tuple[int, bool]:
@@ -63,7 +64,7 @@ def test_every_unit_of_two_cycles_takes_the_schedules_slot(sched: TimeSchedule) 
     enc = clock.encode(sched)
     units = sched.cycle_ns // U
     assert enc.rounding is None and enc.params["cycle_scale"] == units - 1
-    assert enc.params["epoch_us"] == (sched.epoch_ns // U) % (1 << 32)
+    assert enc.params["epoch_us"] == -(sched.epoch_ns // U) % (1 << 32)
     assert enc.ranges[0][0] == 0 and enc.ranges[-1][1] == units - 1
     assert all(a[1] + 1 == b[0] for a, b in zip(enc.ranges, enc.ranges[1:], strict=False)), "contiguous"
     for k in range(2 * units):
@@ -107,8 +108,8 @@ def test_a_cycle_of_whole_microseconds_is_refused_in_one_line() -> None:
                    "of units, nearest 2^14 units = 16777.216 us or 2^15 units = 33554.432 us (or round_cycle)")
     with pytest.raises(ValueError, match="epoch 1000000 ns: expected a whole number of 1.024 us units"):
         TnaClock().encode(TimeSchedule(4, day_ns=7 * MIB, night_ns=MIB, epoch_us=1000))
-    with pytest.raises(ValueError, match=r"expected at most 2\^31 units"):
-        TnaClock().encode(TimeSchedule(2, day_ns=(1 << 31) * U, night_ns=0))
+    with pytest.raises(ValueError, match=r"expected at most 2\^20 units \(1073741.824 us: the phase key's 20 bits\)"):
+        TnaClock().encode(TimeSchedule(2, day_ns=(1 << 20) * U, night_ns=0))
 
 
 @pytest.mark.parametrize("sched, log2", [(TimeSchedule(3, 10_000, 1_000, 777), 15),
@@ -118,7 +119,7 @@ def test_rounding_scales_every_edge_and_reports_the_lengths(sched: TimeSchedule,
     enc = TnaClock(round_cycle=True).encode(sched)
     units = 1 << log2
     assert enc.params["cycle_scale"] == units - 1
-    assert enc.params["epoch_us"] == round(sched.epoch_ns / U)
+    assert enc.params["epoch_us"] == -round(sched.epoch_ns / U) % (1 << 32)
     # unit p stands for the schedule's [p, p + 1) x cycle / units: it takes the state at that span's
     # last ns (the unit an edge falls in goes to what follows it)
     for p in range(units):
@@ -156,7 +157,7 @@ def test_tna_clock_entries() -> None:
     sched = TimeSchedule(4, day_ns=7 * MIB, night_ns=MIB, epoch_ns=7 * U)
     entries = clock_entries(sched, clock=TnaClock())
     assert entries[0] == {"table": "schedule_config", "default": True, "action": "set_schedule",
-                          "params": {"epoch_us": 7, "cycle_scale": (1 << 15) - 1}}
+                          "params": {"epoch_us": (1 << 32) - 7, "cycle_scale": (1 << 15) - 1}}
     assert entries[1:3] == [
         {"table": "schedule_phase", "match": {"phase": {"low": 0, "high": 1023}}, "priority": 1,
          "action": "set_slot", "params": {"slot": 0, "night": 1, "end": 1024}},

@@ -28,6 +28,7 @@ const bit<8> IP_PROTO_TCP  = 6;
 const bit<8> IP_PROTO_UDP  = 17;
 
 const bit<8> TCP_FLAG_ACK = 0x10;
+const bit<8> TCP_FLAG_SYN = 0x02;
 
 // multipath kind chosen by the `path` table
 const bit<2> MULTIPATH_NONE  = 0;

@@ -15,6 +15,7 @@
 // What the schedule clock says about now (schedule/clock.p4).
 struct schedule_t {
     bit<1>  on;               // a schedule is installed and has started
+    time_t  t;                // now - the epoch (set_schedule)
     bit<1>  night;            // a night (OCS: changing ports are dark; ToR: nothing optical is sent)
     slot_t  slot;
     bit<32> phase;            // position in the cycle (v1model: 2^-SCHEDULE_PHASE_BITS cycles)
@@ -32,7 +33,6 @@ struct fabric_metadata_t {
     // Out to the target (glue), at the end of ingress or egress.
     port_t    egress_port;    // ingress: the chosen output port; egress: the port it leaves on
     bit<1>    drop;
-    bit<1>    do_resubmit;    // TNA: fast failover's resubmit (v1model resubmits where decided)
     bit<1>    do_clone;       // TNA: the drain probe's mirror (v1model clones where decided)
     bit<1>    do_recirculate; // egress: the drain probe goes back to ingress (not counted in port_tx)
     // Forwarding state.
@@ -40,6 +40,7 @@ struct fabric_metadata_t {
     bit<16>   l4_dst_port;
     bit<1>    bypass;         // packet-out or probe: no forwarding table, no rewrite
     bit<1>    acl_hit;        // the ACL decided: routing is skipped
+    bit<1>    routable;       // an IPv4 packet for the forwarding tables (Routing runs unless acl_hit)
     bit<1>    routed;         // route hit: TTL decrement, checksum, source MAC rewrite
     bit<1>    to_host;        // delivered to a host: strip the path tag
     bit<1>    has_path;       // route chose a path id
@@ -49,7 +50,7 @@ struct fabric_metadata_t {
     bit<2>    multipath;      // MULTIPATH_*: which group table picks the next hop
     bit<32>   spray_index;    // selector input of spray_group: random or round-robin counter
     bit<1>    next_hop_set;   // a path or group action chose the egress port
-    bit<1>    port_up;        // set only by port_liveness's port_up action
+    liveness_t port_up;       // LIVENESS_UP set only by port_liveness's port_up action
     bit<8>    liveness_pick;  // constant 1: the selector input of port_liveness (see failover.p4)
     bit<1>    gradual;        // path_version chose set_version_gradual: move at a flowlet boundary
     // Flowlet gate (flowlet.p4): flowlet_config, then this flow's registers.
@@ -58,6 +59,7 @@ struct fabric_metadata_t {
     bit<32>   flowlet_byte_ns;  // flowlet_config: fabric line rate as ns per byte (0: gaps at arrival)
     bit<1>    flowlet_pause;  // flowlet_config: pause a pending TCP flow (zero window) until drained
     bit<32>   flow_index;     // 5-tuple hash: index of the flowlet registers
+    bit<32>   ack_index;      // the reversed 5-tuple's: an ACK's flow
     time_t    flow_tx;        // this packet's time on the fabric port (length x BYTE_NS)
     bit<8>    flow_wanted;    // the entry's version + 1 (flow_pending's tag of the change)
     bit<8>    flow_version;   // flowlet registers of this flow: its version (after the gate),
@@ -67,7 +69,7 @@ struct fabric_metadata_t {
     bit<32>   flow_acked;     // TCP: the last acknowledgement its receiver sent back
     bit<32>   flow_end;       // TCP: the sequence number after this segment's data
     bit<1>    flow_stale;     // the slot idled past MAX_HOLD (a new flow may have taken it)
-    bit<1>    flow_move;      // the gate opens: the flow takes the entry's version now
+    bit<32>   flow_unacked;   // ACK path: the flow's bytes this ACK leaves unacknowledged (modulo 2^32)
     // Kept across the fast-failover resubmit. The parser must not initialise these: it runs
     // again on the resubmitted packet, after the target has restored them.
     @field_list(FL_FAILOVER)
@@ -84,6 +86,8 @@ struct fabric_metadata_t {
     bit<32>   hold_max_us;    // slot_policy: the longest a packet of the path is held
     bit<32>   hold_limit;     // slot_policy: at most this many packets of the path held at once
     bit<32>   slot_byte_ns;   // slot_port: ns a byte takes on the slot's uplink (0: no day budget)
+    port_t    slot_port;      // slot_port: the slot's uplink (lit: the egress port)
+    bit<32>   slot_more;      // slot_port: the light after the current range, phase units (a window)
     bit<32>   hold_fresh_us;  // slot_policy: a lit decision older than this when egress takes the
                               // packet is stale: it goes round the hold loop again (0: never stale)
     time_t    slot_depart;    // a lit packet: when its uplink starts sending it (after the backlog the day

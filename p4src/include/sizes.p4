@@ -53,6 +53,14 @@
 #ifndef FLOWLET_SIZE
 #define FLOWLET_SIZE 8192
 #endif
+// log2(FLOWLET_SIZE): TNA's flowlet hash is this wide (Tofino has no modulo, and the hash unit
+// gives the index directly, no mask after it).
+#ifndef FLOWLET_INDEX_BITS
+#define FLOWLET_INDEX_BITS 13
+#endif
+#if FLOWLET_SIZE != (1 << FLOWLET_INDEX_BITS)
+#error "FLOWLET_SIZE must be 2^FLOWLET_INDEX_BITS"
+#endif
 
 // Defaults of flowlet_config (microseconds): the idle gap that ends a flowlet and the longest a
 // pending version change is held back. See p4src/README.md for how they were chosen.
@@ -78,6 +86,13 @@
 
 #ifndef FLOWLET_MAX_HOLD_US
 #define FLOWLET_MAX_HOLD_US 300000
+#endif
+
+// TNA: what the flowlet departure counts for the first packet after its flow went idle, in 1.024 us
+// units (include/tna/flowlet_state.p4): at least any packet's length x BYTE_NS (64: 1518 bytes at
+// 32 ns a byte, 250 Mb/s; 9216 bytes at 7 ns), so a move only waits longer.
+#ifndef FLOWLET_TX_FIRST
+#define FLOWLET_TX_FIRST 64
 #endif
 
 // TNA: the most members of one selector group (Tofino's selectors need a bound).

@@ -26,6 +26,7 @@ control OcsIngress(inout ocs_headers_t hdr,
                    inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                    inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
+    DECLARE_NOW(now_hash)
     DECLARE_PORT_COUNTER(port_rx)
     DECLARE_PORT_COUNTER(port_enq)  // - port_deq: the traffic manager's drops
     Circuit() circuit;
@@ -33,7 +34,7 @@ control OcsIngress(inout ocs_headers_t hdr,
     TimeFlow() time_flow;
 
     apply {
-        meta.now = ig_prsr_md.global_tstamp[41:10];
+        meta.now = NOW_UNITS(now_hash, ig_prsr_md.global_tstamp);
         port_rx.count(ig_intr_md.ingress_port);
         if (hdr.packet_out.isValid()) {
             meta.egress_port = hdr.packet_out.egress_port;
@@ -53,14 +54,7 @@ control OcsIngress(inout ocs_headers_t hdr,
             port_enq.count(meta.egress_port);
         }
         hdr.bridged.setValid();
-        hdr.bridged.kind = BRIDGED_KIND_NORMAL;
-        hdr.bridged._pad0 = 0;
         hdr.bridged.ingress_port = ig_intr_md.ingress_port;
-        hdr.bridged.routed = 0;
-        hdr.bridged.to_host = 0;
-        hdr.bridged.version = 0;
-        hdr.bridged.drain_probe = 0;
-        hdr.bridged._pad1 = 0;
     }
 }
 
@@ -71,6 +65,7 @@ control OcsEgress(inout ocs_headers_t hdr,
                   inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                   inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
 
+    DECLARE_NOW(now_hash)
     DECLARE_PORT_COUNTER(port_deq)
     DECLARE_PORT_COUNTER(port_tx)
 
@@ -78,9 +73,9 @@ control OcsEgress(inout ocs_headers_t hdr,
         port_deq.count(eg_intr_md.egress_port);
         if (eg_intr_md.egress_port == CPU_PORT) {
             hdr.packet_in.setValid();
-            hdr.packet_in.ingress_port = meta.ingress_port;
+            hdr.packet_in.ingress_port = hdr.bridged.ingress_port;
             hdr.packet_in._pad = 0;
-            hdr.packet_in.timestamp = (bit<48>) eg_prsr_md.global_tstamp[41:10];
+            hdr.packet_in.timestamp = (bit<48>) NOW_UNITS(now_hash, eg_prsr_md.global_tstamp);
         }
         hdr.bridged.setInvalid();
         port_tx.count(eg_intr_md.egress_port);

@@ -12,11 +12,11 @@ control Failover(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     DECLARE_SELECTOR_IDENTITY(liveness_selector, LIVENESS_SELECTOR_SIZE, 8, PORT_TABLE_SIZE)
 
     action port_up() {
-        meta.port_up = 1;
+        meta.port_up = LIVENESS_UP;
     }
 
     action port_down() {
-        meta.port_up = 0;
+        meta.port_up = LIVENESS_DOWN;
     }
 
     // Port status, kept by the target through watch ports. Every group holds two members: first
@@ -35,16 +35,18 @@ control Failover(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
             port_up;
             port_down;
         }
-        implementation = liveness_selector;
+        implementation = SELECTOR(liveness_selector);
         size = PORT_TABLE_SIZE;
     }
 
-    // The original goes nowhere; its copy comes back through the parser with the other version.
-    action fail_over() {
-        meta.failover = 1;
-        meta.failover_version = ~meta.version;
-        RESUBMIT_FAILOVER();
-        meta.drop = 1;
+    // The original goes nowhere; its copy comes back through the parser with the other version
+    // (a constant of the caller's: Tofino ties fields in one ALU operation to one alignment). The
+    // glue's RESUBMIT_FAILOVER marks the copy (meta.failover), resubmits it and drops the original
+    // (TNA: the resubmit data; the end of ingress decides, on port_up itself, in the stage of this
+    // decision: tna/fabric.p4; the parser marks the copy).
+    action fail_over(version_t other) {
+        meta.failover_version = other;
+        RESUBMIT_FAILOVER(other);
     }
 
     apply {
@@ -53,11 +55,13 @@ control Failover(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
         }
         // A forwarding path action ran but no live port came out of it (dead static port, or a
         // group whose members are all dead): take the other version.
-        if ((meta.next_hop_set == 1 || meta.multipath != MULTIPATH_NONE) && meta.port_up == 0) {
-            if (meta.failover == 0) {
-                fail_over();
+        if ((meta.next_hop_set == 1 || meta.multipath != MULTIPATH_NONE) && meta.port_up != LIVENESS_UP) {
+            if (meta.failover == 1) {
+                BOTH_VERSIONS_DOWN();
+            } else if (meta.version == 0) {
+                fail_over(1);
             } else {
-                meta.drop = 1;  // both versions are down
+                fail_over(0);
             }
         }
     }

@@ -19,21 +19,28 @@
 // timer. GAP, MAX_HOLD, BYTE_NS and PAUSE are controller state (the keyless table flowlet_config).
 //
 // The per-flow state is in registers, accessed the way Tofino's stateful ALUs allow: each register
-// at most once per packet, each access one read-compute-write of that register alone (the target's
-// flowlet_state.p4), the decisions between them in this control. A packet at its ingress switch:
-//   departure_touch, acked_read, pending_touch -> gap, staleness, held time
-//   -> sent_end_update (TCP) -> drained, move -> version_gate (the packet's version)
-// An ACK on its way back to the sender: version_read -> pending_read, sent_end_read, acked_swap.
-// A drain probe: version_read.
+// at most once per packet, each access one read-compute-write of that register alone. The target's
+// flowlet_state.p4 declares them, makes this packet's accesses (FLOWLET_STATE, FLOWLET_ACK_VERSION)
+// and gives the flags this control decides on (FLOW_GAP_OVER, FLOW_WAITED, FLOW_DRAINED for the
+// gate; FLOW_ACK_HOLDS, FLOW_ACK_LEAVES_ONE for an ACK): v1model compares values as it reads them,
+// Tofino inside its stateful ALUs and on one subtraction a stage (include/tna/flowlet_state.p4).
 #ifndef P4SRC_INCLUDE_FABRIC_FLOWLET_P4_
 #define P4SRC_INCLUDE_FABRIC_FLOWLET_P4_
 
 #include "../headers.p4"
 #include "../metadata.p4"
 
+// The packet's role: an ACK on its way to a host (the sender of the flow it acknowledges), or a
+// packet where its flow enters the fabric (a path, no tag yet; not held nor a failover copy).
+#define FLOWLET_ACK (meta.to_host == 1 && hdr.tcp.isValid() && (hdr.tcp.flags & TCP_FLAG_ACK) != 0)
+#define FLOWLET_ENTRY (meta.has_path == 1 && meta.held == 0 && meta.failover == 0 && !hdr.path_tag.isValid())
+// An entering packet of the flow itself (a drain probe is not).
+#define FLOWLET_GATE (FLOWLET_ENTRY && meta.drain_probe == 0)
+
 control Flowlet(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
 
-    DECLARE_FLOW_HASHES
+    DECLARE_FLOWLET_HASHES
+    DECLARE_TCP_END
 #ifdef __TARGET_TOFINO__
 #include "../tna/flowlet_state.p4"
 #else
@@ -57,14 +64,10 @@ control Flowlet(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
         size = 1;
     }
 
-    // Hold the sender of the acknowledged flow: receive window 0, with the TCP checksum updated
-    // incrementally (RFC 1624: HC' = ~(~HC + ~m + m')).
+    // Hold the sender of the acknowledged flow: receive window 0, the TCP checksum updated
+    // incrementally (the glue's ZERO_WINDOW: RFC 1624 in the action, or Tofino's deparser).
     action hold_sender() {
-        bit<32> sum = (bit<32>) (~hdr.tcp.checksum) + (bit<32>) (~hdr.tcp.window);
-        sum = (sum & 32w0xffff) + (sum >> 16);
-        sum = (sum & 32w0xffff) + (sum >> 16);
-        hdr.tcp.checksum = ~((bit<16>) sum);
-        hdr.tcp.window = 0;
+        ZERO_WINDOW();
     }
 
     // Ask the receiver for its ACK now: a copy of this ACK becomes the drain probe (EgressRewrite
@@ -74,73 +77,49 @@ control Flowlet(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
         CLONE_DRAIN_PROBE();
     }
 
+    // Flat: every block is one step, its condition the packet's role (FLOWLET_ACK, FLOWLET_ENTRY),
+    // since Tofino 1 places a block's tables before anything that follows it. The roles exclude
+    // each other (route's to_host and set_path).
     apply {
-        // The gate runs where a flow enters the fabric (no tag yet); the ACKs of a TCP flow pass
-        // the same switch on their way back to its sender.
-        bool local = meta.has_path == 1 && meta.failover == 0 && !hdr.path_tag.isValid();
-        bool gate = local && meta.drain_probe == 0;
-        bool ack_back = meta.to_host == 1 && hdr.tcp.isValid() && (hdr.tcp.flags & TCP_FLAG_ACK) != 0;
-        if (gate || ack_back) {
-            flowlet_config.apply();
-        }
-        // The flow's slot: an ACK's is that of the flow it acknowledges (the reversed 5-tuple).
-        // One hash per direction, each computed in one place (a Tofino hash unit each).
-        if (ack_back) {
-            ACK_HASH(meta.flow_index, (bit<32>) FLOWLET_SIZE);
-        } else if (local) {
-            FLOW_HASH(meta.flow_index, (bit<32>) FLOWLET_SIZE);
-        }
-        if (ack_back) {
-            // The acknowledged flow (the reversed 5-tuple's slot) waits to move: hold its sender
-            // (window 0) until it is drained, except on a duplicate ACK (a loss to repair); with
-            // one segment left, ask the receiver for its ACK now. MAX_HOLD ends the pause anyway.
-            version_read();
-            meta.flow_wanted = meta.flow_version + 1;  // the flow waits unless this is wanted
-            pending_read();
-            sent_end_read();
-            acked_swap();
-            bit<32> unacked = meta.flow_sent_end - hdr.tcp.ack_no;  // modulo 2^32
-            if (meta.flowlet_pause == 1 && meta.flow_pending != 0 && hdr.tcp.ack_no != meta.flow_acked &&
-                    unacked != 0 && unacked < HALF_32 &&
-                    TIME_AFTER(meta.flow_pending + (time_t) meta.flowlet_max_hold, meta.now)) {
-                hold_sender();
-                if (unacked <= FLOWLET_DRAIN_SLACK) {
-                    send_drain_probe();
-                }
+        flowlet_config.apply();
+        // The flow's slot, and an ACK's: that of the flow it acknowledges (the reversed 5-tuple).
+        // One hash per direction, each computed in one place and for every packet (Tofino: in the
+        // first stage, before routing has said which one the packet needs).
+        FLOWLET_HASHES();
+        // The state this packet's role reads and writes (the target's flowlet_state.p4): an ACK on
+        // its way back to the sender of the flow it acknowledges (the reversed 5-tuple's slot); a
+        // packet where its flow enters the fabric (no tag yet), its flowlet gate's.
+        FLOWLET_STATE
+        if (FLOWLET_ACK) {
+            FLOWLET_ACK_VERSION
+        } else if (FLOWLET_ENTRY) {
+            if (meta.drain_probe == 1) {
+                // The drain probe follows the flow's last segment on the version the flow is on, and
+                // is no packet of the flow for its flowlet state. (Sent back to ingress, its arrival
+                // time is 0 on bmv2: a gate would see MAX_HOLD long past and move the flow.)
+                version_read();
+            } else if (meta.gradual == 0 || FLOW_WAITED ||
+                    (hdr.tcp.isValid() && meta.flowlet_pause == 1 && FLOW_DRAINED) ||
+                    ((!hdr.tcp.isValid() || meta.flowlet_pause == 0) && FLOW_GAP_OVER)) {
+                // Immediate; else with PAUSE a TCP flow moves by its ACKs, never on a gap (a stalled
+                // old path can be slower than GAP): once everything it sent has been acknowledged,
+                // none of it is left on the old path (a new flow in this slot has sent nothing:
+                // also drained); other flows at a flowlet boundary; any flow once the change has
+                // waited MAX_HOLD. (One condition choosing one of two actions: Tofino decides and
+                // accesses the register in one stage.)
+                version_move();
+            } else {
+                version_keep();
             }
-        } else if (local && meta.drain_probe == 1) {
-            // The drain probe follows the flow's last segment on the version the flow is on, and
-            // is no packet of the flow for its flowlet state. (Sent back to ingress, its arrival
-            // time is 0 on bmv2: a gate would see MAX_HOLD long past and move the flow.)
-            version_read();
-            meta.version = (version_t) meta.flow_version;
-        } else if (gate) {
-            FLOWLET_TX();
-            meta.flow_wanted = (bit<8>) meta.version + 1;
-            departure_touch();
-            acked_read();
-            pending_touch();
-            // Idle longer than GAP after the flow's departure; idle past MAX_HOLD (a new flow
-            // may have taken the slot: its first segment sets the flow's end).
-            bool gap_over = TIME_AFTER(meta.now, meta.flow_departure + (time_t) meta.flowlet_gap);
-            meta.flow_stale = (bit<1>) TIME_AFTER(meta.now, meta.flow_departure + (time_t) meta.flowlet_max_hold);
-            bool by_acks = hdr.tcp.isValid() && meta.flowlet_pause == 1;
-            if (hdr.tcp.isValid()) {
-                // New data moves the flow's end on, a retransmission does not (sequence order
-                // modulo 2^32).
-                meta.flow_end = hdr.tcp.seq_no + (bit<32>) (hdr.ipv4.total_len - 16w20 -
-                                                            ((bit<16>) hdr.tcp.data_offset << 2));
-                sent_end_update();
+        }
+        // An ACK to the sender: hold that sender (window 0) while the flow waits to move, until it
+        // is drained, except on a duplicate ACK (a loss to repair); with one segment left, ask the
+        // receiver for its ACK now. MAX_HOLD ends the pause anyway.
+        if (FLOWLET_ACK && meta.flowlet_pause == 1 && FLOW_ACK_HOLDS) {
+            hold_sender();
+            if (FLOW_ACK_LEAVES_ONE) {
+                send_drain_probe();
             }
-            // With PAUSE a TCP flow moves by its ACKs, never on a gap (a stalled old path can be
-            // slower than GAP): once everything it sent has been acknowledged, none of it is left
-            // on the old path (a new flow in this slot has sent nothing: also drained).
-            bool drained = by_acks && meta.flow_acked == meta.flow_sent_end;
-            // Immediate, or a flowlet boundary, or drained, or the change has waited MAX_HOLD.
-            meta.flow_move = (bit<1>) (meta.gradual == 0 || (!by_acks && gap_over) || drained ||
-                                       !TIME_AFTER(meta.flow_pending + (time_t) meta.flowlet_max_hold, meta.now));
-            version_gate();
-            meta.version = (version_t) meta.flow_version;
         }
     }
 }

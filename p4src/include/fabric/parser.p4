@@ -10,6 +10,8 @@
 
 parser FabricPacketParser(packet_in packet, inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
 
+    DECLARE_TCP_RESIDUAL
+
     state start {
         packet.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
@@ -73,6 +75,7 @@ parser FabricPacketParser(packet_in packet, inout fabric_headers_t hdr, inout fa
 
     state parse_tcp {
         packet.extract(hdr.tcp);
+        TCP_RESIDUAL();
         meta.l4_src_port = hdr.tcp.src_port;
         meta.l4_dst_port = hdr.tcp.dst_port;
         transition accept;

@@ -12,7 +12,7 @@ control PathSelect(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     // Round-robin position of each path; data-plane state only (PI cannot write registers).
     DECLARE_NEXT_REGISTER(spray_rr, SPRAY_RR_SIZE)
     DECLARE_RANDOM(spray_random)
-    DECLARE_FLOW_HASHES
+    DECLARE_SALT_HASH
     DECLARE_SELECTOR_CRC16(ecmp_selector, ECMP_SELECTOR_SIZE, 16, ECMP_GROUP_TABLE_SIZE)
     // Identity hash: the member is spray_index modulo the group size (v1model), so a counter gives
     // an exact round robin and a uniform random number a uniform choice.
@@ -73,7 +73,6 @@ control PathSelect(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     // non-linear in the flow; TNA: selects bits) and the result joins the selector key. Keyless:
     // only its default action, which the controller sets per switch; salt 0 is the unsalted hash.
     action set_hash_salt(bit<16> salt) {
-        FLOW_CRC32(meta.hash_mix);
         SALT_MIX(meta.hash_mix, salt);
     }
 
@@ -108,7 +107,7 @@ control PathSelect(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
         actions = {
             set_next_hop;
         }
-        implementation = ecmp_selector;
+        implementation = SELECTOR(ecmp_selector);
         size = ECMP_GROUP_TABLE_SIZE;
     }
 
@@ -122,14 +121,20 @@ control PathSelect(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
         actions = {
             set_next_hop;
         }
-        implementation = spray_selector;
+        implementation = SELECTOR(spray_selector);
         size = SPRAY_GROUP_TABLE_SIZE;
     }
 
     apply {
-        path.apply();
+        // The salt's mix for every packet (keyless: no lookup), ready when path chooses ECMP; the
+        // path for a packet with a path id that SlotRoute leaves to it; its group (only path's
+        // actions choose one). Flat: Tofino 1 places a block's tables before what follows it.
+        SALT_CRC32();
+        hash_config.apply();
+        if (meta.has_path == 1 && meta.slot_decision == SLOT_PATH) {
+            path.apply();
+        }
         if (meta.multipath == MULTIPATH_ECMP) {
-            hash_config.apply();
             ecmp_group.apply();
         } else if (meta.multipath == MULTIPATH_SPRAY) {
             spray_group.apply();

@@ -75,18 +75,21 @@ control Routing(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
         size = PATH_TABLE_SIZE;
     }
 
+    // Flat: every block below is one step (Tofino 1 places a block's tables before anything that
+    // follows the block; a chain inside one would hold the whole ingress back). `routable`: the
+    // caller's IPv4 packet that no ACL entry decided (a held packet, routed on its first pass, is not).
     apply {
-        route.apply();
-        if (meta.routed == 1) {
+        // TTL 0 or 1: dropped whether route hits or not, so it is not looked up.
+        if (meta.routable == 1 && meta.acl_hit == 0) {
             if (hdr.ipv4.ttl <= 1) {
                 ttl_expired();
             } else {
-                hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+                route.apply();
             }
         }
-        if (meta.has_path == 1) {
-            // One version per packet: failover copy, else the upstream tag, else this switch's
-            // entry (a drain probe takes its flow's version instead: flowlet.p4).
+        // One version per packet: failover copy, else the upstream tag, else this switch's entry
+        // (a drain probe takes its flow's version instead: flowlet.p4).
+        if (meta.routable == 1 && meta.has_path == 1) {
             if (meta.failover == 1) {
                 meta.version = meta.failover_version;
             } else if (hdr.path_tag.isValid()) {
@@ -94,6 +97,9 @@ control Routing(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
             } else if (meta.drain_probe == 0) {
                 path_version.apply();
             }
+        }
+        if (meta.routable == 1 && meta.routed == 1) {
+            hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
         }
     }
 }

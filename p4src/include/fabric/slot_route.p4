@@ -11,9 +11,11 @@
 
 control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
 
+    bit<1> scheduled = 0;
     bit<1> hold = 0;
 
     action slot_hold(bit<32> max_hold_us, bit<32> depth, bit<32> fresh_us) {
+        scheduled = 1;
         hold = 1;
         meta.hold_max_us = max_hold_us;
         meta.hold_limit = depth;
@@ -21,6 +23,7 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     }
 
     action slot_electrical() {
+        scheduled = 1;
         hold = 0;
     }
 
@@ -45,6 +48,8 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     // (day_more), and, in this slot's night, after the night (night_more; 0: the night is dark).
     bit<32> day_more = 0;
     bit<32> night_more = 0;
+    bit<1> found = 0;
+    mac_addr_t slot_dmac = 0;
 
     // byte_ns: ns a byte takes on the uplink (its day budget, UplinkClock; 0: no budget).
     // A window of consecutive slots on one circuit is one stretch of light: the OCS does not
@@ -53,11 +58,19 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     // night_more: what follows the current range; 0 and 0: the slot alone).
     action slot_port(port_t port, mac_addr_t dmac, bit<32> byte_ns, bit<32> more_after_day,
                      bit<32> more_after_night) {
-        meta.egress_port = port;
-        hdr.ethernet.dst_addr = dmac;
+        found = 1;
+        meta.slot_port = port;
+        slot_dmac = dmac;
         meta.slot_byte_ns = byte_ns;
         day_more = more_after_day;
         night_more = more_after_night;
+    }
+
+    // Lit: out of the slot's uplink.
+    action take_slot() {
+        meta.slot_decision = SLOT_LIT;
+        meta.egress_port = meta.slot_port;
+        hdr.ethernet.dst_addr = slot_dmac;
     }
 
     // The time-flow table of a ToR: the uplink whose circuit reaches the path's ToR in each slot
@@ -77,50 +90,52 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
 
     UplinkClock() uplink_clock;
 
+    // meta.slot_decision is SLOT_PATH and meta.slot_byte_ns 0 on arrival (the target's parser);
+    // meta.slot_depart (v1model) the arrival.
     apply {
-        meta.slot_decision = SLOT_PATH;
-        meta.slot_byte_ns = 0;
-        meta.slot_depart = meta.now;
-        if (meta.sched.on == 1) {
-            if (slot_policy.apply().hit) {
-                bool lit = false;
-                bit<32> more = 0;
-                if (slot_path.apply().hit) {
-                    if (meta.sched.night == 0) {
-                        lit = true;
-                        more = day_more;
-                    } else if (night_more != 0) {
-                        lit = true;  // the circuit goes on from the slot before: no switching
-                        more = night_more;
-                    }
+        // Both tables for every packet with a path (keyed on what routing and the clock give, they
+        // change nothing by themselves), and one decision on what they found (Tofino: a stage after
+        // slot_path, the stage the path table waits for). Each block one step: Tofino 1 places a
+        // block's tables before anything that follows it.
+        if (meta.has_path == 1) {
+            slot_policy.apply();
+        }
+        if (meta.has_path == 1) {
+            slot_path.apply();
+        }
+        if (meta.sched.on == 1 && scheduled == 1) {
+            // By day, or by night in a window (the circuit goes on from the slot before: no
+            // switching): lit; meta.slot_more, the light after the current range. Else the path's
+            // policy: held, or the path table (electrical).
+            if (found == 1 && (meta.sched.night == 0 || night_more != 0)) {
+                if (meta.sched.night == 0) {
+                    meta.slot_more = day_more;
+                } else {
+                    meta.slot_more = night_more;
                 }
-                if (lit && hold == 1 && meta.held == 0 && meta.stale == 0 && meta.hold_queued != 0 &&
-                        meta.hold_queued < meta.hold_limit) {
+                if (hold == 1 && meta.held == 0 && meta.stale == 0 && HOLD_JOINS()) {
                     // A new packet does not pass the packets its path holds: it joins them (behind
                     // them in the loop), before the budget, so it takes none of the day from them.
                     // Passing them would reorder the path's flows by a whole window; the loop
                     // itself reorders only within a round (a day starts wherever the circle is).
                     // A full queue's arrival still goes.
-                    lit = false;
-                }
-                if (lit && meta.slot_byte_ns != 0) {
+                    meta.slot_decision = SLOT_HOLD;
+                } else if (meta.slot_byte_ns == 0) {
+                    take_slot();
+                } else {
                     // The day budget: only what the uplink can still send before the light ends
                     // (the day's end, or the window's: a night's `end` is where its day begins).
-                    time_t tx;
-                    SLOT_TX(tx, meta.pkt_len, meta.slot_byte_ns);
-                    bit<32> left = meta.sched.end - meta.sched.phase + more;  // in phase units
+                    // The target's UplinkClock; over it, the path's policy decides.
                     bit<1> admitted;
-                    uplink_clock.apply(meta.egress_port, meta.path_id, meta.now, tx, left, meta.sched.scale,
-                                       admitted, meta.slot_depart);
-                    if (admitted == 0) {
-                        lit = false;  // held for a later day, or electrical, by the path's policy
+                    uplink_clock.apply(meta, admitted);
+                    if (admitted == 1) {
+                        take_slot();
+                    } else if (hold == 1) {
+                        meta.slot_decision = SLOT_HOLD;
                     }
                 }
-                if (lit) {
-                    meta.slot_decision = SLOT_LIT;
-                } else if (hold == 1) {
-                    meta.slot_decision = SLOT_HOLD;
-                }
+            } else if (hold == 1) {
+                meta.slot_decision = SLOT_HOLD;
             }
         }
     }

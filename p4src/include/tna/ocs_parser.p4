@@ -45,7 +45,7 @@ parser OcsEgressParser(packet_in packet,
     state start {
         packet.extract(eg_intr_md);
         packet.extract(hdr.bridged);
-        meta.ingress_port = hdr.bridged.ingress_port;
+        meta.ingress_port = 0;  // ocs.p4's egress reads hdr.bridged (bf-p4c aligns it like packet_in_t's port)
         meta.egress_port = eg_intr_md.egress_port;
         meta.drop = 0;
         transition accept;

@@ -1,6 +1,6 @@
 // TNA parsers and deparsers of fabric.p4: ingress and egress each parse the packet (the shared
 // FabricPacketParser), with Tofino's intrinsic metadata, resubmit data, bridged metadata and
-// mirror header around it; checksums are computed in the deparsers.
+// mirror headers around it; checksums are computed in the deparsers.
 #ifndef P4SRC_INCLUDE_TNA_PARSER_P4_
 #define P4SRC_INCLUDE_TNA_PARSER_P4_
 
@@ -16,10 +16,15 @@ parser FabricIngressParser(packet_in packet,
 
     state start {
         packet.extract(ig_intr_md);
+        // Valid from the parser on: bf-p4c then copies each bridged field at the end of ingress
+        // rather than keeping it in its metadata's container (which many actions write).
+        hdr.bridged.setValid();
+        hdr.bridged.kind = BRIDGED_KIND_NORMAL;
+        hdr.bridged._pad = 0;
+        hdr.bridged_slot.setValid();
         meta.ingress_port = ig_intr_md.ingress_port;
         meta.egress_port = 0;
         meta.drop = 0;
-        meta.do_resubmit = 0;
         meta.do_clone = 0;
         meta.do_recirculate = 0;
         meta.is_clone = 0;
@@ -27,6 +32,7 @@ parser FabricIngressParser(packet_in packet,
         meta.l4_dst_port = 0;
         meta.bypass = 0;
         meta.acl_hit = 0;
+        meta.routable = 0;
         meta.routed = 0;
         meta.to_host = 0;
         meta.has_path = 0;
@@ -36,18 +42,25 @@ parser FabricIngressParser(packet_in packet,
         meta.multipath = MULTIPATH_NONE;
         meta.spray_index = 0;
         meta.next_hop_set = 0;
-        meta.port_up = 0;
+        meta.port_up = LIVENESS_DOWN;
         meta.liveness_pick = 1;
         meta.failover = 0;
         meta.failover_version = 0;
         meta.drain_probe = 0;
+        meta.zero_window = 0;
+        meta.flow_sent = 0;
+        meta.slot_decision = SLOT_PATH;
         meta.hold_pass = 0;
+        meta.hold_drop = 0;
         meta.held = 0;  // a held packet's hold_mark sets it (fabric/parser.p4)
         meta.hold_since = 0;
         meta.held_path_id = 0;
         meta.held_version = 0;
         meta.stale = 0;
-        meta.hold_queued = 0;  // no join on Tofino's loop: hold_depth has one access a pass (SlotHold)
+        meta.hold_fresh_us = 0;
+        meta.hold_limit = 0;  // slot_policy's slot_hold sets it: 0, no hold to join (SlotHold)
+        meta.slot_byte_ns = 0;
+        meta.light_end = 0;
         transition select(ig_intr_md.resubmit_flag) {
             1: parse_resubmit;
             default: parse_port_metadata;
@@ -90,8 +103,9 @@ control FabricIngressDeparser(packet_out packet,
                               in fabric_metadata_t meta,
                               in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     Checksum() ipv4_checksum;
+    Checksum() tcp_checksum;
     Resubmit() resubmit;
-    Mirror(MIRROR_DRAIN_PROBE) mirror;
+    Mirror() mirror;
 
     apply {
         // Routed packets: this switch decremented the TTL.
@@ -101,13 +115,20 @@ control FabricIngressDeparser(packet_out packet,
                 hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
                 hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr });
         }
-        if (ig_dprsr_md.resubmit_type == RESUBMIT_FAILOVER) {
+        // A held ACK (ZERO_WINDOW): the new window added to what the parser left of the old sum.
+        if (meta.zero_window == 1) {
+            hdr.tcp.checksum = tcp_checksum.update({ hdr.tcp.window, meta.tcp_residual });
+        }
+        // Mirror() and Resubmit() without their type: each emits under an `if` on it (bf-p4c 9.13.4
+        // reports "Inconsistent mirror selectors" for a typed Mirror in an ingress deparser).
+        if (ig_dprsr_md.resubmit_type == RESUBMIT_TYPE_FAILOVER) {
             resubmit.emit(meta.resubmit);
         }
         if (ig_dprsr_md.mirror_type == MIRROR_DRAIN_PROBE) {
-            mirror.emit<probe_mirror_h>(meta.mirror_session, meta.probe_mirror);
+            mirror.emit<mirror_h>(meta.mirror_session, { meta.mirror.kind, meta.mirror._pad, meta.mirror.version });
         }
         packet.emit(hdr.bridged);
+        packet.emit(hdr.bridged_slot);
         packet.emit(hdr.ethernet);
         packet.emit(hdr.path_tag);
         packet.emit(hdr.ipv4);
@@ -129,33 +150,47 @@ parser FabricEgressParser(packet_in packet,
         packet.extract(eg_intr_md);
         meta.egress_port = eg_intr_md.egress_port;
         meta.is_clone = 0;
+        meta.hold_return = 0;
         meta.do_recirculate = 0;
         meta.l4_src_port = 0;
         meta.l4_dst_port = 0;
+        meta.send_back = 0;
         transition select(packet.lookahead<bit<8>>()) {
             BRIDGED_KIND_DRAIN_PROBE: parse_probe_mirror;
+            BRIDGED_KIND_HOLD_RETURN: parse_hold_return;
             default: parse_bridged;
         }
     }
 
     state parse_bridged {
         packet.extract(hdr.bridged);
-        meta.ingress_port = hdr.bridged.ingress_port;
-        meta.routed = hdr.bridged.routed;
-        meta.to_host = hdr.bridged.to_host;
-        meta.version = hdr.bridged.version;
-        meta.drain_probe = hdr.bridged.drain_probe;
-        meta.hold_pass = hdr.bridged.hold_pass;
-        meta.held_path_id = hdr.bridged.held_path_id;
-        meta.hold_since = hdr.bridged.hold_since;
+        packet.extract(hdr.bridged_slot);
+        meta.ingress_port = 0;  // FabricEgress copies it from the bridged header (a rotation)
+        meta.routed = BRIDGED_ROUTED(hdr.bridged.flags);
+        meta.to_host = BRIDGED_TO_HOST(hdr.bridged.flags);
+        meta.version = BRIDGED_VERSION(hdr.bridged.flags);
+        meta.drain_probe = BRIDGED_DRAIN_PROBE(hdr.bridged.flags);
+        meta.hold_pass = BRIDGED_HOLD_PASS(hdr.bridged.flags);
         transition parse_packet;
     }
 
     // The held ACK's mirrored copy: egress turns it into the drain probe.
     state parse_probe_mirror {
-        packet.extract(meta.probe_mirror);
+        packet.extract(meta.mirror);
         meta.is_clone = 1;
         meta.drain_probe = 1;
+        meta.hold_pass = 0;
+        meta.routed = 0;
+        meta.to_host = 0;
+        transition parse_packet;
+    }
+
+    // A lit packet egress sent back (SlotEgress): marked already, it leaves for the recirculation port.
+    state parse_hold_return {
+        packet.extract(meta.mirror);
+        meta.is_clone = 1;
+        meta.hold_return = 1;
+        meta.drain_probe = 0;
         meta.hold_pass = 0;
         meta.routed = 0;
         meta.to_host = 0;
@@ -174,6 +209,7 @@ control FabricEgressDeparser(packet_out packet,
                              in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
     Checksum() ipv4_checksum;
     Checksum() tcp_checksum;
+    Mirror() mirror;
 
     apply {
         // The drain probe: addresses swapped, a bare 40-byte TCP/IPv4 segment, both sums whole.
@@ -183,9 +219,12 @@ control FabricEgressDeparser(packet_out packet,
                 hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
                 hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr });
             hdr.tcp.checksum = tcp_checksum.update({
-                hdr.ipv4.src_addr, hdr.ipv4.dst_addr, 8w0, hdr.ipv4.protocol, 16w20,
+                hdr.ipv4.src_addr, hdr.ipv4.dst_addr, 8w0, hdr.ipv4.protocol, meta.probe_tcp_len,
                 hdr.tcp.src_port, hdr.tcp.dst_port, hdr.tcp.seq_no, hdr.tcp.ack_no,
                 hdr.tcp.data_offset, hdr.tcp.res, hdr.tcp.flags, hdr.tcp.window, hdr.tcp.urgent_ptr });
+        }
+        if (eg_dprsr_md.mirror_type == MIRROR_HOLD_RETURN) {
+            mirror.emit<mirror_h>(meta.mirror_session, { meta.mirror.kind, meta.mirror._pad, meta.mirror.version });
         }
         packet.emit(hdr.packet_in);
         packet.emit(hdr.ethernet);

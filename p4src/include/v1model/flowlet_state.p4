@@ -75,17 +75,73 @@
         flow_acked.write(meta.flow_index, hdr.tcp.ack_no);
     }
 
-    // flow_version: the entry's version when the gate opens (meta.flow_move); out the version after.
-    action version_gate() {
-        flow_version.read(meta.flow_version, meta.flow_index);
-        if (meta.flow_move == 1) {
-            meta.flow_version = (bit<8>) meta.version;
-        }
-        flow_version.write(meta.flow_index, meta.flow_version);
+    // flow_version: the gate opens, the flow takes the entry's version (meta.version, kept); or it
+    // stays, and the packet takes the flow's.
+    action version_move() {
+        flow_version.write(meta.flow_index, (bit<8>) meta.version);
     }
 
+    action version_keep() {
+        flow_version.read(meta.flow_version, meta.flow_index);
+        meta.version = (version_t) meta.flow_version;
+    }
+
+    // A drain probe: the flow's version; the ACK path: the acknowledged flow's (below).
     action version_read() {
         flow_version.read(meta.flow_version, meta.flow_index);
+        meta.version = (version_t) meta.flow_version;
     }
+
+    // A packet at its ingress switch: departure_touch, acked_read, pending_touch, then (TCP) stale
+    // (idle past MAX_HOLD: a new flow may have taken the slot, its first segment sets the flow's end)
+    // and sent_end_update. Gap over: idle longer than GAP after the flow's departure; waited: the
+    // change has waited MAX_HOLD; drained: everything the flow sent was acknowledged.
+#define FLOWLET_GATE_STATE \
+    FLOWLET_TX(); \
+    meta.flow_wanted = (bit<8>) meta.version + 1; \
+    departure_touch(); \
+    acked_read(); \
+    pending_touch(); \
+    if (hdr.tcp.isValid()) { \
+        meta.flow_stale = 0; \
+        if (TIME_AFTER(meta.now, meta.flow_departure + (time_t) meta.flowlet_max_hold)) { \
+            meta.flow_stale = 1; \
+        } \
+        sent_end_update(); \
+    }
+#define FLOW_GAP_OVER TIME_AFTER(meta.now, meta.flow_departure + (time_t) meta.flowlet_gap)
+#define FLOW_WAITED !TIME_AFTER(meta.flow_pending + (time_t) meta.flowlet_max_hold, meta.now)
+#define FLOW_DRAINED (meta.flow_acked == meta.flow_sent_end)
+
+    // An ACK on its way back (the acknowledged flow's slot): its version -> pending_read (since when
+    // it waits to move; 0: it waits for none), sent_end_read, acked_swap. It holds the sender when
+    // the flow waits, this ACK acknowledges new data (not a duplicate) but not everything
+    // (0 < unacked < 2^31), and MAX_HOLD has not passed; it leaves one segment (a drain probe) at
+    // most FLOWLET_DRAIN_SLACK bytes.
+#define FLOWLET_ACK_STATE \
+    meta.flow_index = meta.ack_index; \
+    flow_version.read(meta.flow_version, meta.flow_index); \
+    meta.flow_wanted = meta.flow_version + 1; \
+    pending_read(); \
+    sent_end_read(); \
+    acked_swap(); \
+    meta.flow_unacked = meta.flow_sent_end - hdr.tcp.ack_no;
+#define FLOW_ACK_HOLDS (meta.flow_pending != 0 && hdr.tcp.ack_no != meta.flow_acked && \
+                        meta.flow_unacked != 0 && meta.flow_unacked < HALF_32 && \
+                        TIME_AFTER(meta.flow_pending + (time_t) meta.flowlet_max_hold, meta.now))
+#define FLOW_ACK_LEAVES_ONE (meta.flow_unacked <= FLOWLET_DRAIN_SLACK)
+
+    // This packet's accesses by its role (flowlet.p4), in one block: v1model has no stages to
+    // spread them over. The ACK's version was read above.
+#define FLOWLET_STATE \
+    if (FLOWLET_ACK) { \
+        FLOWLET_ACK_STATE \
+    } else if (FLOWLET_GATE) { \
+        if (hdr.tcp.isValid()) { \
+            TCP_END(meta.flow_end); \
+        } \
+        FLOWLET_GATE_STATE \
+    }
+#define FLOWLET_ACK_VERSION
 
 #endif  // P4SRC_INCLUDE_V1MODEL_FLOWLET_STATE_P4_

@@ -10,8 +10,10 @@
 
 // ingress_global_timestamp: microseconds since the switch started, 48 bits (never wraps).
 typedef bit<48> time_t;
-// a is later than b (the TNA glue compares modulo 2^32).
+// a is later than b (the TNA glue compares modulo 2^32); a difference of two times is negative
+// (both within 2^47 us of each other: the switch's clock runs for 4 years before they are not).
 #define TIME_AFTER(a, b) ((a) > (b))
+#define TIME_NEGATIVE(d) ((d)[47:47] == 1)
 
 // Nothing beyond the shared headers and metadata.
 #define TARGET_HEADERS
@@ -27,6 +29,15 @@ typedef bit<48> time_t;
 #ifndef HOLD_IN_PORT
 #define HOLD_IN_PORT 254
 #endif
+
+// A new lit packet of a path joins the packets the path holds (SlotRoute): some are held (SlotHold's
+// depth, read into meta.hold_queued before SlotRoute), and the hold has room for it.
+#define HOLD_JOINS() (meta.hold_queued != 0 && meta.hold_queued < meta.hold_limit)
+
+// What port_liveness's actions write (failover.p4).
+typedef bit<1> liveness_t;
+const liveness_t LIVENESS_UP = 1;
+const liveness_t LIVENESS_DOWN = 0;
 
 // acl's ingress_port: v1model has `optional`.
 #define MATCH_OPTIONAL optional
@@ -45,16 +56,23 @@ typedef bit<48> time_t;
 // groups (TNA). v1model takes the hash modulo the number of live members.
 #define DECLARE_SELECTOR_CRC16(name, size, width, groups) action_selector(HashAlgorithm.crc16, size, width) name;
 #define DECLARE_SELECTOR_IDENTITY(name, size, width, groups) action_selector(HashAlgorithm.identity, size, width) name;
+#define SELECTOR(name) name
 
-// crc32 of the 5-tuple (FLOW_HASH), and of the reversed 5-tuple (ACK_HASH: the flow an ACK
-// acknowledges), into a bit<32>; `limit` is the modulo (a power of two: TNA masks instead).
-// FLOW_CRC32: the whole crc32 (modulo 2^32 - 1, as p4c's hash takes a maximum).
-#define DECLARE_FLOW_HASHES
-#define FLOW_HASH(dst, limit) hash(dst, HashAlgorithm.crc32, 32w0, { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol, meta.l4_src_port, meta.l4_dst_port }, limit)
-#define ACK_HASH(dst, limit) hash(dst, HashAlgorithm.crc32, 32w0, { hdr.ipv4.dst_addr, hdr.ipv4.src_addr, hdr.ipv4.protocol, meta.l4_dst_port, meta.l4_src_port }, limit)
-#define FLOW_CRC32(dst) hash(dst, HashAlgorithm.crc32, 32w0, { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol, meta.l4_src_port, meta.l4_dst_port }, 32w0xFFFFFFFF)
-// The salt joins the ECMP key as crc32 x salt (TNA: AND, it cannot multiply two variables).
-#define SALT_MIX(dst, salt) dst = dst * (bit<32>) (salt)
+// The flowlet slots: crc32 of the 5-tuple (meta.flow_index), and of the reversed one (meta.ack_index:
+// the flow an ACK acknowledges), modulo FLOWLET_SIZE (a power of two: TNA's hash is
+// FLOWLET_INDEX_BITS wide instead).
+#define DECLARE_FLOWLET_HASHES
+#define FLOWLET_HASHES() \
+    hash(meta.flow_index, HashAlgorithm.crc32, 32w0, { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol, meta.l4_src_port, meta.l4_dst_port }, (bit<32>) FLOWLET_SIZE); \
+    hash(meta.ack_index, HashAlgorithm.crc32, 32w0, { hdr.ipv4.dst_addr, hdr.ipv4.src_addr, hdr.ipv4.protocol, meta.l4_dst_port, meta.l4_src_port }, (bit<32>) FLOWLET_SIZE)
+
+// The salt joins the ECMP key as crc32 x salt (the whole crc32, modulo 2^32 - 1 as p4c's hash
+// takes a maximum; TNA: AND, it cannot multiply two variables). SALT_CRC32: TNA's hook.
+#define DECLARE_SALT_HASH
+#define SALT_CRC32()
+#define SALT_MIX(dst, salt) \
+    hash(dst, HashAlgorithm.crc32, 32w0, { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol, meta.l4_src_port, meta.l4_dst_port }, 32w0xFFFFFFFF); \
+    dst = dst * (bit<32>) (salt)
 
 // A uniform random bit<32>.
 #define DECLARE_RANDOM(name)
@@ -64,11 +82,30 @@ typedef bit<48> time_t;
 #define DECLARE_NEXT_REGISTER(name, size) register<bit<32>>(size) name;
 #define REGISTER_NEXT(name, index, dst) name.read(dst, index); name.write(index, dst + 1)
 
+// A held ACK's receive window to 0, its TCP checksum updated incrementally (RFC 1624:
+// HC' = ~(~HC + ~m + m')).
+#define ZERO_WINDOW() \
+    bit<32> sum = (bit<32>) (~hdr.tcp.checksum) + (bit<32>) (~hdr.tcp.window); \
+    sum = (sum & 32w0xffff) + (sum >> 16); \
+    sum = (sum & 32w0xffff) + (sum >> 16); \
+    hdr.tcp.checksum = ~((bit<16>) sum); \
+    hdr.tcp.window = 0
+
+// The parser's hook for Tofino's incremental TCP checksum (none: ZERO_WINDOW computes it).
+#define DECLARE_TCP_RESIDUAL
+#define TCP_RESIDUAL()
+
+// The sequence number after a TCP segment's data (IPv4 without options).
+#define TCP_END(dst) dst = hdr.tcp.seq_no + (bit<32>) (hdr.ipv4.total_len - 16w20 - ((bit<16>) hdr.tcp.data_offset << 2))
+
+#define DECLARE_TCP_END
+
 // Primitives the shared controls call: the failover copy back to ingress with its field list, the
 // held ACK's copy to egress (drain probe), and that copy back to ingress. (Drop and the egress port
 // are meta.drop and meta.egress_port: fabric.p4 applies them, mark_to_drop needs standard_metadata;
 // meta.do_recirculate keeps the probe out of port_tx.)
-#define RESUBMIT_FAILOVER() resubmit_preserving_field_list(FL_FAILOVER)
+#define RESUBMIT_FAILOVER(other) meta.failover = 1; resubmit_preserving_field_list(FL_FAILOVER); meta.drop = 1
+#define BOTH_VERSIONS_DOWN() meta.drop = 1
 #define CLONE_DRAIN_PROBE() clone_preserving_field_list(CloneType.I2E, DRAIN_PROBE_SESSION, FL_DRAIN_PROBE)
 #define RECIRCULATE_DRAIN_PROBE() meta.do_recirculate = 1; recirculate_preserving_field_list(FL_DRAIN_PROBE)
 
@@ -80,6 +117,8 @@ typedef bit<48> time_t;
 // refuses % and / by a run-time value for bmv2 ("operator % on non-constant values is not
 // supported by bmv2"). Only bits 32..51 of the product count, so its overflow past 64 bits does not.
 #define SCHEDULE_SCALE_T bit<64>
+// The time since the schedule's epoch (set_schedule's epoch_us).
+#define SCHEDULE_SINCE(dst, now, epoch) dst = (now) - (epoch)
 #define SCHEDULE_PHASE(dst, t, scale) dst = ((bit<32>) ((((bit<64>) (t)) * (scale)) >> 32)) & SCHEDULE_PHASE_MASK
 // A duration (us) in phase units, rounded down (the day budget, fabric/slot_route.p4).
 #define SCHEDULE_UNITS(dst, t, scale) dst = (bit<32>) ((((bit<64>) (t)) * (scale)) >> 32)

@@ -18,7 +18,6 @@ parser FabricParser(packet_in packet,
         meta.ingress_port = standard_metadata.ingress_port;
         meta.egress_port = 0;
         meta.drop = 0;
-        meta.do_resubmit = 0;
         meta.do_clone = 0;
         meta.do_recirculate = 0;
         meta.is_clone = 0;
@@ -34,8 +33,10 @@ parser FabricParser(packet_in packet,
         meta.multipath = MULTIPATH_NONE;
         meta.spray_index = 0;
         meta.next_hop_set = 0;
-        meta.port_up = 0;
+        meta.port_up = LIVENESS_DOWN;
         meta.liveness_pick = 1;
+        meta.slot_decision = SLOT_PATH;
+        meta.slot_byte_ns = 0;
         transition select(standard_metadata.ingress_port) {
             CPU_PORT: parse_packet_out;
             default: parse_packet;

@@ -11,28 +11,33 @@
 #include "../defines.p4"
 #include "../metadata.p4"
 
-control UplinkClock(in port_t port, in path_id_t path, in time_t now, in time_t tx, in bit<32> left,
-                    in SCHEDULE_SCALE_T scale, out bit<1> admitted, out time_t depart) {
+// The packet's uplink (meta.slot_port), path, arrival, length and the uplink's ns a byte
+// (meta.slot_byte_ns), the schedule's phase, its range's end and meta.slot_more (the light after the
+// range); out meta.slot_depart (when the uplink starts sending it, after its backlog).
+control UplinkClock(inout fabric_metadata_t meta, out bit<1> admitted) {
 
     register<time_t>(PORT_COUNTER_SIZE) uplink_free;  // by port: when its last admitted packet has left
     counter(HOLD_PATHS, CounterType.packets_and_bytes) slot_over_budget;  // by path id: lit, over the budget
 
     apply {
+        time_t tx;
+        SLOT_TX(tx, meta.pkt_len, meta.slot_byte_ns);
+        bit<32> left = meta.sched.end - meta.sched.phase + meta.slot_more;  // in phase units
         time_t free;
-        uplink_free.read(free, (bit<32>) port);
-        time_t start = now;
-        if (TIME_AFTER(free, now)) {
+        uplink_free.read(free, (bit<32>) meta.slot_port);
+        time_t start = meta.now;
+        if (TIME_AFTER(free, meta.now)) {
             start = free;
         }
         bit<32> need;
-        SCHEDULE_UNITS(need, start + tx - now, scale);
-        depart = start;  // when the uplink starts sending it, after its backlog
+        SCHEDULE_UNITS(need, start + tx - meta.now, meta.sched.scale);
+        meta.slot_depart = start;
         admitted = 0;
         if (need <= left) {
             admitted = 1;
-            uplink_free.write((bit<32>) port, start + tx);
+            uplink_free.write((bit<32>) meta.slot_port, start + tx);
         } else {
-            slot_over_budget.count((bit<32>) path);
+            slot_over_budget.count((bit<32>) meta.path_id);
         }
     }
 }
