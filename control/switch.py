@@ -62,13 +62,17 @@ class Pipeline:
     @classmethod
     def from_tofino_build(cls, name: str, build_dir: str | Path) -> Pipeline:
         """bf-p4c's output for Tofino: <dir>/<name>.p4info.txtpb and <dir>/<name>.conf (with bfrt.json,
-        and context.json and tofino.bin per pipe), packed as Stratum's BfPipelineConfig."""
+        and context.json and tofino.bin per pipe), packed as Stratum's BfPipelineConfig; or the same in
+        <dir>/<name>/ (`hitless build --tofino CHIP`: <build>/tofino/<chip>/<program>/)."""
         d = Path(build_dir)
+        if not (d / f"{name}.conf").exists() and (d / name / f"{name}.conf").exists():
+            d = d / name
         info, conf = d / f"{name}.p4info.txtpb", d / f"{name}.conf"
         for f in (info, conf):
             if not f.exists():
                 raise ValueError(f"pipeline file {str(f)!r}: missing; expected bf-p4c's output "
-                                 f"(bf-p4c --arch tna -o {d} --p4runtime-files {info} p4src/tna/{name}.p4)")
+                                 f"(hitless build --tofino tofino, or bf-p4c --arch tna -o {d} --p4runtime-files {info} "
+                                 f"--p4runtime-force-std-externs p4src/tna/{name}.p4)")
         schema = P4Schema.load(info)
         data = pack_bf_pipeline_config(conf)
         digest = hashlib.sha256(schema.p4info.SerializeToString(deterministic=True) + data).digest()

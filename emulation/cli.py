@@ -1,4 +1,5 @@
-"""`python -m emulation run | clean-net`: the command lines behind `make run-topo` and `make clean-net`.
+"""`python -m emulation run | build | clean-net`: the command lines behind `make run-topo`, `make p4-build` and
+`make clean-net` (`build --tofino CHIP`: the TNA programs with bf-p4c, emulation/tofino.py).
 
 `run` generates (or loads) the topology, compiles the programs when build/ is stale, starts the
 emulation (emulation.network.Emulation) with one progress line per stage, then opens the Mininet CLI
@@ -24,6 +25,8 @@ from emulation.ocs.options import check_ocs_args
 from emulation.priority import SoftirqBoost
 from emulation.state import STATE_DIR, clean_net
 from emulation.target import P4SRC, STAMP, Target, label
+from emulation.tofino import CHIPS, INSTALLED_BF_P4C, Chip, chip, compile_program, find_bf_p4c
+from emulation.tofino import PROGRAMS as TOFINO_PROGRAMS
 from fabric.contract import MODES, SPRAY_KINDS
 from topo import generators
 from topo.model import DEFAULT_GRPC_BASE, Topology, load
@@ -66,6 +69,10 @@ def add_parsers(sub: Any) -> None:
     b.add_argument("--record-compiler", action="store_true",
                    help="only record the chosen compiler in <build>/.compiler when it changed (the Makefile's "
                         "stamp rule): every output older than that file is stale")
+    b.add_argument("--tofino", choices=[c.name for c in CHIPS], metavar="<chip>",
+                   help="compile p4src/tna/ with bf-p4c for this chip (tofino, tofino2) instead: each program's "
+                        "Stratum pipeline config in <build>/tofino/<chip>/<program>/<program>.pb.bin, for "
+                        "`install --target tofino --build <build>/tofino/<chip>`")
     b.set_defaults(func=build)
     c = sub.add_parser("clean-net", help="remove what a killed run left behind (its recorded PIDs and interfaces)")
     c.add_argument("--force", action="store_true", help="also runs whose process is still alive")
@@ -86,6 +93,8 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
 
 def build(args: argparse.Namespace) -> int:
     """`build`: compile what is stale (missing, older than p4src/ or than the compiler stamp)."""
+    if args.tofino:
+        return build_tofino(Path(args.build), chip(args.tofino), args.p4src)
     target = Target.from_env(args.p4c)
     if args.record_compiler:
         if target.record_compiler(Path(args.build)):
@@ -93,6 +102,25 @@ def build(args: argparse.Namespace) -> int:
         return 0
     print(target.ensure_build(Path(args.build), args.p4src))
     return 0
+
+
+def build_tofino(build: Path, target: Chip, p4src: Path) -> int:
+    """`build --tofino CHIP`: bf-p4c's output and pipeline config of each TNA program (reused while
+    unchanged); 1 with the compiler's errors if one fails."""
+    bf = find_bf_p4c()
+    if bf is None:
+        raise ValueError(f"bf-p4c: not installed (not $BF_P4C, on PATH or at {INSTALLED_BF_P4C}); "
+                         "expected the toolchain of ../shared (make setup)")
+    failed = 0
+    for program in TOFINO_PROGRAMS:
+        c = compile_program(bf, program, target, build / "tofino", p4src)
+        if c.ok:
+            print(f"{program} for {target.name}: {c.config} ({c.config.stat().st_size} bytes, with {c.p4info.name}), "
+                  f"compiled in {c.seconds:.0f} s{' (reused)' if c.cached else ''}")
+        else:
+            failed += 1
+            print(f"{program} for {target.name}: bf-p4c failed (log {c.out / 'bf-p4c.log'}):\n  " + "\n  ".join(c.errors))
+    return 1 if failed else 0
 
 
 def topology(args: argparse.Namespace) -> Topology:
