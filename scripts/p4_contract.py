@@ -140,6 +140,23 @@ class _Ir:
         return None
 
 
+    def profile_of(self, instances: dict[str, dict[str, Any]], name: str) -> dict[str, Any] | None:
+        """The instance P4Runtime names a table's implementation after: the instance itself, or the
+        ActionProfile a TNA ActionSelector is built on (bf-p4c's P4Info of standard externs)."""
+        inst = instances.get(name)
+        if inst is None:
+            return None
+        args = [self.get(a) for a in self.get(inst.get("arguments", {})).get("vec", [])]
+        first = self.get(args[0].get("expression", {})) if args else {}
+        inner = instances.get(self.get(first.get("path", {})).get("name", "")) if first.get("Node_Type") == "PathExpression" else None
+        return inner if inner is not None and self._type_name(inner) == "ActionProfile" else inst
+
+    def _type_name(self, inst: dict[str, Any]) -> str:
+        t = self.get(inst.get("type", {}))
+        t = self.get(t.get("baseType", t))
+        return str(self.get(t.get("path", {})).get("name", t.get("name", "")))
+
+
 def from_p4c_ir(path: str | Path) -> Interface:
     """The interface of a program in p4c's IR after its mid end (p4c-bm2-ss --toJSON FILE)."""
     ir = _Ir(json.loads(Path(path).read_text()))
@@ -179,7 +196,7 @@ def from_p4c_ir(path: str | Path) -> Interface:
         impl = None
         if "implementation" in props:
             ref = ir.get(ir.get(props["implementation"]["value"])["expression"])
-            inst = instances.get(ir.get(ref.get("path", {})).get("name", ""))
+            inst = ir.profile_of(instances, ir.get(ref.get("path", {})).get("name", ""))
             impl = local_name((inst and ir.annotation(inst, "name")) or ir.get(ref.get("path", {})).get("name", ""))
         out.tables[local_name(full)] = Table(match, sorted(names), impl)
     return out

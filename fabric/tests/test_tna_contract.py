@@ -1,14 +1,19 @@
 """One control plane for both targets: the TNA programs offer the v1model programs' P4Info interface
 (tables, match fields, actions, parameters, widths), except where Tofino forces a difference (listed).
 
-With bf-p4c installed, its P4Info of p4src/tna/*.p4 is compared for Tofino 1 and 2. Without it, the
-same comparison runs on p4c's IR of the TNA programs (front and mid end, `--toJSON`): a weaker check
-(no bf-p4c back end), but a compiler's reading of the real programs. The schedule clock's TNA entries
+With bf-p4c installed, its P4Info of p4src/tna/*.p4 is compared for Tofino 1 and 2 (the compiles
+`make tofino-check` made, reused while the sources are unchanged), and its bfrt.json names the same
+tables. Without it, the same comparison runs on p4c's IR of the TNA programs (front and mid end,
+`--toJSON`): a weaker check (no bf-p4c back end), but a compiler's reading of the real programs. The schedule clock's TNA entries
 (fabric/schedule_clock.py) are encoded against that interface too: p4c has no P4Info for TNA, so
 one is built from its IR (names, match kinds, widths) and the client's own encoder checks them."""
 
 from __future__ import annotations
 
+import ast
+import json
+import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -16,14 +21,14 @@ from pathlib import Path
 
 import pytest
 
+from emulation import tofino
 from emulation.target import Target
 from fabric.schedule import TimeSchedule
 from fabric.schedule_clock import V1MODEL, TnaClock, clock_for, clock_for_widths
 from p4rt.entities import TableEntry
 from p4rt.proto import p4i
 from p4rt.schema import P4Schema
-from scripts import tofino_check
-from scripts.p4_contract import Interface, Table, compare, from_p4c_ir, from_p4info
+from scripts.p4_contract import Interface, Table, compare, from_p4c_ir, from_p4info, local_name
 from tablegen.schedule import clock_entries, ocs_schedule_entries
 
 P4SRC = Path(__file__).resolve().parents[2] / "p4src"
@@ -38,8 +43,19 @@ TOFINO_DIFFERENCES = {
        "multiply by a run-time 64-bit scale (p4src/README.md, time-flow tables)"
        for ctl in ("OcsIngress", "FabricIngress")},
 }
-INCLUDE = tofino_check.tofino_include()
-BF_P4C = tofino_check.find_bf_p4c()
+# The PTF tests whose behaviour differs on TNA, and how (p4src/README.md: the rows of "v1model and
+# TNA" they name, and "The PTF suite on Tofino", which marks them *differs*). Every other PTF test's
+# behaviour has its TNA code path there.
+TNA_BEHAVIOUR_DIFFERS = {
+    "FlowletGapCountsFromDepartureTest": "departure: after idle now + FLOWLET_TX_FIRST (a stateful ALU reads two inputs)",
+    "FlowletTcpMovesByAcksTest": "a new flow in a flowlet slot is known by its SYN, not by MAX_HOLD of idle",
+    "SprayRoundRobinTest": "Tofino's selector picks among live members its own way (not proven exact per packet)",
+    "SlotFreshnessTest": "freshness is checked at egress only where the path has no day budget",
+    "SlotDayBudgetTest": "the day budget is checked at egress on the real departure, not estimated at ingress",
+}
+# Tofino's architecture files for p4c's front end (../shared/toolchain/README.md).
+INCLUDE = Path(os.environ.get("TOFINO_P4INCLUDE") or P4SRC.parents[1] / "shared" / "toolchain" / "tofino-p4include")
+BF_P4C = tofino.find_bf_p4c()
 
 
 @pytest.fixture(scope="module")
@@ -136,17 +152,39 @@ def test_tna_clock_entries_fit_the_tna_program(tna_front_end: Callable[[str, int
     assert_tna_clock_entries_fit(p4info_of(tna), program)
 
 
-@pytest.mark.skipif(BF_P4C is None, reason="bf-p4c is not installed (not on PATH, $BF_P4C or ../shared/toolchain/bin): "
-                                         "the P4Info contract with the Tofino compiler cannot run here")
-@pytest.mark.parametrize("target", tofino_check.TARGETS, ids=[t.arch for t in tofino_check.TARGETS])
+def bfrt_tables(path: Path) -> set[str]:
+    """The match-action tables bfrt.json offers (BF Runtime's view), by local name."""
+    return {local_name(t["name"]) for t in json.loads(path.read_text())["tables"]
+            if t["table_type"].startswith("MatchAction")}
+
+
+@pytest.mark.skipif(BF_P4C is None, reason="bf-p4c is not installed (not $BF_P4C, on PATH or "
+                                         f"{tofino.INSTALLED_BF_P4C}): the contract with the Tofino compiler cannot run here")
+@pytest.mark.parametrize("target", tofino.CHIPS, ids=[t.arch for t in tofino.CHIPS])
 @pytest.mark.parametrize("program", PROGRAMS)
-def test_bf_p4c_p4info_matches(v1model: dict[str, Interface], program: str, target: tofino_check.Target,
-                               tmp_path: Path) -> None:
-    result = tofino_check.compile_bf_p4c(str(BF_P4C), P4SRC / "tna" / f"{program}.p4", target, tmp_path)
-    assert result.ok, result.errors
-    p4info = tmp_path / f"{program}.{target.name}" / f"{program}.p4info.txtpb"
-    assert compare(v1model[program], from_p4info(p4info), TOFINO_DIFFERENCES) == []
-    assert_tna_clock_entries_fit(P4Schema.load(p4info), program)
+def test_bf_p4c_p4info_matches(v1model: dict[str, Interface], program: str, target: tofino.Chip) -> None:
+    compiled = tofino.compile_program(str(BF_P4C), program, target, tofino.work_dir())
+    assert compiled.ok, compiled.errors
+    tna = from_p4info(compiled.p4info)
+    assert compare(v1model[program], tna, TOFINO_DIFFERENCES) == []
+    assert bfrt_tables(compiled.out / "bfrt.json") == set(tna.tables)
+    assert_tna_clock_entries_fit(P4Schema.load(compiled.p4info), program)
+
+
+def test_every_ptf_test_has_its_tna_code_path() -> None:
+    """p4src/README.md names every PTF test (a class with runTest) with the TNA code of its behaviour,
+    and marks exactly the tests listed above as differing."""
+    tests = set()
+    for path in (P4SRC.parent / "ptf-tests").glob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef) and any(isinstance(m, ast.FunctionDef) and m.name == "runTest"
+                                                      for m in node.body):
+                tests.add(node.name)
+    section = (P4SRC / "README.md").read_text().split("### The PTF suite on Tofino", 1)[1]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    assert set(re.findall(r"`(\w+Test)`", "".join(r.split("|")[1] for r in rows))) == tests
+    differs = {t for r in rows if "*differs*" in r for t in re.findall(r"`(\w+Test)`", r.split("|")[1])}
+    assert differs == set(TNA_BEHAVIOUR_DIFFERS)
 
 
 def test_compare_names_every_kind_of_difference() -> None:
