@@ -236,10 +236,11 @@ class Stmt:
 
 @dataclass(slots=True, eq=False)
 class Assign(Stmt):
-    """`lhs = rhs;`."""
+    """`lhs = rhs;`, or with op (`+`, `<<`, `|+|`...) `lhs op= rhs;` (lhs evaluated once)."""
 
     lhs: Expr
     rhs: Expr
+    op: str = ""
 
 
 @dataclass(slots=True, eq=False)

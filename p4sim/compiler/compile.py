@@ -14,7 +14,7 @@ from p4.config.v1 import p4info_pb2
 
 from p4sim.compiler import ast as A
 from p4sim.compiler.builder import Bmv2Json
-from p4sim.compiler.controls import ControlLowerer, shared_storage
+from p4sim.compiler.controls import ControlLowerer
 from p4sim.compiler.env import TypeE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.lexer import tokenize
@@ -23,6 +23,7 @@ from p4sim.compiler.parser import parse
 from p4sim.compiler.parsers import ChecksumLowerer, DeparserLowerer, ParserLowerer
 from p4sim.compiler.preprocess import Preprocessor
 from p4sim.compiler.program import Program
+from p4sim.compiler.storage import shared_storage
 from p4sim.compiler.types import EnumT, StructT
 
 log = logging.getLogger(__name__)

@@ -15,14 +15,13 @@ from p4sim.compiler.exprs import describe
 from p4sim.compiler.externs import make_instance
 from p4sim.compiler.program import Program, const_value, qualified
 from p4sim.compiler.rewrite import any_expr, stmt_exprs
+from p4sim.compiler.storage import make_storage
 from p4sim.compiler.tables import TableLowerer
 from p4sim.compiler.types import (
     BitsT,
     EnumT,
     ErrorT,
-    ListT,
     ObjT,
-    StackT,
     StructT,
     Type,
     bit_width,
@@ -224,28 +223,6 @@ class BlockContext:
             scope.add(d.name, DeclE("table", d, qualified(d, prefix), scope), d.loc)
         else:
             raise CompileError(getattr(d, "loc", None), f"unsupported local declaration {type(d).__name__}")
-
-
-def make_storage(bm: Bmv2Json, name: str, t: Type, loc: Any = None) -> Ent:
-    """bmv2 storage for a value of type t named name."""
-    ts = strip(t)
-    if isinstance(ts, StructT) and ts.kind == "header_union":  # as in the headers struct (p4c's HeaderConverter)
-        return bm.add_union(bm.unique(name), ts)
-    if is_scalar(ts):
-        return bm.scalar(name, t)
-    if isinstance(ts, ListT):  # a tuple variable: a struct of fields f0, f1, ... (`t[i]` reads field fi)
-        return make_storage(bm, name, StructT("tuple", bm.unique(f"tuple_{name}"),
-                                              [(f"f{i}", it) for i, it in enumerate(ts.items)]), loc)
-    if isinstance(ts, StructT) and ts.kind == "header":
-        inst = bm.unique(name)
-        return bm.add_header(inst, ts, False)
-    if isinstance(ts, StackT):
-        return bm.add_stack(bm.unique(name), ts)
-    if isinstance(ts, StructT) and _flat_struct(ts):  # p4c: a metadata header per struct variable
-        return bm.add_header(bm.unique(name), ts, True)
-    if isinstance(ts, StructT):
-        return StructE({n: make_storage(bm, f"{name}.{n}", ft, loc) for n, ft in ts.fields}, ts)
-    raise CompileError(loc, f"{name}: variables of type {t} are not supported")
 
 
 class ControlLowerer(BlockContext):
@@ -609,72 +586,3 @@ def _or(terms: list[A.Expr], loc: Any) -> A.Expr:
     for t in terms[1:]:
         acc = A.Binary(loc, "||", acc, t)
     return acc
-
-
-def shared_storage(bm: Bmv2Json, hdr_t: Type, meta_t: Type, field_lists: dict[int, list[dict]],
-                   loc: Any = None) -> tuple[Ent, Ent]:
-    """Storage of the program's headers and user metadata, named as p4c does: header instances by
-    field name, scalar fields `<StructType>.<field>`, nested metadata structs as metadata headers."""
-    hs = strip(hdr_t)
-    if not isinstance(hs, StructT):
-        raise CompileError(loc, f"the headers type {hdr_t} must be a struct")
-    hdr = _header_struct(bm, hs, "", loc)
-    ms = strip(meta_t)
-    if not isinstance(ms, StructT):
-        raise CompileError(loc, f"the metadata type {meta_t} must be a struct")
-    meta = _meta_struct(bm, ms, field_lists)
-    return hdr, meta
-
-
-def _header_struct(bm: Bmv2Json, st: StructT, prefix: str, loc: Any) -> StructE:
-    members: dict[str, Ent] = {}
-    for n, t in st.fields:
-        ts = strip(t)
-        name = f"{prefix}{n}"
-        if isinstance(ts, StructT) and ts.kind == "header":
-            members[n] = bm.add_header(bm.unique(name), ts, False)
-        elif isinstance(ts, StructT) and ts.kind == "header_union":
-            members[n] = bm.add_union(bm.unique(name), ts)
-        elif isinstance(ts, StackT):
-            members[n] = bm.add_stack(bm.unique(name), ts)
-        elif isinstance(ts, StructT):  # p4c rejects this; p4sim flattens with `_`
-            members[n] = _header_struct(bm, ts, name + "_", loc)
-        elif is_scalar(ts):
-            members[n] = bm.scalar(f"{st.name}.{n}", t)
-        else:
-            raise CompileError(loc, f"headers field {n} of type {t} is not supported")
-    return StructE(members, st)
-
-
-def _flat_struct(ts: StructT) -> bool:
-    return all(is_scalar(strip(ft)) for _, ft in ts.fields)
-
-
-def _meta_struct(bm: Bmv2Json, st: StructT, field_lists: dict[int, list[dict]]) -> StructE:
-    members: dict[str, Ent] = {}
-    for n, t in st.fields:
-        ts = strip(t)
-        if isinstance(ts, StructT) and ts.kind == "header":
-            members[n] = bm.add_header(bm.unique(n), ts, False)
-        elif isinstance(ts, StackT):
-            members[n] = bm.add_stack(bm.unique(n), ts)
-        elif isinstance(ts, StructT) and _flat_struct(ts):
-            h = bm.add_header(bm.unique(n), ts, True)
-            members[n] = h
-            for fname, _ in ts.fields:
-                _field_list_annos(ts.field_annos.get(fname, []), [h.inst, fname], field_lists)
-        elif isinstance(ts, StructT):
-            members[n] = _meta_struct(bm, ts, field_lists)
-        else:
-            f = bm.scalar(f"{st.name}.{n}", t)
-            members[n] = f
-            _field_list_annos(st.field_annos.get(n, []), f.ref, field_lists)
-    return StructE(members, st)
-
-
-def _field_list_annos(annos: list, ref: list[str], field_lists: dict[int, list[dict]]) -> None:
-    for a in annos:
-        if a.name == "field_list":
-            for idx in a.args:
-                if isinstance(idx, int):
-                    field_lists.setdefault(idx, []).append({"type": "field", "value": list(ref)})

@@ -139,6 +139,24 @@ class Scope:
         return Scope(self)
 
 
+def storage_of(ents: list[Ent | None]) -> frozenset[str]:
+    """The bmv2 storage entities occupy, coarsely: header instances (a stack as a whole), and scalar
+    fields by name ("scalars.x")."""
+    out: set[str] = set()
+    for ent in ents:
+        if isinstance(ent, FieldE):  # also DynFieldE: ref is its stack's first element's
+            out.add(".".join(ent.ref) if ent.ref[0] == "scalars" else ent.ref[0].split("[")[0])
+        elif isinstance(ent, HeaderE):
+            out.add(ent.inst.split("[")[0])
+        elif isinstance(ent, StructE):
+            out |= storage_of(list(ent.members.values()))
+        elif isinstance(ent, StackE):
+            out.add(ent.name)
+        elif isinstance(ent, DynHeaderE):
+            out.add(ent.stack.name)
+    return frozenset(out)
+
+
 def decl_name(d: A.Decl) -> str:
     """The @name of a declaration, or its own name."""
     a = A.anno(d.annos, "name")

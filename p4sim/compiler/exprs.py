@@ -32,6 +32,7 @@ from p4sim.compiler.types import (
     ErrorT,
     InfIntT,
     ListT,
+    StackT,
     StringT,
     StructT,
     Type,
@@ -436,6 +437,8 @@ class ExprLowerer:
             return self._list_eq(e)
         a = self.expr(e.left, expected if op not in _CMP else None)
         b = self.expr(e.right, expected if op not in _CMP and op not in ("<<", ">>") else None)
+        if op in ("==", "!=") and isinstance(strip(a.t), (StructT, StackT)) and same(a.t, b.t):
+            return self._aggregate_eq(e, a.t)
         if op in ("<<", ">>"):
             return self.shift(e, a, b)
         if op == "++":
@@ -468,7 +471,10 @@ class ExprLowerer:
         if isinstance(t, InfIntT):
             raise CompileError(e.loc, "cannot infer a width here")
         if op in ("/", "%"):
-            # p4c's StrengthReduction: an unsigned division or remainder by a power of two is a shift or a mask
+            # p4c's StrengthReduction: 0 divided is 0 (the divisor evaluated all the same, before), an
+            # unsigned division or remainder by a power of two is a shift or a mask
+            if a.const == 0:
+                return V(hexstr(0, t.width), t, None, 0)
             if t.signed or not isinstance(b.const, int) or b.const <= 0 or b.const & (b.const - 1):
                 raise CompileError(e.loc, f"operator {op} on non-constant values is not supported by bmv2 (only an "
                                    "unsigned value by a constant power of two)")
@@ -498,6 +504,34 @@ class ExprLowerer:
         for t in terms[1:]:
             acc = A.Binary(e.loc, join, acc, t)
         return self.expr(acc)
+
+    def _aggregate_eq(self, e: A.Binary, t: Type) -> V:
+        """`==`/`!=` of headers, structs, header unions and stacks, member by member as p4c expands
+        them: two headers are equal when both are invalid, or both are valid with equal fields."""
+        loc = e.loc
+
+        def both(terms: list[A.Expr]) -> A.Expr:
+            acc: A.Expr = terms[0] if terms else A.BoolLit(loc, True)
+            for x in terms[1:]:
+                acc = A.Binary(loc, "&&", acc, x)
+            return acc
+
+        def eq(x: A.Expr, y: A.Expr, t: Type) -> A.Expr:
+            t = strip(t)
+            if isinstance(t, StackT):
+                return both([eq(A.Index(loc, x, A.IntLit(loc, i)), A.Index(loc, y, A.IntLit(loc, i)), t.elem)
+                             for i in range(t.size)])
+            if not isinstance(t, StructT):
+                return A.Binary(loc, "==", x, y)
+            fields = [eq(A.Member(loc, x, n), A.Member(loc, y, n), ft) for n, ft in t.fields]
+            if t.kind != "header":
+                return both(fields)
+            vx, vy = (A.Call(loc, A.Member(loc, h, "isValid"), []) for h in (x, y))
+            invalid = A.Binary(loc, "&&", A.Unary(loc, "!", vx), A.Unary(loc, "!", vy))
+            return A.Binary(loc, "||", invalid, both([vx, vy, *fields]))
+
+        res = eq(e.left, e.right, t)
+        return self.expr(res if e.op == "==" else A.Unary(loc, "!", res))
 
     def shift(self, e: A.Binary, a: V, b: V) -> V:
         """`<<` and `>>` (the result has the left operand's type)."""

@@ -434,6 +434,7 @@ class Parser(ExprParser):
                     keys = ks.items if isinstance(ks, A.ListExpr) else [ks]
                     self.expect(":")
                     ar = self.action_ref([])
+                    ea += self.annotations()  # the grammar's entry annotations after the action (@priority)
                     self.expect(";")
                     t.entries.append(A.Entry(keys, ar, ea, eloc, prio))
             elif self.tok.kind == "ident" and self.tok.text == "default_action":

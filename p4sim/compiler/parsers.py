@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -13,6 +14,7 @@ from p4sim.compiler.env import DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import V, describe, mask_of, operand
 from p4sim.compiler.externs import HASH_ALGOS, field_refs
+from p4sim.compiler.lookahead import LookaheadExpander
 from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, StructT, VarbitT, bit_width, strip
 
 log = logging.getLogger(__name__)
@@ -83,6 +85,12 @@ class ParserLowerer(BlockContext):
         stl = StmtLowerer(scope.child(), self.prog, self)
         stl.allow_jumps = False
         stmts = stl.inliner().stmts(stmts)
+        look = LookaheadExpander(lambda e: _is_lookahead(stl, e), lambda t: self.prog.resolve(t, stl.scope),
+                                 self.bm.fresh)
+        stmts = look.stmts(stmts)
+        if s.select is not None:
+            pre, keys = look.exprs(s.select)
+            stmts, s = stmts + pre, dataclasses.replace(s, select=keys)
         ops: list[dict] = []
         entry = len(self.states)
         self.states.append({"name": name, "id": entry})
@@ -166,12 +174,14 @@ class ParserLowerer(BlockContext):
         return {"op": "extract_VL", "parameters": [target, {"type": "expression", "value": n.j}]}
 
     def lookahead(self, sl: StmtLowerer, e: A.Expr) -> V | None:
-        """`pkt.lookahead<T>()` as a bmv2 lookahead operand."""
-        if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead" and \
-                isinstance(e.func.expr, A.Name) and _is_packet(sl, e.func.expr.name):
+        """`pkt.lookahead<T>()` of bits as a bmv2 lookahead operand (LookaheadExpander leaves no other)."""
+        if _is_lookahead(sl, e):
+            assert isinstance(e, A.Call)
             if len(e.type_args) != 1:
                 raise CompileError(e.loc, "lookahead needs a type argument: lookahead<bit<W>>()")
             t = strip(self.prog.resolve(e.type_args[0], sl.scope))
+            if not isinstance(t, (BitsT, BoolT)):
+                raise CompileError(e.loc, f"lookahead<{t}>() here: expected bits (assign a lookahead of {t} first)")
             return V({"type": "lookahead", "value": [0, bit_width(t)]}, t)
         return None
 
@@ -256,6 +266,12 @@ class ParserLowerer(BlockContext):
         if isinstance(k, A.Range):
             return _range_to_masks(c(k.lo), c(k.hi), w)
         return [(c(k), mask_of(w))]
+
+
+def _is_lookahead(sl: StmtLowerer, e: A.Expr) -> bool:
+    """Is e `pkt.lookahead<...>()` on the parser's packet?"""
+    return isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead" and \
+        isinstance(e.func.expr, A.Name) and _is_packet(sl, e.func.expr.name)
 
 
 def _is_packet(sl: StmtLowerer, name: str) -> bool:

@@ -90,6 +90,32 @@ def stmt_exprs(s: A.Stmt | None) -> list[A.Expr]:
     return []
 
 
+def used_names(stmts: list[A.Stmt]) -> set[str]:
+    """The names statements use (in expressions, also what they call), less those they declare."""
+    names: set[str] = set()
+    declared: set[str] = set()
+
+    def expr(e: A.Expr | None) -> None:
+        any_expr(e, lambda x: isinstance(x, A.Name) and names.add(x.name) is None and False)
+
+    def walk(s: A.Stmt | None) -> None:
+        if isinstance(s, (A.VarDecl, A.ConstDecl)):
+            declared.add(s.name)
+            expr(s.init)
+        elif isinstance(s, (A.Block, A.If, A.Switch, A.For)):
+            expr(getattr(s, "cond", None) or getattr(s, "expr", None))
+            for child in (s.stmts if isinstance(s, A.Block) else [s.then, s.other] if isinstance(s, A.If)
+                          else [c.body for c in s.cases] if isinstance(s, A.Switch) else [*s.init, *s.update, s.body]):
+                walk(child)
+        else:
+            for e in stmt_exprs(s):
+                expr(e)
+
+    for s in stmts:
+        walk(s)
+    return names - declared
+
+
 def rename(stmts: list[A.Stmt], names: dict[str, A.Expr], fresh: Callable[[str], str]) -> list[A.Stmt]:
     """Statements with the names in `names` replaced (by a fresh name or an argument bound by reference),
     and every local they declare given a fresh name."""
@@ -114,7 +140,7 @@ def _rename_stmt(s: A.Stmt, names: dict[str, A.Expr], fresh: Callable[[str], str
         names[s.name] = A.Name(s.loc, new)  # visible from here to the end of the enclosing block
         return dataclasses.replace(s, name=new, init=init)
     if isinstance(s, A.Assign):
-        return A.Assign(s.loc, rx(s.lhs), rx(s.rhs))
+        return dataclasses.replace(s, lhs=rx(s.lhs), rhs=rx(s.rhs))
     if isinstance(s, A.CallStmt):
         return A.CallStmt(s.loc, rx(s.call))
     if isinstance(s, A.If):
@@ -161,7 +187,7 @@ def subst_stmts(stmts: list[A.Stmt], sub: Callable[[A.TypeSyn], A.TypeSyn]) -> l
         if isinstance(s, (A.VarDecl, A.ConstDecl)):
             return dataclasses.replace(s, typ=sub(s.typ), init=sx(s.init))
         if isinstance(s, A.Assign):
-            return A.Assign(s.loc, sx(s.lhs), sx(s.rhs))
+            return dataclasses.replace(s, lhs=sx(s.lhs), rhs=sx(s.rhs))
         if isinstance(s, A.Return):
             return A.Return(s.loc, sx(s.expr))
         if isinstance(s, A.CallStmt):

@@ -7,7 +7,7 @@ from typing import Any
 
 from p4sim.compiler import ast as A
 from p4sim.compiler.builder import P4InfoTable, id_annotation, source_info
-from p4sim.compiler.env import DeclE, FieldE
+from p4sim.compiler.env import DeclE, FieldE, HeaderE
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, mask_of
 from p4sim.compiler.externs import InstInfo, is_instance, prim
@@ -184,7 +184,8 @@ class TableLowerer:
         e = k.expr
         if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "isValid":
             hv = ev.expr(e.func.expr)
-            return [hv.ent.inst, "$valid$"], None, 1
+            if isinstance(hv.ent, HeaderE):  # a union's validity is computed below (valid_union)
+                return [hv.ent.inst, "$valid$"], None, 1
         if isinstance(e, A.Binary) and e.op == "&":
             fv, mv = ev.expr(e.left), ev.expr(e.right)
             if isinstance(fv.ent, FieldE) and isinstance(mv.const, int):

@@ -226,4 +226,6 @@ def same(a: Type, b: Type) -> bool:
         return a == b
     if isinstance(a, ListT) and isinstance(b, ListT):
         return len(a.items) == len(b.items) and all(same(x, y) for x, y in zip(a.items, b.items, strict=False))
+    if isinstance(a, StackT) and isinstance(b, StackT):
+        return a.size == b.size and same(a.elem, b.elem)
     return a is b
