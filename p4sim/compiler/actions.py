@@ -388,6 +388,12 @@ class StmtLowerer(Lowering):
         """Read-modify-write of a bit slice `x[h:l] = v`."""
         sl = s.lhs
         assert isinstance(sl, A.Slice)
+        if isinstance(sl.expr, A.Slice):  # x[h1:l1][h2:l2] is x[l1+h2:l1+l2] (every bound checked first)
+            self.expr(sl)
+            inner, lo1 = sl.expr, self.const_int(sl.expr.lo)
+            flat = A.Slice(sl.loc, inner.expr, A.IntLit(sl.hi.loc, lo1 + self.const_int(sl.hi)),
+                           A.IntLit(sl.lo.loc, lo1 + self.const_int(sl.lo)))
+            return self.assign_slice(A.Assign(s.loc, flat, s.rhs))
         base = self.lvalue(sl.expr)
         t = strip(base.t)
         if not isinstance(t, BitsT):
@@ -420,7 +426,7 @@ class StmtLowerer(Lowering):
                     self.ctx.p4info_action(ent)
                     # ... and keeps it in the JSON too (a P4Info action must be in the device config),
                     # even when its body is merged here with the statements around the call
-                    self.ctx.action_id(ent, c.loc, c.args, self.scope)
+                    self.ctx.action_id(ent, c.loc, c.args, self.scope, called=True)
                 return self.inline_action(ent.decl, c, ent.extra)
             if isinstance(ent, DeclE) and ent.kind == "function":
                 return extern_function(self, f.name, c)
@@ -466,8 +472,8 @@ class StmtLowerer(Lowering):
         for p, a in zip(d.params, c.args, strict=True):
             pt = self.types.resolve(p.typ, home)
             if p.direction in ("out", "inout"):
-                v = self.expr(a.expr)
-                if not isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)):
+                v = self.expr(a.expr)  # a slice is copied in and out
+                if not isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)) and not isinstance(a.expr, A.Slice):
                     raise CompileError(a.expr.loc, f"argument for out parameter {p.name} is not writable")
                 self.coerce(v, pt, a.expr.loc, f"argument {p.name}")
             else:
@@ -478,8 +484,9 @@ class StmtLowerer(Lowering):
         for p, a in zip(d.params, c.args, strict=True):
             v, pt = bound[p.name]
             ent: Ent
-            if p.name in copied or (v.const is None and not isinstance(v.ent, (FieldE, RuntimeE, HeaderE, StructE,
-                                                                             StackE))):
+            aggregate = isinstance(v.ent, (HeaderE, StructE, StackE))
+            if p.name in copied or (not is_scalar(strip(pt)) and not aggregate) or (
+                    v.const is None and not aggregate and not isinstance(v.ent, (FieldE, RuntimeE))):
                 name = self.bm.fresh(f"{d.name}_{p.name}")
                 ent = self.ctx.new_local(name, pt, a.expr.loc)
                 self.scope.add(name, ent, a.expr.loc)

@@ -7,7 +7,7 @@ from typing import Any
 
 from p4sim.compiler.env import FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import Loc
-from p4sim.compiler.types import BitsT, StackT, StructT, Type, VarbitT, bit_width, strip
+from p4sim.compiler.types import BitsT, StackT, StructT, Type, VarbitT, bit_width, header_layout, strip
 
 JSON_VERSION = [2, 23]
 
@@ -141,7 +141,7 @@ class Bmv2Json:
         fields: list[list] = []
         total = 0
         varbit = False
-        for n, t in st.fields:
+        for _path, n, t in header_layout(st):
             ts = strip(t)
             w = bit_width(ts)
             if isinstance(ts, VarbitT):  # bmv2: width "*", the header's max_length in bytes

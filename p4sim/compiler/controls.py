@@ -22,6 +22,7 @@ from p4sim.compiler.types import (
     EnumT,
     ErrorT,
     ObjT,
+    StringT,
     StructT,
     Type,
     bit_width,
@@ -29,6 +30,7 @@ from p4sim.compiler.types import (
     strip,
 )
 
+PREFIX = "$prefix"  # the qualified name of the block being lowered, in scopes (no P4 identifier can clash)
 MAX_VALUE_SET_SIZE = 2**31 - 1  # the P4 spec's core.p4 declares value_set(int<32> size)
 
 
@@ -40,6 +42,7 @@ class BlockContext:
         self.scope = prog.scope.child()
         self.field_lists: dict[int, list[dict]] = shared.field_lists
         self.prefix = decl.name
+        self.scope.add(PREFIX, ConstE(self.prefix, StringT()))
 
     def new_local(self, name: str, t: Type, loc: Any) -> Ent:
         """Storage for a local variable: a scalar field, a header instance or a struct of those."""
@@ -116,6 +119,13 @@ class BlockContext:
             if isinstance(t, ObjT) and t.kind == "extern":
                 out[p.name] = self.extern_arg(p, t, a, sl)
                 continue
+            if isinstance(t, ObjT) and t.kind in ("control_type", "parser_type"):  # an instance of the caller's
+                inst = sl.scope.lookup(a.expr.name) if isinstance(a.expr, A.Name) else None
+                if not (isinstance(inst, DeclE) and inst.kind == "sub" + t.kind.split("_")[0]):
+                    raise CompileError(a.expr.loc, f"constructor argument {p.name} must be a "
+                                       f"{t.kind.split('_')[0]} instance ({t.name})")
+                out[p.name] = inst
+                continue
             if not is_scalar(strip(t)):
                 raise CompileError(p.loc, f"{decl.name}: constructor parameter {p.name} of type {t} is not "
                                    "supported (only bit<W>, int<W>, bool and enum constants, and extern instances)")
@@ -139,6 +149,22 @@ class BlockContext:
         if shape(given) != shape(t):
             raise CompileError(a.expr.loc, f"constructor argument {p.name}: expected {shape(t)}, found {shape(given)}")
         return ent
+
+    def instance_applied(self, e: A.Expr, kind: str, scope: Scope) -> DeclE | None:
+        """The control (kind "subcontrol") or parser ("subparser") instance `e` names in `e.apply(...)`: an
+        instance, or a control or parser type applied directly (`E.apply(x)`), which is an instance of
+        its own named after the type (p4c's InstantiateDirectCalls)."""
+        ent = scope.lookup(e.name) if isinstance(e, A.Name) else None
+        if isinstance(ent, DeclE) and ent.kind == kind:
+            return ent
+        if isinstance(ent, DeclE) and "sub" + ent.kind == kind:
+            if ent.decl.ctor_params:
+                raise CompileError(e.loc, f"{ent.decl.name}.apply(): a {ent.kind} with constructor parameters "
+                                   "needs an instance")
+            prefix = scope.lookup(PREFIX)
+            name = qualified(ent.decl, prefix.value if isinstance(prefix, ConstE) else "")
+            return DeclE(kind, ent.decl, name, {})
+        return None
 
     def bind_params(self, params: list[A.Param], roles: list[Ent | None]) -> None:
         """Bind the block's parameters to the shared architecture storage."""
@@ -254,9 +280,12 @@ class ControlLowerer(BlockContext):
         return self.pipeline
 
     # ---- actions -------------------------------------------------------------------
-    def action_id(self, ent: DeclE, loc: Any, bound: list[A.Arg] | None = None, at: Scope | None = None) -> int:
+    def action_id(self, ent: DeclE, loc: Any, bound: list[A.Arg] | None = None, at: Scope | None = None,
+                  called: bool = False) -> int:
         """bmv2 id of an action usable in tables: directional parameters bound to the arguments given
-        in the table (`my_drop(standard_metadata)`), directionless ones become runtime data."""
+        in the table (`my_drop(standard_metadata)`), directionless ones become runtime data. called: the
+        action as a direct call keeps it in the JSON (its body is inlined there), where a slice argument
+        is bound to a temporary, as p4c binds it (the call copies it in and out)."""
         d: A.ActionDecl = ent.decl
         directional = [p for p in d.params if p.direction]
         if d.params[:len(directional)] != directional:
@@ -277,8 +306,11 @@ class ControlLowerer(BlockContext):
             if isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)):
                 ev.coerce(v, t, a.expr.loc, f"argument {p.name}")
                 scope.add(p.name, v.ent, p.loc)
-            elif v.const is not None and p.direction == "in":
+            elif v.const is not None and p.direction == "in" and is_scalar(strip(t)):
                 scope.add(p.name, ConstE(ev.coerce(v, t, a.expr.loc, f"argument {p.name}").const, t), p.loc)
+            elif called:  # a slice, a list for a header...: a temporary, as p4c binds it (the call copies)
+                ev.coerce(v, t, a.expr.loc, f"argument {p.name}")
+                scope.add(p.name, self.new_local(self.bm.fresh("tmp"), t, a.expr.loc), p.loc)
             else:
                 raise CompileError(a.expr.loc, f"argument {p.name} of {d.name} must be a variable or a constant")
         params = []
@@ -381,10 +413,8 @@ class ControlLowerer(BlockContext):
 
     def subcontrol_of_apply(self, c: A.Call, scope: Scope) -> DeclE | None:
         """The control instance if c is `inst.apply(...)`."""
-        if isinstance(c.func, A.Member) and c.func.name == "apply" and isinstance(c.func.expr, A.Name):
-            ent = scope.lookup(c.func.expr.name)
-            if isinstance(ent, DeclE) and ent.kind == "subcontrol":
-                return ent
+        if isinstance(c.func, A.Member) and c.func.name == "apply":
+            return self.instance_applied(c.func.expr, "subcontrol", scope)
         return None
 
     def inline_control(self, ent: DeclE, c: A.Call, nxt: str | None, scope: Scope) -> str | None:
@@ -392,6 +422,7 @@ class ControlLowerer(BlockContext):
         cd: A.ControlDecl = ent.decl
         copies: list[A.Stmt] = []
         sc = self.apply_scope(ent, c, StmtLowerer(scope, self.prog, self), copies)
+        sc.add(PREFIX, ConstE(ent.qname, StringT()))
         init: list[A.Stmt] = []
         sl = StmtLowerer(sc, self.prog, self)
         for d in cd.locals:
@@ -411,8 +442,8 @@ class ControlLowerer(BlockContext):
             ent = scope.lookup(c.func.expr.name)
             if isinstance(ent, DeclE) and ent.kind == "table":
                 return ent
-            if isinstance(ent, DeclE) and ent.kind in ("control", "instance"):
-                raise CompileError(c.loc, f"{c.func.expr.name}.apply(): applying other controls is not supported")
+            if isinstance(ent, DeclE) and ent.kind == "instance":
+                raise CompileError(c.loc, f"{c.func.expr.name}.apply(): {c.func.expr.name} is not a table or control")
         return None
 
     def straight(self, stmts: list[A.Stmt], nxt: str | None, scope: Scope) -> str | None:

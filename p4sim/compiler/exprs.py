@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,9 +39,12 @@ from p4sim.compiler.types import (
     Type,
     VarbitT,
     bit_width,
+    header_layout,
     same,
     strip,
 )
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -86,6 +90,11 @@ def _local_data(j: dict) -> dict:
         if isinstance(node.get(side), dict):
             node[side] = _local_data(node[side])
     return {"type": "expression", "value": node}
+
+
+def overflow(loc: Loc, value: str, width: int) -> None:
+    """p4c's warning for a constant made to fit a width (it keeps the low bits, as p4c does)."""
+    log.warning("%s:%s: warning: %s%s: value does not fit in %s bits", loc.file, loc.line, width, value, width)
 
 
 def mask_of(width: int) -> int:
@@ -195,7 +204,7 @@ class ExprLowerer:
                 raise CompileError(loc, f"cannot infer the width of this {what}")
             val = wrap(v.const, ts)
             if val != v.const and not (ts.signed is False and v.const < 0):
-                raise CompileError(loc, f"{what} {v.const} does not fit in {ts}")
+                overflow(loc, f"{'s' if ts.signed else 'w'}{v.const}", ts.width)
             return V(hexstr(val, ts.width), ts, None, val)
         if isinstance(vs, InfIntT) and isinstance(ts, EnumT) and ts.underlying:
             return self.coerce(v, ts.underlying, loc, what)
@@ -230,7 +239,7 @@ class ExprLowerer:
                 t = BitsT(e.width, e.signed)
                 val = wrap(e.value, t)
                 if val != e.value:
-                    raise CompileError(e.loc, f"literal {e.value} does not fit in {t}")
+                    overflow(e.loc, f"{'s' if e.signed else 'w'}{e.value}", e.width)
                 return V(hexstr(val, e.width), t, None, val)
             return V(hexstr(e.value), InfIntT(), None, e.value)
         if isinstance(e, A.BoolLit):
@@ -314,23 +323,24 @@ class ExprLowerer:
             raise CompileError(e.loc, f"{describe(e)}: a type has no member {e.name!r}")
         if isinstance(ent, DynHeaderE):
             st = ent.stack
-            names = [n for n, _t in st.type.elem.fields]
-            if e.name not in names:
-                raise CompileError(e.loc, f"{describe(e)}: {st.type.elem} has no field {e.name!r}")
+            paths = [path for path, _n, _t in header_layout(st.type.elem)]
             ft = st.type.elem.field_type(e.name)
+            if ft is None:
+                raise CompileError(e.loc, f"{describe(e)}: {st.type.elem} has no field {e.name!r}")
             if not isinstance(strip(ft), (BitsT, BoolT)):
                 raise CompileError(e.loc, f"{describe(e)}: only bit<W> fields of a run-time indexed element")
             deref = jexpr("dereference_header_stack", {"type": "header_stack", "value": st.name}, ent.index)
-            j = {"type": "expression", "value": {"op": "access_field", "left": deref, "right": names.index(e.name)}}
-            return V(j, ft, DynFieldE(st.elems[0].inst and [st.elems[0].inst, e.name], ft, j))
+            offset = paths.index((e.name,))
+            j = {"type": "expression", "value": {"op": "access_field", "left": deref, "right": offset}}
+            name = header_layout(st.type.elem)[offset][1]
+            return V(j, ft, DynFieldE(st.elems[0].inst and [st.elems[0].inst, name], ft, j))
         if isinstance(ent, HeaderE):
             ft = ent.type.field_type(e.name)
             if ft is None:
                 raise CompileError(e.loc, f"{describe(e)}: {ent.type} has no field {e.name!r}")
-            if isinstance(ft, StructT):
-                raise CompileError(e.loc, f"{describe(e)}: nested structs in headers are not supported")
-            # a varbit field: a value of type varbit<N> (assignable to another, in checksum and hash data)
-            return self.entity_value(FieldE([ent.inst, e.name], ft), e)
+            # a struct in a header: its fields (flattened, header_layout); a varbit field: a value of type
+            # varbit<N> (assignable to another, in checksum and hash data)
+            return self.entity_value(_header_part(ent, (e.name,), ft), e)
         if isinstance(ent, StructE):
             m = ent.members.get(e.name)
             if m is None:
@@ -354,9 +364,9 @@ class ExprLowerer:
         if not isinstance(base.ent, StackE):
             raise CompileError(e.loc, f"{describe(e.expr)} is not a header stack")
         iv = self.expr(e.index, BitsT(32))
-        if iv.const is None:
-            if not isinstance(strip(iv.t), BitsT) or strip(iv.t).signed:
-                raise CompileError(e.index.loc, f"a header stack index must be an unsigned bit<W>, found {iv.t}")
+        if iv.const is None:  # bit<W> or int<W> (p4c gives bmv2 either; a negative one is out of bounds)
+            if not isinstance(strip(iv.t), BitsT):
+                raise CompileError(e.index.loc, f"a header stack index must be a bit<W> or int<W>, found {iv.t}")
             return V(None, base.ent.type.elem, DynHeaderE(base.ent, self.data(iv, e.index.loc)))
         i = self.const_int(e.index, "a constant header stack index")
         if not 0 <= i < base.ent.type.size:
@@ -625,6 +635,15 @@ class ExprLowerer:
         if isinstance(ts, EnumT) and ts.underlying:
             return self.coerce(v, ts.underlying, e.loc, "cast operand")
         return self.coerce(v, to, e.loc, "cast operand")
+
+
+def _header_part(h: HeaderE, path: tuple[str, ...], t: Type) -> Ent:
+    """The field of header h at path (P4 field names): a field, or a struct of the fields it flattens to."""
+    st = strip(t)
+    if isinstance(st, StructT):
+        return StructE({n: _header_part(h, path + (n,), ft) for n, ft in st.fields}, st)
+    name = next(n for p, n, _t in header_layout(h.type) if p == path)
+    return FieldE([h.inst, name], t)
 
 
 def _fold_cmp(op: str, a: Any, b: Any) -> bool:

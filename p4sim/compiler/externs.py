@@ -13,7 +13,18 @@ from p4sim.compiler.builder import Bmv2Json, P4InfoObj, id_annotation, source_in
 from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, operand
-from p4sim.compiler.types import BitsT, BoolT, EnumT, ListT, ObjT, StructT, Type, bit_width, strip
+from p4sim.compiler.types import (
+    BitsT,
+    BoolT,
+    EnumT,
+    ListT,
+    ObjT,
+    StructT,
+    Type,
+    bit_width,
+    header_layout,
+    strip,
+)
 
 # bmv2 calculation algorithm names for HashAlgorithm members
 HASH_ALGOS = {"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16", "crc16_custom": "crc16_custom",
@@ -166,7 +177,7 @@ def field_refs(sl: Lowering, e: A.Expr) -> list[dict]:
         if isinstance(ent, FieldE):
             out.append({"type": "field", "value": list(ent.ref)})
         elif isinstance(ent, HeaderE):
-            for n, _t in ent.type.fields:
+            for _path, n, _t in header_layout(ent.type):
                 out.append({"type": "field", "value": [ent.inst, n]})
         elif isinstance(ent, StructE):
             for m in ent.members.values():

@@ -87,8 +87,8 @@ class Inliner:
         return self._table_test(x)
 
     def _expression(self, d: A.FunctionDecl) -> bool:
-        """Is a call of d lowered as an expression (`return expr;` of a scalar type), not inlined?"""
-        return trivial_function(d) and self.scalar(d.ret)
+        """Is a call of d lowered as an expression (`return expr;` of scalars), not inlined?"""
+        return trivial_function(d) and self.scalar(d.ret) and all(self.scalar(p.typ) for p in d.params)
 
     # ---- statements ----
     def stmts(self, stmts: list[A.Stmt]) -> list[A.Stmt]:

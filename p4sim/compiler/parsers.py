@@ -9,13 +9,13 @@ from typing import Any
 from p4sim.compiler import ast as A
 from p4sim.compiler.actions import StmtLowerer
 from p4sim.compiler.builder import source_info
-from p4sim.compiler.controls import BlockContext
-from p4sim.compiler.env import DeclE, FieldE, HeaderE, StackE, StructE
+from p4sim.compiler.controls import PREFIX, BlockContext
+from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import V, describe, mask_of, operand
 from p4sim.compiler.externs import HASH_ALGOS, field_refs
 from p4sim.compiler.lookahead import LookaheadExpander
-from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, StructT, VarbitT, bit_width, strip
+from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, StringT, StructT, VarbitT, bit_width, strip
 
 log = logging.getLogger(__name__)
 
@@ -110,11 +110,8 @@ class ParserLowerer(BlockContext):
         self.states[entry].update({"parser_ops": ops, "transitions": trans, "transition_key": key})
 
     def _subparser_apply(self, st: A.Stmt, sl: StmtLowerer) -> DeclE | None:
-        if isinstance(st, A.CallStmt) and isinstance(st.call.func, A.Member) and st.call.func.name == "apply" \
-                and isinstance(st.call.func.expr, A.Name):
-            ent = sl.scope.lookup(st.call.func.expr.name)
-            if isinstance(ent, DeclE) and ent.kind == "subparser":
-                return ent
+        if isinstance(st, A.CallStmt) and isinstance(st.call.func, A.Member) and st.call.func.name == "apply":
+            return self.instance_applied(st.call.func.expr, "subparser", sl.scope)
         return None
 
     def inline_parser(self, ent: DeclE, c: A.Call, sl: StmtLowerer, cont: str) -> str:
@@ -122,6 +119,7 @@ class ParserLowerer(BlockContext):
         the name of its start state. Names are prefixed by the instance (`sub.start`)."""
         pd: A.ParserDecl = ent.decl
         sc = self.apply_scope(ent, c, sl)
+        sc.add(PREFIX, ConstE(ent.qname, StringT()))
         init: list[A.Stmt] = []
         sub_sl = StmtLowerer(sc, self.prog, self)
         for d in pd.locals:
@@ -131,7 +129,10 @@ class ParserLowerer(BlockContext):
     @staticmethod
     def _op(p: dict) -> dict:
         if p["op"] == "assign":
-            return {"op": "set", "parameters": p["parameters"]}
+            dst, src = p["parameters"]
+            if src.get("type") == "stack_field":  # bmv2 sets from one as an expression only (as p4c writes it)
+                src = {"type": "expression", "value": src}
+            return {"op": "set", "parameters": [dst, src]}
         if p["op"] in ("extract", "extract_VL", "verify", "advance", "set"):
             return {"op": p["op"], "parameters": p["parameters"]}
         return {"op": "primitive", "parameters": [{"op": p["op"], "parameters": p["parameters"],
@@ -151,6 +152,8 @@ class ParserLowerer(BlockContext):
         if not (isinstance(f, A.Member) and isinstance(f.expr, A.Name) and _is_packet(sl, f.expr.name)):
             return None
         if f.name == "extract":
+            if c.args and isinstance(c.args[0].expr, A.Name) and c.args[0].expr.name == "_":
+                c = self._dont_care_header(sl, c)
             if len(c.args) == 2:
                 return [self._extract_vl(sl, c)]
             if len(c.args) != 1:
@@ -163,6 +166,15 @@ class ParserLowerer(BlockContext):
             n = sl.coerce(sl.expr(c.args[0].expr, BitsT(32)), BitsT(32), c.loc, "advance size")
             return [{"op": "advance", "parameters": [operand(n.j)]}]
         raise CompileError(c.loc, f"packet_in.{f.name} cannot be called as a statement")
+
+    def _dont_care_header(self, sl: StmtLowerer, c: A.Call) -> A.Call:
+        """`extract<H>(_)`: into a header of its own (p4c's `arg`), the call rewritten to name it."""
+        if len(c.type_args) != 1:
+            raise CompileError(c.loc, "extract into _ needs the header type: extract<H>(_)")
+        t = self.prog.resolve(c.type_args[0], sl.scope)
+        name = self.bm.fresh("arg")
+        sl.scope.add(name, self.new_local(name, t, c.loc), c.loc)
+        return A.Call(c.loc, c.func, [A.Arg(None, A.Name(c.loc, name))] + c.args[1:], c.type_args)
 
     @staticmethod
     def _extract_vl(sl: StmtLowerer, c: A.Call) -> dict:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from p4sim.compiler.builder import Bmv2Json
-from p4sim.compiler.env import Ent, StructE
+from p4sim.compiler.env import Ent, FieldE, StructE
 from p4sim.compiler.errors import CompileError
-from p4sim.compiler.types import ListT, StackT, StructT, Type, is_scalar, strip
+from p4sim.compiler.types import ListT, StackT, StructT, Type, VarbitT, is_scalar, strip
 
 
 def as_struct(bm: Bmv2Json, name: str, t: Type) -> Type:
@@ -28,6 +28,9 @@ def make_storage(bm: Bmv2Json, name: str, t: Type, loc: Any = None) -> Ent:
         return bm.add_union(bm.unique(name), ts)
     if is_scalar(ts):
         return bm.scalar(name, t)
+    if isinstance(ts, VarbitT):  # p4c: a metadata header of its own, type $varbit<N>, field `field`
+        h = bm.add_header(bm.unique(name), StructT("header", f"$varbit{ts.max_width}", [("field", ts)]), True)
+        return FieldE([h.inst, "field"], t)
     if isinstance(ts, ListT):
         return make_storage(bm, name, as_struct(bm, name, ts), loc)
     if isinstance(ts, StructT) and ts.kind == "header":

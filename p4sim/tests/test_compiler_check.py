@@ -35,6 +35,18 @@ def test_constant_folding_and_casts(tmp_path: Path) -> None:
     assert ps[4]["parameters"][1] == {"type": "hexstr", "value": "0x0001"}  # wraps modulo 2^16
 
 
+def test_constants_that_do_not_fit_keep_their_low_bits_with_a_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # as p4c: "[--Wwarn=overflow] warning: 8w300: value does not fit in 8 bits", the low bits kept
+    res = build(tmp_path, "m.x = 300; m.x = 8w256; m.x = (bit<8>)(4 / 1w1); m.y = (bit<16>)(hdr.h.a + 257);")
+    values = [p["parameters"][1] for p in prims(res)]
+    assert values[:3] == [{"type": "hexstr", "value": v} for v in ("0x2c", "0x00", "0x00")]
+    assert "0x01" in str(values[3])  # hdr.h.a + 8w1
+    warned = [r.getMessage().split(": warning: ")[1] for r in caplog.records if "warning" in r.getMessage()]
+    assert warned == ["8w300: value does not fit in 8 bits", "8w256: value does not fit in 8 bits",
+                      "1w4: value does not fit in 1 bits", "8w257: value does not fit in 8 bits"]
+
+
 def test_enums_errors_and_serializable_enums(tmp_path: Path) -> None:
     top = "enum bit<8> Ek { A = 1, B = 7 }\nenum Col { RED, GREEN }\nerror { Oops }"
     res = build(tmp_path, "m.x = (bit<8>)Ek.B; if (sm.parser_error == error.Oops) { m.x = 1; }"
@@ -52,8 +64,6 @@ def test_enums_errors_and_serializable_enums(tmp_path: Path) -> None:
     ("m.x = hdr.h.b;", "", "width mismatch: right side of m.x = has type bit<16>, expected bit<8>"),
     ("m.x = hdr.h.a + hdr.h.b;", "", "width mismatch: operator + applied to bit<8> and bit<16>"),
     ("m.y = hdr.h.a ++ 1;", "", "operator ++ expects bit<W> operands"),
-    ("m.x = 300;", "", "300 does not fit in bit<8>"),
-    ("m.x = 8w256;", "", "literal 256 does not fit in bit<8>"),
     ("if (m.x) { }", "", "expected a bool condition, found bit<8>"),
     ("m.f = m.x == true;", "", "type mismatch: operator == applied to bit<8> and bool"),
     ("m.x = hdr.h.b[20:3];", "", "slice [20:3] out of range for bit<16>"),
