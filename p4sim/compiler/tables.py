@@ -190,8 +190,6 @@ class TableLowerer:
             fv, mv = ev.expr(e.left), ev.expr(e.right)
             if isinstance(fv.ent, FieldE) and isinstance(mv.const, int):
                 return list(fv.ent.ref), mv.const, bit_width(strip(fv.t))
-        # anything else, a slice too, is computed into a temporary first (p4c's SimplifyKey with bmv2's
-        # policy: only fields, isValid() and `field & constant` are matched in place)
         if v.j is None or not isinstance(strip(v.t), (BitsT, BoolT)) and v.const is None:
             raise CompileError(k.loc, f"table key {describe(e)}: expected a bit<W> or bool expression, found {v.t}")
         tmp = self.c.bm.scalar(f"key_{table.split('.')[-1]}_{len(pre)}", v.t)
