@@ -67,11 +67,11 @@ class BlockContext:
             if not is_scalar(strip(self.prog.resolve(p.typ, home))):
                 raise CompileError(p.loc, f"action {ent.decl.name}: parameter {p.name} needs a direction or a "
                                    "bit<W>, int<W>, bool or serializable enum type")
-        widths = [bit_width(self.prog.resolve(p.typ, home)) for p in runtime]
-        annos = [a.name for a in ent.decl.annos]
-        self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, w) for p, w in
-                                                                       zip(runtime, widths, strict=True)],
-                                         extra={"annos": annos, "decl": ent.decl},
+        types = [self.prog.resolve(p.typ, home) for p in runtime]
+        annos = A.p4info_annotations(ent.decl.annos)
+        self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, bit_width(t)) for p, t in
+                                                                       zip(runtime, types, strict=True)],
+                                         extra={"annos": annos, "decl": ent.decl, "types": types},
                                          fixed_id=id_annotation(ent.decl.annos), loc=ent.decl.loc))
 
     def value_set(self, d: A.Instance, sl: StmtLowerer, qname: str) -> DeclE:

@@ -238,6 +238,7 @@ def extern_function(sl: Lowering, name: str, c: A.Call) -> list[dict]:
     args = [a.expr for a in c.args]
     frag = describe(c)
     loc = c.loc
+    sl.bm.extern_calls += 1
 
     def need(*ns: int) -> None:
         if len(args) not in ns:

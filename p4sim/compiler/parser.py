@@ -29,7 +29,9 @@ class Parser(ExprParser):
             name = self.tok.text
             self.i += 1
             args: list = []
-            if self.at("(") and self.tok.adjacent:
+            quoted: dict[int, bool] = {}
+            parens = self.at("(") and self.tok.adjacent
+            if parens:
                 self.i += 1
                 depth = 1
                 while True:
@@ -44,6 +46,7 @@ class Parser(ExprParser):
                         if depth == 0:
                             break
                     if t.kind == "string":
+                        quoted[len(args)] = True
                         args.append(t.text)
                     elif t.kind == "int":
                         args.append(t.value)
@@ -51,7 +54,7 @@ class Parser(ExprParser):
                         args.append(t.text)
             elif self.at("["):
                 raise CompileError(loc, f"structured annotation @{name}[...] is not supported")
-            annos.append(A.Annotation(name, args, loc))
+            annos.append(A.Annotation(name, args, loc, quoted, parens))
         return annos
 
     def declaration(self) -> object:

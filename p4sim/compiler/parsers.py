@@ -412,6 +412,7 @@ class ChecksumLowerer(BlockContext):
             if not isinstance(algo_e, A.Member) or algo_e.name not in HASH_ALGOS:
                 raise CompileError(algo_e.loc, "expected a HashAlgorithm member")
             calc = self.bm.add_calculation(HASH_ALGOS[algo_e.name], inputs, c.loc, describe(c.args[2].expr))
+            self.bm.extern_calls += 1
             self.bm.checksums.append({
                 "name": self.bm.unique("cksum"), "id": len(self.bm.checksums),
                 "source_info": source_info(c.loc, c.func.name), "target": list(target.ent.ref),

@@ -101,9 +101,23 @@ def p4c_compile(program: Path, out: Path) -> Outcome:
     return Outcome("ok")
 
 
+def canonical_p4info(path: Path) -> p4i.P4Info:
+    """A P4Info file's message with its objects in ID order: P4Runtime names every object by ID, so the
+    order a compiler lists them in (p4c: as it meets them) says nothing."""
+    info = text_format.Parse(path.read_text(), p4i.P4Info())
+    for fd in info.DESCRIPTOR.fields:
+        items = getattr(info, fd.name)
+        if fd.label == fd.LABEL_REPEATED and fd.message_type is not None and "preamble" in fd.message_type.fields_by_name:
+            ordered = sorted((type(x).FromString(x.SerializeToString()) for x in items),
+                             key=lambda x: x.preamble.id)
+            del items[:]
+            items.extend(ordered)
+    return info
+
+
 def p4info_difference(ours: Path, theirs: Path) -> str:
-    """'' when two P4Info files hold the same message, else the first differing line of their texts."""
-    a, b = (text_format.Parse(p.read_text(), p4i.P4Info()) for p in (ours, theirs))
+    """'' when two P4Info files hold the same objects (in any order), else the first differing line."""
+    a, b = canonical_p4info(ours), canonical_p4info(theirs)
     if a == b:
         return ""
     la, lb = text_format.MessageToString(a).splitlines(), text_format.MessageToString(b).splitlines()
