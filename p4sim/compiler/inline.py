@@ -108,11 +108,15 @@ class Inliner:
 
     def stmt(self, s: A.Stmt) -> list[A.Stmt]:
         """One statement as a list (the hoisted statements first)."""
-        if isinstance(s, A.Assign):  # the left side first, then the right (p4c's SideEffectOrdering)
+        if isinstance(s, A.Assign):
+            # as p4c's SideEffectOrdering: a left side with a call in it (any function, also one p4sim
+            # evaluates as an expression) is evaluated first, its indices read into temporaries; the
+            # index of one without calls is read when the value is stored, after the right side ran
             pre_l, lhs = self.expr(s.lhs)
-            pre_r, rhs = self.expr(op_assigned(s.op, lhs, s.rhs))
-            if self._writes(pre_r):
+            if any_expr(s.lhs, lambda x: isinstance(x, A.Call) and not (
+                    isinstance(x.func, A.Member) and x.func.name == "isValid")):
                 lhs = self.fixed_lvalue(lhs, pre_l)
+            pre_r, rhs = self.expr(op_assigned(s.op, lhs, s.rhs))
             return pre_l + pre_r + [A.Assign(s.loc, lhs, rhs)]
         if isinstance(s, A.CallStmt):
             d = self._function(s.call)
@@ -349,6 +353,9 @@ class Inliner:
                     # by its mid end; a function cannot alias two of them in a way copies would show)
                     names[p.name] = arg.expr
                     continue
+                if p.direction in ("out", "inout"):  # copied out to the element it named (p4c: an index in
+                    arg = A.Arg(arg.name, self.fixed_lvalue(arg.expr, out))  # an argument is a temporary)
+                    args[p.name] = arg
                 copied[p.name] = self.fresh(f"{d.name}_{p.name}")
                 names[p.name] = A.Name(loc, copied[p.name])
                 init = arg.expr if p.direction in ("", "in", "inout") else None
