@@ -27,7 +27,7 @@ from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, jexpr, mask_o
 from p4sim.compiler.externs import Lowering, extern_function, instance_method, is_instance, prim
 from p4sim.compiler.inline import Inliner, op_assigned
 from p4sim.compiler.returns import action_body
-from p4sim.compiler.rewrite import any_expr, used_names
+from p4sim.compiler.rewrite import any_expr, call_args, used_names
 from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, Type, VarbitT, is_scalar, strip
 
 
@@ -463,8 +463,7 @@ class StmtLowerer(Lowering):
         argument) is a copy, as P4's copy-in/copy-out makes it (p4c's inlining copies, its mid end
         removes the copies nothing can tell from the argument): `in`/`inout` copied in first, `out`/
         `inout` copied out after the body in parameter order, also after an `exit`."""
-        if len(c.args) != len(d.params):
-            raise CompileError(c.loc, f"action {d.name} takes {len(d.params)} arguments, found {len(c.args)}")
+        c = call_args(d.params, c, f"action {d.name}")
         home = home if home is not None else self.types.scope
         scope = home.child()
         out: list[dict] = []

@@ -14,7 +14,7 @@ from p4sim.compiler.errors import CompileError
 from p4sim.compiler.exprs import describe
 from p4sim.compiler.externs import make_instance
 from p4sim.compiler.program import Program, const_value, qualified
-from p4sim.compiler.rewrite import any_expr, stmt_exprs
+from p4sim.compiler.rewrite import any_expr, call_args, stmt_exprs
 from p4sim.compiler.storage import make_storage
 from p4sim.compiler.tables import TableLowerer
 from p4sim.compiler.types import (
@@ -182,8 +182,7 @@ class BlockContext:
         `copies`, which the caller runs before the body. So an expression may be an argument, and a
         field the body overwrites keeps, as the parameter, the value it had at the call."""
         decl = ent.decl
-        if len(c.args) != len(decl.params):
-            raise CompileError(c.loc, f"{decl.name}.apply takes {len(decl.params)} arguments, found {len(c.args)}")
+        c = call_args(decl.params, c, f"{decl.name}.apply")
         sc = self.prog.scope.child()
         for n, cv in (ent.extra or {}).items():
             sc.add(n, cv)
@@ -196,7 +195,8 @@ class BlockContext:
                 sc.add(p.name, DeclE("packet", None, "packet_in"))
                 continue
             v = ev.expr(a.expr, strip(pt))
-            if copies is not None and not p.direction.endswith("out") and v.const is None \
+            listed = isinstance(v.const, list)  # `{0, 0}` for a struct: a variable initialized by it
+            if copies is not None and not p.direction.endswith("out") and (v.const is None or listed) \
                     and not isinstance(v.ent, (HeaderE, StructE, StackE)):
                 name = self.bm.fresh(f"{decl.name}_{p.name}")
                 ev.scope.add(name, self.new_local(name, pt, a.expr.loc), a.expr.loc)
@@ -387,8 +387,7 @@ class ControlLowerer(BlockContext):
     def inline_action_flow(self, ent: DeclE, c: A.Call, nxt: str | None, scope: Scope) -> str | None:
         """The body of a directly called action as part of the control flow, parameters bound."""
         d: A.ActionDecl = ent.decl
-        if len(c.args) != len(d.params):
-            raise CompileError(c.loc, f"action {d.name} takes {len(d.params)} arguments, found {len(c.args)}")
+        c = call_args(d.params, c, f"action {d.name}")
         if ent.extra is not None:
             self.p4info_action(ent)
         home = ent.extra if ent.extra is not None else self.prog.scope

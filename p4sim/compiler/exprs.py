@@ -130,6 +130,8 @@ class ExprLowerer:
             ent = self.scope.get(e.func.name, e.func.loc)  # undefined names first
             if isinstance(ent, DeclE) and ent.kind == "userfunc":
                 return self.call_function(ent.decl, e)
+            if isinstance(ent, DeclE) and ent.kind == "function" and e.func.name == "static_assert":
+                return self.static_assert(e)
         if isinstance(e.func, A.Member) and e.func.name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits",
                                                             "maxSizeInBytes") and not e.args:
             v = self.expr(e.func.expr)
@@ -147,6 +149,18 @@ class ExprLowerer:
                 name = next(iter(v.ent.members.values())).inst.rpartition(".")[0]  # type: ignore[attr-defined]
                 return V(jexpr("valid_union", None, {"type": "header_union", "value": name}), BoolT())
         raise CompileError(e.loc, f"{describe(e.func)}: this call cannot be used as a value here")
+
+    def static_assert(self, e: A.Call) -> V:
+        """core.p4's `static_assert(check[, message])`: true, or the message as a compile error."""
+        if len(e.args) not in (1, 2):
+            raise CompileError(e.loc, f"static_assert takes 1 or 2 arguments, found {len(e.args)}")
+        check = self.expr(e.args[0].expr)
+        if not isinstance(check.const, bool):
+            raise CompileError(e.args[0].expr.loc, "static_assert: expected a compile-time bool condition")
+        if not check.const:
+            message = e.args[1].expr if len(e.args) == 2 else None
+            raise CompileError(e.loc, f"static assertion failed: {message.value if isinstance(message, A.StrLit) else ''}")
+        return V({"type": "bool", "value": True}, BoolT(), None, True)
 
     def call_function(self, d: A.FunctionDecl, e: A.Call) -> V:
         """A call of a P4 function whose body is `return expr;`, inlined as an expression."""
@@ -327,7 +341,7 @@ class ExprLowerer:
             ft = st.type.elem.field_type(e.name)
             if ft is None:
                 raise CompileError(e.loc, f"{describe(e)}: {st.type.elem} has no field {e.name!r}")
-            if not isinstance(strip(ft), (BitsT, BoolT)):
+            if not (isinstance(strip(ft), (BitsT, BoolT)) or isinstance(strip(ft), EnumT) and strip(ft).underlying):
                 raise CompileError(e.loc, f"{describe(e)}: only bit<W> fields of a run-time indexed element")
             deref = jexpr("dereference_header_stack", {"type": "header_stack", "value": st.name}, ent.index)
             offset = paths.index((e.name,))
@@ -364,8 +378,9 @@ class ExprLowerer:
         if not isinstance(base.ent, StackE):
             raise CompileError(e.loc, f"{describe(e.expr)} is not a header stack")
         iv = self.expr(e.index, BitsT(32))
-        if iv.const is None:  # bit<W> or int<W> (p4c gives bmv2 either; a negative one is out of bounds)
-            if not isinstance(strip(iv.t), BitsT):
+        if iv.const is None:  # bit<W>, int<W> or a serializable enum (p4c gives bmv2 any; a negative one is
+            it = strip(iv.t)   # out of bounds)
+            if not (isinstance(it, BitsT) or isinstance(it, EnumT) and it.underlying is not None):
                 raise CompileError(e.index.loc, f"a header stack index must be a bit<W> or int<W>, found {iv.t}")
             return V(None, base.ent.type.elem, DynHeaderE(base.ent, self.data(iv, e.index.loc)))
         i = self.const_int(e.index, "a constant header stack index")
@@ -421,6 +436,11 @@ class ExprLowerer:
 
     def _unify(self, a: V, b: V, e: A.Binary) -> tuple[V, V, Type]:
         ta, tb = strip(a.t), strip(b.t)
+        # a serializable enum meets its underlying bit<W> as that type (P4_16 8.3, as p4c)
+        if isinstance(ta, EnumT) and ta.underlying is not None and isinstance(tb, BitsT) and tb == ta.underlying:
+            return a, b, tb
+        if isinstance(tb, EnumT) and tb.underlying is not None and isinstance(ta, BitsT) and ta == tb.underlying:
+            return a, b, ta
         if isinstance(ta, InfIntT) and not isinstance(tb, InfIntT):
             a = self.coerce(a, tb, e.left.loc, "operand")
             return a, b, tb

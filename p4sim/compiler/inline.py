@@ -17,7 +17,7 @@ from p4sim.compiler import ast as A
 from p4sim.compiler.env import DeclE, Ent
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.returns import needs_flag, remove_returns
-from p4sim.compiler.rewrite import any_expr, map_expr, rename, stmt_exprs, subst_stmts, subst_type
+from p4sim.compiler.rewrite import any_expr, call_args, map_expr, rename, stmt_exprs, subst_stmts, subst_type
 
 Lookup = Callable[[str], Ent | None]
 
@@ -87,8 +87,12 @@ class Inliner:
         return self._table_test(x)
 
     def _expression(self, d: A.FunctionDecl) -> bool:
-        """Is a call of d lowered as an expression (`return expr;` of scalars), not inlined?"""
-        return trivial_function(d) and self.scalar(d.ret) and all(self.scalar(p.typ) for p in d.params)
+        """Is a call of d lowered as an expression (`return expr;` of scalars, calling no other function),
+        not inlined?"""
+        if not (trivial_function(d) and self.scalar(d.ret) and all(self.scalar(p.typ) for p in d.params)):
+            return False
+        ret = next(s for s in d.body.stmts if isinstance(s, A.Return))
+        return not any_expr(ret.expr, lambda x: isinstance(x, A.Call) and self._function(x) is not None)
 
     # ---- statements ----
     def stmts(self, stmts: list[A.Stmt]) -> list[A.Stmt]:
@@ -163,11 +167,8 @@ class Inliner:
         d = self._function(e)
         if d is not None and not self._expression(d):
             assert isinstance(e, A.Call)
-            if len(e.args) != len(d.params):
-                raise CompileError(e.loc, f"function {d.name} takes {len(d.params)} arguments, found {len(e.args)}")
-            params = {p.name: p for p in d.params}
-            out = [params[a.name] if a.name in params else p for a, p in zip(e.args, d.params, strict=True)]
-            pre, xs = self._operands([a.expr for a in e.args], [p.direction in ("out", "inout") for p in out])
+            e = call_args(d.params, e, f"function {d.name}")
+            pre, xs = self._operands([a.expr for a in e.args], [p.direction in ("out", "inout") for p in d.params])
             body, res = self.inline(d, A.Call(e.loc, e.func, [A.Arg(a.name, x) for a, x in zip(e.args, xs, strict=True)],
                                               e.type_args), want_result=True)
             return pre + body, res  # type: ignore[return-value]
@@ -328,8 +329,7 @@ class Inliner:
 
     def inline(self, d: A.FunctionDecl, c: A.Call, want_result: bool) -> tuple[list[A.Stmt], A.Expr | None]:
         """A call of function d: copy-in, the body (returns removed), copy-out; and its result."""
-        if len(c.args) != len(d.params):
-            raise CompileError(c.loc, f"function {d.name} takes {len(d.params)} arguments, found {len(c.args)}")
+        c = call_args(d.params, c, f"function {d.name}")
         self.depth += 1
         if self.depth > 32:
             raise CompileError(c.loc, f"{d.name}: functions calling each other more than 32 deep (recursion?)")
@@ -341,12 +341,8 @@ class Inliner:
             copied: dict[str, str] = {}
             out: list[A.Stmt] = []
             args = {p.name: a for p, a in zip(d.params, c.args, strict=True)}
-            if any(a.name for a in c.args):
-                args = {a.name: a for a in c.args}
             for p in d.params:
-                arg = args.get(p.name)
-                if arg is None:
-                    raise CompileError(loc, f"function {d.name}: no argument for parameter {p.name}")
+                arg = args[p.name]
                 if not self.scalar(p.typ) and _path(arg.expr) and (p.direction in ("out", "inout")
                                                                   or not _assigns(d.body.stmts, p.name)):
                     # headers, structs, stacks: bound to the argument (p4c's copies of them are removed

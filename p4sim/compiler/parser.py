@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 from p4sim.compiler import ast as A
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.lexer import Token
 from p4sim.compiler.syntax import ExprParser
+
+log = logging.getLogger(__name__)
 
 
 class Parser(ExprParser):
@@ -278,8 +282,11 @@ class Parser(ExprParser):
         st = A.State(loc, name, annos, stmts)
         while not self.at("transition", "}"):
             stmts.append(self.statement())
-        if self.at("}"):
-            raise CompileError(self.tok.loc, f"state {name!r} has no transition statement")
+        if self.at("}"):  # as p4c (CreateBuiltins): "implicit transition to `reject'", with its warning
+            st.trans_loc = self.expect("}").loc
+            log.warning("%s:%s: warning: state %s: implicit transition to `reject'", loc.file, loc.line, name)
+            st.next = "reject"
+            return st
         st.trans_loc = self.expect("transition").loc
         if self.take("select"):
             self.expect("(")

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Callable
 
 from p4sim.compiler import ast as A
+from p4sim.compiler.errors import CompileError
 
 
 def map_expr(e: A.Expr, fn: Callable[[A.Expr], A.Expr | None]) -> A.Expr:
@@ -88,6 +89,24 @@ def stmt_exprs(s: A.Stmt | None) -> list[A.Expr]:
         return ([e for x in s.init + s.update for e in stmt_exprs(x)] + ([s.cond] if s.cond is not None else [])
                 + stmt_exprs(s.body))
     return []
+
+
+def call_args(params: list[A.Param], c: A.Call, what: str) -> A.Call:
+    """The call with one positional argument per parameter: named ones put in place, a missing one its
+    parameter's default value (P4_16 6.8.2: `action a(in bit<8> y = 5)` called as `a()`)."""
+    given = {a.name: a for a in c.args if a.name is not None}
+    positional = [a for a in c.args if a.name is None]
+    if given and positional:
+        raise CompileError(c.loc, f"{what}: arguments are either all named or all positional")
+    if len(c.args) > len(params) or set(given) - {p.name for p in params}:
+        raise CompileError(c.loc, f"{what} takes {len(params)} arguments, found {len(c.args)}")
+    args = []
+    for i, p in enumerate(params):
+        a = given.get(p.name) if given else (positional[i] if i < len(positional) else None)
+        if a is None and p.default is None:
+            raise CompileError(c.loc, f"{what} takes {len(params)} arguments, found {len(c.args)}")
+        args.append(A.Arg(None, a.expr if a is not None else p.default))
+    return dataclasses.replace(c, args=args)
 
 
 def used_names(stmts: list[A.Stmt]) -> set[str]:

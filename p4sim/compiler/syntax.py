@@ -436,7 +436,7 @@ class ExprParser:
             return A.ListExpr(loc, items)
         if self.take("."):
             return A.Name(loc, self.ident())
-        if t.kind == "ident" or (t.kind == "kw" and t.text in ("error", "apply", "key", "type", "state")):
+        if t.kind == "ident" or (t.kind == "kw" and t.text in ("error", "apply", "key", "type", "state", "priority")):
             self.i += 1
             return A.Name(loc, t.text)
         if self.at("bit", "int", "bool"):

@@ -3,6 +3,7 @@ resources) and P4Info table records."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from p4sim.compiler import ast as A
@@ -12,6 +13,8 @@ from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, mask_of
 from p4sim.compiler.externs import InstInfo, is_instance, prim
 from p4sim.compiler.types import BitsT, BoolT, StructT, bit_width, strip
+
+log = logging.getLogger(__name__)
 
 _KINDS = {"exact", "lpm", "ternary", "range", "optional", "selector"}
 DEFAULT_SIZE = 1024
@@ -154,8 +157,8 @@ class TableLowerer:
             if not isinstance(sv.const, bool):
                 raise CompileError(st.loc, "support_timeout must be true or false")
             tj["support_timeout"] = info.idle_timeout = sv.const
-        for leftover, e in props.items():
-            raise CompileError(e.loc, f"table property {leftover!r} is not supported")
+        for leftover, e in props.items():  # as p4c: "[--Wwarn=ignore-prop] warning: Unknown table property"
+            log.warning("%s:%s: warning: Unknown table property: %s", e.loc.file, e.loc.line, leftover)
         tj["base_default_next"] = nxt
         if "__HIT__" in nexts:
             tj["base_default_next"] = None  # as p4c: successors come from next_tables only

@@ -42,4 +42,8 @@ match_kind {
     lpm
 }
 
+/* A condition checked at compile time (an error with the message when it is false); true otherwise. */
+extern bool static_assert(bool check, string message);
+extern bool static_assert(bool check);
+
 #endif  /* _CORE_P4_ */

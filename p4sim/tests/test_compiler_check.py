@@ -47,6 +47,13 @@ def test_constants_that_do_not_fit_keep_their_low_bits_with_a_warning(
                       "1w4: value does not fit in 1 bits", "8w257: value does not fit in 8 bits"]
 
 
+def test_unknown_table_properties_are_ignored_with_p4cs_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    res = build(tmp_path, "t.apply();", "table t { key = { m.x: exact; } actions = { NoAction; } idle = true; }")
+    assert "I.t" in [t["name"] for t in res.json["pipelines"][0]["tables"]]
+    assert "warning: Unknown table property: idle" in caplog.text
+
+
 def test_enums_errors_and_serializable_enums(tmp_path: Path) -> None:
     top = "enum bit<8> Ek { A = 1, B = 7 }\nenum Col { RED, GREEN }\nerror { Oops }"
     res = build(tmp_path, "m.x = (bit<8>)Ek.B; if (sm.parser_error == error.Oops) { m.x = 1; }"
@@ -77,8 +84,6 @@ def test_enums_errors_and_serializable_enums(tmp_path: Path) -> None:
     ("t.apply();", "table t { key = { m.x: exact; } actions = { a; } default_action = NoAction(); }"
      " action a() { }", "default action NoAction is not in the actions of table t"),
     ("t.apply();", "table t { key = { m.x: lpm; m.y: lpm; } actions = { NoAction; } }", "at most one lpm key"),
-    ("t.apply();", "table t { key = { m.x: exact; } actions = { NoAction; } idle = true; }",
-     "table property 'idle' is not supported"),
     ("switch (m.f) { true: { } }", "", "switch expects `table.apply().action_run` or a bit<W>, enum or error"),
     ("r.read(m.x, 0);", "register<bit<16>>(4) r;", "register I.r holds bit<16>"),
     ("m.x = hash_me();", "", "hash_me: undefined name"),
