@@ -20,14 +20,15 @@ from p4sim.compiler.env import (
     Scope,
     StackE,
     StructE,
-    storage_of,
+    aliased_params,
 )
 from p4sim.compiler.errors import CompileError
-from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, jexpr, mask_of
+from p4sim.compiler.exprs import ExprLowerer
 from p4sim.compiler.externs import Lowering, extern_function, instance_method, is_instance, prim
 from p4sim.compiler.inline import Inliner, op_assigned
+from p4sim.compiler.jsonexpr import V, describe, hexstr, jexpr, mask_of
 from p4sim.compiler.returns import action_body
-from p4sim.compiler.rewrite import any_expr, call_args, used_names
+from p4sim.compiler.rewrite import any_expr, call_args
 from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, Type, VarbitT, is_scalar, strip
 
 
@@ -478,7 +479,7 @@ class StmtLowerer(Lowering):
             else:
                 v = self.coerce(self.expr(a.expr, strip(pt)), pt, a.expr.loc, f"argument {p.name}")
             bound[p.name] = (v, pt)
-        copied = _aliased(d, home, {n: v.ent for n, (v, _t) in bound.items()})
+        copied = aliased_params(d, home, {n: v.ent for n, (v, _t) in bound.items()})
         copy_out: list[A.Stmt] = []
         for p, a in zip(d.params, c.args, strict=True):
             v, pt = bound[p.name]
@@ -507,29 +508,6 @@ class StmtLowerer(Lowering):
         for s in copy_out:
             out += self.assign(s)
         return out
-
-
-def _aliased(d: A.ActionDecl, home: Scope, args: dict[str, Ent | None]) -> set[str]:
-    """The parameters of d whose argument shares storage with what the body names outside its parameters
-    (in its own body or an action it calls), or with another parameter's argument."""
-    reached = storage_of([home.lookup(n) for n in _outer_names(d, home, 0)])
-    keys = {n: storage_of([ent]) for n, ent in args.items()}
-    out = set()
-    for p in d.params:
-        others = frozenset().union(*(k for n, k in keys.items() if n != p.name))
-        if keys[p.name] & (reached | others):
-            out.add(p.name)
-    return out
-
-
-def _outer_names(d: A.ActionDecl, home: Scope, depth: int) -> set[str]:
-    """Names the body of d uses that are not its parameters or locals (also in the actions it calls)."""
-    names = used_names(d.body.stmts) - {p.name for p in d.params}
-    for n in list(names):
-        ent = home.lookup(n)
-        if isinstance(ent, DeclE) and ent.kind == "action" and depth < 8:
-            names |= _outer_names(ent.decl, ent.extra if ent.extra is not None else home, depth + 1)
-    return names
 
 
 def _call_value(self: StmtLowerer, e: A.Call) -> V:

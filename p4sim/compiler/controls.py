@@ -11,8 +11,8 @@ from p4sim.compiler.actions import StmtLowerer
 from p4sim.compiler.builder import Bmv2Json, P4InfoObj, id_annotation, source_info
 from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Scope, StackE, StructE
 from p4sim.compiler.errors import CompileError
-from p4sim.compiler.exprs import describe
 from p4sim.compiler.externs import make_instance
+from p4sim.compiler.jsonexpr import describe
 from p4sim.compiler.program import Program, const_value, qualified
 from p4sim.compiler.rewrite import any_expr, call_args, stmt_exprs
 from p4sim.compiler.storage import make_storage

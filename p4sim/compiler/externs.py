@@ -12,7 +12,8 @@ from p4sim.compiler import ast as A
 from p4sim.compiler.builder import Bmv2Json, P4InfoObj, id_annotation, source_info
 from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError, Loc
-from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, operand
+from p4sim.compiler.exprs import ExprLowerer
+from p4sim.compiler.jsonexpr import V, describe, hexstr, operand
 from p4sim.compiler.types import (
     BitsT,
     BoolT,

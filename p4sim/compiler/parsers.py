@@ -12,8 +12,8 @@ from p4sim.compiler.builder import source_info
 from p4sim.compiler.controls import PREFIX, BlockContext
 from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError
-from p4sim.compiler.exprs import V, describe, mask_of, operand
 from p4sim.compiler.externs import HASH_ALGOS, field_refs
+from p4sim.compiler.jsonexpr import V, describe, mask_of, operand
 from p4sim.compiler.lookahead import LookaheadExpander
 from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, StringT, StructT, VarbitT, bit_width, strip
 

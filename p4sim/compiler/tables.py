@@ -10,8 +10,9 @@ from p4sim.compiler import ast as A
 from p4sim.compiler.builder import P4InfoTable, id_annotation, source_info
 from p4sim.compiler.env import DeclE, FieldE, HeaderE
 from p4sim.compiler.errors import CompileError, Loc
-from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, mask_of
+from p4sim.compiler.exprs import ExprLowerer
 from p4sim.compiler.externs import InstInfo, is_instance, prim
+from p4sim.compiler.jsonexpr import V, describe, hexstr, mask_of
 from p4sim.compiler.types import BitsT, BoolT, StructT, bit_width, strip
 
 log = logging.getLogger(__name__)

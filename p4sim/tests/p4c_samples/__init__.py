@@ -218,6 +218,21 @@ def compile_all(corpus: Path, report: Callable[[str], None]) -> dict[str, Outcom
     return outcomes
 
 
+def refused_of_p4cs(corpus: Path, outcomes: dict[str, Outcome], out: Path,
+                    report: Callable[[str], None]) -> tuple[int, int]:
+    """(v1model programs p4c-bm2-ss compiles, how many of them p4sim-compile refuses); report(line) for each."""
+    taken = refused = 0
+    for program in sorted(corpus.glob("*.p4")):
+        if not _V1MODEL.search(program.read_text(errors="replace")) or p4c_compile(program, out).kind != "ok":
+            continue
+        taken += 1
+        got = outcomes[program.name]
+        if got.kind != "ok":
+            refused += 1
+            report(f"{program.name}: p4c compiles it, p4sim-compile: {got.message.split(': error: ')[-1]}")
+    return taken, refused
+
+
 def outcome_summary(outcomes: dict[str, Outcome]) -> list[str]:
     """Outcomes by kind, then the located errors by kind of message, most frequent first."""
     by_kind = Counter(o.kind for o in outcomes.values())

@@ -19,6 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("names", nargs="*", metavar="NAME", help="only these programs (file names without .p4)")
     ap.add_argument("--compile-all", action="store_true",
                     help="every .p4 through p4sim-compile, outcomes by kind (no packet tests)")
+    ap.add_argument("--against-p4c", action="store_true",
+                    help="with --compile-all: also list the v1model programs p4c compiles and p4sim-compile refuses")
     ap.add_argument("--out", type=Path, metavar="DIR", help="keep the outputs here (default: a temporary folder)")
     ap.add_argument("--switches", default="p4sim,bmv2", metavar="LIST", help="p4sim and/or bmv2 (default both)")
     args = ap.parse_intermixed_args(argv)
@@ -29,6 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.compile_all:
         outcomes = samples.compile_all(args.corpus, lambda line: print(line, flush=True))
         print("\n" + "\n".join(samples.outcome_summary(outcomes)))
+        if args.against_p4c:
+            with tempfile.TemporaryDirectory(prefix="p4c-samples-") as tmp:
+                taken, refused = samples.refused_of_p4cs(args.corpus, outcomes, Path(tmp),
+                                                         lambda line: print(line, flush=True))
+            print(f"p4c-bm2-ss compiles {taken} of the v1model programs; p4sim-compile refuses {refused} of them")
         return 1 if any(o.kind in ("internal", "unplaced") for o in outcomes.values()) else 0
     switches = tuple(args.switches.split(","))
     if "bmv2" in switches and shutil.which("simple_switch_grpc") is None:
