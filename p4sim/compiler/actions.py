@@ -10,14 +10,26 @@ from typing import Any
 
 from p4sim.compiler import ast as A
 from p4sim.compiler.builder import Bmv2Json
-from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Scope, StackE, StructE
+from p4sim.compiler.env import (
+    ConstE,
+    DeclE,
+    Ent,
+    FieldE,
+    HeaderE,
+    RuntimeE,
+    Scope,
+    StackE,
+    StructE,
+    aliased_params,
+)
 from p4sim.compiler.errors import CompileError
-from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, jexpr, mask_of
+from p4sim.compiler.exprs import ExprLowerer
 from p4sim.compiler.externs import Lowering, extern_function, instance_method, is_instance, prim
-from p4sim.compiler.inline import Inliner
+from p4sim.compiler.inline import Inliner, op_assigned
+from p4sim.compiler.jsonexpr import V, describe, hexstr, jexpr, mask_of
 from p4sim.compiler.returns import action_body
-from p4sim.compiler.rewrite import any_expr
-from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, VarbitT, is_scalar, strip
+from p4sim.compiler.rewrite import any_expr, call_args
+from p4sim.compiler.types import BitsT, BoolT, ListT, StructT, Type, VarbitT, is_scalar, strip
 
 
 class NeedsJumps(CompileError):
@@ -280,6 +292,8 @@ class StmtLowerer(Lowering):
 
     def assign(self, s: A.Assign) -> list[dict]:
         """Primitives of an assignment (fields, headers, structs, lists)."""
+        if s.op:  # the lhs has no side effects here: the Inliner hoisted them
+            s = A.Assign(s.loc, s.lhs, op_assigned(s.op, s.lhs, s.rhs))
         lhs = s.lhs
         if isinstance(lhs, A.Slice):
             return self.assign_slice(s)
@@ -333,6 +347,9 @@ class StmtLowerer(Lowering):
             if not self.allow_jumps:  # in a parser the next index matters: bmv2's assign_header_stack copies it
                 return [prim("assign_header_stack", [{"type": "header_stack", "value": lv.ent.name},
                                                      {"type": "header_stack", "value": rv.ent.name}], s.loc, frag)]
+            if lv.ent.type.elem.kind == "header_union":  # element by element, each member by member
+                return [p for i in range(lv.ent.type.size) for p in self.assign(A.Assign(
+                    s.loc, A.Index(lhs.loc, lhs, A.IntLit(lhs.loc, i)), A.Index(s.rhs.loc, s.rhs, A.IntLit(lhs.loc, i))))]
             return [prim("assign_header", [{"type": "header", "value": d.inst}, {"type": "header", "value": r.inst}],
                          s.loc, frag) for d, r in zip(lv.ent.elems, rv.ent.elems, strict=True)]
         if isinstance(lv.ent, RuntimeE) or lv.const is not None:
@@ -372,6 +389,12 @@ class StmtLowerer(Lowering):
         """Read-modify-write of a bit slice `x[h:l] = v`."""
         sl = s.lhs
         assert isinstance(sl, A.Slice)
+        if isinstance(sl.expr, A.Slice):  # x[h1:l1][h2:l2] is x[l1+h2:l1+l2] (every bound checked first)
+            self.expr(sl)
+            inner, lo1 = sl.expr, self.const_int(sl.expr.lo)
+            flat = A.Slice(sl.loc, inner.expr, A.IntLit(sl.hi.loc, lo1 + self.const_int(sl.hi)),
+                           A.IntLit(sl.lo.loc, lo1 + self.const_int(sl.lo)))
+            return self.assign_slice(A.Assign(s.loc, flat, s.rhs))
         base = self.lvalue(sl.expr)
         t = strip(base.t)
         if not isinstance(t, BitsT):
@@ -404,7 +427,7 @@ class StmtLowerer(Lowering):
                     self.ctx.p4info_action(ent)
                     # ... and keeps it in the JSON too (a P4Info action must be in the device config),
                     # even when its body is merged here with the statements around the call
-                    self.ctx.action_id(ent, c.loc, c.args)
+                    self.ctx.action_id(ent, c.loc, c.args, self.scope, called=True)
                 return self.inline_action(ent.decl, c, ent.extra)
             if isinstance(ent, DeclE) and ent.kind == "function":
                 return extern_function(self, f.name, c)
@@ -436,38 +459,55 @@ class StmtLowerer(Lowering):
         raise CompileError(c.loc, "unsupported call")
 
     def inline_action(self, d: A.ActionDecl, c: A.Call, home: Scope | None = None) -> list[dict]:
-        """Primitives of an action called directly, with its parameters bound to the arguments."""
-        if len(c.args) != len(d.params):
-            raise CompileError(c.loc, f"action {d.name} takes {len(d.params)} arguments, found {len(c.args)}")
-        scope = (home if home is not None else self.types.scope).child()
+        """Primitives of an action called directly, its parameters bound to the arguments. A parameter
+        whose argument the body can also reach another way (a control's variable it names, another
+        argument) is a copy, as P4's copy-in/copy-out makes it (p4c's inlining copies, its mid end
+        removes the copies nothing can tell from the argument): `in`/`inout` copied in first, `out`/
+        `inout` copied out after the body in parameter order, also after an `exit`."""
+        c = call_args(d.params, c, f"action {d.name}")
+        home = home if home is not None else self.types.scope
+        scope = home.child()
         out: list[dict] = []
-        for p, a in zip(d.params, c.args, strict=False):
-            pt = self.types.resolve(p.typ, self.scope)
+        bound: dict[str, tuple[V, Type]] = {}
+        for p, a in zip(d.params, c.args, strict=True):
+            pt = self.types.resolve(p.typ, home)
             if p.direction in ("out", "inout"):
-                v = self.expr(a.expr)
-                if not isinstance(v.ent, (FieldE, HeaderE, StructE)):
+                v = self.expr(a.expr)  # a slice is copied in and out
+                if not isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)) and not isinstance(a.expr, A.Slice):
                     raise CompileError(a.expr.loc, f"argument for out parameter {p.name} is not writable")
                 self.coerce(v, pt, a.expr.loc, f"argument {p.name}")
-                scope.add(p.name, v.ent)
-                continue
-            v = self.coerce(self.expr(a.expr, strip(pt)), pt, a.expr.loc, f"argument {p.name}")
-            ent: Ent
-            if v.const is not None:
-                ent = ConstE(v.const, pt)
-            elif isinstance(v.ent, (FieldE, RuntimeE, HeaderE, StructE)):
-                ent = v.ent
             else:
-                tmp = self.ctx.new_local(p.name, pt, a.expr.loc)
-                out.append(prim("assign", [{"type": "field", "value": tmp.ref}, self.data(v, a.expr.loc)],
-                                a.expr.loc, describe(a.expr)))
-                ent = tmp
+                v = self.coerce(self.expr(a.expr, strip(pt)), pt, a.expr.loc, f"argument {p.name}")
+            bound[p.name] = (v, pt)
+        copied = aliased_params(d, home, {n: v.ent for n, (v, _t) in bound.items()})
+        copy_out: list[A.Stmt] = []
+        for p, a in zip(d.params, c.args, strict=True):
+            v, pt = bound[p.name]
+            ent: Ent
+            aggregate = isinstance(v.ent, (HeaderE, StructE, StackE))
+            if p.name in copied or (not is_scalar(strip(pt)) and not aggregate) or (
+                    v.const is None and not aggregate and not isinstance(v.ent, (FieldE, RuntimeE))):
+                name = self.bm.fresh(f"{d.name}_{p.name}")
+                ent = self.ctx.new_local(name, pt, a.expr.loc)
+                self.scope.add(name, ent, a.expr.loc)
+                if p.direction != "out":
+                    out += self.assign(A.Assign(a.expr.loc, A.Name(a.expr.loc, name), a.expr))
+                if p.direction in ("out", "inout"):
+                    copy_out.append(A.Assign(a.expr.loc, a.expr, A.Name(a.expr.loc, name)))
+            elif v.const is not None and p.direction not in ("out", "inout"):
+                ent = ConstE(v.const, pt)
+            else:
+                ent = v.ent  # type: ignore[assignment]
             scope.add(p.name, ent)
         sub = StmtLowerer(scope, self.types, self.ctx)
         sub.preds = self.preds
         sub.exit_flag = self.exit_flag
         if sub.exit_flag is not None:
             scope.add(EXITED, sub.exit_flag)
-        return out + sub.body(d.body.stmts)
+        out += sub.body(d.body.stmts)
+        for s in copy_out:
+            out += self.assign(s)
+        return out
 
 
 def _call_value(self: StmtLowerer, e: A.Call) -> V:

@@ -15,6 +15,20 @@ class Annotation:
     name: str
     args: list[Any]
     loc: Loc
+    quoted: dict[int, bool] = field(default_factory=dict)  # which args were string literals
+    parens: bool = False  # written with an argument list (`@a()`)
+
+
+def p4info_annotations(annos: list[Annotation]) -> list[str]:
+    """Annotations as P4Info carries them (p4c's addAnnotations): `@noWarn("unused")`, without @name, @id,
+    @brief and @description (held elsewhere in P4Info)."""
+    out = []
+    for a in annos:
+        if a.name in ("name", "id", "brief", "description"):
+            continue
+        args = ", ".join(f'"{x}"' if isinstance(x, str) and a.quoted.get(i) else str(x) for i, x in enumerate(a.args))
+        out.append(f"@{a.name}({args})" if a.args or a.parens else f"@{a.name}")
+    return out
 
 
 def anno(annos: list[Annotation], name: str) -> Annotation | None:
@@ -236,10 +250,11 @@ class Stmt:
 
 @dataclass(slots=True, eq=False)
 class Assign(Stmt):
-    """`lhs = rhs;`."""
+    """`lhs = rhs;`, or with op (`+`, `<<`, `|+|`...) `lhs op= rhs;` (lhs evaluated once)."""
 
     lhs: Expr
     rhs: Expr
+    op: str = ""
 
 
 @dataclass(slots=True, eq=False)

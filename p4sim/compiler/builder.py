@@ -7,7 +7,7 @@ from typing import Any
 
 from p4sim.compiler.env import FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import Loc
-from p4sim.compiler.types import BitsT, StackT, StructT, Type, VarbitT, bit_width, strip
+from p4sim.compiler.types import BitsT, StackT, StructT, Type, VarbitT, bit_width, header_layout, strip
 
 JSON_VERSION = [2, 23]
 
@@ -40,10 +40,12 @@ class P4InfoTable:
     """What P4Info needs about one control-plane table."""
 
     name: str
-    keys: list[tuple[str, int, str]]      # (name, bitwidth, match kind)
-    actions: list[tuple[str, str]]        # (action name, scope: '', 'DEFAULT_ONLY', 'TABLE_ONLY')
+    keys: list[tuple[str, int, str, Type]]  # (name, bitwidth, match kind, P4 type)
+    actions: list[tuple[str, str, list[str]]]  # (action name, scope: '', 'DEFAULT_ONLY', 'TABLE_ONLY', annotations)
     size: int
     const_default: str | None = None
+    default: tuple[str, list[tuple[int, int]]] | None = None  # the initial default action, (width, value) args
+    has_entries: bool = False
     implementation: str | None = None
     direct: list[str] = field(default_factory=list)
     is_const: bool = False
@@ -107,6 +109,7 @@ class Bmv2Json:
         self.p4_objs: list[P4InfoObj] = []
         self.node_count = 0
         self.instances: list[Any] = []  # externs.InstInfo of every extern instance
+        self.extern_calls = 0  # calls of extern functions in controls (P4Info: p4c's type_info is set by one)
         self.header_type({"name": "scalars_0", "fields": []})
         self.headers.append({"name": "scalars", "id": 0, "header_type": "scalars_0", "metadata": True,
                              "pi_omit": True})
@@ -141,7 +144,7 @@ class Bmv2Json:
         fields: list[list] = []
         total = 0
         varbit = False
-        for n, t in st.fields:
+        for _path, n, t in header_layout(st):
             ts = strip(t)
             w = bit_width(ts)
             if isinstance(ts, VarbitT):  # bmv2: width "*", the header's max_length in bytes

@@ -14,16 +14,19 @@ from p4.config.v1 import p4info_pb2
 
 from p4sim.compiler import ast as A
 from p4sim.compiler.builder import Bmv2Json
-from p4sim.compiler.controls import ControlLowerer, shared_storage
-from p4sim.compiler.env import TypeE
+from p4sim.compiler.controls import ControlLowerer
+from p4sim.compiler.env import DeclE, TypeE
 from p4sim.compiler.errors import CompileError
+from p4sim.compiler.exprs import ExprLowerer
+from p4sim.compiler.externs import make_instance
 from p4sim.compiler.lexer import tokenize
 from p4sim.compiler.p4info import build_p4info, controller_headers, to_text
 from p4sim.compiler.parser import parse
 from p4sim.compiler.parsers import ChecksumLowerer, DeparserLowerer, ParserLowerer
 from p4sim.compiler.preprocess import Preprocessor
 from p4sim.compiler.program import Program
-from p4sim.compiler.types import EnumT, StructT
+from p4sim.compiler.storage import shared_storage
+from p4sim.compiler.types import EnumT, ObjT, StructT
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +84,7 @@ def lower(prog: Program, program_file: str) -> Result:
     if isinstance(std_ent, TypeE) and isinstance(std_ent.type, StructT):
         std.type = std_ent.type  # same fields as builder.STD_META, the v1model declaration's type
     controller_headers(bm, prog.structs)
+    _global_instances(prog, bm)
     def ctor(lowerer: Any, role: str) -> Any:
         lowerer.bind_ctor(*prog.main_ctor_args[role])
         return lowerer
@@ -94,6 +98,16 @@ def lower(prog: Program, program_file: str) -> Result:
     _set_result_target(bm)
     info = build_p4info(bm)
     return Result(bm.document(), info)
+
+
+def _global_instances(prog: Program, bm: Bmv2Json) -> None:
+    """Extern instances declared at the top of the program (`register<bit<8>>(256) r;`), named as declared."""
+    ev = ExprLowerer(prog.scope, prog)
+    for ent in list(prog.scope.names.values()):
+        if isinstance(ent, DeclE) and ent.kind == "instance" and ent.extra is None:
+            typ = prog.resolve(ent.decl.typ, prog.scope)
+            if isinstance(typ, ObjT) and typ.kind == "extern":
+                ent.extra = make_instance(ev, bm, ent.decl, ent.qname)
 
 
 def _set_result_target(bm: Bmv2Json) -> None:

@@ -11,18 +11,18 @@ from p4sim.compiler.actions import StmtLowerer
 from p4sim.compiler.builder import Bmv2Json, P4InfoObj, id_annotation, source_info
 from p4sim.compiler.env import ConstE, DeclE, Ent, FieldE, HeaderE, RuntimeE, Scope, StackE, StructE
 from p4sim.compiler.errors import CompileError
-from p4sim.compiler.exprs import describe
 from p4sim.compiler.externs import make_instance
+from p4sim.compiler.jsonexpr import describe
 from p4sim.compiler.program import Program, const_value, qualified
-from p4sim.compiler.rewrite import any_expr, stmt_exprs
+from p4sim.compiler.rewrite import any_expr, call_args, stmt_exprs
+from p4sim.compiler.storage import make_storage
 from p4sim.compiler.tables import TableLowerer
 from p4sim.compiler.types import (
     BitsT,
     EnumT,
     ErrorT,
-    ListT,
     ObjT,
-    StackT,
+    StringT,
     StructT,
     Type,
     bit_width,
@@ -30,6 +30,7 @@ from p4sim.compiler.types import (
     strip,
 )
 
+PREFIX = "$prefix"  # the qualified name of the block being lowered, in scopes (no P4 identifier can clash)
 MAX_VALUE_SET_SIZE = 2**31 - 1  # the P4 spec's core.p4 declares value_set(int<32> size)
 
 
@@ -41,6 +42,7 @@ class BlockContext:
         self.scope = prog.scope.child()
         self.field_lists: dict[int, list[dict]] = shared.field_lists
         self.prefix = decl.name
+        self.scope.add(PREFIX, ConstE(self.prefix, StringT()))
 
     def new_local(self, name: str, t: Type, loc: Any) -> Ent:
         """Storage for a local variable: a scalar field, a header instance or a struct of those."""
@@ -65,11 +67,11 @@ class BlockContext:
             if not is_scalar(strip(self.prog.resolve(p.typ, home))):
                 raise CompileError(p.loc, f"action {ent.decl.name}: parameter {p.name} needs a direction or a "
                                    "bit<W>, int<W>, bool or serializable enum type")
-        widths = [bit_width(self.prog.resolve(p.typ, home)) for p in runtime]
-        annos = [a.name for a in ent.decl.annos]
-        self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, w) for p, w in
-                                                                       zip(runtime, widths, strict=True)],
-                                         extra={"annos": annos, "decl": ent.decl},
+        types = [self.prog.resolve(p.typ, home) for p in runtime]
+        annos = A.p4info_annotations(ent.decl.annos)
+        self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, bit_width(t)) for p, t in
+                                                                       zip(runtime, types, strict=True)],
+                                         extra={"annos": annos, "decl": ent.decl, "types": types},
                                          fixed_id=id_annotation(ent.decl.annos), loc=ent.decl.loc))
 
     def value_set(self, d: A.Instance, sl: StmtLowerer, qname: str) -> DeclE:
@@ -117,6 +119,13 @@ class BlockContext:
             if isinstance(t, ObjT) and t.kind == "extern":
                 out[p.name] = self.extern_arg(p, t, a, sl)
                 continue
+            if isinstance(t, ObjT) and t.kind in ("control_type", "parser_type"):  # an instance of the caller's
+                inst = sl.scope.lookup(a.expr.name) if isinstance(a.expr, A.Name) else None
+                if not (isinstance(inst, DeclE) and inst.kind == "sub" + t.kind.split("_")[0]):
+                    raise CompileError(a.expr.loc, f"constructor argument {p.name} must be a "
+                                       f"{t.kind.split('_')[0]} instance ({t.name})")
+                out[p.name] = inst
+                continue
             if not is_scalar(strip(t)):
                 raise CompileError(p.loc, f"{decl.name}: constructor parameter {p.name} of type {t} is not "
                                    "supported (only bit<W>, int<W>, bool and enum constants, and extern instances)")
@@ -141,6 +150,22 @@ class BlockContext:
             raise CompileError(a.expr.loc, f"constructor argument {p.name}: expected {shape(t)}, found {shape(given)}")
         return ent
 
+    def instance_applied(self, e: A.Expr, kind: str, scope: Scope) -> DeclE | None:
+        """The control (kind "subcontrol") or parser ("subparser") instance `e` names in `e.apply(...)`: an
+        instance, or a control or parser type applied directly (`E.apply(x)`), which is an instance of
+        its own named after the type (p4c's InstantiateDirectCalls)."""
+        ent = scope.lookup(e.name) if isinstance(e, A.Name) else None
+        if isinstance(ent, DeclE) and ent.kind == kind:
+            return ent
+        if isinstance(ent, DeclE) and "sub" + ent.kind == kind:
+            if ent.decl.ctor_params:
+                raise CompileError(e.loc, f"{ent.decl.name}.apply(): a {ent.kind} with constructor parameters "
+                                   "needs an instance")
+            prefix = scope.lookup(PREFIX)
+            name = qualified(ent.decl, prefix.value if isinstance(prefix, ConstE) else "")
+            return DeclE(kind, ent.decl, name, {})
+        return None
+
     def bind_params(self, params: list[A.Param], roles: list[Ent | None]) -> None:
         """Bind the block's parameters to the shared architecture storage."""
         for p, ent in zip(params, roles, strict=False):
@@ -157,8 +182,7 @@ class BlockContext:
         `copies`, which the caller runs before the body. So an expression may be an argument, and a
         field the body overwrites keeps, as the parameter, the value it had at the call."""
         decl = ent.decl
-        if len(c.args) != len(decl.params):
-            raise CompileError(c.loc, f"{decl.name}.apply takes {len(decl.params)} arguments, found {len(c.args)}")
+        c = call_args(decl.params, c, f"{decl.name}.apply")
         sc = self.prog.scope.child()
         for n, cv in (ent.extra or {}).items():
             sc.add(n, cv)
@@ -171,7 +195,8 @@ class BlockContext:
                 sc.add(p.name, DeclE("packet", None, "packet_in"))
                 continue
             v = ev.expr(a.expr, strip(pt))
-            if copies is not None and not p.direction.endswith("out") and v.const is None \
+            listed = isinstance(v.const, list)  # `{0, 0}` for a struct: a variable initialized by it
+            if copies is not None and not p.direction.endswith("out") and (v.const is None or listed) \
                     and not isinstance(v.ent, (HeaderE, StructE, StackE)):
                 name = self.bm.fresh(f"{decl.name}_{p.name}")
                 ev.scope.add(name, self.new_local(name, pt, a.expr.loc), a.expr.loc)
@@ -226,28 +251,6 @@ class BlockContext:
             raise CompileError(getattr(d, "loc", None), f"unsupported local declaration {type(d).__name__}")
 
 
-def make_storage(bm: Bmv2Json, name: str, t: Type, loc: Any = None) -> Ent:
-    """bmv2 storage for a value of type t named name."""
-    ts = strip(t)
-    if isinstance(ts, StructT) and ts.kind == "header_union":  # as in the headers struct (p4c's HeaderConverter)
-        return bm.add_union(bm.unique(name), ts)
-    if is_scalar(ts):
-        return bm.scalar(name, t)
-    if isinstance(ts, ListT):  # a tuple variable: a struct of fields f0, f1, ... (`t[i]` reads field fi)
-        return make_storage(bm, name, StructT("tuple", bm.unique(f"tuple_{name}"),
-                                              [(f"f{i}", it) for i, it in enumerate(ts.items)]), loc)
-    if isinstance(ts, StructT) and ts.kind == "header":
-        inst = bm.unique(name)
-        return bm.add_header(inst, ts, False)
-    if isinstance(ts, StackT):
-        return bm.add_stack(bm.unique(name), ts)
-    if isinstance(ts, StructT) and _flat_struct(ts):  # p4c: a metadata header per struct variable
-        return bm.add_header(bm.unique(name), ts, True)
-    if isinstance(ts, StructT):
-        return StructE({n: make_storage(bm, f"{name}.{n}", ft, loc) for n, ft in ts.fields}, ts)
-    raise CompileError(loc, f"{name}: variables of type {t} are not supported")
-
-
 class ControlLowerer(BlockContext):
     """Lowers one control into a bmv2 pipeline."""
 
@@ -277,9 +280,12 @@ class ControlLowerer(BlockContext):
         return self.pipeline
 
     # ---- actions -------------------------------------------------------------------
-    def action_id(self, ent: DeclE, loc: Any, bound: list[A.Arg] | None = None, at: Scope | None = None) -> int:
+    def action_id(self, ent: DeclE, loc: Any, bound: list[A.Arg] | None = None, at: Scope | None = None,
+                  called: bool = False) -> int:
         """bmv2 id of an action usable in tables: directional parameters bound to the arguments given
-        in the table (`my_drop(standard_metadata)`), directionless ones become runtime data."""
+        in the table (`my_drop(standard_metadata)`), directionless ones become runtime data. called: the
+        action as a direct call keeps it in the JSON (its body is inlined there), where a slice argument
+        is bound to a temporary, as p4c binds it (the call copies it in and out)."""
         d: A.ActionDecl = ent.decl
         directional = [p for p in d.params if p.direction]
         if d.params[:len(directional)] != directional:
@@ -300,8 +306,11 @@ class ControlLowerer(BlockContext):
             if isinstance(v.ent, (FieldE, HeaderE, StructE, StackE)):
                 ev.coerce(v, t, a.expr.loc, f"argument {p.name}")
                 scope.add(p.name, v.ent, p.loc)
-            elif v.const is not None and p.direction == "in":
+            elif v.const is not None and p.direction == "in" and is_scalar(strip(t)):
                 scope.add(p.name, ConstE(ev.coerce(v, t, a.expr.loc, f"argument {p.name}").const, t), p.loc)
+            elif called:  # a slice, a list for a header...: a temporary, as p4c binds it (the call copies)
+                ev.coerce(v, t, a.expr.loc, f"argument {p.name}")
+                scope.add(p.name, self.new_local(self.bm.fresh("tmp"), t, a.expr.loc), p.loc)
             else:
                 raise CompileError(a.expr.loc, f"argument {p.name} of {d.name} must be a variable or a constant")
         params = []
@@ -378,8 +387,7 @@ class ControlLowerer(BlockContext):
     def inline_action_flow(self, ent: DeclE, c: A.Call, nxt: str | None, scope: Scope) -> str | None:
         """The body of a directly called action as part of the control flow, parameters bound."""
         d: A.ActionDecl = ent.decl
-        if len(c.args) != len(d.params):
-            raise CompileError(c.loc, f"action {d.name} takes {len(d.params)} arguments, found {len(c.args)}")
+        c = call_args(d.params, c, f"action {d.name}")
         if ent.extra is not None:
             self.p4info_action(ent)
         home = ent.extra if ent.extra is not None else self.prog.scope
@@ -404,10 +412,8 @@ class ControlLowerer(BlockContext):
 
     def subcontrol_of_apply(self, c: A.Call, scope: Scope) -> DeclE | None:
         """The control instance if c is `inst.apply(...)`."""
-        if isinstance(c.func, A.Member) and c.func.name == "apply" and isinstance(c.func.expr, A.Name):
-            ent = scope.lookup(c.func.expr.name)
-            if isinstance(ent, DeclE) and ent.kind == "subcontrol":
-                return ent
+        if isinstance(c.func, A.Member) and c.func.name == "apply":
+            return self.instance_applied(c.func.expr, "subcontrol", scope)
         return None
 
     def inline_control(self, ent: DeclE, c: A.Call, nxt: str | None, scope: Scope) -> str | None:
@@ -415,6 +421,7 @@ class ControlLowerer(BlockContext):
         cd: A.ControlDecl = ent.decl
         copies: list[A.Stmt] = []
         sc = self.apply_scope(ent, c, StmtLowerer(scope, self.prog, self), copies)
+        sc.add(PREFIX, ConstE(ent.qname, StringT()))
         init: list[A.Stmt] = []
         sl = StmtLowerer(sc, self.prog, self)
         for d in cd.locals:
@@ -434,8 +441,8 @@ class ControlLowerer(BlockContext):
             ent = scope.lookup(c.func.expr.name)
             if isinstance(ent, DeclE) and ent.kind == "table":
                 return ent
-            if isinstance(ent, DeclE) and ent.kind in ("control", "instance"):
-                raise CompileError(c.loc, f"{c.func.expr.name}.apply(): applying other controls is not supported")
+            if isinstance(ent, DeclE) and ent.kind == "instance":
+                raise CompileError(c.loc, f"{c.func.expr.name}.apply(): {c.func.expr.name} is not a table or control")
         return None
 
     def straight(self, stmts: list[A.Stmt], nxt: str | None, scope: Scope) -> str | None:
@@ -609,72 +616,3 @@ def _or(terms: list[A.Expr], loc: Any) -> A.Expr:
     for t in terms[1:]:
         acc = A.Binary(loc, "||", acc, t)
     return acc
-
-
-def shared_storage(bm: Bmv2Json, hdr_t: Type, meta_t: Type, field_lists: dict[int, list[dict]],
-                   loc: Any = None) -> tuple[Ent, Ent]:
-    """Storage of the program's headers and user metadata, named as p4c does: header instances by
-    field name, scalar fields `<StructType>.<field>`, nested metadata structs as metadata headers."""
-    hs = strip(hdr_t)
-    if not isinstance(hs, StructT):
-        raise CompileError(loc, f"the headers type {hdr_t} must be a struct")
-    hdr = _header_struct(bm, hs, "", loc)
-    ms = strip(meta_t)
-    if not isinstance(ms, StructT):
-        raise CompileError(loc, f"the metadata type {meta_t} must be a struct")
-    meta = _meta_struct(bm, ms, field_lists)
-    return hdr, meta
-
-
-def _header_struct(bm: Bmv2Json, st: StructT, prefix: str, loc: Any) -> StructE:
-    members: dict[str, Ent] = {}
-    for n, t in st.fields:
-        ts = strip(t)
-        name = f"{prefix}{n}"
-        if isinstance(ts, StructT) and ts.kind == "header":
-            members[n] = bm.add_header(bm.unique(name), ts, False)
-        elif isinstance(ts, StructT) and ts.kind == "header_union":
-            members[n] = bm.add_union(bm.unique(name), ts)
-        elif isinstance(ts, StackT):
-            members[n] = bm.add_stack(bm.unique(name), ts)
-        elif isinstance(ts, StructT):  # p4c rejects this; p4sim flattens with `_`
-            members[n] = _header_struct(bm, ts, name + "_", loc)
-        elif is_scalar(ts):
-            members[n] = bm.scalar(f"{st.name}.{n}", t)
-        else:
-            raise CompileError(loc, f"headers field {n} of type {t} is not supported")
-    return StructE(members, st)
-
-
-def _flat_struct(ts: StructT) -> bool:
-    return all(is_scalar(strip(ft)) for _, ft in ts.fields)
-
-
-def _meta_struct(bm: Bmv2Json, st: StructT, field_lists: dict[int, list[dict]]) -> StructE:
-    members: dict[str, Ent] = {}
-    for n, t in st.fields:
-        ts = strip(t)
-        if isinstance(ts, StructT) and ts.kind == "header":
-            members[n] = bm.add_header(bm.unique(n), ts, False)
-        elif isinstance(ts, StackT):
-            members[n] = bm.add_stack(bm.unique(n), ts)
-        elif isinstance(ts, StructT) and _flat_struct(ts):
-            h = bm.add_header(bm.unique(n), ts, True)
-            members[n] = h
-            for fname, _ in ts.fields:
-                _field_list_annos(ts.field_annos.get(fname, []), [h.inst, fname], field_lists)
-        elif isinstance(ts, StructT):
-            members[n] = _meta_struct(bm, ts, field_lists)
-        else:
-            f = bm.scalar(f"{st.name}.{n}", t)
-            members[n] = f
-            _field_list_annos(st.field_annos.get(n, []), f.ref, field_lists)
-    return StructE(members, st)
-
-
-def _field_list_annos(annos: list, ref: list[str], field_lists: dict[int, list[dict]]) -> None:
-    for a in annos:
-        if a.name == "field_list":
-            for idx in a.args:
-                if isinstance(idx, int):
-                    field_lists.setdefault(idx, []).append({"type": "field", "value": list(ref)})

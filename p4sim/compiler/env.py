@@ -7,6 +7,7 @@ from typing import Any
 
 from p4sim.compiler import ast as A
 from p4sim.compiler.errors import CompileError, Loc
+from p4sim.compiler.rewrite import used_names
 from p4sim.compiler.types import StackT, StructT, Type
 
 
@@ -137,6 +138,47 @@ class Scope:
     def child(self) -> Scope:
         """A new scope nested in this one."""
         return Scope(self)
+
+
+def storage_of(ents: list[Ent | None]) -> frozenset[str]:
+    """The bmv2 storage entities occupy, coarsely: header instances (a stack as a whole), and scalar
+    fields by name ("scalars.x")."""
+    out: set[str] = set()
+    for ent in ents:
+        if isinstance(ent, FieldE):  # also DynFieldE: ref is its stack's first element's
+            out.add(".".join(ent.ref) if ent.ref[0] == "scalars" else ent.ref[0].split("[")[0])
+        elif isinstance(ent, HeaderE):
+            out.add(ent.inst.split("[")[0])
+        elif isinstance(ent, StructE):
+            out |= storage_of(list(ent.members.values()))
+        elif isinstance(ent, StackE):
+            out.add(ent.name)
+        elif isinstance(ent, DynHeaderE):
+            out.add(ent.stack.name)
+    return frozenset(out)
+
+
+def aliased_params(d: A.ActionDecl, home: Scope, args: dict[str, Ent | None]) -> set[str]:
+    """The parameters of d whose argument shares storage with what the body names outside its parameters
+    (in its own body or an action it calls), or with another parameter's argument."""
+    reached = storage_of([home.lookup(n) for n in _outer_names(d, home, 0)])
+    keys = {n: storage_of([ent]) for n, ent in args.items()}
+    out = set()
+    for p in d.params:
+        others = frozenset().union(*(k for n, k in keys.items() if n != p.name))
+        if keys[p.name] & (reached | others):
+            out.add(p.name)
+    return out
+
+
+def _outer_names(d: A.ActionDecl, home: Scope, depth: int) -> set[str]:
+    """Names the body of d uses that are not its parameters or locals (also in the actions it calls)."""
+    names = used_names(d.body.stmts) - {p.name for p in d.params}
+    for n in list(names):
+        ent = home.lookup(n)
+        if isinstance(ent, DeclE) and ent.kind == "action" and depth < 8:
+            names |= _outer_names(ent.decl, ent.extra if ent.extra is not None else home, depth + 1)
+    return names
 
 
 def decl_name(d: A.Decl) -> str:

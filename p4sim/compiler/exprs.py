@@ -1,8 +1,9 @@
-"""Type checking and bmv2 JSON lowering of P4 expressions (spec section 8), with constant folding."""
+"""Type checking and bmv2 JSON lowering of P4 expressions (spec section 8), with constant folding:
+names, members, indices, slices, calls and casts of values here; the operators in operators.py, the
+values and JSON nodes in jsonexpr.py."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from p4sim.compiler import ast as A
@@ -22,8 +23,9 @@ from p4sim.compiler.env import (
     ValueE,
 )
 from p4sim.compiler.errors import CompileError, Loc
+from p4sim.compiler.jsonexpr import V, describe, hexstr, jexpr, mask_of, overflow, wrap
+from p4sim.compiler.operators import OperatorLowering
 from p4sim.compiler.types import (
-    MAX_CONST_BITS,
     MAX_WIDTH,
     BitsT,
     BoolT,
@@ -37,76 +39,13 @@ from p4sim.compiler.types import (
     Type,
     VarbitT,
     bit_width,
+    header_layout,
     same,
     strip,
 )
 
 
-@dataclass(slots=True)
-class V:
-    """A checked expression: bmv2 JSON (scalars), type, entity (lvalues, aggregates), constant."""
-
-    j: dict | None
-    t: Type
-    ent: Ent | None = None
-    const: Any = None
-
-
-def hexstr(value: int, width: int | None = None) -> dict:
-    """A bmv2 hexstr operand."""
-    if value < 0:
-        return {"type": "hexstr", "value": "-0x%x" % -value}
-    w = 2 * max(1, ((width or value.bit_length() or 1) + 7) // 8)  # whole bytes, as p4c writes them
-    return {"type": "hexstr", "value": f"0x{value:0{w}x}"}
-
-
-def jexpr(op: str, left: dict | None, right: dict | None) -> dict:
-    """A bmv2 expression node."""
-    return {"type": "expression", "value": {"op": op, "left": left, "right": right}}
-
-
-def operand(j: dict) -> dict:
-    """A type-value object as a parameter of a primitive or parser op. bmv2 (JSON_format.md, actions)
-    reads a parameter of type `expression` as a whole expression, so an operator node is wrapped once
-    more; action data inside an expression is `local`, not `runtime_data`."""
-    if j.get("type") == "expression":
-        return {"type": "expression", "value": _local_data(j)}
-    return j
-
-
-def _local_data(j: dict) -> dict:
-    t = j.get("type")
-    if t == "runtime_data":
-        return {"type": "local", "value": j["value"]}
-    if t != "expression":
-        return j
-    node = dict(j["value"])
-    for side in ("left", "right", "cond"):
-        if isinstance(node.get(side), dict):
-            node[side] = _local_data(node[side])
-    return {"type": "expression", "value": node}
-
-
-def mask_of(width: int) -> int:
-    """All-ones of width bits."""
-    return (1 << width) - 1
-
-
-def wrap(value: int, t: Type) -> int:
-    """value reduced to the range of bit<W>/int<W>."""
-    t = strip(t)
-    if isinstance(t, BitsT):
-        value &= mask_of(t.width)
-        if t.signed and value >> (t.width - 1):
-            value -= 1 << t.width
-    return value
-
-
-_ARITH = {"+", "-", "*", "/", "%", "&", "|", "^", "|+|", "|-|"}
-_CMP = {"==", "!=", "<", ">", "<=", ">="}
-
-
-class ExprLowerer:
+class ExprLowerer(OperatorLowering):
     """Checks and lowers expressions against a scope; contexts override the hooks."""
 
     def __init__(self, scope: Scope, types: Any) -> None:
@@ -120,6 +59,8 @@ class ExprLowerer:
             ent = self.scope.get(e.func.name, e.func.loc)  # undefined names first
             if isinstance(ent, DeclE) and ent.kind == "userfunc":
                 return self.call_function(ent.decl, e)
+            if isinstance(ent, DeclE) and ent.kind == "function" and e.func.name == "static_assert":
+                return self.static_assert(e)
         if isinstance(e.func, A.Member) and e.func.name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits",
                                                             "maxSizeInBytes") and not e.args:
             v = self.expr(e.func.expr)
@@ -137,6 +78,18 @@ class ExprLowerer:
                 name = next(iter(v.ent.members.values())).inst.rpartition(".")[0]  # type: ignore[attr-defined]
                 return V(jexpr("valid_union", None, {"type": "header_union", "value": name}), BoolT())
         raise CompileError(e.loc, f"{describe(e.func)}: this call cannot be used as a value here")
+
+    def static_assert(self, e: A.Call) -> V:
+        """core.p4's `static_assert(check[, message])`: true, or the message as a compile error."""
+        if len(e.args) not in (1, 2):
+            raise CompileError(e.loc, f"static_assert takes 1 or 2 arguments, found {len(e.args)}")
+        check = self.expr(e.args[0].expr)
+        if not isinstance(check.const, bool):
+            raise CompileError(e.args[0].expr.loc, "static_assert: expected a compile-time bool condition")
+        if not check.const:
+            message = e.args[1].expr if len(e.args) == 2 else None
+            raise CompileError(e.loc, f"static assertion failed: {message.value if isinstance(message, A.StrLit) else ''}")
+        return V({"type": "bool", "value": True}, BoolT(), None, True)
 
     def call_function(self, d: A.FunctionDecl, e: A.Call) -> V:
         """A call of a P4 function whose body is `return expr;`, inlined as an expression."""
@@ -194,7 +147,7 @@ class ExprLowerer:
                 raise CompileError(loc, f"cannot infer the width of this {what}")
             val = wrap(v.const, ts)
             if val != v.const and not (ts.signed is False and v.const < 0):
-                raise CompileError(loc, f"{what} {v.const} does not fit in {ts}")
+                overflow(loc, f"{'s' if ts.signed else 'w'}{v.const}", ts.width)
             return V(hexstr(val, ts.width), ts, None, val)
         if isinstance(vs, InfIntT) and isinstance(ts, EnumT) and ts.underlying:
             return self.coerce(v, ts.underlying, loc, what)
@@ -229,7 +182,7 @@ class ExprLowerer:
                 t = BitsT(e.width, e.signed)
                 val = wrap(e.value, t)
                 if val != e.value:
-                    raise CompileError(e.loc, f"literal {e.value} does not fit in {t}")
+                    overflow(e.loc, f"{'s' if e.signed else 'w'}{e.value}", e.width)
                 return V(hexstr(val, e.width), t, None, val)
             return V(hexstr(e.value), InfIntT(), None, e.value)
         if isinstance(e, A.BoolLit):
@@ -313,23 +266,24 @@ class ExprLowerer:
             raise CompileError(e.loc, f"{describe(e)}: a type has no member {e.name!r}")
         if isinstance(ent, DynHeaderE):
             st = ent.stack
-            names = [n for n, _t in st.type.elem.fields]
-            if e.name not in names:
-                raise CompileError(e.loc, f"{describe(e)}: {st.type.elem} has no field {e.name!r}")
+            paths = [path for path, _n, _t in header_layout(st.type.elem)]
             ft = st.type.elem.field_type(e.name)
-            if not isinstance(strip(ft), (BitsT, BoolT)):
+            if ft is None:
+                raise CompileError(e.loc, f"{describe(e)}: {st.type.elem} has no field {e.name!r}")
+            if not (isinstance(strip(ft), (BitsT, BoolT)) or isinstance(strip(ft), EnumT) and strip(ft).underlying):
                 raise CompileError(e.loc, f"{describe(e)}: only bit<W> fields of a run-time indexed element")
             deref = jexpr("dereference_header_stack", {"type": "header_stack", "value": st.name}, ent.index)
-            j = {"type": "expression", "value": {"op": "access_field", "left": deref, "right": names.index(e.name)}}
-            return V(j, ft, DynFieldE(st.elems[0].inst and [st.elems[0].inst, e.name], ft, j))
+            offset = paths.index((e.name,))
+            j = {"type": "expression", "value": {"op": "access_field", "left": deref, "right": offset}}
+            name = header_layout(st.type.elem)[offset][1]
+            return V(j, ft, DynFieldE(st.elems[0].inst and [st.elems[0].inst, name], ft, j))
         if isinstance(ent, HeaderE):
             ft = ent.type.field_type(e.name)
             if ft is None:
                 raise CompileError(e.loc, f"{describe(e)}: {ent.type} has no field {e.name!r}")
-            if isinstance(ft, StructT):
-                raise CompileError(e.loc, f"{describe(e)}: nested structs in headers are not supported")
-            # a varbit field: a value of type varbit<N> (assignable to another, in checksum and hash data)
-            return self.entity_value(FieldE([ent.inst, e.name], ft), e)
+            # a struct in a header: its fields (flattened, header_layout); a varbit field: a value of type
+            # varbit<N> (assignable to another, in checksum and hash data)
+            return self.entity_value(_header_part(ent, (e.name,), ft), e)
         if isinstance(ent, StructE):
             m = ent.members.get(e.name)
             if m is None:
@@ -353,9 +307,10 @@ class ExprLowerer:
         if not isinstance(base.ent, StackE):
             raise CompileError(e.loc, f"{describe(e.expr)} is not a header stack")
         iv = self.expr(e.index, BitsT(32))
-        if iv.const is None:
-            if not isinstance(strip(iv.t), BitsT) or strip(iv.t).signed:
-                raise CompileError(e.index.loc, f"a header stack index must be an unsigned bit<W>, found {iv.t}")
+        if iv.const is None:  # bit<W>, int<W> or a serializable enum (p4c gives bmv2 any; a negative one is
+            it = strip(iv.t)   # out of bounds)
+            if not (isinstance(it, BitsT) or isinstance(it, EnumT) and it.underlying is not None):
+                raise CompileError(e.index.loc, f"a header stack index must be a bit<W> or int<W>, found {iv.t}")
             return V(None, base.ent.type.elem, DynHeaderE(base.ent, self.data(iv, e.index.loc)))
         i = self.const_int(e.index, "a constant header stack index")
         if not 0 <= i < base.ent.type.size:
@@ -380,259 +335,11 @@ class ExprLowerer:
             j = jexpr(">>", j, hexstr(lo))
         return V(jexpr("&", j, hexstr(mask_of(rt.width), rt.width)), rt)
 
-    def unary(self, e: A.Unary, expected: Type | None) -> V:
-        """`!`, `~`, `-` and `+`."""
-        v = self.expr(e.expr, expected)
-        t = strip(v.t)
-        if e.op == "!":
-            if not isinstance(t, BoolT):
-                raise CompileError(e.loc, f"operator ! expects bool, found {v.t}")
-            if v.const is not None:
-                return V({"type": "bool", "value": not v.const}, BoolT(), None, not v.const)
-            return V(jexpr("not", None, self.cond(v, e.loc)), BoolT())
-        if not isinstance(t, (BitsT, InfIntT)):
-            raise CompileError(e.loc, f"operator {e.op} expects an integer, found {v.t}")
-        if e.op == "+":
-            return v
-        if v.const is not None:
-            val = ~v.const if e.op == "~" else -v.const
-            if isinstance(t, InfIntT):
-                if e.op == "~":
-                    raise CompileError(e.loc, "operator ~ needs a width: cast the literal first")
-                return V(hexstr(val), t, None, val)
-            val = wrap(val, t)
-            return V(hexstr(val, t.width), t, None, val)
-        if isinstance(t, InfIntT):
-            raise CompileError(e.loc, "cannot infer a width here")
-        if e.op == "~":
-            return V(jexpr("&", jexpr("~", None, v.j), hexstr(mask_of(t.width), t.width)), t)
-        return V(jexpr("&", jexpr("-", hexstr(0), v.j), hexstr(mask_of(t.width), t.width)), t)
 
-    def _unify(self, a: V, b: V, e: A.Binary) -> tuple[V, V, Type]:
-        ta, tb = strip(a.t), strip(b.t)
-        if isinstance(ta, InfIntT) and not isinstance(tb, InfIntT):
-            a = self.coerce(a, tb, e.left.loc, "operand")
-            return a, b, tb
-        if isinstance(tb, InfIntT) and not isinstance(ta, InfIntT):
-            b = self.coerce(b, ta, e.right.loc, "operand")
-            return a, b, ta
-        if isinstance(ta, BitsT) and isinstance(tb, BitsT) and ta != tb:
-            raise CompileError(e.loc, f"width mismatch: operator {e.op} applied to {ta} and {tb}")
-        if not same(ta, tb):
-            raise CompileError(e.loc, f"type mismatch: operator {e.op} applied to {a.t} and {b.t}")
-        return a, b, ta
-
-    def binary(self, e: A.Binary, expected: Type | None) -> V:
-        """Binary operators with width unification and constant folding."""
-        op = e.op
-        if op in ("&&", "||"):
-            a, b = self.expr(e.left), self.expr(e.right)
-            ja, jb = self.cond(a, e.left.loc), self.cond(b, e.right.loc)
-            if a.const is not None and b.const is not None:
-                val = (a.const and b.const) if op == "&&" else (a.const or b.const)
-                return V({"type": "bool", "value": bool(val)}, BoolT(), None, bool(val))
-            return V(jexpr("and" if op == "&&" else "or", ja, jb), BoolT())
-        if op in ("==", "!=") and isinstance(e.left, A.ListExpr) and isinstance(e.right, A.ListExpr):
-            return self._list_eq(e)
-        a = self.expr(e.left, expected if op not in _CMP else None)
-        b = self.expr(e.right, expected if op not in _CMP and op not in ("<<", ">>") else None)
-        if op in ("<<", ">>"):
-            return self.shift(e, a, b)
-        if op == "++":
-            return self.concat(e, a, b)
-        if op in _ARITH:
-            for side in (a, b):
-                if not isinstance(strip(side.t), (BitsT, InfIntT)):
-                    raise CompileError(e.loc, f"operator {op} expects integers, found {side.t}")
-        if op in _CMP and isinstance(strip(a.t), InfIntT) and isinstance(strip(b.t), InfIntT) and a.const is None:
-            raise CompileError(e.loc, "cannot infer widths of the operands")
-        a, b, t = self._unify(a, b, e)
-        if op in _CMP:
-            if op not in ("==", "!=") and not isinstance(t, (BitsT, InfIntT)):
-                raise CompileError(e.loc, f"operator {op} expects integers, found {t}")
-            if a.j is None or b.j is None:
-                raise CompileError(e.loc, f"comparison of {t} values is not supported")
-            if a.const is not None and b.const is not None:
-                val = _fold_cmp(op, a.const, b.const)
-                return V({"type": "bool", "value": val}, BoolT(), None, val)
-            if isinstance(t, BoolT):
-                return V(jexpr(op, self.data(a, e.loc), self.data(b, e.loc)), BoolT())
-            return V(jexpr(op, a.j, b.j), BoolT())
-        if op not in _ARITH:
-            raise CompileError(e.loc, f"unsupported operator {op}")
-        if not isinstance(t, (BitsT, InfIntT)):
-            raise CompileError(e.loc, f"operator {op} expects integers, found {t}")
-        if a.const is not None and b.const is not None:
-            val = _fold_arith(op, a.const, b.const, t, e.loc)
-            return V(hexstr(val, t.width if isinstance(t, BitsT) else None), t, None, val)
-        if isinstance(t, InfIntT):
-            raise CompileError(e.loc, "cannot infer a width here")
-        if op in ("/", "%"):
-            # p4c's StrengthReduction: an unsigned division or remainder by a power of two is a shift or a mask
-            if t.signed or not isinstance(b.const, int) or b.const <= 0 or b.const & (b.const - 1):
-                raise CompileError(e.loc, f"operator {op} on non-constant values is not supported by bmv2 (only an "
-                                   "unsigned value by a constant power of two)")
-            if op == "/":
-                return V(jexpr("&", jexpr(">>", a.j, hexstr(b.const.bit_length() - 1)),
-                               hexstr(mask_of(t.width), t.width)), t)
-            return V(jexpr("&", a.j, hexstr(b.const - 1, t.width)), t)
-        if op in ("|+|", "|-|"):
-            # bmv2's usat_cast/sat_cast clamp the exact result to the width (as p4c writes them)
-            return V(jexpr("sat_cast" if t.signed else "usat_cast", jexpr(op[1], a.j, b.j), hexstr(t.width)), t)
-        if t.signed and op in ("+", "-", "*"):
-            return V(jexpr("two_comp_mod", jexpr(op, a.j, b.j), hexstr(t.width)), t)
-        j = jexpr(op, a.j, b.j)
-        if op in ("+", "-", "*"):
-            j = jexpr("&", j, hexstr(mask_of(t.width), t.width))
-        return V(j, t)
-
-    def _list_eq(self, e: A.Binary) -> V:
-        # {a, b} == {c, d} is a == c && b == d (spec section 8.11)
-        left, right = e.left, e.right
-        assert isinstance(left, A.ListExpr) and isinstance(right, A.ListExpr)
-        if len(left.items) != len(right.items):
-            raise CompileError(e.loc, f"cannot compare lists of {len(left.items)} and {len(right.items)} items")
-        join = "&&" if e.op == "==" else "||"
-        terms = [A.Binary(e.loc, e.op, x, y) for x, y in zip(left.items, right.items, strict=True)]
-        acc: A.Expr = terms[0] if terms else A.BoolLit(e.loc, e.op == "==")
-        for t in terms[1:]:
-            acc = A.Binary(e.loc, join, acc, t)
-        return self.expr(acc)
-
-    def shift(self, e: A.Binary, a: V, b: V) -> V:
-        """`<<` and `>>` (the result has the left operand's type)."""
-        ta, tb = strip(a.t), strip(b.t)
-        if not isinstance(ta, (BitsT, InfIntT)) or not isinstance(tb, (BitsT, InfIntT)):
-            raise CompileError(e.loc, f"operator {e.op} expects integers, found {a.t} and {b.t}")
-        if isinstance(tb, BitsT) and tb.signed or isinstance(b.const, int) and b.const < 0:
-            raise CompileError(e.right.loc, "shift amount must be unsigned")
-        if a.const is not None and b.const is not None:
-            amount = b.const
-            if isinstance(ta, BitsT):  # past the width every bit is shifted out: no need to make them
-                amount = min(amount, ta.width)
-            elif e.op == "<<" and a.const and a.const.bit_length() + amount > MAX_CONST_BITS:
-                raise CompileError(e.loc, f"{a.const.bit_length()}-bit value << {amount}: expected a result of at "
-                                          f"most {MAX_CONST_BITS} bits")
-            val = a.const << amount if e.op == "<<" else a.const >> amount
-            if isinstance(ta, BitsT):
-                val = wrap(val, ta)
-            return V(hexstr(val, ta.width if isinstance(ta, BitsT) else None), ta, None, val)
-        if isinstance(ta, InfIntT):
-            raise CompileError(e.left.loc, "cannot infer the width of the shifted value")
-        j = jexpr(e.op, a.j, b.j)
-        if e.op == "<<":
-            j = jexpr("&", j, hexstr(mask_of(ta.width), ta.width))
-        return V(j, ta)
-
-    def concat(self, e: A.Binary, a: V, b: V) -> V:
-        """`a ++ b`."""
-        ta, tb = strip(a.t), strip(b.t)
-        if not isinstance(ta, BitsT) or not isinstance(tb, BitsT):
-            raise CompileError(e.loc, f"operator ++ expects bit<W> operands, found {a.t} and {b.t}")
-        t = BitsT(ta.width + tb.width, ta.signed)
-        if a.const is not None and b.const is not None:
-            val = (wrap(a.const, BitsT(ta.width)) << tb.width) | wrap(b.const, BitsT(tb.width))
-            return V(hexstr(val, t.width), t, None, val)
-        j = jexpr("|", jexpr("<<", a.j, hexstr(tb.width)), jexpr("&", b.j, hexstr(mask_of(tb.width), tb.width)))
-        return V(jexpr("&", j, hexstr(mask_of(t.width), t.width)), t)
-
-    def ternary(self, e: A.Ternary, expected: Type | None) -> V:
-        """`c ? a : b` (bmv2's `?` operator)."""
-        c = self.expr(e.cond)
-        jc = self.cond(c, e.cond.loc)
-        a, b = self.expr(e.then, expected), self.expr(e.other, expected)
-        fake = A.Binary(e.loc, "?:", e.then, e.other)
-        a, b, t = self._unify(a, b, fake)
-        if c.const is not None:
-            return a if c.const else b
-        if isinstance(t, InfIntT):
-            raise CompileError(e.loc, "cannot infer the width of a conditional expression")
-        if a.j is None or b.j is None:
-            raise CompileError(e.loc, f"conditional expressions of type {t} are not supported")
-        val = {"op": "?", "left": self.data(a, e.loc), "right": self.data(b, e.loc), "cond": jc}
-        res = V({"type": "expression", "value": val}, t)
-        if isinstance(t, BoolT):
-            res = V(jexpr("d2b", None, res.j), t)
-        return res
-
-    def cast(self, e: A.Cast) -> V:
-        """`(T) e` between bit<W>, int<W>, bool and serializable enums."""
-        to = self.types.resolve(e.to, self.scope)
-        ts = strip(to)
-        v = self.expr(e.expr, ts if isinstance(ts, BitsT) else None)
-        vs = strip(v.t)
-        if isinstance(ts, BitsT):
-            if isinstance(vs, BoolT):
-                if v.const is not None:
-                    return V(hexstr(int(v.const), ts.width), to, None, int(v.const))
-                return V(self.data(v, e.loc) if ts.width == 1 else jexpr("b2d", None, self.cond(v, e.loc)), to)
-            if isinstance(vs, EnumT) and vs.underlying:
-                vs = vs.underlying
-            if not isinstance(vs, (BitsT, InfIntT)):
-                raise CompileError(e.loc, f"cannot cast {v.t} to {to}")
-            if v.const is not None:
-                val = wrap(v.const, ts)
-                return V(hexstr(val, ts.width), to, None, val)
-            if vs.signed and not ts.signed:
-                return V(jexpr("&", v.j, hexstr(mask_of(ts.width), ts.width)), to)
-            if ts.signed:
-                return V(jexpr("two_comp_mod", v.j, hexstr(ts.width)), to)
-            if ts.width < vs.width:
-                return V(jexpr("&", v.j, hexstr(mask_of(ts.width), ts.width)), to)
-            return V(v.j, to, v.ent if ts.width == vs.width else None)
-        if isinstance(ts, BoolT):
-            if isinstance(vs, BoolT):
-                return v
-            if isinstance(vs, BitsT) and vs.width == 1:
-                if v.const is not None:
-                    return V({"type": "bool", "value": bool(v.const)}, to, None, bool(v.const))
-                return V(jexpr("d2b", None, v.j), to)
-            raise CompileError(e.loc, f"cannot cast {v.t} to bool (only bit<1> converts to bool)")
-        if isinstance(ts, EnumT) and ts.underlying:
-            return self.coerce(v, ts.underlying, e.loc, "cast operand")
-        return self.coerce(v, to, e.loc, "cast operand")
-
-
-def _fold_cmp(op: str, a: Any, b: Any) -> bool:
-    return {"==": a == b, "!=": a != b, "<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[op]
-
-
-def _fold_arith(op: str, a: int, b: int, t: Type, loc: Loc) -> int:
-    if op in ("/", "%") and b == 0:
-        raise CompileError(loc, "division by zero")
-    val = {"+": a + b, "-": a - b, "*": a * b, "/": a // b if b else 0, "%": a % b if b else 0,
-           "&": a & b, "|": a | b, "^": a ^ b, "|+|": a + b, "|-|": a - b}[op]
-    if isinstance(t, BitsT):
-        if op == "|+|":
-            val = min(val, mask_of(t.width) if not t.signed else mask_of(t.width - 1))
-        elif op == "|-|":
-            val = max(val, 0 if not t.signed else -(1 << (t.width - 1)))
-        val = wrap(val, t)
-    return val
-
-
-def describe(e: A.Expr) -> str:
-    """Source-like text of an expression (also p4c's key names, e.g. `hdr.ipv4.dstAddr`)."""
-    if isinstance(e, A.Name):
-        return e.name
-    if isinstance(e, A.Member):
-        return f"{describe(e.expr)}.{e.name}"
-    if isinstance(e, A.Index):
-        return f"{describe(e.expr)}[{describe(e.index)}]"
-    if isinstance(e, A.Slice):
-        return f"{describe(e.expr)}[{describe(e.hi)}:{describe(e.lo)}]"
-    if isinstance(e, A.IntLit):
-        if e.width is not None:
-            return f"{e.width}{'s' if e.signed else 'w'}{e.value}"
-        return str(e.value)
-    if isinstance(e, A.BoolLit):
-        return "true" if e.value else "false"
-    if isinstance(e, A.Call):
-        return f"{describe(e.func)}({', '.join(describe(a.expr) for a in e.args)})"
-    if isinstance(e, A.Binary):
-        return f"{describe(e.left)} {e.op} {describe(e.right)}"
-    if isinstance(e, A.Unary):
-        return f"{e.op}{describe(e.expr)}"
-    if isinstance(e, A.Cast):
-        return f"({type(e.to).__name__}){describe(e.expr)}"
-    return type(e).__name__
+def _header_part(h: HeaderE, path: tuple[str, ...], t: Type) -> Ent:
+    """The field of header h at path (P4 field names): a field, or a struct of the fields it flattens to."""
+    st = strip(t)
+    if isinstance(st, StructT):
+        return StructE({n: _header_part(h, path + (n,), ft) for n, ft in st.fields}, st)
+    name = next(n for p, n, _t in header_layout(h.type) if p == path)
+    return FieldE([h.inst, name], t)

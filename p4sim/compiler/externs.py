@@ -12,8 +12,21 @@ from p4sim.compiler import ast as A
 from p4sim.compiler.builder import Bmv2Json, P4InfoObj, id_annotation, source_info
 from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError, Loc
-from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, operand
-from p4sim.compiler.types import BitsT, BoolT, EnumT, ListT, ObjT, StructT, Type, bit_width, strip
+from p4sim.compiler.exprs import ExprLowerer
+from p4sim.compiler.jsonexpr import V, describe, hexstr, operand
+from p4sim.compiler.types import (
+    BitsT,
+    BoolT,
+    EnumT,
+    ListT,
+    ObjT,
+    StructT,
+    Type,
+    bit_width,
+    header_layout,
+    is_scalar,
+    strip,
+)
 
 # bmv2 calculation algorithm names for HashAlgorithm members
 HASH_ALGOS = {"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16", "crc16_custom": "crc16_custom",
@@ -132,7 +145,8 @@ def make_instance(ev: Any, bm: Bmv2Json, d: A.Instance, qname: str) -> InstInfo:
     elif kind == "register":
         need(1)
         targ = typ.args.get("T") if typ.args else None
-        if targ is None or not isinstance(strip(targ), (BitsT, BoolT)):
+        if targ is None or not (isinstance(strip(targ), (BitsT, BoolT)) or
+                                isinstance(strip(targ), EnumT) and strip(targ).underlying is not None):
             raise CompileError(d.loc, f"{d.name}: register needs a bit<W> element type, e.g. register<bit<32>>")
         info.size, info.bitwidth = size(0), bit_width(strip(targ))
         info.json = {"name": qname, "id": len(bm.register_arrays), "source_info": si, "size": info.size,
@@ -156,8 +170,10 @@ def make_instance(ev: Any, bm: Bmv2Json, d: A.Instance, qname: str) -> InstInfo:
     return info
 
 
-def field_refs(sl: Lowering, e: A.Expr) -> list[dict]:
-    """The bmv2 fields of a field-list argument: `{a, b}`, a struct, a header or one field."""
+def field_refs(sl: Lowering, e: A.Expr, pre: list[dict] | None = None) -> list[dict]:
+    """The bmv2 fields of a field-list argument: `{a, b}`, a struct, a header or one field. With `pre`,
+    any other value (`{h.f ^ 0xffff}`, `{h.isValid()}`) is computed into a temporary by a primitive
+    appended to it, as p4c does."""
     v = sl.expr(e)
     out: list[dict] = []
 
@@ -166,7 +182,7 @@ def field_refs(sl: Lowering, e: A.Expr) -> list[dict]:
         if isinstance(ent, FieldE):
             out.append({"type": "field", "value": list(ent.ref)})
         elif isinstance(ent, HeaderE):
-            for n, _t in ent.type.fields:
+            for _path, n, _t in header_layout(ent.type):
                 out.append({"type": "field", "value": [ent.inst, n]})
         elif isinstance(ent, StructE):
             for m in ent.members.values():
@@ -177,9 +193,13 @@ def field_refs(sl: Lowering, e: A.Expr) -> list[dict]:
         elif isinstance(v.t, ListT) and isinstance(v.const, list):
             for item in v.const:
                 walk(item, loc)
-        elif v.const is not None and isinstance(v.const, int) and isinstance(strip(v.t), BitsT):
-            width = strip(v.t).width
-            out.append({**hexstr(v.const, width), "bitwidth": width})  # bmv2 needs it: the width is not in the string
+        elif v.const is not None and isinstance(v.const, int) and is_scalar(strip(v.t)):  # an error, a bool too
+            width = bit_width(strip(v.t))
+            out.append({**hexstr(int(v.const), width), "bitwidth": width})  # bmv2 needs it: the width is not in the string
+        elif pre is not None and v.j is not None and isinstance(strip(v.t), (BitsT, BoolT)):
+            tmp = sl.ctx.new_local(sl.bm.fresh("tmp"), v.t, loc)
+            pre.append(prim("assign", [{"type": "field", "value": tmp.ref}, sl.data(v, loc)], loc, describe(e)))
+            out.append({"type": "field", "value": list(tmp.ref)})
         else:
             raise CompileError(loc, f"{describe(e)}: expected fields, a header or a struct in a field list")
 
@@ -227,11 +247,16 @@ def extern_function(sl: Lowering, name: str, c: A.Call) -> list[dict]:
     args = [a.expr for a in c.args]
     frag = describe(c)
     loc = c.loc
+    sl.bm.extern_calls += 1
+    pre: list[dict] = []  # field list values computed first (field_refs)
 
     def need(*ns: int) -> None:
         if len(args) not in ns:
             raise CompileError(loc, f"{name} takes {' or '.join(map(str, ns))} arguments, found {len(args)}")
 
+    if name == "static_assert":  # checked at compile time; nothing at run time
+        sl.static_assert(c)
+        return []
     if name == "mark_to_drop":
         need(1)
         v = sl.expr(args[0])
@@ -252,8 +277,8 @@ def extern_function(sl: Lowering, name: str, c: A.Call) -> list[dict]:
         mx = sl.expr(args[4], dst.t)
         if base.j is None or mx.j is None:
             raise CompileError(loc, "hash base and max must be integers")
-        calc = sl.bm.add_calculation(algo, field_refs(sl, args[3]), loc, frag)
-        return [prim("modify_field_with_hash_based_offset",
+        calc = sl.bm.add_calculation(algo, field_refs(sl, args[3], pre), loc, frag)
+        return pre + [prim("modify_field_with_hash_based_offset",
                      [dst.j, base.j, {"type": "calculation", "value": calc}, mx.j], loc, frag)]
     if name == "digest":
         need(2)
@@ -264,7 +289,7 @@ def extern_function(sl: Lowering, name: str, c: A.Call) -> list[dict]:
             t = sl.types.resolve(c.type_args[0], sl.scope)
             _check_digest_data(v, t, args[1])
         st = strip(t)
-        fields = field_refs(sl, args[1])
+        fields = field_refs(sl, args[1], pre)
         if isinstance(st, StructT):
             # p4c (P4RuntimeArchHandlerV1Model::getDigestCall): the type's control-plane name
             a = A.anno(st.annos, "name")
@@ -277,7 +302,7 @@ def extern_function(sl: Lowering, name: str, c: A.Call) -> list[dict]:
             raise CompileError(args[1].loc, f"digest data must be a struct or a list, found {t}")
         lid = sl.bm.add_learn_list(tname, fields)
         sl.ctx.digest(tname, t, loc)
-        return [prim("generate_digest", [recv.j, hexstr(lid)], loc, frag)]
+        return pre + [prim("generate_digest", [recv.j, hexstr(lid)], loc, frag)]
     if name in ("clone", "clone3", "clone_preserving_field_list"):
         need(2 if name == "clone" else 3)
         kind = _enum_member(sl, args[0], "CloneType")
@@ -285,25 +310,25 @@ def extern_function(sl: Lowering, name: str, c: A.Call) -> list[dict]:
         if name == "clone":
             fl = sl.bm.new_field_list([], sl.bm.unique("fl"))  # p4c: an empty list per clone() call
         elif name == "clone3":  # p4c before the _preserving_field_list externs: a list named fl
-            fl = sl.bm.new_field_list(field_refs(sl, args[2]), sl.bm.unique("fl"))
+            fl = sl.bm.new_field_list(field_refs(sl, args[2], pre), sl.bm.unique("fl"))
         else:
             fl = _preserving_list(sl, args[2])
         op = "clone_ingress_pkt_to_egress" if kind == "I2E" else "clone_egress_pkt_to_egress"
-        return [prim(op, [session.j, hexstr(fl)], loc, frag)]
+        return pre + [prim(op, [session.j, hexstr(fl)], loc, frag)]
     if name in ("resubmit", "recirculate", "resubmit_preserving_field_list", "recirculate_preserving_field_list"):
         need(1)
         base = name.split("_")[0]
         if "preserving" in name:
             fl = _preserving_list(sl, args[0])
         else:  # deprecated resubmit(data)/recirculate(data): older p4c named the list after the call
-            fl = sl.bm.new_field_list(field_refs(sl, args[0]), base)
-        return [prim(base, [hexstr(fl)], loc, frag)]  # simple_switch primitive taking a field list id
+            fl = sl.bm.new_field_list(field_refs(sl, args[0], pre), base)
+        return pre + [prim(base, [hexstr(fl)], loc, frag)]  # simple_switch primitive taking a field list id
     if name == "log_msg":
         need(1, 2)
         if not isinstance(args[0], A.StrLit):
             raise CompileError(args[0].loc, "log_msg expects a string literal")
-        vals = field_refs(sl, args[1]) if len(args) == 2 else []
-        return [prim("log_msg", [{"type": "string", "value": args[0].value},
+        vals = field_refs(sl, args[1], pre) if len(args) == 2 else []
+        return pre + [prim("log_msg", [{"type": "string", "value": args[0].value},
                                  {"type": "parameters_vector", "value": vals}], loc, frag)]
     if name == "truncate":
         need(1)

@@ -17,7 +17,7 @@ from p4sim.compiler import ast as A
 from p4sim.compiler.env import DeclE, Ent
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.returns import needs_flag, remove_returns
-from p4sim.compiler.rewrite import any_expr, rename, stmt_exprs, subst_stmts, subst_type
+from p4sim.compiler.rewrite import any_expr, call_args, map_expr, rename, stmt_exprs, subst_stmts, subst_type
 
 Lookup = Callable[[str], Ent | None]
 
@@ -83,8 +83,16 @@ class Inliner:
     def _effect(self, x: A.Expr) -> bool:
         if isinstance(x, A.Call):
             d = self._function(x)
-            return d is not None and not trivial_function(d)
+            return d is not None and not self._expression(d)
         return self._table_test(x)
+
+    def _expression(self, d: A.FunctionDecl) -> bool:
+        """Is a call of d lowered as an expression (`return expr;` of scalars, calling no other function),
+        not inlined?"""
+        if not (trivial_function(d) and self.scalar(d.ret) and all(self.scalar(p.typ) for p in d.params)):
+            return False
+        ret = next(s for s in d.body.stmts if isinstance(s, A.Return))
+        return not any_expr(ret.expr, lambda x: isinstance(x, A.Call) and self._function(x) is not None)
 
     # ---- statements ----
     def stmts(self, stmts: list[A.Stmt]) -> list[A.Stmt]:
@@ -105,18 +113,24 @@ class Inliner:
     def stmt(self, s: A.Stmt) -> list[A.Stmt]:
         """One statement as a list (the hoisted statements first)."""
         if isinstance(s, A.Assign):
+            # as p4c's SideEffectOrdering: a left side with a call in it (any function, also one p4sim
+            # evaluates as an expression) is evaluated first, its indices read into temporaries; the
+            # index of one without calls is read when the value is stored, after the right side ran
             pre_l, lhs = self.expr(s.lhs)
-            pre_r, rhs = self.expr(s.rhs, whole=True)
+            if any_expr(s.lhs, lambda x: isinstance(x, A.Call) and not (
+                    isinstance(x.func, A.Member) and x.func.name == "isValid")):
+                lhs = self.fixed_lvalue(lhs, pre_l)
+            pre_r, rhs = self.expr(op_assigned(s.op, lhs, s.rhs))
             return pre_l + pre_r + [A.Assign(s.loc, lhs, rhs)]
         if isinstance(s, A.CallStmt):
             d = self._function(s.call)
             if d is not None:
                 pre, _ = self.inline(d, s.call, want_result=False)
                 return [A.Block(s.loc, pre)]
-            pre, call = self.expr(s.call, whole=True)
+            pre, call = self.expr(s.call)
             return pre + [A.CallStmt(s.loc, call)]  # type: ignore[arg-type]
         if isinstance(s, A.VarDecl) and s.init is not None:
-            pre, init = self.expr(s.init, whole=True)
+            pre, init = self.expr(s.init)
             return pre + [dataclasses.replace(s, init=init)]
         if isinstance(s, A.If):
             cond, pre = s.cond, []
@@ -132,7 +146,7 @@ class Inliner:
             cases = [A.SwitchCase(c.labels, self._one(c.body), c.loc) for c in s.cases]  # type: ignore[arg-type]
             return pre + [A.Switch(s.loc, e, cases)]
         if isinstance(s, A.Return) and s.expr is not None:
-            pre, e = self.expr(s.expr, whole=True)
+            pre, e = self.expr(s.expr)
             return pre + [A.Return(s.loc, e)]
         if isinstance(s, A.For):
             if self.effectful(s.cond) or any(self.effectful(getattr(x, "rhs", None)) for x in s.init + s.update):
@@ -146,25 +160,18 @@ class Inliner:
         return self._table_test(e)
 
     # ---- expressions ----
-    def expr(self, e: A.Expr, whole: bool = False) -> tuple[list[A.Stmt], A.Expr]:
-        """(statements to run first, the expression with its effectful calls replaced by temporaries).
-        whole: e is a whole right-hand side or call, where a call with out/inout parameters may stand."""
+    def expr(self, e: A.Expr) -> tuple[list[A.Stmt], A.Expr]:
+        """(statements to run first, the expression with its effectful calls replaced by temporaries)."""
         if not self.effectful(e):
             return [], e
         d = self._function(e)
-        if d is not None and not trivial_function(d):
-            pre_args: list[A.Stmt] = []
+        if d is not None and not self._expression(d):
             assert isinstance(e, A.Call)
-            args = []
-            for a in e.args:
-                p, x = self.expr(a.expr)
-                pre_args += p
-                args.append(A.Arg(a.name, x))
-            if not whole and any(p.direction in ("out", "inout") for p in d.params):
-                raise CompileError(e.loc, f"{d.name}: a call with out or inout arguments inside a larger "
-                                   "expression is not supported (assign its result first)")
-            pre, res = self.inline(d, A.Call(e.loc, e.func, args, e.type_args), want_result=True)
-            return pre_args + pre, res  # type: ignore[return-value]
+            e = call_args(d.params, e, f"function {d.name}")
+            pre, xs = self._operands([a.expr for a in e.args], [p.direction in ("out", "inout") for p in d.params])
+            body, res = self.inline(d, A.Call(e.loc, e.func, [A.Arg(a.name, x) for a, x in zip(e.args, xs, strict=True)],
+                                              e.type_args), want_result=True)
+            return pre + body, res  # type: ignore[return-value]
         if self._table_test(e):
             tmp = self.fresh("tmp")
             loc = e.loc
@@ -191,36 +198,26 @@ class Inliner:
                 raise CompileError(e.loc, "a conditional expression whose branches both call functions with "
                                    "more than a return or apply tables is not supported (use an if statement)")
             tmp, loc = self.fresh("tmp"), e.loc
-            pre_a, a = self.expr(e.then, whole=True)
-            pre_b, b = self.expr(e.other, whole=True)
+            pre_a, a = self.expr(e.then)
+            pre_b, b = self.expr(e.other)
             return pre + [A.VarDecl(loc, typ, tmp, None),
                           A.If(loc, c, A.Block(loc, pre_a + [A.Assign(loc, A.Name(loc, tmp), a)]),
                                A.Block(loc, pre_b + [A.Assign(loc, A.Name(loc, tmp), b)]))], A.Name(loc, tmp)
-        # any other expression: its operands left to right; an operand evaluated before a later call
-        # that can change it must not be read after that call
-        # operands left to right; when a later one changes state (it applies a table), the earlier ones are
-        # read into temporaries first, so that they keep the value they had (p4c's SideEffectOrdering)
+        # any other expression: its operands left to right (of a call, its arguments)
         slots: list[tuple[str, int | None, A.Expr]] = []  # (field, index in a list or None, operand)
         for f in dataclasses.fields(e):
             v = getattr(e, f.name)
+            if isinstance(e, A.Call) and f.name == "func" and not self.effectful(v):
+                continue  # what is called (an extern, a method) is no value to save
             if isinstance(v, A.Expr):
                 slots.append((f.name, None, v))
             elif isinstance(v, list) and v and isinstance(v[0], (A.Expr, A.Arg)):
                 slots += [(f.name, i, x.expr if isinstance(x, A.Arg) else x) for i, x in enumerate(v)]
-        done: list[tuple[list[A.Stmt], A.Expr]] = [self.expr(x) for _n, _i, x in slots]
-        pre_all: list[A.Stmt] = []
-        for k, (p, x) in enumerate(done):
-            if any(self._writes(q) for q, _ in done[k + 1:]) and not p and not isinstance(x, (A.IntLit, A.BoolLit)):
-                typ = self._type_syn(x)
-                if typ is None:
-                    raise CompileError(x.loc, "an operand before a table application here has no type a temporary "
-                                       "can hold (evaluate the table test into a variable first)")
-                tmp = self.fresh("tmp")
-                p, x = [A.VarDecl(x.loc, typ, tmp, x)], A.Name(x.loc, tmp)
-            pre_all += p
-            done[k] = (p, x)
+        # the base of `s[i]`, `h.f`, `x[h:l]` is a place, not a value to save (`h.h[f(x)].a = 1`)
+        places = [name == "expr" and isinstance(e, (A.Index, A.Member, A.Slice)) for name, _i, _x in slots]
+        pre_all, done = self._operands([x for _n, _i, x in slots], places)
         changes: dict[str, object] = {}
-        for (name, i, _x), (_p, x) in zip(slots, done, strict=True):
+        for (name, i, _x), x in zip(slots, done, strict=True):
             if i is None:
                 changes[name] = x
             else:
@@ -228,6 +225,43 @@ class Inliner:
                 items[i] = A.Arg(items[i].name, x) if isinstance(items[i], A.Arg) else x
                 changes[name] = items
         return pre_all, dataclasses.replace(e, **changes)
+
+    def _operands(self, exprs: list[A.Expr], lvalues: list[bool]) -> tuple[list[A.Stmt], list[A.Expr]]:
+        """Operands evaluated left to right (p4c's SideEffectOrdering): when a later one changes state (it
+        applies a table, or a call writes an out/inout argument), each earlier one is read into a
+        temporary first, so that it keeps the value it had then; an earlier l-value (an out/inout
+        argument) keeps the element it named (its run-time indices are read into temporaries)."""
+        done = [self.expr(x) for x in exprs]
+        pre_all: list[A.Stmt] = []
+        out: list[A.Expr] = []
+        for k, ((p, x), lvalue) in enumerate(zip(done, lvalues, strict=True)):
+            later = any(self._writes(q) for q, _ in done[k + 1:])
+            if later and lvalue:
+                x = self.fixed_lvalue(x, p)
+            elif later and not p and not isinstance(x, (A.IntLit, A.BoolLit)):
+                typ = self._type_syn(x)
+                if typ is None:
+                    raise CompileError(x.loc, "an operand before a call that changes state here has no type a "
+                                       "temporary can hold (evaluate the call into a variable first)")
+                tmp = self.fresh("tmp")
+                p, x = [A.VarDecl(x.loc, typ, tmp, x)], A.Name(x.loc, tmp)
+            pre_all += p
+            out.append(x)
+        return pre_all, out
+
+    def fixed_lvalue(self, e: A.Expr, pre: list[A.Stmt]) -> A.Expr:
+        """The l-value e with each run-time index read into a temporary declared in pre (appended): it
+        names the same element however the statements after pre change the index."""
+        def fix(x: A.Expr) -> A.Expr | None:
+            if not isinstance(x, A.Index) or isinstance(x.index, A.IntLit):
+                return None
+            typ = self._type_syn(x.index)
+            if typ is None:
+                return None
+            tmp = self.fresh("index")
+            pre.append(A.VarDecl(x.index.loc, typ, tmp, x.index))
+            return A.Index(x.loc, map_expr(x.expr, fix), A.Name(x.index.loc, tmp))
+        return map_expr(e, fix)
 
     def _type_syn(self, e: A.Expr) -> A.TypeSyn | None:
         """A type for a temporary holding e: its own (e without calls to inline), the declared result of
@@ -244,14 +278,29 @@ class Inliner:
         return A.ResolvedT(e.loc, t) if t is not None and type(t).__name__ not in ("InfIntT", "DontCareT") else None
 
     def _writes(self, pre: list[A.Stmt]) -> bool:
-        """Do hoisted statements change state outside their own temporaries (they apply a table; calls
-        with out/inout arguments are only hoisted from a whole right-hand side)?"""
-        for s in pre:
-            if isinstance(s, A.If) and (self._table_test(s.cond) or self._writes([s.then] + ([s.other] if s.other else []))):
-                return True
-            if isinstance(s, A.Block) and self._writes(s.stmts):
-                return True
-        return False
+        """Do hoisted statements change state outside the temporaries they declare (apply a table, make
+        a call, or assign anything else: a call's copy-out, a header bound to its argument)?"""
+        declared: set[str] = set()
+
+        def walk(stmts: list[A.Stmt | None]) -> bool:
+            for x in stmts:
+                if isinstance(x, A.VarDecl):
+                    declared.add(x.name)
+                elif isinstance(x, A.Assign):
+                    if _base(x.lhs) not in declared:
+                        return True
+                elif isinstance(x, A.CallStmt):
+                    return True
+                elif isinstance(x, A.If):
+                    if self._table_test(x.cond) or walk([x.then, x.other]):
+                        return True
+                elif isinstance(x, A.Block):
+                    if walk(list(x.stmts)):
+                        return True
+                elif x is not None and not isinstance(x, A.Empty):
+                    return True  # loops, switches: whatever they do
+            return False
+        return walk(list(pre))
 
     def _specialize(self, d: A.FunctionDecl, c: A.Call) -> A.FunctionDecl:
         """A generic function with its type parameters replaced by the call's type arguments, or by the
@@ -280,8 +329,7 @@ class Inliner:
 
     def inline(self, d: A.FunctionDecl, c: A.Call, want_result: bool) -> tuple[list[A.Stmt], A.Expr | None]:
         """A call of function d: copy-in, the body (returns removed), copy-out; and its result."""
-        if len(c.args) != len(d.params):
-            raise CompileError(c.loc, f"function {d.name} takes {len(d.params)} arguments, found {len(c.args)}")
+        c = call_args(d.params, c, f"function {d.name}")
         self.depth += 1
         if self.depth > 32:
             raise CompileError(c.loc, f"{d.name}: functions calling each other more than 32 deep (recursion?)")
@@ -293,18 +341,17 @@ class Inliner:
             copied: dict[str, str] = {}
             out: list[A.Stmt] = []
             args = {p.name: a for p, a in zip(d.params, c.args, strict=True)}
-            if any(a.name for a in c.args):
-                args = {a.name: a for a in c.args}
             for p in d.params:
-                arg = args.get(p.name)
-                if arg is None:
-                    raise CompileError(loc, f"function {d.name}: no argument for parameter {p.name}")
+                arg = args[p.name]
                 if not self.scalar(p.typ) and _path(arg.expr) and (p.direction in ("out", "inout")
                                                                   or not _assigns(d.body.stmts, p.name)):
                     # headers, structs, stacks: bound to the argument (p4c's copies of them are removed
                     # by its mid end; a function cannot alias two of them in a way copies would show)
                     names[p.name] = arg.expr
                     continue
+                if p.direction in ("out", "inout"):  # copied out to the element it named (p4c: an index in
+                    arg = A.Arg(arg.name, self.fixed_lvalue(arg.expr, out))  # an argument is a temporary)
+                    args[p.name] = arg
                 copied[p.name] = self.fresh(f"{d.name}_{p.name}")
                 names[p.name] = A.Name(loc, copied[p.name])
                 init = arg.expr if p.direction in ("", "in", "inout") else None
@@ -329,6 +376,11 @@ class Inliner:
             self.depth -= 1
 
 
+def op_assigned(op: str, lhs: A.Expr, rhs: A.Expr) -> A.Expr:
+    """The value `lhs op= rhs` assigns (p4c's RemoveOpAssign, once the lhs has no side effects)."""
+    return A.Binary(rhs.loc, op, lhs, rhs) if op else rhs
+
+
 def _path(e: A.Expr) -> bool:
     """A name, member or constant index path (an lvalue that evaluates the same each time)."""
     if isinstance(e, A.Name):
@@ -340,12 +392,16 @@ def _path(e: A.Expr) -> bool:
     return False
 
 
+def _base(e: A.Expr) -> str | None:
+    """The variable an l-value is part of."""
+    while isinstance(e, (A.Member, A.Index, A.Slice)):
+        e = e.expr
+    return e.name if isinstance(e, A.Name) else None
+
+
 def _assigns(stmts: list[A.Stmt], name: str) -> bool:
     """Is `name` (or a part of it) assigned, or passed to a call that may write it, in stmts?"""
-    def base(e: A.Expr) -> str | None:
-        while isinstance(e, (A.Member, A.Index, A.Slice)):
-            e = e.expr
-        return e.name if isinstance(e, A.Name) else None
+    base = _base
 
     def walk(s: A.Stmt | None) -> bool:
         if s is None:

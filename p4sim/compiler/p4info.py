@@ -15,7 +15,7 @@ from p4.config.v1 import p4info_pb2
 from p4sim.compiler import ast as A
 from p4sim.compiler.builder import Bmv2Json, P4InfoObj, P4InfoTable, id_annotation
 from p4sim.compiler.errors import CompileError
-from p4sim.compiler.types import ListT, StructT, bit_width, strip
+from p4sim.compiler.types import BitsT, EnumT, ErrorT, ListT, NewT, StructT, Type, bit_width, strip
 
 PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header": 0x04,
           "action_profile": 0x11, "counter": 0x12, "direct_counter": 0x13, "meter": 0x14,
@@ -95,6 +95,9 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
     """The P4Info message of the compiled program."""
     info = p4info_pb2.P4Info()
     info.pkg_info.arch = "v1model"
+    if bm.p4_tables or bm.instances or bm.extern_calls or any(
+            o.params for o in bm.p4_objs if o.kind in ("action", "controller_header")):
+        info.type_info.SetInParent()  # p4c writes it (maybe empty) once it has met any of these
     objs = bm.p4_objs
     alloc = IdAllocator()
     entries: list[tuple[str, str, object]] = [("table", t.name, t) for t in bm.p4_tables]
@@ -104,7 +107,9 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
             obj.id = alloc.fixed(kind, obj.fixed_id, name, obj.loc)  # type: ignore[attr-defined]
     for kind, name, obj in sorted(entries, key=lambda e: (PREFIX[e[0]], e[1])):
         if obj.id is None:  # type: ignore[attr-defined]
-            obj.id = alloc.hashed(kind, name)  # type: ignore[attr-defined]
+            # p4c hashes a controller header's type name (packet_in_t), though P4Info names it by @controller_header
+            hashed = obj.extra.get("type_name", name) if isinstance(obj, P4InfoObj) else name
+            obj.id = alloc.hashed(kind, hashed)  # type: ignore[attr-defined]
     alias = _aliases([name for _, name, _ in entries])
     ids = {(k, n): o.id for k, n, o in entries}  # type: ignore[attr-defined]
 
@@ -117,18 +122,26 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
 
     for t in sorted(bm.p4_tables, key=lambda t: t.id or 0):
         tm = info.tables.add()
-        pre(tm, t)
-        for i, (kname, w, mk) in enumerate(t.keys, 1):
+        pre(tm, t, t.annos)
+        for i, (kname, w, mk, kt) in enumerate(t.keys, 1):
             mf = tm.match_fields.add()
-            mf.id, mf.name, mf.bitwidth, mf.match_type = i, kname, w, _MATCH[mk]
-        for aname, scope in t.actions:
+            mf.id, mf.name, mf.match_type = i, kname, _MATCH[mk]
+            if _type_info(info, bm, kt, mf):
+                mf.bitwidth = w
+        for aname, scope, annos in t.actions:
             ar = tm.action_refs.add()
             ar.id = ids[("action", aname)]
+            ar.annotations.extend(annos)
             if scope:
                 ar.scope = p4info_pb2.ActionRef.Scope.Value(scope)
-                ar.annotations.append("@defaultonly" if scope == "DEFAULT_ONLY" else "@tableonly")
         if t.const_default:
             tm.const_default_action_id = ids[("action", t.const_default)]
+        if t.default is not None:
+            dm = tm.initial_default_action
+            dm.action_id = ids[("action", t.default[0])]
+            for i, (w, v) in enumerate(t.default[1], 1):
+                arg = dm.arguments.add()
+                arg.param_id, arg.value = i, v.to_bytes((w + 7) // 8, "big")
         if t.implementation:
             tm.implementation_id = ids[("action_profile", t.implementation)]
         for dname in t.direct:
@@ -137,6 +150,8 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
         tm.size = t.size
         if t.is_const:
             tm.is_const_table = True
+        if t.has_entries:
+            tm.has_initial_entries = True
         if t.idle_timeout:
             tm.idle_timeout_behavior = p4info_pb2.Table.NOTIFY_CONTROL
     bykind: dict[str, list[P4InfoObj]] = {}
@@ -146,8 +161,10 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
         bykind[kind].sort(key=lambda o: o.id or 0)
     for o in bykind.get("action", []):
         am = info.actions.add()
-        pre(am, o)
+        pre(am, o, o.extra.get("annos"))
         _numbered(am.params, o.params)
+        for pm, pt in zip(am.params, o.extra.get("types", []), strict=False):
+            _type_info(info, bm, pt, pm)
     for o in bykind.get("action_profile", []):
         pm = info.action_profiles.add()
         pre(pm, o)
@@ -206,6 +223,31 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
     return info
 
 
+def _type_info(info: p4info_pb2.P4Info, bm: Bmv2Json, t: Type, msg: Any) -> bool:
+    """Describe the type of a match field or action parameter (msg) in type_info as p4c's
+    TypeSpecConverter does: a `type` declaration by name (msg.type_name, new_types), serializable enums
+    with their members, the error type's members; False for `error`, which has no bitwidth in P4Info."""
+    if isinstance(t, NewT):
+        msg.type_name.name = t.name
+        if t.name not in info.type_info.new_types:
+            base = strip(t)
+            bits = info.type_info.new_types[t.name].original_type.bitstring
+            (bits.int if isinstance(base, BitsT) and base.signed else bits.bit).bitwidth = bit_width(base)
+        return True
+    t = strip(t)
+    if isinstance(t, ErrorT):
+        if not info.type_info.error.members:
+            info.type_info.error.members.extend(name for name, _code in bm.errors)
+        return False
+    if isinstance(t, EnumT) and t.underlying is not None and t.name not in info.type_info.serializable_enums:
+        se = info.type_info.serializable_enums[t.name]
+        se.underlying_type.bitwidth = t.underlying.width
+        for m in t.members:
+            sm = se.members.add()
+            sm.name, sm.value = m, (t.values[m] & ((1 << t.underlying.width) - 1)).to_bytes((t.underlying.width + 7) // 8, "big")
+    return True
+
+
 def controller_headers(bm: Bmv2Json, structs: list[StructT]) -> None:
     """Record @controller_header headers for P4Info."""
     for st in structs:
@@ -213,7 +255,7 @@ def controller_headers(bm: Bmv2Json, structs: list[StructT]) -> None:
         if st.kind == "header" and a and a.args:
             bm.p4_objs.append(P4InfoObj("controller_header", str(a.args[0]),
                                         params=[(n, bit_width(strip(t))) for n, t in st.fields],
-                                        fixed_id=id_annotation(st.annos)))
+                                        fixed_id=id_annotation(st.annos), extra={"type_name": st.name}))
 
 
 def to_text(info: p4info_pb2.P4Info) -> str:

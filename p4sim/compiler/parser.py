@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 from p4sim.compiler import ast as A
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.lexer import Token
 from p4sim.compiler.syntax import ExprParser
+
+log = logging.getLogger(__name__)
 
 
 class Parser(ExprParser):
@@ -29,7 +33,9 @@ class Parser(ExprParser):
             name = self.tok.text
             self.i += 1
             args: list = []
-            if self.at("(") and self.tok.adjacent:
+            quoted: dict[int, bool] = {}
+            parens = self.at("(") and self.tok.adjacent
+            if parens:
                 self.i += 1
                 depth = 1
                 while True:
@@ -44,6 +50,7 @@ class Parser(ExprParser):
                         if depth == 0:
                             break
                     if t.kind == "string":
+                        quoted[len(args)] = True
                         args.append(t.text)
                     elif t.kind == "int":
                         args.append(t.value)
@@ -51,7 +58,7 @@ class Parser(ExprParser):
                         args.append(t.text)
             elif self.at("["):
                 raise CompileError(loc, f"structured annotation @{name}[...] is not supported")
-            annos.append(A.Annotation(name, args, loc))
+            annos.append(A.Annotation(name, args, loc, quoted, parens))
         return annos
 
     def declaration(self) -> object:
@@ -275,8 +282,11 @@ class Parser(ExprParser):
         st = A.State(loc, name, annos, stmts)
         while not self.at("transition", "}"):
             stmts.append(self.statement())
-        if self.at("}"):
-            raise CompileError(self.tok.loc, f"state {name!r} has no transition statement")
+        if self.at("}"):  # as p4c (CreateBuiltins): "implicit transition to `reject'", with its warning
+            st.trans_loc = self.expect("}").loc
+            log.warning("%s:%s: warning: state %s: implicit transition to `reject'", loc.file, loc.line, name)
+            st.next = "reject"
+            return st
         st.trans_loc = self.expect("transition").loc
         if self.take("select"):
             self.expect("(")
@@ -434,6 +444,7 @@ class Parser(ExprParser):
                     keys = ks.items if isinstance(ks, A.ListExpr) else [ks]
                     self.expect(":")
                     ar = self.action_ref([])
+                    ea += self.annotations()  # the grammar's entry annotations after the action (@priority)
                     self.expect(";")
                     t.entries.append(A.Entry(keys, ar, ea, eloc, prio))
             elif self.tok.kind == "ident" and self.tok.text == "default_action":

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
 from p4sim.compiler import ast as A
 from p4sim.compiler.actions import StmtLowerer
 from p4sim.compiler.builder import source_info
-from p4sim.compiler.controls import BlockContext
-from p4sim.compiler.env import DeclE, FieldE, HeaderE, StackE, StructE
+from p4sim.compiler.controls import PREFIX, BlockContext
+from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError
-from p4sim.compiler.exprs import V, describe, mask_of, operand
 from p4sim.compiler.externs import HASH_ALGOS, field_refs
-from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, StructT, VarbitT, bit_width, strip
+from p4sim.compiler.jsonexpr import V, describe, mask_of, operand
+from p4sim.compiler.lookahead import LookaheadExpander
+from p4sim.compiler.types import BitsT, BoolT, EnumT, ErrorT, StringT, StructT, VarbitT, bit_width, strip
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +85,12 @@ class ParserLowerer(BlockContext):
         stl = StmtLowerer(scope.child(), self.prog, self)
         stl.allow_jumps = False
         stmts = stl.inliner().stmts(stmts)
+        look = LookaheadExpander(lambda e: _is_lookahead(stl, e), lambda t: self.prog.resolve(t, stl.scope),
+                                 self.bm.fresh)
+        stmts = look.stmts(stmts)
+        if s.select is not None:
+            pre, keys = look.exprs(s.select)
+            stmts, s = stmts + pre, dataclasses.replace(s, select=keys)
         ops: list[dict] = []
         entry = len(self.states)
         self.states.append({"name": name, "id": entry})
@@ -102,11 +110,8 @@ class ParserLowerer(BlockContext):
         self.states[entry].update({"parser_ops": ops, "transitions": trans, "transition_key": key})
 
     def _subparser_apply(self, st: A.Stmt, sl: StmtLowerer) -> DeclE | None:
-        if isinstance(st, A.CallStmt) and isinstance(st.call.func, A.Member) and st.call.func.name == "apply" \
-                and isinstance(st.call.func.expr, A.Name):
-            ent = sl.scope.lookup(st.call.func.expr.name)
-            if isinstance(ent, DeclE) and ent.kind == "subparser":
-                return ent
+        if isinstance(st, A.CallStmt) and isinstance(st.call.func, A.Member) and st.call.func.name == "apply":
+            return self.instance_applied(st.call.func.expr, "subparser", sl.scope)
         return None
 
     def inline_parser(self, ent: DeclE, c: A.Call, sl: StmtLowerer, cont: str) -> str:
@@ -114,6 +119,7 @@ class ParserLowerer(BlockContext):
         the name of its start state. Names are prefixed by the instance (`sub.start`)."""
         pd: A.ParserDecl = ent.decl
         sc = self.apply_scope(ent, c, sl)
+        sc.add(PREFIX, ConstE(ent.qname, StringT()))
         init: list[A.Stmt] = []
         sub_sl = StmtLowerer(sc, self.prog, self)
         for d in pd.locals:
@@ -123,7 +129,10 @@ class ParserLowerer(BlockContext):
     @staticmethod
     def _op(p: dict) -> dict:
         if p["op"] == "assign":
-            return {"op": "set", "parameters": p["parameters"]}
+            dst, src = p["parameters"]
+            if src.get("type") == "stack_field":  # bmv2 sets from one as an expression only (as p4c writes it)
+                src = {"type": "expression", "value": src}
+            return {"op": "set", "parameters": [dst, src]}
         if p["op"] in ("extract", "extract_VL", "verify", "advance", "set"):
             return {"op": p["op"], "parameters": p["parameters"]}
         return {"op": "primitive", "parameters": [{"op": p["op"], "parameters": p["parameters"],
@@ -143,6 +152,8 @@ class ParserLowerer(BlockContext):
         if not (isinstance(f, A.Member) and isinstance(f.expr, A.Name) and _is_packet(sl, f.expr.name)):
             return None
         if f.name == "extract":
+            if c.args and isinstance(c.args[0].expr, A.Name) and c.args[0].expr.name == "_":
+                c = self._dont_care_header(sl, c)
             if len(c.args) == 2:
                 return [self._extract_vl(sl, c)]
             if len(c.args) != 1:
@@ -156,6 +167,15 @@ class ParserLowerer(BlockContext):
             return [{"op": "advance", "parameters": [operand(n.j)]}]
         raise CompileError(c.loc, f"packet_in.{f.name} cannot be called as a statement")
 
+    def _dont_care_header(self, sl: StmtLowerer, c: A.Call) -> A.Call:
+        """`extract<H>(_)`: into a header of its own (p4c's `arg`), the call rewritten to name it."""
+        if len(c.type_args) != 1:
+            raise CompileError(c.loc, "extract into _ needs the header type: extract<H>(_)")
+        t = self.prog.resolve(c.type_args[0], sl.scope)
+        name = self.bm.fresh("arg")
+        sl.scope.add(name, self.new_local(name, t, c.loc), c.loc)
+        return A.Call(c.loc, c.func, [A.Arg(None, A.Name(c.loc, name))] + c.args[1:], c.type_args)
+
     @staticmethod
     def _extract_vl(sl: StmtLowerer, c: A.Call) -> dict:
         """`extract(hdr, size_in_bits)` of a header with a varbit field: bmv2's extract_VL."""
@@ -166,12 +186,14 @@ class ParserLowerer(BlockContext):
         return {"op": "extract_VL", "parameters": [target, {"type": "expression", "value": n.j}]}
 
     def lookahead(self, sl: StmtLowerer, e: A.Expr) -> V | None:
-        """`pkt.lookahead<T>()` as a bmv2 lookahead operand."""
-        if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead" and \
-                isinstance(e.func.expr, A.Name) and _is_packet(sl, e.func.expr.name):
+        """`pkt.lookahead<T>()` of bits as a bmv2 lookahead operand (LookaheadExpander leaves no other)."""
+        if _is_lookahead(sl, e):
+            assert isinstance(e, A.Call)
             if len(e.type_args) != 1:
                 raise CompileError(e.loc, "lookahead needs a type argument: lookahead<bit<W>>()")
             t = strip(self.prog.resolve(e.type_args[0], sl.scope))
+            if not isinstance(t, (BitsT, BoolT)):
+                raise CompileError(e.loc, f"lookahead<{t}>() here: expected bits (assign a lookahead of {t} first)")
             return V({"type": "lookahead", "value": [0, bit_width(t)]}, t)
         return None
 
@@ -256,6 +278,12 @@ class ParserLowerer(BlockContext):
         if isinstance(k, A.Range):
             return _range_to_masks(c(k.lo), c(k.hi), w)
         return [(c(k), mask_of(w))]
+
+
+def _is_lookahead(sl: StmtLowerer, e: A.Expr) -> bool:
+    """Is e `pkt.lookahead<...>()` on the parser's packet?"""
+    return isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead" and \
+        isinstance(e.func.expr, A.Name) and _is_packet(sl, e.func.expr.name)
 
 
 def _is_packet(sl: StmtLowerer, name: str) -> bool:
@@ -384,6 +412,7 @@ class ChecksumLowerer(BlockContext):
             if not isinstance(algo_e, A.Member) or algo_e.name not in HASH_ALGOS:
                 raise CompileError(algo_e.loc, "expected a HashAlgorithm member")
             calc = self.bm.add_calculation(HASH_ALGOS[algo_e.name], inputs, c.loc, describe(c.args[2].expr))
+            self.bm.extern_calls += 1
             self.bm.checksums.append({
                 "name": self.bm.unique("cksum"), "id": len(self.bm.checksums),
                 "source_info": source_info(c.loc, c.func.name), "target": list(target.ent.ref),

@@ -83,9 +83,9 @@ class Program:
                     raise CompileError(f.loc, f"{d.name}.{f.name}: varbit fields may only be in headers, one per header")
                 if d.kind == "header_union" and not (isinstance(fs, StructT) and fs.kind == "header"):
                     raise CompileError(f.loc, f"{d.name}.{f.name}: header union members must be headers, found {ft}")
-                if d.kind == "header" and not isinstance(fs, (BitsT, BoolT, EnumT, VarbitT)):
-                    raise CompileError(f.loc, f"{d.name}.{f.name}: header fields must be bit<W>, int<W>, bool "
-                                       f"or serializable enums, found {ft}")
+                if d.kind == "header" and not isinstance(fs, (BitsT, BoolT, EnumT, VarbitT)) and not _bits_struct(fs):
+                    raise CompileError(f.loc, f"{d.name}.{f.name}: header fields must be bit<W>, int<W>, bool, "
+                                       f"serializable enums or structs of those, found {ft}")
                 if isinstance(fs, EnumT) and d.kind == "header" and not fs.underlying:
                     raise CompileError(f.loc, f"{d.name}.{f.name}: only serializable enums may be header fields")
                 st.fields.append((f.name, ft))
@@ -211,6 +211,13 @@ class Program:
             self.main_ctor_args[role] = (e.args, e.loc)  # bound by the block's lowerer
             out[role] = ent.decl
         return out
+
+
+def _bits_struct(t: Type) -> bool:
+    """A struct whose fields are bit<W>, int<W>, bool, serializable enums or such structs (a header may hold it)."""
+    return isinstance(t, StructT) and t.kind == "struct" and all(
+        isinstance(strip(ft), (BitsT, BoolT)) or isinstance(strip(ft), EnumT) and strip(ft).underlying is not None
+        or _bits_struct(strip(ft)) for _, ft in t.fields)
 
 
 def _qualified(d: A.Decl, prefix: str) -> str:

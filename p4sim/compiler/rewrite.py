@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Callable
 
 from p4sim.compiler import ast as A
+from p4sim.compiler.errors import CompileError
 
 
 def map_expr(e: A.Expr, fn: Callable[[A.Expr], A.Expr | None]) -> A.Expr:
@@ -90,6 +91,50 @@ def stmt_exprs(s: A.Stmt | None) -> list[A.Expr]:
     return []
 
 
+def call_args(params: list[A.Param], c: A.Call, what: str) -> A.Call:
+    """The call with one positional argument per parameter: named ones put in place, a missing one its
+    parameter's default value (P4_16 6.8.2: `action a(in bit<8> y = 5)` called as `a()`)."""
+    given = {a.name: a for a in c.args if a.name is not None}
+    positional = [a for a in c.args if a.name is None]
+    if given and positional:
+        raise CompileError(c.loc, f"{what}: arguments are either all named or all positional")
+    if len(c.args) > len(params) or set(given) - {p.name for p in params}:
+        raise CompileError(c.loc, f"{what} takes {len(params)} arguments, found {len(c.args)}")
+    args = []
+    for i, p in enumerate(params):
+        a = given.get(p.name) if given else (positional[i] if i < len(positional) else None)
+        if a is None and p.default is None:
+            raise CompileError(c.loc, f"{what} takes {len(params)} arguments, found {len(c.args)}")
+        args.append(A.Arg(None, a.expr if a is not None else p.default))
+    return dataclasses.replace(c, args=args)
+
+
+def used_names(stmts: list[A.Stmt]) -> set[str]:
+    """The names statements use (in expressions, also what they call), less those they declare."""
+    names: set[str] = set()
+    declared: set[str] = set()
+
+    def expr(e: A.Expr | None) -> None:
+        any_expr(e, lambda x: isinstance(x, A.Name) and names.add(x.name) is None and False)
+
+    def walk(s: A.Stmt | None) -> None:
+        if isinstance(s, (A.VarDecl, A.ConstDecl)):
+            declared.add(s.name)
+            expr(s.init)
+        elif isinstance(s, (A.Block, A.If, A.Switch, A.For)):
+            expr(getattr(s, "cond", None) or getattr(s, "expr", None))
+            for child in (s.stmts if isinstance(s, A.Block) else [s.then, s.other] if isinstance(s, A.If)
+                          else [c.body for c in s.cases] if isinstance(s, A.Switch) else [*s.init, *s.update, s.body]):
+                walk(child)
+        else:
+            for e in stmt_exprs(s):
+                expr(e)
+
+    for s in stmts:
+        walk(s)
+    return names - declared
+
+
 def rename(stmts: list[A.Stmt], names: dict[str, A.Expr], fresh: Callable[[str], str]) -> list[A.Stmt]:
     """Statements with the names in `names` replaced (by a fresh name or an argument bound by reference),
     and every local they declare given a fresh name."""
@@ -114,7 +159,7 @@ def _rename_stmt(s: A.Stmt, names: dict[str, A.Expr], fresh: Callable[[str], str
         names[s.name] = A.Name(s.loc, new)  # visible from here to the end of the enclosing block
         return dataclasses.replace(s, name=new, init=init)
     if isinstance(s, A.Assign):
-        return A.Assign(s.loc, rx(s.lhs), rx(s.rhs))
+        return dataclasses.replace(s, lhs=rx(s.lhs), rhs=rx(s.rhs))
     if isinstance(s, A.CallStmt):
         return A.CallStmt(s.loc, rx(s.call))
     if isinstance(s, A.If):
@@ -161,7 +206,7 @@ def subst_stmts(stmts: list[A.Stmt], sub: Callable[[A.TypeSyn], A.TypeSyn]) -> l
         if isinstance(s, (A.VarDecl, A.ConstDecl)):
             return dataclasses.replace(s, typ=sub(s.typ), init=sx(s.init))
         if isinstance(s, A.Assign):
-            return A.Assign(s.loc, sx(s.lhs), sx(s.rhs))
+            return dataclasses.replace(s, lhs=sx(s.lhs), rhs=sx(s.rhs))
         if isinstance(s, A.Return):
             return A.Return(s.loc, sx(s.expr))
         if isinstance(s, A.CallStmt):

@@ -17,6 +17,8 @@ _BINARY = [
     ({"^"}, 6), ({"&"}, 7), ({"<<", ">>"}, 8), ({"++", "+", "-", "|+|", "|-|"}, 9), ({"*", "/", "%"}, 10),
 ]
 _PREC = {op: p for ops, p in _BINARY for op in ops}
+# compound assignments (P4_16 1.2.4): `x += y` is `x = x + y` with x evaluated once
+OP_ASSIGN = {f"{op}=": op for op in ("+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "|+|", "|-|")}
 # Statements and expressions nested in each other, all levels counted together (brackets, operators,
 # operands of an operator chain, member/index/call suffixes, nested types). Deeper code is a located
 # error, as clang's bracket depth (256) and CPython's parser (200 parentheses) bound theirs: every
@@ -162,9 +164,8 @@ class ExprParser:
         return base
 
     def type_arg_expr(self) -> A.Expr:
-        """The width expression inside bit<...>."""
-        if self.at("("):
-            return self.expr()
+        """The width expression inside bit<...>: a literal, a name or a parenthesized expression (whose
+        `>` would otherwise close the type)."""
         return self.primary()
 
     def close_angle(self) -> None:
@@ -263,10 +264,11 @@ class ExprParser:
             self.expect(";")
             return A.VarDecl(loc, typ, name, init, annos)
         lhs = self.expr()
-        if self.take("="):
+        if self.take("=", *OP_ASSIGN):
+            op = OP_ASSIGN.get(self.toks[self.i - 1].text, "")
             rhs = self.expr()
             self.expect(";")
-            return A.Assign(loc, lhs, rhs)
+            return A.Assign(loc, lhs, rhs, op)
         self.expect(";")
         if not isinstance(lhs, A.Call):
             raise CompileError(loc, "expected an assignment or a method call")
@@ -310,8 +312,8 @@ class ExprParser:
                 out.append(A.VarDecl(sloc, typ, name, self.expr()))
             else:
                 lhs = self.expr()
-                if self.take("="):
-                    out.append(A.Assign(sloc, lhs, self.expr()))
+                if self.take("=", *OP_ASSIGN):
+                    out.append(A.Assign(sloc, lhs, self.expr(), OP_ASSIGN.get(self.toks[self.i - 1].text, "")))
                 elif isinstance(lhs, A.Call):
                     out.append(A.CallStmt(sloc, lhs))
                 else:
@@ -434,7 +436,7 @@ class ExprParser:
             return A.ListExpr(loc, items)
         if self.take("."):
             return A.Name(loc, self.ident())
-        if t.kind == "ident" or (t.kind == "kw" and t.text in ("error", "apply", "key", "type", "state")):
+        if t.kind == "ident" or (t.kind == "kw" and t.text in ("error", "apply", "key", "type", "state", "priority")):
             self.i += 1
             return A.Name(loc, t.text)
         if self.at("bit", "int", "bool"):

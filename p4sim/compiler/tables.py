@@ -3,15 +3,19 @@ resources) and P4Info table records."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from p4sim.compiler import ast as A
 from p4sim.compiler.builder import P4InfoTable, id_annotation, source_info
-from p4sim.compiler.env import DeclE, FieldE
+from p4sim.compiler.env import DeclE, FieldE, HeaderE
 from p4sim.compiler.errors import CompileError, Loc
-from p4sim.compiler.exprs import ExprLowerer, V, describe, hexstr, mask_of
+from p4sim.compiler.exprs import ExprLowerer
 from p4sim.compiler.externs import InstInfo, is_instance, prim
+from p4sim.compiler.jsonexpr import V, describe, hexstr, mask_of
 from p4sim.compiler.types import BitsT, BoolT, StructT, bit_width, strip
+
+log = logging.getLogger(__name__)
 
 _KINDS = {"exact", "lpm", "ternary", "range", "optional", "selector"}
 DEFAULT_SIZE = 1024
@@ -66,7 +70,7 @@ class TableLowerer:
             kinds.append(k.match_kind)
             keys.append({"match_type": "ternary" if k.match_kind == "optional" else k.match_kind, "name": name, "target": target,
                          "mask": hexstr(mask, width)["value"] if mask is not None else None})
-            p4keys.append((name, width, k.match_kind))
+            p4keys.append((name, width, k.match_kind, v.t))
             widths.append(width)
         if kinds.count("lpm") > 1:
             raise CompileError(t.loc, f"table {t.name}: at most one lpm key is allowed")
@@ -90,11 +94,14 @@ class TableLowerer:
                 "TABLE_ONLY" if A.anno(ar.annos, "tableonly") else "")
             names.append(aent.qname)
             ids.append(aid)
-            refs.append((aent.qname, scope))
-        default, default_name, const_default = self._default(t, names, ids, ev)
+            refs.append((aent.qname, scope, A.p4info_annotations(ar.annos)))
+        default, default_name, const_default, default_args = self._default(t, names, ids, ev)
         if default_name not in names:
+            # p4c's CreateBuiltins: a table without a default action gets `@defaultonly NoAction`
             names.append(default_name)
             ids.append(default["action_id"])
+            refs.append((default_name, "DEFAULT_ONLY", ["@defaultonly"]))
+            c.p4info_action(self.sc.lookup("NoAction"))
         props = dict(t.props)
         size = 0
         if "size" in props:
@@ -103,11 +110,13 @@ class TableLowerer:
             if not 0 <= size <= MAX_TABLE_SIZE:  # p4c: "Value too large for int"
                 raise CompileError(size_expr.loc, f"table {t.name}: size {size} is not in 0..{MAX_TABLE_SIZE} "
                                    "(p4c holds a table size in an int)")
-        if t.entries is not None:
-            size = len(t.entries)  # as p4c: a table with entries is sized to them
+        # as p4c: a table with entries and no size is sized to them in the JSON, P4Info says the default
+        info = P4InfoTable(ent.qname, p4keys, refs, size or DEFAULT_SIZE, default_name if const_default else None,
+                           default=(default_name, default_args), has_entries=t.entries is not None)
+        if t.entries is not None and not size:
+            size = len(t.entries)
         size = size or DEFAULT_SIZE
-        info = P4InfoTable(ent.qname, p4keys, refs, size, default_name if const_default else None)
-        info.annos = [a.name for a in t.annos]
+        info.annos = A.p4info_annotations(t.annos)
         info.fixed_id, info.loc = id_annotation(t.annos), t.loc
         tj: dict = {"name": ent.qname, "id": self._next_id(), "source_info": source_info(t.loc, t.name),
                     "key": keys, "match_type": match_type, "type": "simple", "max_size": size,
@@ -149,8 +158,8 @@ class TableLowerer:
             if not isinstance(sv.const, bool):
                 raise CompileError(st.loc, "support_timeout must be true or false")
             tj["support_timeout"] = info.idle_timeout = sv.const
-        for leftover, e in props.items():
-            raise CompileError(e.loc, f"table property {leftover!r} is not supported")
+        for leftover, e in props.items():  # as p4c: "[--Wwarn=ignore-prop] warning: Unknown table property"
+            log.warning("%s:%s: warning: Unknown table property: %s", e.loc.file, e.loc.line, leftover)
         tj["base_default_next"] = nxt
         if "__HIT__" in nexts:
             tj["base_default_next"] = None  # as p4c: successors come from next_tables only
@@ -184,7 +193,8 @@ class TableLowerer:
         e = k.expr
         if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "isValid":
             hv = ev.expr(e.func.expr)
-            return [hv.ent.inst, "$valid$"], None, 1
+            if isinstance(hv.ent, HeaderE):  # a union's validity is computed below (valid_union)
+                return [hv.ent.inst, "$valid$"], None, 1
         if isinstance(e, A.Binary) and e.op == "&":
             fv, mv = ev.expr(e.left), ev.expr(e.right)
             if isinstance(fv.ent, FieldE) and isinstance(mv.const, int):
@@ -195,7 +205,8 @@ class TableLowerer:
         pre.append(prim("assign", [{"type": "field", "value": tmp.ref}, ev.data(v, k.loc)], k.loc, describe(e)))
         return list(tmp.ref), None, bit_width(strip(v.t))
 
-    def _default(self, t: A.TableDecl, names: list[str], ids: list[int], ev: ExprLowerer) -> tuple[dict, str, bool]:
+    def _default(self, t: A.TableDecl, names: list[str], ids: list[int],
+                 ev: ExprLowerer) -> tuple[dict, str, bool, list[tuple[int, int]]]:
         c = self.c
         ar = t.default_action
         if ar is None:
@@ -207,8 +218,10 @@ class TableLowerer:
             raise CompileError(ar.loc, f"default action {ar.name} is not in the actions of table {t.name}")
         data = self._action_data(ev, aent, ar)
         aid = c.action_id(aent, ar.loc, ar.args, self.sc)
+        widths = [bit_width(strip(c.prog.resolve(p.typ, self.sc))) for p in aent.decl.params if not p.direction]
+        args = [(w, int(h, 16) & mask_of(w)) for w, h in zip(widths, data, strict=True)]
         return ({"action_id": aid, "action_const": t.default_const, "action_data": data,
-                 "action_entry_const": t.default_const}, aent.qname, t.default_const)
+                 "action_entry_const": t.default_const}, aent.qname, t.default_const, args)
 
     def _action_data(self, ev: ExprLowerer, aent: DeclE, ar: A.ActionRef) -> list[str]:
         d: A.ActionDecl = aent.decl

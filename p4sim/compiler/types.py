@@ -189,6 +189,25 @@ MAX_CONST_BITS = 2 * MAX_WIDTH  # a compile-time integer's bits (a literal has M
 ENUM_WIDTH = 32   # p4c lowers plain enums to bit<32>
 
 
+def header_layout(st: StructT) -> list[tuple[tuple[str, ...], str, Type]]:
+    """The bmv2 fields of a header: (path of P4 field names, JSON field name, type). A header with struct
+    fields is flattened, every field renamed as p4c's FlattenHeaders names them (`_row_e0`, `_row_t1`)."""
+    leaves: list[tuple[tuple[str, ...], Type]] = []
+
+    def walk(prefix: tuple[str, ...], t: StructT) -> None:
+        for n, ft in t.fields:
+            fs = strip(ft)
+            if isinstance(fs, StructT):
+                walk(prefix + (n,), fs)
+            else:
+                leaves.append((prefix + (n,), ft))
+
+    walk((), st)
+    if all(len(path) == 1 for path, _ in leaves):
+        return [(path, path[0], t) for path, t in leaves]
+    return [(path, "_" + "_".join(path) + str(i), t) for i, (path, t) in enumerate(leaves)]
+
+
 def strip(t: Type) -> Type:
     """Underlying type of a `type` declaration."""
     while isinstance(t, NewT):
@@ -226,4 +245,6 @@ def same(a: Type, b: Type) -> bool:
         return a == b
     if isinstance(a, ListT) and isinstance(b, ListT):
         return len(a.items) == len(b.items) and all(same(x, y) for x, y in zip(a.items, b.items, strict=False))
+    if isinstance(a, StackT) and isinstance(b, StackT):
+        return a.size == b.size and same(a.elem, b.elem)
     return a is b

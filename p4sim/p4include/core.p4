@@ -1,8 +1,8 @@
 /* core.p4 for the p4sim compiler: the P4_16 core library (P4_16 language specification,
  * appendix "core library"), written for p4sim. Declares the standard errors, match kinds,
- * packet_in/packet_out and the action NoAction. */
-#ifndef _P4SIM_CORE_P4_
-#define _P4SIM_CORE_P4_
+ * packet_in/packet_out and the action NoAction. Its guard is p4c's: programs test `#ifdef _CORE_P4_`. */
+#ifndef _CORE_P4_
+#define _CORE_P4_
 
 /* Errors raised by the parser primitives. */
 error {
@@ -42,4 +42,8 @@ match_kind {
     lpm
 }
 
-#endif  /* _P4SIM_CORE_P4_ */
+/* A condition checked at compile time (an error with the message when it is false); true otherwise. */
+extern bool static_assert(bool check, string message);
+extern bool static_assert(bool check);
+
+#endif  /* _CORE_P4_ */

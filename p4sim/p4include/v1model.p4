@@ -1,14 +1,27 @@
 /* v1model.p4 for the p4sim compiler: the v1model architecture as bmv2's simple_switch implements
  * it (the standard_metadata fields, the V1Switch package and its externs), written for p4sim from
  * the P4_16 specification and the v1model/simple_switch documentation. */
-#ifndef _P4SIM_V1MODEL_P4_
-#define _P4SIM_V1MODEL_P4_
+/* The include guard and macros are p4c's v1model.p4's, which programs test and use: V1MODEL_VERSION
+ * (p4c's default, 20180101; p4sim takes the index type arguments of 20200408 in either version),
+ * __v1model_version, PortId_t from 20200408 on, the meter colours. */
+#ifndef _V1_MODEL_P4_
+#define _V1_MODEL_P4_
 
 #include <core.p4>
 
 #ifndef V1MODEL_VERSION
-#define V1MODEL_VERSION 20200408
+#define V1MODEL_VERSION 20180101
 #endif
+
+const bit<32> __v1model_version = V1MODEL_VERSION;
+
+#if V1MODEL_VERSION >= 20200408
+typedef bit<9> PortId_t;
+#endif
+
+#define V1MODEL_METER_COLOR_GREEN  0
+#define V1MODEL_METER_COLOR_YELLOW 1
+#define V1MODEL_METER_COLOR_RED    2
 
 /* Extra match kinds of bmv2. */
 match_kind {
@@ -156,4 +169,4 @@ control Deparser<H>(packet_out b, in H hdr);
 package V1Switch<H, M>(Parser<H, M> p, VerifyChecksum<H, M> vr, Ingress<H, M> ig, Egress<H, M> eg,
                        ComputeChecksum<H, M> ck, Deparser<H> dep);
 
-#endif  /* _P4SIM_V1MODEL_P4_ */
+#endif  /* _V1_MODEL_P4_ */

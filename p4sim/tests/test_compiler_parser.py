@@ -62,10 +62,14 @@ def test_parser_states_and_keysets() -> None:
     assert st.select[0].type_args and st.cases[3].state == "reject"
 
 
+def test_a_state_without_transition_rejects_with_p4cs_warning(caplog: pytest.LogCaptureFixture) -> None:
+    st = prog("parser P() { state start { } }").decls[0].states[0]
+    assert st.next == "reject" and "state start: implicit transition to `reject'" in caplog.text
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("const bit<8> x = ;", "t.p4:1:18: error: expected an expression, found ';'"),
     ("control C() { apply { x = 1 } }", "expected ';', found '}'"),
-    ("parser P() { state start { } }", "state 'start' has no transition statement"),
     ("struct S { bit<8> a }", "expected ';', found '}'"),
     ("control C() { table t { } }", "control 'C' has no apply block"),
 ])

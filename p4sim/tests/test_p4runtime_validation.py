@@ -17,7 +17,7 @@ from p4sim.switch import heap
 from p4sim.switch.device import Device
 from p4sim.switch.p4runtime.proto import p4i, p4r
 from p4sim.switch.p4runtime.testing import load_p4info, program_files, running_switch
-from p4sim.tests.test_p4runtime_server import INS, SET_NHOP, Client, b, route
+from p4sim.tests.test_p4runtime_server import INS, SET_NHOP, Client, b, details, route
 
 BAD_UTF8 = b"\xff\xfe"
 
@@ -182,3 +182,28 @@ def test_p4info_forms_of_p4c_that_pi_accepts(switch) -> None:
     assert _push(switch, _variant(widthless_key)) is None
     table = load_p4info(program_files()[1]).tables[0].preamble.name
     _refused(_push(switch, _variant(wrong_width_key)), table, "in the device config")
+
+
+def test_p4info_table_the_json_lacks_loads_and_refuses_writes(switch) -> None:
+    # p4c lists a table its JSON dropped as dead code (gauntlet_nested_switch-bmv2: applied after a
+    # return that always runs); PI loads that config, and a write naming the table fails
+    dead = 0x02FFFFF0
+
+    def dead_table(i: p4i.P4Info) -> None:
+        t = i.tables.add()
+        t.preamble.id, t.preamble.name, t.preamble.alias = dead, "ingress.dead", "dead"
+        t.action_refs.add().id = i.actions[0].preamble.id
+        t.size = 16
+
+    assert _push(switch, _variant(dead_table)) is None
+    client = Client(switch.address)
+    client.arbitrate()
+    ent = p4r.Entity()
+    ent.table_entry.table_id = dead
+    ent.table_entry.action.action.action_id = load_p4info(program_files()[1]).actions[0].preamble.id
+    with pytest.raises(grpc.RpcError) as exc:
+        client.write((INS, ent))
+    [err] = details(exc.value)
+    assert err.canonical_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert err.message == "table 'ingress.dead' is not in the device config (the compiler removed it)"
+    client.close()
