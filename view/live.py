@@ -75,16 +75,18 @@ class Sampler:
         ctl = self.emu.controller
         if ctl is None:
             return
-        counters = {}
+        counters, times = {}, {}
         for name in list(ctl.sessions):
             try:
                 counters[name] = self.emu.port_counters(name, SAMPLED)
+                times[name] = time.time()  # each switch's own: a slow read must not skew the others' rates
                 self.reads += 1
             except Exception as exc:  # noqa: BLE001 - a restarting switch: the next reading has it again
                 self.failed += 1
                 log.debug("view: counters of %s: %s", name, exc)
         versions = {n: path_versions(st) for n, st in ctl.desired().items()}
-        self._out.write(json.dumps({"t": time.time(), "counters": counters, "versions": versions}) + "\n")
+        self._out.write(json.dumps({"t": time.time(), "times": times, "counters": counters,
+                                    "versions": versions}) + "\n")
 
     def close(self) -> None:
         """Close the file."""

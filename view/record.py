@@ -204,7 +204,7 @@ class Reader:
                 states.insert(0, self._before)
                 self._before = None
             for e in json_lines(self._tail(emu / SAMPLES_FILE).read()):
-                s = self._rates.feed(e["t"], e.get("counters", {}), _versions(e.get("versions", {})))
+                s = self._rates.feed(e["t"], e.get("counters", {}), _versions(e.get("versions", {})), e.get("times", {}))
                 if s is not None and s.t in w:
                     samples.append(s)
         points: dict[str, list[FlowPoint]] = {}

@@ -131,36 +131,48 @@ class LinkRates:
                     if s in switches]
             if ends:
                 self._ends.append((e.id, ends))
-        self._last: tuple[float, Counters] | None = None
+        self._last: dict[str, tuple[float, Mapping[str, Any]]] = {}  # switch -> its last reading and time
+        self._t: float | None = None
 
-    def feed(self, t: float, counters: Counters, versions: dict[str, dict[int, int]]) -> Sample | None:
-        """The sample ending at t (None for the first reading: no interval yet)."""
-        last, self._last = self._last, (t, counters)
-        if last is None or t <= last[0]:
+    def feed(self, t: float, counters: Counters, versions: dict[str, dict[int, int]],
+             times: Mapping[str, float] | None = None) -> Sample | None:
+        """The sample ending at t (None for the first reading: no interval yet); `times`: when each
+        switch was read (else t). A switch missing from a reading keeps its last one."""
+        times = times or {}
+        last = dict(self._last)
+        first, self._t = self._t is None, t
+        for sw, cells in counters.items():
+            self._last[sw] = (times.get(sw, t), cells)
+        if first:
             return None
-        dt = t - last[0]
-
-        def delta(sw: str, counter: str, port: int, i: int) -> int:
-            now = _cell(counters, sw, counter, port, i)
-            return max(0, now - _cell(last[1], sw, counter, port, i))
-
         links = {}
         for edge, ends in self._ends:
             sw, port, is_source = ends[0]
-            tx = delta(sw, PORT_TX, port, 1) * 8 / dt / 1e6
-            rx = delta(sw, PORT_RX, port, 1) * 8 / dt / 1e6
-            drops = sum(max(0, (_cell(counters, s, PORT_ENQ, p, 0) - _cell(counters, s, PORT_DEQ, p, 0))
-                            - (_cell(last[1], s, PORT_ENQ, p, 0) - _cell(last[1], s, PORT_DEQ, p, 0)))
-                        for s, p, _ in ends)
+            if sw not in counters or sw not in last:
+                continue
+            dt = times.get(sw, t) - last[sw][0]
+            if dt <= 0:
+                continue
+            now, before = counters[sw], last[sw][1]
+            tx = _grew(now, before, PORT_TX, port, 1) * 8 / dt / 1e6
+            rx = _grew(now, before, PORT_RX, port, 1) * 8 / dt / 1e6
+            drops = sum(max(0, (_cell(counters[s], PORT_ENQ, p, 0) - _cell(counters[s], PORT_DEQ, p, 0))
+                            - (_cell(last[s][1], PORT_ENQ, p, 0) - _cell(last[s][1], PORT_DEQ, p, 0)))
+                        for s, p, _ in ends if s in counters and s in last)
             links[edge] = LinkRate(forward=round(tx if is_source else rx, 3), back=round(rx if is_source else tx, 3),
                                    drops=drops)
         return Sample(t=t, links=links, versions=versions)
 
 
-def _cell(counters: Counters, sw: str, counter: str, port: int, i: int) -> int:
-    """packets (i=0) or bytes (i=1) of one counter cell; ports may be ints or (from JSON) strings."""
-    cells = counters.get(sw, {}).get(counter, {})
-    v = cells.get(port, cells.get(str(port)))
+def _grew(now: Mapping[str, Any], before: Mapping[str, Any], counter: str, port: int, i: int) -> int:
+    """How much one cell of one switch's counters grew between two readings."""
+    return max(0, _cell(now, counter, port, i) - _cell(before, counter, port, i))
+
+
+def _cell(cells: Mapping[str, Any], counter: str, port: int, i: int) -> int:
+    """packets (i=0) or bytes (i=1) of one counter cell of one switch; ports may be ints or (JSON) strings."""
+    row = cells.get(counter, {})
+    v = row.get(port, row.get(str(port)))
     return int(v[i]) if v else 0
 
 

@@ -62,11 +62,16 @@ function drawGraph() {
       { selector: "edge[kind='fibre']", style: { "line-color": "#4e9a06" } },
       { selector: "edge[kind='fibre'].dark", style: { "line-color": "#cc3333", "line-style": "dashed" } },
       { selector: "edge[kind='circuit']", style: { "line-style": "dashed", "line-color": "#aab", opacity: 0.35,
-        "control-point-step-size": 60 } },
+        "curve-style": "unbundled-bezier", "control-point-distances": "data(bend)", "control-point-weights": 0.5 } },
       { selector: "edge[kind='circuit'].lit", style: { "line-style": "solid", "line-color": "#f0a000", width: 4,
         opacity: 1 } },
       { selector: "edge.plotted", style: { "underlay-color": "#1f77b4", "underlay-opacity": 0.25, "underlay-padding": 4 } },
     ],
+  });
+  // circuits arc below the row of ToRs they join (away from the OCS), so they never cross a switch
+  S.cy.edges("[kind='circuit']").forEach((e) => {
+    const dx = e.target().position("x") - e.source().position("x");
+    e.data("bend", Math.sign(dx || 1) * (30 + 0.18 * Math.abs(dx)));
   });
   S.cy.on("tap", "edge[kind!='circuit']", (ev) => {
     const id = ev.target.id();
@@ -169,14 +174,14 @@ function plotRates(t) {
   }
   const ids = [...S.plotted].sort();
   const series = ids.flatMap((id, i) => [
-    { label: `${id} →`, stroke: COLORS[i % COLORS.length], width: 1.5 },
-    { label: `${id} ←`, stroke: COLORS[i % COLORS.length], width: 1, dash: [4, 3] },
+    { label: `${id} →`, stroke: COLORS[i % COLORS.length], width: 1.5, points: { show: false } },
+    { label: `${id} ←`, stroke: COLORS[i % COLORS.length], width: 1, dash: [4, 3], points: { show: false } },
   ]);
   const u = chart("rates", "", series);
   u.setData([samples.map((s) => rel(s.t)),
     ...ids.flatMap((id) => [samples.map((s) => (s.links[id] ? s.links[id].forward : null)),
       samples.map((s) => (s.links[id] ? s.links[id].back : null))])]);
-  const d = chart("drops", "", [{ label: "queue drops", stroke: "#cc3333", width: 1.5 }], 110);
+  const d = chart("drops", "", [{ label: "queue drops", stroke: "#cc3333", width: 1.5, points: { show: false } }], 110);
   d.setData([samples.map((s) => rel(s.t)), samples.map((s) => Object.values(s.links).reduce((a, r) => a + r.drops, 0))]);
 }
 
@@ -197,7 +202,7 @@ function plotFlows(t) {
       return y;
     });
     const series = flows.map((f, i) => ({ label: `${f} ${title}`, stroke: COLORS[i % COLORS.length], width: 1.5,
-      spanGaps: true }));
+      spanGaps: true, points: { show: false } }));
     chart(name, "", series, 120).setData([xs, ...ys]);
   }
 }

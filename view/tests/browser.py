@@ -75,3 +75,7 @@ LIT = "return window.hitlessView.cy.edges('.lit').map(e => e.id()).sort();"
 TIMELINE = "return JSON.parse(document.getElementById('timeline').dataset.rows || '[]');"
 PEAK_RATE = ("return Math.max(0, ...window.hitlessView.cy.edges().map(e => "
              "Math.max(0, ...String(e.data('label')).split(' / ').map(parseFloat).filter(x => !isNaN(x)))));")
+SPANS = "return window.hitlessView.spans.size;"
+# the replay's slider moved to the time (page seconds) a function of the view `v` returns, as a user drags it
+SLIDE_TO = ("const v = window.hitlessView; const s = document.getElementById('slider');"
+            "s.value = new Function('v', arguments[0])(v); s.dispatchEvent(new Event('input'));")
