@@ -8,6 +8,9 @@ flows, a reconfiguration, counters and TCP metrics, and results that plot.
         tb.counters("s1"); tb.tcp("h2")                              # port counters, the host's TCP counters
         run = tb.measure("mbb", "reconfigured", stream=("h2", "h3", 16), seconds=8, at=3)
 
+`Testbed(..., view=True)` also serves the live view (view/README.md) on 127.0.0.1:8765 (`view=0`: any
+free port; `view_control=True`: the page may run `reconfigure`): `tb.view.url`.
+
 A facade over what exists: `emulation.network.Emulation` (isolated: its own node names and gRPC
 ports), `control.network.Network` and `control.procedures.Reconfigurer`, and for `measure` the
 experiment runner's own run (`scripts.reconf.Reconfiguration`: captures at both ends, the procedure

@@ -22,13 +22,13 @@ _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,128}")
 FORWARD_NOTE = "from another machine: ssh -L {port}:127.0.0.1:{port} <this host>, then open the same address there"
 
 
-def token_of(bind: str, token: str | None) -> str:
-    """A checked token (URL-safe, 16 to 128 characters), or a new one."""
+def token_of(bind: str, token: str | None, option: str = "--view-token") -> str:
+    """A checked token (URL-safe, 16 to 128 characters), or a new one; the bind address checked too."""
     is_loopback(bind)
     if token is None:
         return secrets.token_urlsafe(16)
     if not _TOKEN.fullmatch(token):
-        raise ValueError("--view-token: expected 16 to 128 letters, digits, '-' or '_'")
+        raise ValueError(f"{option}: expected 16 to 128 letters, digits, '-' or '_'")
     return token
 
 
@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m view") -> int:
 
 def serve_replay(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     """Serve the runs under args.dir until interrupted (or `stop` is set)."""
+    token = token_of(args.bind, args.token, "--token")
     source = Replays(args.dir)
-    token = token_of(args.bind, args.token)
     server = Server(create_app(source, token, args.bind), args.bind, args.port).start()
     print(f"view: {len(source.runs)} runs under {source.root}: "
           f"{server.url(None if is_loopback(args.bind) else token)}", flush=True)

@@ -67,6 +67,7 @@ class Sampler:
     def __init__(self, emu: Any, path: Path) -> None:
         self.emu, self.path = emu, path
         self.reads = 0  # P4Runtime read requests made
+        self.cells = 0  # counter cells they read
         self.failed = 0
         self._out = open(path, "a", buffering=1)  # noqa: SIM115 - closed in close()
 
@@ -81,6 +82,8 @@ class Sampler:
                 counters[name] = self.emu.port_counters(name, SAMPLED)
                 times[name] = time.time()  # each switch's own: a slow read must not skew the others' rates
                 self.reads += 1
+                # the cells port_counters reads: the switch's ports, the CPU port and its hold loop's two
+                self.cells += len(SAMPLED) * (len(self.emu.topo.switch_map()[name].ports) + 3)
             except Exception as exc:  # noqa: BLE001 - a restarting switch: the next reading has it again
                 self.failed += 1
                 log.debug("view: counters of %s: %s", name, exc)

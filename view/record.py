@@ -11,6 +11,7 @@ Files (every one optional; `emulation/README.md`, `scripts/README.md`):
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import threading
@@ -41,16 +42,15 @@ class Record:
     """What the page shows, each item numbered; `since(seq)` gives a page what it has not seen yet.
     Bounded: the oldest items go first, and a page that fell behind is told how many it missed."""
 
-    def __init__(self, graph: Graph, live: bool) -> None:
+    def __init__(self, graph: Graph, live: bool, keep: tuple[int, int, int] = (KEEP_SAMPLES, KEEP_SPANS, KEEP_POINTS)) -> None:
         self.graph, self.live = graph, live
         self._lock = threading.Lock()
         self._seq = 0
-        self._samples: deque[tuple[int, Sample]] = deque(maxlen=KEEP_SAMPLES)
-        self._spans: deque[tuple[int, Span]] = deque(maxlen=KEEP_SPANS)
-        self._ocs: deque[tuple[int, OcsState]] = deque(maxlen=KEEP_SPANS)
-        self._points: deque[tuple[int, str, FlowPoint]] = deque(maxlen=KEEP_POINTS)
-        self._first: dict[str, int] = {"samples": 1, "spans": 1, "ocs": 1, "points": 1}
-        self.changed = threading.Condition(self._lock)
+        self._samples: deque[tuple[int, Sample]] = deque(maxlen=keep[0])
+        self._spans: deque[tuple[int, Span]] = deque(maxlen=keep[1])
+        self._ocs: deque[tuple[int, OcsState]] = deque(maxlen=keep[1])
+        self._points: deque[tuple[int, str, FlowPoint]] = deque(maxlen=keep[2])
+        self._evicted: list[int] = []  # the numbers of the items no longer kept, in order
 
     @property
     def seq(self) -> int:
@@ -60,22 +60,15 @@ class Record:
 
     def add(self, samples: list[Sample] = (), spans: list[Span] = (), ocs: list[OcsState] = (),
             points: dict[str, list[FlowPoint]] | None = None) -> None:
-        """Append new items (and wake the pages waiting for them)."""
+        """Append new items."""
         with self._lock:
-            for name, q, items in (("samples", self._samples, samples), ("spans", self._spans, spans),
-                                   ("ocs", self._ocs, ocs)):
+            for q, items in ((self._samples, samples), (self._spans, spans), (self._ocs, ocs),
+                             (self._points, [(flow, p) for flow, pts in (points or {}).items() for p in pts])):
                 for item in items:
                     self._seq += 1
                     if len(q) == q.maxlen:
-                        self._first[name] = q[0][0] + 1
-                    q.append((self._seq, item))
-            for flow, pts in (points or {}).items():
-                for p in pts:
-                    self._seq += 1
-                    if len(self._points) == self._points.maxlen:
-                        self._first["points"] = self._points[0][0] + 1
-                    self._points.append((self._seq, flow, p))
-            self.changed.notify_all()
+                        bisect.insort(self._evicted, q[0][0])
+                    q.append((self._seq, *item) if q is self._points else (self._seq, item))
 
     def since(self, seq: int) -> Frame:
         """Everything after item `seq`, and how many items after it are no longer kept."""
@@ -87,7 +80,7 @@ class Record:
             for n, flow, p in self._points:
                 if n > seq:
                     frame.flows.setdefault(flow, []).append(p)
-            frame.dropped = sum(max(0, first - seq - 1) for first in self._first.values() if first > seq + 1)
+            frame.dropped = len(self._evicted) - bisect.bisect_right(self._evicted, seq)
             return frame
 
 

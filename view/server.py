@@ -145,7 +145,7 @@ def create_app(source: Source, token: str, bind: str = "127.0.0.1", controls: Co
         try:
             while True:
                 if record.seq > seq:
-                    frame = await asyncio.to_thread(record.since, seq)
+                    frame = record.since(seq)
                     seq = frame.seq
                     await ws.send_text(frame.model_dump_json())
                 elif not record.live:
@@ -182,8 +182,12 @@ class Server:
         self.bind, self.port = bind, self.sock.getsockname()[1]
         config = uvicorn.Config(app, log_level="warning", lifespan="off", ws_ping_interval=None)
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self.sock]},
-                                        name="view-server", daemon=True)
+        self.native_id: int | None = None  # the serving thread's (its CPU time: /proc/self/task/<id>/stat)
+        self._thread = threading.Thread(target=self._serve, name="view-server", daemon=True)
+
+    def _serve(self) -> None:
+        self.native_id = threading.get_native_id()
+        self._server.run(sockets=[self.sock])
 
     def start(self) -> "Server":
         """Serve from now on."""

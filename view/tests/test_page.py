@@ -14,9 +14,7 @@ from selenium.webdriver.support.ui import Select
 
 import hitless
 from hitless.tests.literate import TARGETS, needs
-from view.replay import Replays
-from view.server import Server, create_app
-from view.tests.browser import (
+from view.browser import (
     LIT,
     PEAK_RATE,
     SLIDE_TO,
@@ -24,10 +22,12 @@ from view.tests.browser import (
     SUMMARY,
     TIMELINE,
     browser,
-    needs_browser,
+    missing,
     screenshot,
     wait_for,
 )
+from view.replay import Replays
+from view.server import Server, create_app
 
 MBB_STEPS = ["procedure mbb", "step to-shadow", "step drain", "step ocs", "step probe", "step flip", "step settle"]
 INITIAL_LIT = ["ocs:1=3", "ocs:2=5", "ocs:4=6"]  # ucd4's map `initial`
@@ -35,7 +35,8 @@ RECONFIGURED_LIT = ["ocs:2=5", "ocs:3=4"]  # its map `reconfigured`
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", [pytest.param(t, marks=[*needs(t), needs_browser()]) for t in TARGETS])
+@pytest.mark.skipif(bool(missing()), reason=f"needs {' and '.join(missing())} (apt chromium chromium-driver)")
+@pytest.mark.parametrize("target", [pytest.param(t, marks=needs(t)) for t in TARGETS])
 def test_live_page_and_its_replay(target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p4c, switch = TARGETS[target]
     monkeypatch.setenv("P4C", p4c)

@@ -1,5 +1,6 @@
-"""A real headless browser for the view's tests: Debian's chromium driven by its chromedriver (Selenium),
-a fresh profile each time, nothing fetched from outside."""
+"""A real headless browser for the view's tests and bench: Debian's chromium driven by its chromedriver
+(Selenium, a dev dependency), a fresh profile each time, nothing fetched from outside; and what the
+tests read from the page."""
 
 from __future__ import annotations
 
@@ -12,8 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--window-size=1400,1700"]
@@ -22,15 +21,15 @@ SCREENSHOTS = ROOT / "docs" / "figures" / "view"
 UPDATE_ENV = "HITLESS_UPDATE_SCREENSHOTS"  # =1: the tests' screenshots replace those in docs/figures/view
 
 
-def needs_browser() -> Any:
-    """Skip marks for a machine without Debian's chromium and chromedriver (make setup installs them)."""
-    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.access(p, os.X_OK)]
-    return pytest.mark.skipif(bool(missing), reason=f"needs {' and '.join(missing)} (apt chromium chromium-driver)")
+def missing() -> list[str]:
+    """Debian's chromium and chromedriver where absent (make setup installs them)."""
+    return [p for p in (CHROMIUM, CHROMEDRIVER) if not os.access(p, os.X_OK)]
 
 
 @contextmanager
 def browser() -> Iterator[Any]:
-    """A headless chromium session with a profile of its own, removed afterwards."""
+    """A headless chromium session with a profile of its own, removed afterwards (driver.service.process:
+    chromedriver, whose children are the browser)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
