@@ -271,12 +271,18 @@ function absorb(frame) {
   if (times.length) S.end = Math.max(S.end, rel(Math.max(...times)));
 }
 
+// Live, the page draws at most twice a second (frames come four times a second): on the testbed's
+// own cores a browser drawing every frame took 15% of a core (view/README.md). A hidden tab draws nothing.
+const LIVE_RENDER_MS = 500;
 let pending = false;
+let lastRender = 0;
 function scheduleRender() {
   if (pending) return;
   pending = true;
-  requestAnimationFrame(() => { pending = false; render(); });
+  const wait = S.status.mode === "live" ? Math.max(0, lastRender + LIVE_RENDER_MS - performance.now()) : 0;
+  setTimeout(() => requestAnimationFrame(() => { pending = false; lastRender = performance.now(); render(); }), wait);
 }
+document.addEventListener("visibilitychange", () => { if (!document.hidden) scheduleRender(); });
 
 function render() {
   if (!S.graph) return;
