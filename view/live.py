@@ -22,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from control.plan import PROCEDURES
 from fabric.state import path_versions
 from view.graph import build
 from view.model import Graph, Status
@@ -127,7 +128,7 @@ class LiveView:
         if run is not None:
             raise ValueError(f"run {run!r}: a live view shows its own run only")
         return Status(mode="live", source=str(self.emu.log_dir), control=self.controls is not None,
-                      procedures=["bbm", "mbb-timed", "mbb"], t0=self.t0)
+                      procedures=list(PROCEDURES), t0=self.t0)
 
     def graph_of(self, run: str | None) -> Graph:
         """The drawing."""
