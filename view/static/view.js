@@ -133,7 +133,7 @@ function updateNetwork(t) {
 // -- charts ------------------------------------------------------------------------------------------
 
 function xRange() {
-  return [0, Math.max(1, S.now === null ? S.end : S.end)];
+  return [0, Math.max(1, S.end)];  // every chart on one axis: from the page's t0 to the last record
 }
 
 function chart(name, title, series, height = CHART_HEIGHT, extra = {}) {
