@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from control.events import EventLog
 from control.network import Network, generate_states
 from control.ocs.polatis import PolatisDriver
 from control.ocs.scpi import parse_address
+from control.plan import check_wait
 from control.procedures import Reconfigurer
 from control.switch import TARGETS, Pipeline
 from fabric.contract import FAILOVER, MODES, PORT_COUNTERS, SPRAY_KINDS
@@ -29,6 +30,18 @@ from topo.model import load
 log = logging.getLogger(__name__)
 
 
+def _wait(unit: str = "s") -> Callable[[str], float]:
+    """An argparse type: a wait in `unit` checked as the procedures check it (control.plan.check_wait), so a
+    NaN, negative or infinite one is refused before anything is written."""
+
+    def parse(text: str) -> float:
+        try:
+            return check_wait("value", float(text), unit)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topo", required=True, metavar="<topo.json>", help="topology file (python -m topo)")
@@ -39,7 +52,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "of bf-p4c's output (tofino)")
     p.add_argument("--host", default="127.0.0.1", metavar="<ip>", help="address of the switches' gRPC servers")
     p.add_argument("--election-id", type=int, default=1, metavar="N")
-    p.add_argument("--timeout", type=float, default=10.0, metavar="S")
+    p.add_argument("--timeout", type=_wait(), default=10.0, metavar="S")
     p.add_argument("--events", metavar="<file.jsonl>", help="append the event log here")
     p.add_argument("--tls-ca", metavar="<ca.pem>", help="P4Runtime over TLS: the CA of the switches' certificates")
     p.add_argument("--tls-cert", metavar="<cert.pem>", help="client certificate for mutual TLS (with --tls-key)")
@@ -91,9 +104,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--mode", choices=MODES, default="ecmp")
     p.add_argument("--spray", choices=SPRAY_KINDS, default="random")
     _failover_arg(p)
-    p.add_argument("--hold", type=float, default=1.0, metavar="S", help="mbb-timed hold (default 1 s)")
-    p.add_argument("--probe-timeout", type=float, default=5.0, metavar="S")
-    p.add_argument("--drain-ms", type=float, default=20.0, metavar="MS",
+    p.add_argument("--hold", type=_wait(), default=1.0, metavar="S", help="mbb-timed hold (default 1 s)")
+    p.add_argument("--probe-timeout", type=_wait(), default=5.0, metavar="S")
+    p.add_argument("--drain-ms", type=_wait("ms"), default=20.0, metavar="MS",
                    help="wait after moving traffic to the shadow, before the OCS command (default 20)")
     p.set_defaults(func=run_reconfigure)
 

@@ -165,10 +165,12 @@ class TwoWay:
         trip = self.timing.trip_s(control_s)
         # The trip delays the window from the request only, not from a busy port's horizon (see the
         # module's "Two-way"): the OCS switches in the window's first night.
-        g = self.horizon.request(src, dst, nbytes, now + trip, control_s=0.0)
+        # The horizons move only once the window is sure: a refused request (beyond one cycle) leaves
+        # them as they were, or each retry would push them further and starve the ports.
+        g = self.horizon.offer(src, dst, nbytes, now + trip, control_s=0.0)
         first = self.cal.first_at_or_after(g.configure_at)
         size, count = window(self.cal, self.timing, self.burst, first, nbytes, now, growth_bps, lost_s, pace)
-        self.horizon.h_in[0][src] = self.horizon.h_out[0][dst] = self.cal.start(first + count)
+        self.horizon.take(g, self.cal.start(first + count))
         return SlotGrant(src, dst, size, first, count, now)
 
 

@@ -50,6 +50,18 @@ Port = tuple[str, int]  # (switch, port)
 FLOWLET_GAP_MS = FLOWLET_GAP_US / 1000
 FLOWLET_MAX_HOLD_MS = FLOWLET_MAX_HOLD_US / 1000
 
+# The longest wait a procedure takes in one step (the hold, the drain, a probe's timeout): an hour. NaN,
+# a negative or an infinite one would fail only when the step sleeps, after the OCS has moved.
+MAX_WAIT_S = 3600.0
+
+
+def check_wait(name: str, value: object, unit: str = "s") -> float:
+    """A wait in seconds or ms (`unit`), finite, from 0 to MAX_WAIT_S; ValueError naming it otherwise."""
+    limit = MAX_WAIT_S * (1000 if unit == "ms" else 1)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= limit:  # NaN fails
+        raise ValueError(f"{name} {value!r}: expected {'milliseconds' if unit == 'ms' else 'seconds'} from 0 "
+                         f"to {limit:.0f}")
+    return float(value)
 
 
 def flowlet_wait_ms(state: SwitchState) -> float:
@@ -209,6 +221,29 @@ class Plan:
         """The canonical line of every step, in order."""
         return [str(s) for s in self.steps]
 
+    def left(self, failed: int) -> str:
+        """What the network holds when step `failed` (an index of `steps`) failed after those before it."""
+        step, done = self.steps[failed], self.steps[:failed]
+        if isinstance(step, SetCircuits):
+            ocs = "the OCS on the old circuits or part-way to the new ones"
+        elif any(isinstance(s, SetCircuits) for s in done):
+            ocs = f"the OCS on the new circuits {list(self.new)}"
+        else:
+            ocs = f"the OCS on the old circuits {list(self.old)}"
+        syncs = [s for s in done if isinstance(s, Sync)]
+        routes = _ROUTES[syncs[-1].state.removesuffix(NO_SHADOW)] if syncs else "the routes unchanged"
+        if isinstance(step, Sync):
+            routes += f" (the switches of {step.name!r} may hold its state in part)"
+        return f"{ocs}, {routes}"
+
+
+# what a plan's named states put traffic on (Plan.left)
+_ROUTES = {"shadow": "the affected routes on their electrical shadow paths",
+           "mid": "the new circuits' paths installed and the affected routes still on their shadow paths",
+           "gradual": "the affected routes moving onto the new circuits at flowlet boundaries",
+           "new": "the routes of the new circuits"}
+NO_SHADOW = "-no-shadow"  # the suffix no_shadow gives the states it rewrites
+
 
 Transform = Callable[[Plan], Plan]
 
@@ -218,7 +253,7 @@ def no_shadow(p: Plan) -> Plan:
     if p.procedure != "bbm":
         raise ValueError(f"no_shadow with procedure {p.procedure!r}: expected bbm (the others move traffic "
                          "to the shadow paths)")
-    name = {k: f"{k}-no-shadow" for k in p.states}
+    name = {k: f"{k}{NO_SHADOW}" for k in p.states}
     steps = tuple(replace(s, states=tuple(name[k] for k in s.states)) if isinstance(s, Prepare) else
                   replace(s, state=name[s.state]) if isinstance(s, Sync) else s for s in p.steps)
     states = {name[k]: {n: without_shadow(st) for n, st in sts.items()} for k, sts in p.states.items()}
@@ -317,7 +352,9 @@ def plan(procedure: str, old: Circuits, new: Circuits, view: View, hold_s: float
     """The steps reconfiguring the OCS from `old` to `new` with one procedure, then each transform applied."""
     if procedure not in PROCEDURES:
         raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
-
+    check_wait("hold_s", hold_s)
+    check_wait("drain_ms", drain_ms, "ms")
+    check_wait("flowlet_ms", flowlet_ms, "ms")
     old, new = [tuple(c) for c in old], [tuple(c) for c in new]
     st_old, st_new = view.states(old), view.states(new)
     ocs_set = SetCircuits(tuple(new), tuple(duplex_pairs(new, view.ocs_size)))

@@ -49,6 +49,7 @@ from control.plan import (
     Transform,
     View,
     WaitLight,
+    check_wait,
     plan,
     with_gradual_versions,
 )
@@ -61,13 +62,20 @@ __all__ = ["PROCEDURES", "Executor", "ProcedureError", "Reconfigurer", "Result",
            "with_gradual_versions"]
 
 
-class ProcedureError(Exception):
-    """A procedure stopped at `step`; traffic stays on the path the last completed step set."""
+UNCHANGED = "the OCS and the routes unchanged"  # what a run left that failed before its first step
 
-    def __init__(self, step: str, cause: BaseException) -> None:
-        super().__init__(f"step {step!r} failed: {cause}")
+
+class ProcedureError(Exception):
+    """A procedure stopped at `step`; traffic stays on the path the last completed step set, which `left`
+    says (Plan.left), with how to recover."""
+
+    def __init__(self, step: str, cause: BaseException, left: str = UNCHANGED) -> None:
+        super().__init__(f"step {step!r} failed: {cause}; left {left}; to recover, run the procedure again (it "
+                         "starts from the circuits the OCS holds) or install the routes of those circuits "
+                         "(python -m control install --circuits ...)")
         self.step = step
         self.cause = cause
+        self.left = left
 
 
 @dataclass(slots=True)
@@ -111,16 +119,17 @@ class Executor:
     def steps(self, p: Plan, res: Result) -> None:
         """Perform every step in order; a failing step is logged and raised as ProcedureError."""
         res.affected = p.affected
-        for step in p.steps:
+        for i, step in enumerate(p.steps):
             try:
                 self._timed(p, step, res)
             except Exception as exc:
-                self.fail(res, step.name, exc)
+                self.fail(res, step.name, exc, p.left(i))
 
-    def fail(self, res: Result, step: str, exc: BaseException) -> NoReturn:
-        """Log `procedure-error` and raise ProcedureError(step)."""
-        self.events.log("procedure-error", procedure=res.procedure, step=step, error=str(exc))
-        raise ProcedureError(step, exc) from exc
+    def fail(self, res: Result, step: str, exc: BaseException, left: str | None = None) -> NoReturn:
+        """Log `procedure-error` and raise ProcedureError(step) saying what the run `left`."""
+        err = ProcedureError(step, exc, left or UNCHANGED)
+        self.events.log("procedure-error", procedure=res.procedure, step=step, error=str(exc), left=err.left)
+        raise err from exc
 
     def done(self, res: Result) -> Result:
         """Log `procedure-done` with the run's timings."""
@@ -199,7 +208,10 @@ class Reconfigurer:
         # False: the states leave every port unwatched, so bbm's outage is not hidden by fast failover
         self.failover = failover
         self.events = events or net.events
-        self.probe_timeout = probe_timeout
+        self.probe_timeout = check_wait("probe_timeout", probe_timeout)
+        for name, ms in (("drain_ms", drain_ms), ("flowlet_gap_ms", flowlet_gap_ms),
+                         ("flowlet_hold_ms", flowlet_hold_ms)):
+            check_wait(name, ms, "ms")
         # after the flip to the shadow, packets already tagged version 0 are still on their way over
         # the old circuit; wait that long (>= the longest one-way path delay) before darkening it
         self.drain_ms = drain_ms
@@ -231,6 +243,7 @@ class Reconfigurer:
         plan, and every state it writes encoded; `run_prepared` then only writes, commands and waits."""
         if procedure not in PROCEDURES:
             raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
+        check_wait("hold_s", hold_s)  # before the first write (the failover setting), not when the hold sleeps
         old = circuits_from_ocs(self.ocs) if old is None else old
         self._ensure_failover(old, events or self.events)
         p = self.plan(procedure, new, old, hold_s, transforms)
@@ -243,6 +256,7 @@ class Reconfigurer:
         and prepared at once (the run's time includes both)."""
         if procedure not in PROCEDURES:
             raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
+        check_wait("hold_s", hold_s)  # before procedure-start is logged (prepare checks it too)
         ex = Executor(self.net, self.ocs, events or self.events, self.probe_timeout)
         old = circuits_from_ocs(self.ocs) if old is None else old
         res = ex.start(procedure, old, new, hold_s)

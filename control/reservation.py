@@ -96,6 +96,14 @@ class HorizonScheduler:
     def request(self, src: int, dst: int, nbytes: int, now: float, control_s: float | None = None) -> Grant:
         """Reserve a circuit src -> dst for `nbytes`, asked at `now` (the request reaches the controller);
         `control_s`: the grant's trip to the ToR, when measured (default T_proc + T_oh)."""
+        g = self.offer(src, dst, nbytes, now, control_s)
+        self.take(g)
+        return g
+
+    def offer(self, src: int, dst: int, nbytes: int, now: float, control_s: float | None = None) -> Grant:
+        """The grant `request` would make, the horizons left as they are (`take` moves them): a caller
+        that may still refuse the window (control/grants.py, a window beyond one cycle) takes it only
+        once it is sure, so a refused request leaves the scheduler as it was."""
         for name, tor in (("src", src), ("dst", dst)):
             if not isinstance(tor, int) or not 0 <= tor < self.tors:
                 raise ValueError(f"reservation {name}={tor!r}: expected a ToR 0..{self.tors - 1}")
@@ -114,9 +122,13 @@ class HorizonScheduler:
         free, p, i, o = best  # type: ignore[misc]
         start = max(free, now) + t.switch_s + trip
         end = start + t.transmit_s(nbytes) + t.guard_s
-        self.h_in[p][i] = self.h_out[p][o] = end
         return Grant(src, dst, nbytes, p, p * self.q + i % self.q, p * self.q + o % self.q, start, end,
                      start - t.switch_s, now + trip)
+
+    def take(self, g: Grant, until: float | None = None) -> None:
+        """Move the horizons of a grant's input and output to `until` (default its end)."""
+        i, o = g.src * self.q + g.port % self.q, g.dst * self.q + g.out_port % self.q
+        self.h_in[g.switch][i] = self.h_out[g.switch][o] = g.end if until is None else until
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,8 @@ from control.grants import Calendar, SlotGrant
 from control.reservation import Timing
 from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import TableEntry
+from p4rt.errors import P4RuntimeError
+from p4rt.proto import code_pb2
 from p4rt.resources import CounterEntry
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,7 @@ LEAD_WINDOW = 20  # recent grant writes that set the lead
 RATE_ALPHA = 0.3  # smoothing of a queue's arrival rate
 DIAGNOSIS_S = 0.05  # period of the OCS's drop log and of the audit's count
 MIN_PACE = 0.25  # the hold loop stretches a window at most 4x (a path's packets coming round slowly)
+NOT_FOUND = code_pb2.NOT_FOUND
 
 
 class Scheduler(Protocol):
@@ -71,6 +74,7 @@ class PathState:
     tor_docs: Any  # callable(slots) -> ToR entries
     ocs_docs: Any  # callable(slots) -> OCS entries
     pending: list[tuple[SlotGrant, list[TableEntry], list[TableEntry]]] = field(default_factory=list)
+    stale: list[tuple[SlotGrant, list[TableEntry], list[TableEntry]]] = field(default_factory=list)  # undeleted
     entered: tuple[float, int] = (0.0, 0)  # (time, bytes) of the last read of hold_entered
     rate_bps: float = 0.0  # the queue's arrival rate, smoothed
     asked_entered: int = 0  # hold_entered bytes when the last request went out
@@ -162,9 +166,10 @@ class ReservationAgent:
             self._thread.join(timeout=10)
         for states in self.paths.values():
             for st in states:
-                for g, tor, ocs in st.pending:
+                for g, tor, ocs in st.pending + st.stale:
                     self._remove(st, g, tor, ocs)
                 st.pending.clear()
+                st.stale.clear()
 
     def _read(self, name: str, states: list[PathState]) -> dict[int, tuple[int, int, int]]:
         cells = self.tors[name].read_entities([CounterEntry(c, st.path_id) for c in QUEUE_COUNTERS for st in states])
@@ -174,26 +179,43 @@ class ReservationAgent:
                 by.setdefault(c.index, {})[c.counter.rsplit(".", 1)[-1]] = (c.packets, c.bytes)
         return {pid: waiting(v) for pid, v in by.items()}
 
-    def _remove(self, st: PathState, g: SlotGrant, tor: list[TableEntry], ocs: list[TableEntry]) -> None:
+    def _remove(self, st: PathState, g: SlotGrant, tor: list[TableEntry], ocs: list[TableEntry],
+                again: bool = False) -> tuple[list[TableEntry], list[TableEntry]]:
+        """Delete a grant's ToR entries, then its OCS entries, the second tried whatever the first did;
+        what is still written (a failed delete is counted and logged once, not `again`)."""
+        return self._delete(self.tors_client(st), tor, g, again), self._delete(self.ocs, ocs, g, again)
+
+    def _delete(self, client: P4RuntimeClient, entries: list[TableEntry], g: SlotGrant,
+                again: bool) -> list[TableEntry]:
+        """DELETE entries; those still written (an entry the switch does not hold, NOT_FOUND, is gone)."""
+        if not entries:
+            return []
         try:
-            self.tors_client(st).delete(tor)
-            if ocs:
-                self.ocs.delete(ocs)
-        except Exception as exc:  # a failed delete leaves stale slots: count it, the run reports it
-            with self._lock:  # the ToRs' loops delete beside each other
-                self.write_errors += 1
-            log.warning("grant %s: delete failed: %s", g, exc)
+            client.delete(entries)
+            return []
+        except Exception as exc:
+            left = [e for e, ok in zip(entries, _succeeded(exc, len(entries), False, NOT_FOUND), strict=True)
+                    if not ok]
+            if left and not again:
+                with self._lock:  # the ToRs' loops delete beside each other
+                    self.write_errors += 1
+                log.warning("grant %s: delete failed (%d entries kept to delete again): %s", g, len(left), exc)
+            return left
 
     def _cleanup(self, states: list[PathState], now: float) -> None:
         """Delete a ToR's windows that ended more than a slot ago, before any new grant of that ToR
-        can reuse their slot indexes (one cycle later) on its OCS input: its paths share them."""
+        can reuse their slot indexes (one cycle later) on its OCS input: its paths share them. Entries
+        a delete or a failed grant left are deleted again."""
         cal = self.scheduler.cal
         for st in states:
             done = [p for p in st.pending if p[0].end(cal) < now - cal.slot_s]
-            for g, tor, ocs in done:
-                self._remove(st, g, tor, ocs)
             if done:
                 st.pending = [p for p in st.pending if p not in done]
+            retry, st.stale = st.stale, []
+            for (g, tor, ocs), again in [(p, False) for p in done] + [(p, True) for p in retry]:
+                left = self._remove(st, g, tor, ocs, again)
+                if left[0] or left[1]:
+                    st.stale.append((g, *left))
 
     def _audit(self) -> None:
         """Read the OCS's slot_circuit as written and record any output lit from two inputs."""
@@ -298,14 +320,7 @@ class ReservationAgent:
         slots = g.indexes(cal.slots)
         tor = [TableEntry.from_dict(d) for d in st.tor_docs(slots)]
         ocs = [] if g.lost else [TableEntry.from_dict(d) for d in st.ocs_docs(slots)]
-        try:
-            if ocs:
-                self.ocs.insert(ocs)
-            self.tors[name].insert(tor)
-        except Exception as exc:
-            with self._lock:
-                self.write_errors += 1
-            log.warning("grant %s: write failed: %s", g, exc)
+        if not self._write(st, g, self.tors[name], tor, ocs):
             return
         written = time.monotonic()
         st.asked_entered, st.assembling = entered, 0.0
@@ -317,3 +332,46 @@ class ReservationAgent:
                                 "first": g.first, "count": g.count, "asked": g.asked, "written": written,
                                 "start": cal.start(g.first), "end": g.end(cal), "lost": g.lost,
                                 "late": written > cal.start(g.first) + cal.night_s})
+
+    def _write(self, st: PathState, g: SlotGrant, client: P4RuntimeClient, tor: list[TableEntry],
+               ocs: list[TableEntry]) -> bool:
+        """A grant, all or nothing: the OCS's entries, then the ToR's; when a write fails, what it and
+        the write before it applied is deleted again (what such a delete leaves is kept in `stale`, so it
+        neither lights a circuit every cycle nor makes the next grant of its slots fail)."""
+        try:
+            if ocs:
+                self.ocs.insert(ocs)
+        except Exception as exc:
+            return self._undo(st, g, exc, [], _written(exc, ocs))
+        try:
+            client.insert(tor)
+        except Exception as exc:
+            return self._undo(st, g, exc, _written(exc, tor), ocs)
+        return True
+
+    def _undo(self, st: PathState, g: SlotGrant, exc: Exception, tor: list[TableEntry],
+              ocs: list[TableEntry]) -> bool:
+        """A failed grant write: count it (once), delete what it wrote, keep what that leaves; False."""
+        with self._lock:
+            self.write_errors += 1
+        log.warning("grant %s: write failed, undone: %s", g, exc)
+        left = self._remove(st, g, tor, ocs, again=True)
+        if left[0] or left[1]:
+            st.stale.append((g, *left))
+        return False
+
+
+def _succeeded(exc: BaseException, n: int, unknown: bool, ok_code: int | None = None) -> list[bool]:
+    """For each of the `n` updates of a Write that raised `exc`: did it take effect? Those its per-update
+    errors name did not (unless with `ok_code`, e.g. a DELETE's NOT_FOUND: gone all the same); the
+    others did; `unknown` for every one when it names none (the switch did not say: a lost connection)."""
+    details = exc.details if isinstance(exc, P4RuntimeError) else []
+    if not details:
+        return [unknown] * n
+    failed = {d.index for d in details if d.code != ok_code}
+    return [i not in failed for i in range(n)]
+
+
+def _written(exc: BaseException, entries: list[TableEntry]) -> list[TableEntry]:
+    """The entries a failed INSERT may have written (all, when the switch did not say which failed)."""
+    return [e for e, ok in zip(entries, _succeeded(exc, len(entries), True), strict=True) if ok]

@@ -22,6 +22,7 @@ from typing import Any
 
 from emulation.holdloop import HOLD_PASSES_PER_S, tbf_args
 from emulation.links import check_rto_min
+from emulation.ocs.options import check_ocs_args
 from emulation.priority import SoftirqBoost
 from emulation.state import STATE_DIR, clean_net
 from emulation.target import P4SRC, STAMP, Target, label
@@ -198,6 +199,7 @@ def run(args: argparse.Namespace) -> int:
     if args.rto_min:
         check_rto_min(args.rto_min)  # before anything runs: the value goes to `ip route` in every host
     tbf_args(args.hold_passes)  # before anything runs: the value goes to `tc`
+    check_ocs_args(args.ocs_arg)  # before anything runs: the options go to the OCS emulator
     if os.geteuid() != 0:
         raise ValueError("run: needs root (Mininet creates namespaces and veth pairs); expected sudo")
     topo = topology(args)

@@ -172,6 +172,25 @@ def host_commands(h: Host, eth: str, gw_mac: str, peers: list[Host], rto_min: st
     ]
 
 
+# Linux interface names (net/core/dev.c dev_valid_name): IFNAMSIZ bytes with the NUL, so 15 at most;
+# not "." or ".."; no '/', ':' or whitespace (the kernel's isspace, byte 0xa0 included, so printable
+# ASCII is kept). Those that reach an `ip -batch` line must also be one word there: iproute2 cuts a line
+# at '#', joins one that ends in '\\' with the next and reads quotes, so those are refused too.
+IFNAMSIZ = 16
+_IFNAME_REFUSED = set("/:#'\"\\")
+
+
+def check_ifname(name: object) -> str:
+    """An interface name as the kernel accepts it and as `ip -batch` reads it (one word); ValueError
+    naming the name and what an interface name is otherwise."""
+    ok = (isinstance(name, str) and name not in ("", ".", "..") and len(name) < IFNAMSIZ and name.isascii()
+          and name.isprintable() and not any(c.isspace() or c in _IFNAME_REFUSED for c in name))
+    if not ok:
+        raise ValueError(f"interface name {name!r}: expected 1..{IFNAMSIZ - 1} printable ASCII characters, "
+                         "not '.' or '..', without spaces or any of / : # ' \" \\")
+    return name
+
+
 # what a host's sysctl may be (set with `sysctl -w KEY=VALUE` as an argument list, never a shell line)
 _SYSCTL_KEY = re.compile(r"net(\.[A-Za-z0-9_-]+)+")
 _SYSCTL_VALUE = re.compile(r"-?[0-9]+( -?[0-9]+)*")

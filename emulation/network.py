@@ -77,9 +77,10 @@ from emulation.links import (
     switch_port_offloads_off,
 )
 from emulation.nodestart import TimedHost
+from emulation.ocs.options import check_ocs_args
 from emulation.ocs.process import OcsProcess, first_line, ports_up_since
 from emulation.p4switch import P4Switch, SwitchStartError, free_grpc_base, port_is_free
-from emulation.priority import HOST_NICE, REALTIME_PRIORITY, SoftirqBoost, nice_argv, set_nice
+from emulation.priority import HOST_NICE, SoftirqBoost, nice_argv, set_nice
 from emulation.state import (
     RunState,
     clean_state,
@@ -148,7 +149,7 @@ class Emulation:
         self.circuits_spec = circuits
         self.build_dir = Path(build_dir)
         self.switch_bin = switch_bin
-        self.ocs_args = list(ocs_args or [])
+        self.ocs_args = check_ocs_args(list(ocs_args or []))  # the experiment's options only, checked now
         self.rto_min = check_rto_min(rto_min) if rto_min else None
         tbf_args(hold_passes)  # checked before anything starts
         self.hold_passes = hold_passes  # each fabric switch's hold loop: passes a second (emulation/holdloop.py)
@@ -281,10 +282,8 @@ class Emulation:
                                  **self._switch_params("fabric", s.device_id, s.grpc_port))
             self.switches[s.name] = node
             self.state.add_process(node.pid, f"switch shell {s.name}")
-        timekeeper = _option(self.ocs_args, "--schedule-mode") == "dataplane"
         for o in self.topo.ocs:
             node = net.addSwitch(self.prefix + o.name, cls=P4Switch,
-                                 realtime=REALTIME_PRIORITY if timekeeper else 0,
                                  **self._switch_params("ocs", o.device_id, o.grpc_port))
             self.switches[o.name] = node
             self.state.add_process(node.pid, f"switch shell {o.name}")

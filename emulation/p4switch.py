@@ -21,7 +21,7 @@ from pathlib import Path
 from mininet.node import Switch
 
 from emulation.nodestart import TimedStart
-from emulation.priority import SWITCH_NICE, nice_argv
+from emulation.priority import switch_argv
 from emulation.target import switch_command
 from topo.model import CPU_PORT
 
@@ -29,10 +29,10 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 60.0
 THRIFT_BASE = 9090  # bmv2's Thrift server: one port per device
-# Switch processes run at SWITCH_NICE (emulation/priority.py): on a small machine traffic generators,
+# Switch processes run SCHED_FIFO (emulation/priority.py): on a small machine traffic generators,
 # captures and the controller otherwise delay a software switch's forwarding by milliseconds (two
-# switch hops under a 16 Mbit/s stream and five captures on 2 cores: median 1.4 ms, p99 6.6 ms at 0;
-# 0.4 / 1.6 ms at -15).
+# switch hops under a 16 Mbit/s stream and five captures on 2 cores: median 1.4 ms, p99 6.6 ms at
+# nice 0; 0.4 / 1.6 ms at -15; SCHED_FIFO lower still, priority.py).
 
 
 class SwitchStartError(RuntimeError):
@@ -94,8 +94,6 @@ class P4Switch(TimedStart, Switch):
         pcap_dir: str | None = None,
         cpu_port: int = CPU_PORT,
         start_timeout: float = START_TIMEOUT_S,
-        nice: int = SWITCH_NICE,
-        realtime: int = 0,
         **params,
     ) -> None:
         super().__init__(name, dpid=f"{device_id:x}", **params)
@@ -105,8 +103,6 @@ class P4Switch(TimedStart, Switch):
         self.grpc_port = grpc_port
         self.cpu_port = cpu_port
         self.start_timeout = start_timeout
-        self.nice = nice
-        self.realtime = realtime  # SCHED_FIFO priority; 0: the normal scheduler at `nice`
         self.log_path = Path(log_dir) / f"{name}.log"
         self.pcap_dir = pcap_dir
         self.proc: subprocess.Popen | None = None
@@ -128,11 +124,7 @@ class P4Switch(TimedStart, Switch):
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         if self.pcap_dir:
             Path(self.pcap_dir).mkdir(parents=True, exist_ok=True)
-        cmd = self.command_line()
-        if self.realtime:
-            cmd = ["chrt", "--fifo", str(self.realtime), *cmd]  # every thread of the switch inherits it
-        else:
-            cmd = nice_argv(self.nice, cmd)  # every thread of the switch inherits it
+        cmd = switch_argv(self.command_line())  # the switches' priority (emulation/priority.py)
         log.info("%s: %s", self.name, " ".join(cmd))
         with open(self.log_path, "wb") as out:
             try:

@@ -2,27 +2,37 @@
 
 On a machine of a few cores the emulated network shares the CPU with the controller, the hosts'
 applications and whatever else runs there. A data plane that waits for a core is a network that stalls:
-its queues fill, then drop (docs/e1-both-ends.md, "Where the losses went"). A run therefore orders its
+its queues fill, then drop (docs/e1-both-ends.md, "Hitless on bmv2"). A run therefore orders its
 processes by what they emulate:
-- switch processes (every thread) at SWITCH_NICE: the forwarding;
+- switch processes (every thread) run SCHED_FIFO at SWITCH_REALTIME: the forwarding. bmv2 hands each
+  packet through a chain of threads (receive, ingress, egress, transmit), and under the normal scheduler
+  a woken thread may wait out the running task's time slice, niceness notwithstanding; a packet crossing
+  seven switches of ucd4 collects those waits. e1 mbb on bmv2 with two busy loops beside it: at nice -15,
+  8-13 segments lost in 3 of 5 runs and a median RTT of 15-143 ms; SCHED_FIFO, 0 lost in 5 of 5 and
+  5.3 ms (the quiet machine at nice -15: 8-9 ms). The OCS that keeps a time-flow schedule showed it
+  first (dark drops of the gated all-to-all: 11-49 a run at nice -15, 0-1 under SCHED_FIFO). Low among
+  real-time priorities, and the kernel's RT throttling (sched_rt_runtime_us) leaves other work 5% of
+  each core whatever the switches do. Where the machine refuses real-time scheduling (no CAP_SYS_NICE,
+  a cgroup without an RT budget) they run at SWITCH_NICE instead, and the run says so once;
 - the kernel's softirq threads (ksoftirqd/N) at SOFTIRQ_NICE while a run is up. Packet processing runs
   in whatever context raised it, until it defers the rest to these threads: a qdisc's timer (the htb
   of a shaped link releasing a burst), a burst over the softirq budget, or a switch thread woken in the
-  middle of the loop. At nice 0 they wait behind every busy process, the controller's included, and a
-  shaped port's queue stops draining (e1 on bmv2 with two busy loops: 2-64 segments lost a run with
-  them at 0, 0 in two of three at -15, bench_control_stall.py). The values found are restored when the
-  last run that raised them ends, or by `clean-net` after a killed one (SoftirqBoost);
+  middle of the loop. At nice 0 they wait behind every busy process, the controller's included. The
+  values found are restored when the last holder lets go, or by `clean-net` after a killed run
+  (SoftirqBoost);
 - processes the experiments start in hosts (traffic, captures) and the hosts' shells at HOST_NICE;
 - the controller, the OCS emulator's control plane and the analysis keep the niceness they started with.
-Niceness is absolute here: a run started under `nice` still puts its switches at SWITCH_NICE.
+Niceness is absolute here: a run started under `nice` still puts its hosts at HOST_NICE.
 """
 
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import logging
 import os
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,16 +41,33 @@ from emulation.state import proc_start_time, read_trusted, secure_dir, write_pri
 
 log = logging.getLogger(__name__)
 
-SWITCH_NICE = -15
+SWITCH_REALTIME = 10  # SCHED_FIFO priority of every switch process
+SWITCH_NICE = -15  # where real-time scheduling is refused
 SOFTIRQ_NICE = -15
 HOST_NICE = -10
-# A switch that keeps time for others (the OCS running a time-flow schedule) runs SCHED_FIFO at this
-# priority: it stamps each frame when its process reads it, so a stall behind the ToRs' hold loops
-# moved frames that reached its port in a day into the night (gated all-to-all, 4 ToRs: 11-49 dark
-# drops per run at nice -15, 0-1 under SCHED_FIFO). Low among real-time priorities; the kernel's RT
-# throttling still leaves the rest of the machine 5% of each core.
-REALTIME_PRIORITY = 10
 KERNEL_NICE = 0  # the kernel starts its softirq threads at this niceness
+
+
+@functools.cache
+def realtime_allowed() -> bool:
+    """Whether this process may start others under SCHED_FIFO (tried once, on a short-lived child)."""
+    try:
+        res = subprocess.run(["chrt", "--fifo", str(SWITCH_REALTIME), "true"], capture_output=True, timeout=10,
+                             check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    if res.returncode != 0:
+        log.warning("switches run at niceness %d, not SCHED_FIFO: %s", SWITCH_NICE,
+                    res.stderr.decode(errors="replace").strip().splitlines()[-1:] or "chrt failed")
+    return res.returncode == 0
+
+
+def switch_argv(argv: list[str]) -> list[str]:
+    """A switch command at the switches' priority: SCHED_FIFO at SWITCH_REALTIME (every thread inherits
+    it), else niceness SWITCH_NICE."""
+    if realtime_allowed():
+        return ["chrt", "--fifo", str(SWITCH_REALTIME), *argv]
+    return nice_argv(SWITCH_NICE, argv)
 
 
 def nice_argv(nice: int, argv: list[str]) -> list[str]:

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from emulation.priority import SWITCH_NICE, nice_argv
+from emulation.priority import switch_argv
 from emulation.target import CPU_PORT, Target, free_port, label
 
 log = logging.getLogger(__name__)
@@ -96,16 +96,16 @@ def meaningful_lines(text: str) -> list[str]:
 def start_switch(target: Target, json_path: str | Path | None = None, ports: dict[int, str] | None = None, *,
                  log_dir: str | Path | None = None, log_file: str | Path | None = None, device_id: int = 1, cpu_port: int = CPU_PORT,
                  grpc_port: int = 0, timeout: float = READY_TIMEOUT_S, options: tuple[str, ...] = (),
-                 target_options: tuple[str, ...] = (), nice: int = SWITCH_NICE) -> SwitchProcess:
-    """Start target's switch (`--no-p4` without a JSON) at niceness `nice` (the emulation's, by default)
+                 target_options: tuple[str, ...] = ()) -> SwitchProcess:
+    """Start target's switch (`--no-p4` without a JSON) at the switches' priority (emulation/priority.py)
     and wait until its P4Runtime server listens; RuntimeError with the start of its log if it exits or
     does not listen (the process is stopped). Its output goes to `log_file`, else to
     `<label>-<grpc port>.log` in `log_dir`, else nowhere."""
     port = grpc_port or free_port()
     addr = f"127.0.0.1:{port}"
-    cmd = nice_argv(nice, target.switch_command(ports or {}, device_id, addr,
-                                                Path(json_path) if json_path is not None else None, cpu_port,
-                                                options, target_options))
+    cmd = switch_argv(target.switch_command(ports or {}, device_id, addr,
+                                            Path(json_path) if json_path is not None else None, cpu_port,
+                                            options, target_options))
     name = label(target.switch)
     log_path = Path(log_file) if log_file is not None else (
         Path(log_dir) / f"{name}-{port}.log" if log_dir is not None else None)

@@ -61,8 +61,15 @@ def _read(conf: Path, what: str, value: object) -> bytes:
         path = conf.parent / path  # bf-p4c writes paths relative to its output folder
     try:
         return path.read_bytes()
-    except OSError as e:
-        raise ValueError(f"bf-p4c conf {str(conf)!r}: {what} {str(path)!r}: cannot read ({e.strerror})") from None
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the name
+        raise ValueError(f"bf-p4c conf {str(conf)!r}: {what} {str(path)!r}: cannot read "
+                         f"({getattr(e, 'strerror', None) or e})") from None
+
+
+def _mapping(conf: Path, what: str, value: object) -> dict:
+    if not isinstance(value, dict):
+        raise ValueError(f"bf-p4c conf {str(conf)!r}: {what} is {value!r:.60}, expected a JSON object")
+    return value
 
 
 def build_bf_pipeline_config(conf_path: str | Path) -> Any:
@@ -72,8 +79,8 @@ def build_bf_pipeline_config(conf_path: str | Path) -> Any:
         doc = json.loads(conf.read_text())
     except OSError as e:
         raise ValueError(f"bf-p4c conf {str(conf)!r}: cannot read ({e.strerror})") from None
-    except ValueError as e:
-        raise ValueError(f"bf-p4c conf {str(conf)!r}: not JSON ({e})") from None
+    except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than the JSON reader goes
+        raise ValueError(f"bf-p4c conf {str(conf)!r}: not JSON ({str(e).splitlines()[0][:100]})") from None
     devices = doc.get("p4_devices") if isinstance(doc, dict) else None
     if not isinstance(devices, list) or len(devices) != 1:
         raise ValueError(f"bf-p4c conf {str(conf)!r}: expected one entry in p4_devices (Stratum drives one device)")
@@ -81,7 +88,7 @@ def build_bf_pipeline_config(conf_path: str | Path) -> Any:
     if not isinstance(programs, list) or len(programs) != 1:
         raise ValueError(f"bf-p4c conf {str(conf)!r}: expected one entry in p4_programs "
                          "(a BfPipelineConfig holds one program)")
-    program = programs[0]
+    program = _mapping(conf, "p4_programs[0]", programs[0])
     cfg = BfPipelineConfig()
     name = program.get("program-name")
     if not isinstance(name, str) or not name:
@@ -91,13 +98,14 @@ def build_bf_pipeline_config(conf_path: str | Path) -> Any:
     pipelines = program.get("p4_pipelines")
     if not isinstance(pipelines, list) or not pipelines:
         raise ValueError(f"bf-p4c conf {str(conf)!r}: no p4_pipelines")
-    for pipe in pipelines:
+    for i, pipe in enumerate(pipelines):
+        pipe = _mapping(conf, f"p4_pipelines[{i}]", pipe)
         prof = cfg.profiles.add()
         prof.profile_name = str(pipe.get("p4_pipeline_name", ""))
         if not prof.profile_name:
             raise ValueError(f"bf-p4c conf {str(conf)!r}: a pipeline without p4_pipeline_name")
         scope = pipe.get("pipe_scope", [])
-        if not isinstance(scope, list) or not all(isinstance(p, int) and 0 <= p < 2**32 for p in scope):
+        if not isinstance(scope, list) or not all(type(p) is int and 0 <= p < 2**32 for p in scope):
             raise ValueError(f"bf-p4c conf {str(conf)!r}: pipe_scope of {prof.profile_name} is {scope!r}, "
                              "expected a list of pipe numbers")
         prof.pipe_scope.extend(scope)

@@ -191,18 +191,19 @@ class SlotHoldOrderTest(SlotTest):
         lit = uplink(0, 2)
         self.delete(lit)
         c0 = self.hold_counts()
-        held = 60
+        # enough held that their drain takes rounds of the loop (200 at 4000 passes a second: 50 ms a
+        # round), while the later packets are sent back to back right after the write (a few ms): the
+        # later ones must find packets still held, however slow this test's own process runs
+        held = 200
         for i in range(held):
             self.send(1, tcp_packet(ip_id=1000 + i))
         self.assertEqual(self.collect(timeout=0.2), [], "no uplink yet: everything held")
         self.insert(lit)
-        got: list[tuple[int, bytes]] = []
         sent = held
-        for _ in range(40):  # while the 60 drain (a round of the loop takes 15 ms), and after
+        for _ in range(40):
             self.send(1, tcp_packet(ip_id=1000 + sent))
             sent += 1
-            got += self.collect(timeout=0.002)
-        got += self.collect(timeout=1.0)
+        got = self.collect(timeout=1.5)
         c = {k: v - c0[k] for k, v in self.hold_counts().items()}
         self.assertEqual({p for p, _ in got}, {2}, f"ports {sorted({p for p, _ in got})}")
         ids = [Ether(raw)[IP].id - 1000 for _, raw in got]

@@ -5,14 +5,18 @@ switch port shaped as the experiments' links are (htb at --link-mbit, as Mininet
 constant-rate UDP stream h2 -> h3 (--rate-mbit of --size B frames) sent and received by a child
 process, so that the controller's own CPU does not pace it. For each call kind the controller makes
 one call on every switch of the stream's path (in parallel, as a procedure's sync does) every
---period ms for --seconds. The figures per kind: calls made and their latency, the stream's longest
-gap at the receiver (the sender's own longest gap beside it: a stall of the sender is not the
-network's), frames lost, and the switches' egress queue drops (port_enq - port_deq) in the window.
+--period ms for --seconds; `plan-and-prepare` and `busy-loop` are the controller's own work, no call.
+The figures per kind: calls made and their latency, the stream's longest gap at the receiver (the
+sender's own longest gap beside it: a stall of the sender is not the network's), frames lost, the
+switches' egress queue drops (port_enq - port_deq) in the window, and the CPU the switches, this
+process and the kernel's softirq spent.
 
     sudo .venv/bin/python scripts/bench_control_stall.py [--seconds 3] [--kinds idle,write-100] [--hogs 2]
+        [--switch-sched fifo|nice] [--softirq-boost 1|0] [--repeat N] [--json out.json]
 
 The target is the environment's (P4C/SWITCH, emulation/target.py); run it once per target and compare
-the two tables. --hogs N adds N busy processes beside it (a loaded machine).
+the tables. The switches run as an emulation's do (SCHED_FIFO, the softirq boost: emulation/priority.py);
+`--switch-sched nice --softirq-boost 0` is how they ran before; --hogs N adds N busy processes.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from control.network import Network, generate_states  # noqa: E402
 from control.plan import View, plan  # noqa: E402
 from control.switch import Pipeline, SwitchSession  # noqa: E402
 from emulation.ocs.delay import DelayModel  # noqa: E402
-from emulation.priority import SOFTIRQ_NICE, SoftirqBoost  # noqa: E402
+from emulation.priority import SOFTIRQ_NICE, SWITCH_NICE, SoftirqBoost  # noqa: E402
 from emulation.state import STATE_DIR, cpu_seconds  # noqa: E402
 from emulation.target import Target  # noqa: E402
 from emulation.vethnet import NetTestbed, udp_frame  # noqa: E402
@@ -301,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--link-mbit", type=float, default=21.0, metavar="<mbit>",
                     help="every switch port's rate (e1's fabric links: 21); 0: unshaped")
     ap.add_argument("--kinds", default="all", metavar="<k,k>", help="call kinds (default all)")
+    ap.add_argument("--switch-sched", choices=("fifo", "nice"), default="fifo",
+                    help=f"the switch processes' scheduling: SCHED_FIFO as a run's (default), or niceness {SWITCH_NICE}")
     ap.add_argument("--softirq-boost", type=int, choices=(0, 1), default=1, metavar="<0|1>",
                     help=f"the kernel's softirq threads at niceness {SOFTIRQ_NICE} while it runs, as an emulation's "
                          "run does (1, default), or as found (0)")
@@ -321,6 +327,11 @@ def main(argv: list[str] | None = None) -> int:
     fabric, ocs = Pipeline.from_build("fabric", build), Pipeline.from_build("ocs", build)
     topo = ucd4()
     tb = NetTestbed(topo, fabric, ocs, DelayModel.instant(), target=target).start()
+    if args.switch_sched == "nice":  # as before SCHED_FIFO (emulation/priority.py): the normal scheduler
+        for p in tb.procs:
+            for tid in os.listdir(f"/proc/{p.pid}/task"):
+                os.sched_setscheduler(int(tid), os.SCHED_OTHER, os.sched_param(0))
+                os.setpriority(os.PRIO_PROCESS, int(tid), SWITCH_NICE)
     boost = SoftirqBoost(STATE_DIR) if args.softirq_boost else None
     if boost is not None:  # as an emulation's run does (emulation/priority.py)
         boost.acquire()
@@ -363,10 +374,10 @@ def main(argv: list[str] | None = None) -> int:
         tb.close()
         if boost is not None:
             boost.release()
-    print(f"softirq boost {args.softirq_boost}, target {target.name}, stream {args.rate_mbit} Mbit/s of {args.size} B, links {args.link_mbit} Mbit/s, "
+    print(f"switches {args.switch_sched}, softirq boost {args.softirq_boost}, target {target.name}, stream {args.rate_mbit} Mbit/s of {args.size} B, links {args.link_mbit} Mbit/s, "
           f"one call per path switch every {args.period:g} ms for {args.seconds:g} s, {args.hogs} busy processes")
     if args.json:
-        Path(args.json).write_text(json.dumps({"target": target.name, "args": vars(args),
+        Path(args.json).write_text(json.dumps({"target": target.name, "args": vars(args), "loadavg": os.getloadavg(),
                                                "rows": [asdict(r) for r in rows]}, indent=1))
     return 0
 

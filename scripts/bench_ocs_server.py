@@ -9,6 +9,10 @@ started and stops only that one), then prints three figures:
 - flood: of --clients connecting at once, each sending `*IDN?`, how many had an answer within --wait s;
 - idle: with --idle connections open and silent, the emulator's thread count (/proc/PID/status) and
   whether one more client is still answered.
+Then, with a 1024-port emulator (every input connected, `--max-clients 50`), three more:
+- lists: its peak memory after one 64 KB line of 6,500 full channel lists `(@1:2048)`;
+- unread: its resident memory with 8 clients that each send 4 lines of 3,000 `STATe?` and never read;
+- full: with 50 silent connections holding every slot, how long a new client waits for its answer.
 All traffic is on 127.0.0.1. To measure another checkout's emulator, put it first on PYTHONPATH.
 """
 
@@ -22,9 +26,14 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 BOMB = ":OXC:SWIT:CONN:ADD (@1:30000000),(@17:30000016)"
+BIG = 1024
+LISTS = ":OXC:SWIT:CONN:ADD " + ",".join(["(@1:2048)"] * 6500)
+STATES = ";".join([":OXC:SWIT:CONN:STAT?"] * 3000)
 
 
 def status(pid: int, key: str) -> int:
@@ -84,6 +93,63 @@ def idle(port: int, n: int, pid: int, timeout: float) -> tuple[int, bool]:
             s.close()
 
 
+@contextmanager
+def emulator(*args: str) -> Iterator[tuple[int, int]]:
+    """An ocs-emulator process on 127.0.0.1 (--instant): (its PID, its SCPI port); stopped by its PID."""
+    proc = subprocess.Popen([sys.executable, "-m", "emulation", "ocs-emulator", "--listen", "127.0.0.1:0",
+                             "--instant", *args], stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        if "listening on " not in line:
+            raise RuntimeError(f"ocs-emulator did not start: {line!r}")
+        port = int(line.split("listening on ", 1)[1].split()[0].rsplit(":", 1)[1])
+        ask(port, "*IDN?", 5)
+        yield proc.pid, port
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def many_ports(wait: float) -> None:
+    """The figures of a 1024-port emulator: lists, unread, full."""
+    with emulator("--ports", str(BIG), "--max-clients", "50") as (pid, port):
+        ask(port, f":OXC:SWIT:CONN:ONLY (@1:{BIG}),(@{BIG + 1}:{2 * BIG});*OPC?", wait)
+        before = status(pid, "VmRSS")
+        err = ask(port, LISTS + "\n:SYST:ERR?", wait)
+        print(f"lists: {before / 1024:.0f} MiB before, peak {status(pid, 'VmHWM') / 1024:.0f} MiB after one line "
+              f"of 6,500 channel lists: {err}")
+        before = status(pid, "VmRSS")
+        socks = [socket.create_connection(("127.0.0.1", port), timeout=wait) for _ in range(8)]
+        try:
+            for sk in socks:
+                sk.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                sk.sendall((STATES + "\n").encode() * 4)
+            time.sleep(3)
+            print(f"unread: {before / 1024:.0f} MiB before, {status(pid, 'VmRSS') / 1024:.0f} MiB with 8 clients "
+                  f"that sent 4 lines of 3,000 STATe? and read nothing (peak {status(pid, 'VmHWM') / 1024:.0f} MiB)")
+        finally:
+            for sk in socks:
+                sk.close()
+        socks = [socket.create_connection(("127.0.0.1", port), timeout=wait) for _ in range(50)]
+        try:
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            try:
+                answered = ask(port, "*IDN?", wait).startswith("HITLESS")
+            except OSError:
+                answered = False
+            print(f"full: 50 of 50 slots held by silent connections; a new client "
+                  f"{'answered' if answered else 'NOT answered'} in {time.monotonic() - t0:.1f} s (deadline {wait:.0f} s)")
+        finally:
+            for sk in socks:
+                sk.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -92,16 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--wait", type=float, default=20.0, metavar="S", help="answer deadline (default 20 s)")
     p.add_argument("--ports", type=int, default=16, metavar="N", help="emulator size (default 16)")
     args = p.parse_args(argv)
-    proc = subprocess.Popen([sys.executable, "-m", "emulation", "ocs-emulator", "--listen", "127.0.0.1:0",
-                             "--ports", str(args.ports), "--instant"], stdout=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        if "listening on " not in line:
-            print(f"ocs-emulator did not start: {line!r}", file=sys.stderr)
-            return 1
-        port = int(line.split("listening on ", 1)[1].split()[0].rsplit(":", 1)[1])
-        ask(port, "*IDN?", 5)
-        before = status(proc.pid, "VmRSS")
+    with emulator("--ports", str(args.ports)) as (pid, port):
+        before = status(pid, "VmRSS")
         t0 = time.monotonic()
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=args.wait) as s:
@@ -112,25 +170,17 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as exc:
             err = f"no answer: {exc}"
         dt = time.monotonic() - t0
-        peak = status(proc.pid, "VmHWM") if proc.poll() is None else -1
-        print(f"line: {before / 1024:.0f} MiB before, peak {peak / 1024:.0f} MiB after, answered in "
-              f"{dt:.2f} s: {err}")
+        print(f"line: {before / 1024:.0f} MiB before, peak {status(pid, 'VmHWM') / 1024:.0f} MiB after, answered "
+              f"in {dt:.2f} s: {err}")
         t0 = time.monotonic()
         served = asyncio.run(flood(port, args.clients, args.wait))
         print(f"flood: {served} of {args.clients} simultaneous clients answered within {args.wait:.0f} s "
               f"(all done in {time.monotonic() - t0:.1f} s)")
-        threads, answered = idle(port, args.idle, proc.pid, args.wait)
+        threads, answered = idle(port, args.idle, pid, args.wait)
         print(f"idle: {args.idle} silent connections, emulator threads {threads}; another client "
               f"{'answered' if answered else 'NOT answered'}")
-        print(f"emulator rss {status(proc.pid, 'VmRSS') / 1024:.0f} MiB, peak {status(proc.pid, 'VmHWM') / 1024:.0f} MiB")
-    finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait()
+        print(f"emulator rss {status(pid, 'VmRSS') / 1024:.0f} MiB, peak {status(pid, 'VmHWM') / 1024:.0f} MiB")
+    many_ports(args.wait)
     return 0
 
 

@@ -4,8 +4,12 @@ Starts p4sim-switch (--no-p4) on a free loopback port, opens --streams StreamCha
 own connection and arbitrated, and with all of them open makes --unary concurrent unary calls
 (Capabilities, GetForwardingPipelineConfig, Read, Write) and one new arbitration; prints how many
 were answered and the switch's resident memory per idle stream. Then, on a fresh switch, pushes
-p4src/fabric.p4 (compiled by p4sim-compile) --pushes times and prints the RSS along the way. The same
-code runs in p4sim/tests/test_reliability.py.
+p4src/fabric.p4 (compiled by p4sim-compile) --pushes times and prints the RSS along the way. Then a
+wildcard Read of every register cell (entities streamed, how it ended, the switch's peak RSS growth)
+and the slowest of 20 Writes while 8 such Reads wait on clients that never read; and on a switch
+without a pipeline, 200 failing 1 MiB packet-outs from a client that never reads its stream (RSS
+growth) and 20,000 messages before arbitration (log lines). The same code runs in
+p4sim/tests/test_reliability.py.
 
     .venv/bin/python scripts/bench_p4sim_abuse.py [--streams 500] [--unary 500] [--pushes 100]
 """
@@ -41,9 +45,15 @@ def main() -> int:
             served = abuse.flood(sw, program, args.streams, args.unary)
         with abuse.p4sim_switch(out) as sw:
             pushes = abuse.push_pipelines(sw, program, args.pushes)
+        with abuse.p4sim_switch(out) as sw:
+            reads = abuse.reads(sw, program)
+        with abuse.p4sim_switch(out) as sw:
+            flood = abuse.stream_flood(sw)
     print(f"p4sim-switch under abuse; load average before the run {load[0]:.1f} on {os.cpu_count()} CPUs:")
     print(f"  {served}")
     print(f"  {pushes}")
+    print(f"  {reads}")
+    print(f"  {flood}")
     ok = (served.streams, served.unary, served.late_arbitration) == (args.streams, args.unary, True)
     return 0 if ok and abs(pushes.growth) <= 0.05 else 1
 

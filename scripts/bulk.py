@@ -22,12 +22,16 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import with_config
+
 from scripts.flows import fetch, serve
+from scripts.schema import FORBID_EXTRA, Float, Int, Str
 
 MIB = 1 << 20
 PAPER_MOUSE_BYTES = 250 * MIB  # seed 003 §3.2, binary units (seed notes §2.5)
 PAPER_ELEPHANT_BYTES = 3 * 1024 * MIB
 BASE_PORT = 6100
+MAX_SSE_S = 3600.0
 
 # seed 003 Tables 1 and 3 (mean over 15 runs): elephant throughput (Mbit/s at 1 Gbit/s) and completion
 # time (s) per strategy and number of transfers, and the mice's (Tables 2 and 4)
@@ -44,16 +48,17 @@ PAPER = {
 PAPER_TRANSFERS = (24, 48, 72)
 
 
+@with_config(FORBID_EXTRA)
 @dataclass(slots=True)
 class Bulk:
     """The workload and the round robin's epoch: n transfers, sizes, SSE, congestion control."""
 
-    transfers: int = 24
-    mice_per_elephant: int = 7
-    mouse_bytes: int = PAPER_MOUSE_BYTES // 100  # scale 0.01 (10 Mbit/s for the paper's 1 Gbit/s)
-    elephant_bytes: int = PAPER_ELEPHANT_BYTES // 100
-    sse_s: float = 10.0  # seed 003 §3.1: a circuit lasts one space-switch epoch; times are not scaled
-    cc: str = "cubic"
+    transfers: Int = 24
+    mice_per_elephant: Int = 7
+    mouse_bytes: Int = PAPER_MOUSE_BYTES // 100  # scale 0.01 (10 Mbit/s for the paper's 1 Gbit/s)
+    elephant_bytes: Int = PAPER_ELEPHANT_BYTES // 100
+    sse_s: Float = 10.0  # seed 003 §3.1: a circuit lasts one space-switch epoch; times are not scaled
+    cc: Str = "cubic"
 
     def check(self) -> Bulk:
         """Self, or ValueError naming the bad field."""
@@ -64,8 +69,9 @@ class Bulk:
         if self.transfers % (self.mice_per_elephant + 1):
             raise ValueError(f"bulk.transfers {self.transfers}: expected a multiple of "
                              f"{self.mice_per_elephant + 1} (mice_per_elephant + 1)")
-        if not isinstance(self.sse_s, (int, float)) or isinstance(self.sse_s, bool) or self.sse_s <= 0:
-            raise ValueError(f"bulk.sse_s {self.sse_s!r}: expected seconds > 0")
+        if not isinstance(self.sse_s, (int, float)) or isinstance(self.sse_s, bool) \
+                or not 0 < self.sse_s <= MAX_SSE_S:  # NaN fails too
+            raise ValueError(f"bulk.sse_s {self.sse_s!r}: expected seconds above 0 and at most {MAX_SSE_S:.0f}")
         return self
 
 

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from emulation.links import HostCommand, run_in
 from scripts.hostproc import HostProcs, host_intf, wait_listening
 from scripts.kernel import NSTAT_COMMAND, parse_nstat
 from scripts.spec import Spec, Variant
@@ -123,10 +124,10 @@ class LoadBalancing:
         self.mptcp = variant.mptcp_subflows
         if self.mptcp:
             for h in emu.topo.hosts:
-                for argv in mptcp_commands(h.address, self.mptcp):
-                    res = emu.hosts[h.name].cmd(" ".join(argv) + " 2>&1; echo rc=$?").strip()
-                    if not res.endswith("rc=0"):
-                        raise RuntimeError(f"host {h.name}: {' '.join(argv)}: {res}")
+                for argv in mptcp_commands(h.address, self.mptcp):  # argument lists, no shell
+                    rc, out = run_in(emu.hosts[h.name], HostCommand(argv))
+                    if rc != 0:
+                        raise RuntimeError(f"host {h.name}: {' '.join(argv)}: {out.strip()} ({rc})")
 
     def _joins(self, name: str) -> int:
         """MP_JOIN handshakes a host has completed as the passive side (its extra subflows)."""

@@ -1,7 +1,9 @@
 """Abuse of a p4sim-switch process, bounded in count and time, for test_reliability.py and
 scripts/bench_p4sim_abuse.py: many concurrent P4Runtime streams and unary calls, repeated pipeline
-pushes with the switch's resident memory, random and truncated frames through the fabric program.
-All traffic is on loopback or on veth pairs the caller creates.
+pushes with the switch's resident memory, random and truncated frames through the fabric program,
+wildcard Reads of every register cell with Writes beside them, a stream of failing packet-outs that
+its client never reads, messages before arbitration. All traffic is on loopback or on veth pairs the
+caller creates.
 
     with p4sim_switch(tmp) as sw:
         served = flood(sw, fabric_program(tmp), streams=500, unary=500)
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import queue
 import random
 import resource
 import sys
@@ -20,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 from google.protobuf import text_format
@@ -27,7 +31,7 @@ from google.protobuf import text_format
 from emulation.switchproc import SwitchProcess, switch_process
 from emulation.target import Target
 from p4sim.compiler import cli as compile_cli
-from p4sim.switch.p4runtime.proto import p4i, p4r
+from p4sim.switch.p4runtime.proto import p4i, p4r, p4r_grpc
 
 log = logging.getLogger(__name__)
 
@@ -121,13 +125,13 @@ def p4sim_switch(log_dir: Path, json_path: Path | None = None,
         yield sw
 
 
-def rss_mib(pid: int) -> float:
-    """Resident memory of a process (VmRSS), MiB."""
+def rss_mib(pid: int, key: str = "VmRSS") -> float:
+    """Resident memory of a process (VmRSS; VmHWM: its peak), MiB."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024
-    raise ValueError(f"process {pid}: no VmRSS")
+    raise ValueError(f"process {pid}: no {key}")
 
 
 def raise_fd_limit(needed: int) -> None:
@@ -327,3 +331,141 @@ def fuzz_frames(good: bytes, n_random: int, seed: int = 1) -> list[bytes]:
                 f[rng.randrange(12, len(f))] = rng.randrange(256)
             out.append(bytes(f[:rng.randint(14, len(f))]))
     return out
+
+
+# ---- Reads, stream errors and messages before arbitration ---------------------------------------
+
+def reset_peak(pid: int) -> None:
+    """Reset a process's VmHWM to its RSS now (proc(5): clear_refs 5), so the next peak is this step's."""
+    with open(f"/proc/{pid}/clear_refs", "w") as f:
+        f.write("5")
+
+
+def _stub(addr: str) -> tuple[grpc.Channel, Any]:
+    ch = grpc.insecure_channel(addr)
+    return ch, p4r_grpc.P4RuntimeStub(ch)
+
+
+def _arbitration(election: int = FIRST_ELECTION) -> p4r.StreamMessageRequest:
+    req = p4r.StreamMessageRequest()
+    req.arbitration.device_id = DEVICE_ID
+    req.arbitration.election_id.low = election
+    return req
+
+
+def _primary(sw: SwitchProcess, program: Program) -> tuple[grpc.Channel, Any, Any]:
+    """A channel, its stub and a StreamChannel arbitrated as primary, the program pushed."""
+    ch, stub = _stub(sw.grpc_addr)
+    requests: queue.Queue = queue.Queue()
+    requests.put(_arbitration())
+    stream = stub.StreamChannel(iter(requests.get, None))
+    next(stream)
+    stub.SetForwardingPipelineConfig(pipeline_request(program, FIRST_ELECTION), timeout=60)
+    return ch, stub, (stream, requests)
+
+
+def register_read() -> p4r.ReadRequest:
+    """A Read of every cell of every register (`register_entry {}`)."""
+    req = p4r.ReadRequest(device_id=DEVICE_ID)
+    req.entities.add().register_entry.SetInParent()
+    return req
+
+
+@dataclass(slots=True, frozen=True)
+class Reads:
+    """A wildcard register Read (its answer and the switch's peak RSS growth) and Writes made while
+    `stalled` Reads wait on clients that do not read their answers (the slowest Write's seconds)."""
+
+    entities: int
+    status: str
+    peak_growth_mib: float
+    seconds: float
+    stalled: int
+    writes: int
+    slowest_write_s: float
+
+    def __str__(self) -> str:
+        return (f"a register_entry {{}} Read: {self.entities} entities then {self.status} in {self.seconds:.1f} s, "
+                f"switch peak RSS {self.peak_growth_mib:+.0f} MiB; {self.writes} Writes while {self.stalled} such "
+                f"Reads wait on clients that do not read: the slowest took {self.slowest_write_s:.2f} s")
+
+
+def reads(sw: SwitchProcess, program: Program, stalled: int = 8, writes: int = 20, timeout: float = 60) -> Reads:
+    """A wildcard register Read of the fabric program, then Writes while `stalled` Reads are in progress."""
+    ch, stub, (stream, requests) = _primary(sw, program)
+    try:
+        reset_peak(sw.pid)
+        peak0, t0 = rss_mib(sw.pid, "VmHWM"), time.monotonic()
+        n, status = 0, "OK"
+        try:
+            for resp in stub.Read(register_read(), timeout=timeout):
+                n += len(resp.entities)
+        except grpc.RpcError as e:
+            status = f"{e.code().name}: {e.details()}"
+        seconds, growth = time.monotonic() - t0, rss_mib(sw.pid, "VmHWM") - peak0
+        held = [stub.Read(register_read(), timeout=timeout) for _ in range(stalled)]  # never iterated
+        time.sleep(1)  # they are in progress: each thread waits on its client
+        slowest = 0.0
+        for i in range(writes):
+            req = p4r.WriteRequest(device_id=DEVICE_ID)
+            req.election_id.low = FIRST_ELECTION
+            req.updates.add(type=p4r.Update.INSERT).entity.CopyFrom(_route_entry(program, 1000 + i))
+            w0 = time.monotonic()
+            stub.Write(req, timeout=timeout)
+            slowest = max(slowest, time.monotonic() - w0)
+        for call in held:
+            call.cancel()
+        return Reads(n, status, growth, seconds, stalled, writes, slowest)
+    finally:
+        requests.put(None)
+        ch.close()
+
+
+@dataclass(slots=True, frozen=True)
+class StreamFlood:
+    """What a client that never reads its stream cost the switch: RSS growth after `packet_outs` packet-outs
+    of `payload` bytes that each fail, and the log lines of `early` messages sent before arbitration."""
+
+    packet_outs: int
+    payload: int
+    rss_growth_mib: float
+    early: int
+    log_lines: int
+
+    def __str__(self) -> str:
+        return (f"{self.packet_outs} failing packet-outs of {self.payload >> 10} KiB on a stream never read: switch "
+                f"RSS +{self.rss_growth_mib:.0f} MiB; {self.early} messages before arbitration: {self.log_lines} "
+                "log lines")
+
+
+def stream_flood(sw: SwitchProcess, packet_outs: int = 200, payload: int = 1 << 20, early: int = 20_000,
+                 settle: float = 3.0) -> StreamFlood:
+    """Packet-outs on a switch without a pipeline (each answered by a StreamError) from a client that never
+    reads, then `early` packet messages before any arbitration on another stream; the switch's log
+    counted in lines."""
+    ch, stub = _stub(sw.grpc_addr)
+    try:
+        lines0 = len(sw.log_path.read_text(errors="replace").splitlines()) if sw.log_path else 0
+        rss0 = rss_mib(sw.pid)
+        requests: queue.Queue = queue.Queue()
+        requests.put(_arbitration())
+        out = p4r.StreamMessageRequest()
+        out.packet.payload = b"\xab" * payload
+        for _ in range(packet_outs):
+            requests.put(out)
+        stream = stub.StreamChannel(iter(requests.get, None))
+        next(stream)  # the arbitration's answer; nothing more is read
+        time.sleep(settle)
+        growth = rss_mib(sw.pid) - rss0
+        requests.put(None)
+        stream.cancel()
+        tiny = p4r.StreamMessageRequest()
+        tiny.packet.SetInParent()
+        early_stream = stub.StreamChannel(iter([tiny] * early))
+        for _ in early_stream:
+            pass
+        time.sleep(0.5)
+        lines = len(sw.log_path.read_text(errors="replace").splitlines()) - lines0 if sw.log_path else -1
+        return StreamFlood(packet_outs, payload, growth, early, lines)
+    finally:
+        ch.close()

@@ -26,7 +26,7 @@ from emulation.target import Target
 from scripts.lb import LoadBalancing
 from scripts.reconf import Reconfiguration
 from scripts.schedule import ScheduleTiming
-from scripts.spec import Spec, Variant, make_topology
+from scripts.spec import Spec, Variant, make_topology, schedule_ocs_args
 from scripts.strategies import Strategies
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
             if topo.ocs and "--seed" not in ocs_args and "--instant" not in ocs_args:
                 ocs_args += ["--seed", str(seed)]
             if spec.kind == "schedule":
-                ocs_args = _schedule_args(spec) + ocs_args  # the variant's --day-ms/--night-ms win
+                ocs_args = schedule_ocs_args(spec) + ocs_args  # the variant's --day-ms/--night-ms win
             circuits = "none" if spec.kind in ("schedule", "strategies") else (first.initial_map or spec.initial_map)
             emu = Emulation.isolated(topo, first.mode, build_dir=build, switch_bin=switch_bin, ocs_args=ocs_args,
                                      circuits=circuits if topo.ocs else None, rto_min=first.rto_min,
@@ -188,14 +188,6 @@ def _tune_hosts(emu: Any, variant: Variant) -> None:
     """The variant's sysctls in every host. (CUBIC, seed 000 R12, is chosen per socket by the senders:
     a namespace may only default to the algorithms the machine allows, which need not include it.)"""
     set_sysctls(emu.hosts, variant.sysctl)
-
-
-def _schedule_args(spec: Spec) -> list[str]:
-    s = spec.schedule
-    args = ["--schedule", "round-robin", "--day-ms", str(s.get("day_ms", 100)), "--night-ms", str(s.get("night_ms", 10))]
-    if s.get("slots"):
-        args += ["--schedule-slots", ",".join(str(x) for x in s["slots"])]
-    return args
 
 
 def one_line(m: dict[str, Any]) -> str:

@@ -39,7 +39,6 @@ from emulation.ocs.dataplane import P4RuntimeCircuits
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
 from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin, write_dataplane_schedule
-from emulation.priority import SWITCH_NICE
 from emulation.switchproc import start_switch
 from emulation.target import Target, label
 from p4rt.client import P4RuntimeClient
@@ -113,11 +112,10 @@ class Bed:
             switch_port_offloads_off(sw)
         self.proc = start_switch(self.target, self.build / "ocs.json", {p: sw for p, (sw, _) in self.ports.items()},
                                  device_id=1)
-        # as the emulation runs its switches (emulation/p4switch.py): every thread at SWITCH_NICE; and
-        # off the core the sender's busy loop takes (send_stream)
+        # at the switches' priority, as start_switch runs them (emulation/priority.py); and off the core
+        # the sender's busy loop takes (send_stream)
         switch_cpus, _ = split_cpus()
         for tid in os.listdir(f"/proc/{self.proc.proc.pid}/task"):
-            os.setpriority(os.PRIO_PROCESS, int(tid), SWITCH_NICE)
             os.sched_setaffinity(int(tid), switch_cpus)
         self.client = P4RuntimeClient(self.proc.grpc_addr, device_id=1, election_id=(0, 1))
         self.client.connect()

@@ -18,40 +18,18 @@ from control.ocs.scpi import parse_address
 from emulation.ocs.dataplane import IpLinkControl, P4RuntimeCircuits, parse_link_specs
 from emulation.ocs.delay import THESIS_TABLE_4_3, DelayModel, summarize
 from emulation.ocs.emulator import MAX_PORTS, EmulatedOcs
+from emulation.ocs.options import (
+    add_delay_args,
+    add_experiment_args,
+    check_options,
+    delay_from_args,
+    ports_arg,
+)
 from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin, write_dataplane_schedule
-from emulation.ocs.server import IDLE_TIMEOUT_S, MAX_CLIENTS, ScpiServer
+from emulation.ocs.server import ScpiServer
 from p4rt.client import P4RuntimeClient
 
 log = logging.getLogger(__name__)
-
-
-def add_delay_args(p: argparse.ArgumentParser) -> None:
-    """The delay model options (defaults: thesis Table 4.3)."""
-    d = DelayModel()
-    g = p.add_argument_group("delay model (ms; defaults reproduce thesis Table 4.3)")
-    g.add_argument("--mirror-ms", type=float, default=d.mirror_ms, metavar="MS", help="MEMS mirror time")
-    g.add_argument("--lock-ms", type=float, default=d.lock_ms, metavar="MS", help="transceiver lock time")
-    g.add_argument("--lock-jitter-ms", type=float, default=d.lock_jitter_ms, metavar="MS")
-    g.add_argument("--poll-ms", type=float, default=d.poll_period_ms, metavar="MS", help="ToR port polling period")
-    g.add_argument("--missed-poll-prob", type=float, default=d.missed_poll_prob, metavar="P")
-    g.add_argument("--missed-poll-jitter-ms", type=float, default=d.missed_poll_jitter_ms, metavar="MS")
-    g.add_argument("--seed", type=int, default=None, metavar="N", help="random seed (default: random)")
-    g.add_argument("--instant", action="store_true", help="every delay 0")
-
-
-def delay_from_args(args: argparse.Namespace) -> DelayModel:
-    """Build the DelayModel the options describe."""
-    if args.instant:
-        return DelayModel(0, 0, 0, 0, 0, 0, seed=args.seed)
-    return DelayModel(args.mirror_ms, args.lock_ms, args.lock_jitter_ms, args.poll_ms,
-                      args.missed_poll_prob, args.missed_poll_jitter_ms, seed=args.seed)
-
-
-def ports_arg(text: str) -> int:
-    """--ports: the switch size N, checked before anything is allocated for it."""
-    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_PORTS:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer 1..{MAX_PORTS}")
-    return int(text)
 
 
 def add_parsers(sub: Any) -> None:
@@ -61,10 +39,6 @@ def add_parsers(sub: Any) -> None:
                    help="SCPI address (port 0: any free port, printed on stdout)")
     p.add_argument("--ports", type=ports_arg, required=True, metavar="N",
                    help=f"N inputs and N outputs (1..{MAX_PORTS})")
-    p.add_argument("--max-clients", type=int, default=MAX_CLIENTS, metavar="N",
-                   help=f"open SCPI connections at most; more wait in the listen backlog (default {MAX_CLIENTS})")
-    p.add_argument("--idle-timeout", type=float, default=IDLE_TIMEOUT_S, metavar="S",
-                   help=f"close a connection silent this long (default {IDLE_TIMEOUT_S:.0f} s)")
     p.add_argument("--dataplane", default="none", metavar="<ip>:<port>|none",
                    help="P4Runtime address of the `ocs` switch whose `circuit` table to drive")
     p.add_argument("--device-id", type=int, default=0, metavar="N")
@@ -78,15 +52,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--events", metavar="FILE", help="append every OCS event as a JSON line")
     p.add_argument("--circuits", default="", metavar="a-b,c-d",
                    help="duplex circuits between slots to light at start, at once (default: none, all dark)")
-    p.add_argument("--schedule", choices=["none", "round-robin"], default="none",
-                   help="cycle circuit maps instead of taking commands' timing from the delay model")
-    p.add_argument("--day-ms", type=float, default=100.0, metavar="MS")
-    p.add_argument("--night-ms", type=float, default=10.0, metavar="MS")
-    p.add_argument("--schedule-slots", default="", metavar="1,2,...", help="slots in the round robin (default all)")
-    p.add_argument("--schedule-mode", choices=["thread", "dataplane"], default="thread",
-                   help="thread: set each map from a thread (writes and link changes per slot); dataplane: "
-                        "write the cycle once into the ocs switch's time-flow tables (needs --dataplane)")
-    add_delay_args(p)
+    add_experiment_args(p)
     p.set_defaults(func=run_emulator)
 
     p = sub.add_parser("ocs-delay", help="sample the delay model and compare with thesis Table 4.3")
@@ -111,11 +77,20 @@ def _slot_map(specs: list[str]) -> dict[int, int] | None:
 
 def run_emulator(args: argparse.Namespace) -> int:
     """Serve an emulated OCS until SIGINT/SIGTERM."""
+    # every option is checked before anything is opened, connected or written
     host, port = parse_address(args.listen)
-    delay = delay_from_args(args)
+    delay = check_options(args)
     port_map = _slot_map(args.port_map)
     if port_map is not None:
         port_map = {s: port_map.get(s, s) for s in range(1, args.ports + 1)}
+    links = IpLinkControl(parse_link_specs(args.link)) if args.link else None
+    initial = duplex_pairs(parse_pairs(args.circuits.split(",")), args.ports) if args.circuits else []
+    schedule = None
+    if args.schedule == "round-robin":
+        schedule = Schedule(round_robin(args.ports, args.schedule_slots or None), args.day_ms, args.night_ms)
+    timeflow = schedule is not None and args.schedule_mode == "dataplane"
+    if timeflow and args.dataplane == "none":
+        raise ValueError("--schedule-mode dataplane: expected --dataplane ADDR (the ocs switch)")
     events_file = open(Path(args.events), "a", buffering=1) if args.events else None  # noqa: SIM115
     ev_lock = threading.Lock()
 
@@ -126,7 +101,6 @@ def run_emulator(args: argparse.Namespace) -> int:
 
     client = circuits = None
     if args.dataplane != "none":
-
         client = P4RuntimeClient(args.dataplane, device_id=args.device_id, election_id=(0, args.election_id))
         client.connect()
         config = Path(args.config).read_bytes() if args.p4info and args.config else None
@@ -136,23 +110,17 @@ def run_emulator(args: argparse.Namespace) -> int:
             raise ValueError(f"ocs switch {args.dataplane}: has no pipeline; expected --p4info and --config")
         circuits = P4RuntimeCircuits(client, config)
         circuits.clear_all()
-    links = IpLinkControl(parse_link_specs(args.link)) if args.link else None
-    timeflow = args.schedule == "round-robin" and args.schedule_mode == "dataplane"
-    if timeflow and circuits is None:
-        raise ValueError("--schedule-mode dataplane: expected --dataplane ADDR (the ocs switch)")
     # With the cycle in the time-flow tables the data plane is the schedule's own: SCPI commands
     # are answered but drive neither the circuit table (the schedule overrides it) nor the fibres.
     ocs = EmulatedOcs(args.ports, delay, None if timeflow else circuits, None if timeflow else links,
                       port_map, on_event)
     if links is not None and not timeflow:
         ocs.init_links()
-    if args.circuits:
-        ocs.set_map(duplex_pairs(parse_pairs(args.circuits.split(",")), args.ports), delay=DelayModel.instant())
+    if initial:
+        ocs.set_map(initial, delay=DelayModel.instant())
     server = ScpiServer((host, port), ocs, max_clients=args.max_clients, idle_timeout=args.idle_timeout)
     runner = None
-    if args.schedule == "round-robin":
-        slots = [int(s) for s in args.schedule_slots.split(",") if s.strip()] or None
-        schedule = Schedule(round_robin(args.ports, slots), args.day_ms, args.night_ms)
+    if schedule is not None:
         if timeflow:
             assert client is not None
             sched = write_dataplane_schedule(client, schedule, args.ports, port_map)

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from emulation.links import check_ifname
 from fabric.contract import CIRCUIT, CROSS_CONNECT
 from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import TableEntry
@@ -15,7 +16,6 @@ from p4rt.errors import P4RuntimeError
 from p4rt.proto import p4r
 
 log = logging.getLogger(__name__)
-
 
 
 def circuit_entry(in_port: int, out_port: int) -> TableEntry:
@@ -137,11 +137,14 @@ class P4RuntimeCircuits:
 
 
 class IpLinkControl:
-    """Sets Linux interfaces down/up with `ip link`, so the attached switches see the port change."""
+    """Sets Linux interfaces down/up with `ip link`, so the attached switches see the port change.
+
+    The names become lines of an `ip -batch` script, so each is checked here (emulation.links.check_ifname):
+    a newline in one would add any `ip` command, `netns exec ... sh -c` included."""
 
     def __init__(self, interfaces: dict[int, list[str]],
                  runner: Callable[[list[str], str | None], None] | None = None) -> None:
-        self.interfaces = interfaces
+        self.interfaces = {port: [check_ifname(n) for n in names] for port, names in interfaces.items()}
         self._run = runner or _run_ip
 
     def set_link(self, dp_port: int, up: bool) -> None:
@@ -163,11 +166,14 @@ def _run_ip(argv: list[str], stdin: str | None = None) -> None:
 
 
 def parse_link_specs(specs: list[str]) -> dict[int, list[str]]:
-    """Parse ["3=veth3", "3=tor1-eth2", ...] into {3: ["veth3", "tor1-eth2"]}."""
+    """Parse ["3=veth3", "3=tor1-eth2", ...] into {3: ["veth3", "tor1-eth2"]}; ValueError naming a bad one."""
     out: dict[int, list[str]] = {}
     for spec in specs:
         port, sep, ifname = spec.partition("=")
-        if not sep or not port.strip().isdigit() or not ifname.strip():
+        if not sep or not port.isascii() or not port.isdigit():
             raise ValueError(f"link {spec!r}: expected <dp-port>=<interface>")
-        out.setdefault(int(port), []).append(ifname.strip())
+        try:
+            out.setdefault(int(port), []).append(check_ifname(ifname))
+        except ValueError as exc:
+            raise ValueError(f"link {spec!r}: {exc}") from None
     return out

@@ -17,6 +17,21 @@ import random
 import statistics
 from dataclasses import asdict, dataclass, field
 
+# The longest delay the emulator takes: a minute, far beyond any OCS's (the thesis's slowest port came
+# up in 834 ms). NaN, infinity and 1e300 would stop the timeline (a comparison that is never true, an
+# OverflowError in a wait), so every length is checked against it.
+MAX_DELAY_MS = 60_000.0
+
+
+def check_ms(name: str, value: object, low: float = 0.0, low_open: bool = False) -> float:
+    """A length in ms, finite and in low..MAX_DELAY_MS (above low when low_open); ValueError naming it."""
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float))
+          and (low < value if low_open else low <= value) and value <= MAX_DELAY_MS)  # NaN fails both
+    if not ok:
+        raise ValueError(f"{name} {value!r}: expected milliseconds {'above' if low_open else 'from'} {low:g} "
+                         f"and at most {MAX_DELAY_MS:.0f}")
+    return float(value)
+
 
 @dataclass(slots=True)
 class DelayModel:
@@ -33,11 +48,10 @@ class DelayModel:
 
     def __post_init__(self) -> None:
         for name in ("mirror_ms", "lock_ms", "lock_jitter_ms", "poll_period_ms", "missed_poll_jitter_ms"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or v < 0:
-                raise ValueError(f"{name} {v!r}: expected a number >= 0")
-        if not 0.0 <= self.missed_poll_prob <= 1.0:
-            raise ValueError(f"missed_poll_prob {self.missed_poll_prob!r}: expected a probability in 0..1")
+            check_ms(name, getattr(self, name))
+        p = self.missed_poll_prob
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:  # NaN fails too
+            raise ValueError(f"missed_poll_prob {p!r}: expected a probability in 0..1")
         self._rng = random.Random(self.seed)
 
     @classmethod

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from control.ocs.driver import Pair
-from emulation.ocs.delay import DelayModel
+from emulation.ocs.delay import DelayModel, check_ms
 from emulation.ocs.emulator import EmulatedOcs
 from fabric.schedule import TimeSchedule
 from fabric.schedule_clock import clock_for
@@ -55,8 +55,8 @@ class Schedule:
     def __post_init__(self) -> None:
         if not self.maps:
             raise ValueError("schedule maps []: expected at least one map")
-        if self.day_ms <= 0 or self.night_ms < 0:
-            raise ValueError(f"day {self.day_ms} ms / night {self.night_ms} ms: expected day > 0 and night >= 0")
+        check_ms("day", self.day_ms, low_open=True)
+        check_ms("night", self.night_ms)
 
     @property
     def cycle_ms(self) -> float:
@@ -64,10 +64,24 @@ class Schedule:
         return len(self.maps) * (self.day_ms + self.night_ms)
 
 
+# A thread that sets each map cannot keep a shorter slot: it would run slot after slot without sleeping,
+# each one a map change and its events (the time-flow tables of write_dataplane_schedule can).
+MIN_THREAD_SLOT_MS = 1.0
+
+
+def check_thread_slot(day_ms: float, night_ms: float) -> None:
+    """ValueError unless a day and a night make a slot a thread can keep (MIN_THREAD_SLOT_MS)."""
+    if not day_ms + night_ms >= MIN_THREAD_SLOT_MS:
+        raise ValueError(f"day {day_ms:g} ms + night {night_ms:g} ms: expected a slot of at least "
+                         f"{MIN_THREAD_SLOT_MS:g} ms when a thread sets each map (shorter: the dataplane "
+                         "schedule mode)")
+
+
 class ScheduleRunner:
     """Drives an EmulatedOcs through a Schedule in a thread, on an absolute time grid (no drift)."""
 
     def __init__(self, ocs: EmulatedOcs, schedule: Schedule) -> None:
+        check_thread_slot(schedule.day_ms, schedule.night_ms)
         self.ocs = ocs
         self.schedule = schedule
         self._stop = threading.Event()

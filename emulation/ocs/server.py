@@ -33,9 +33,15 @@ log = logging.getLogger(__name__)
 IDN = "HITLESS,OCS-EMULATOR,{size}x{size},1.0"
 ERROR_QUEUE_LEN = 10
 MAX_LINE = 65536  # bytes; a longer line is dropped with -223 "Too much data"
+# What one line may cost: its commands and its answers (what waits for a client that does not read is
+# one line's answers; 8 such clients of a 1024-port switch once held 749 MiB). Past either, -223.
+MAX_COMMANDS = 64
+MAX_ANSWER = 256 * 1024  # bytes; STATe? of a full 1024-port switch answers about 10 KB
 RECV_SIZE = 65536
 MAX_CLIENTS = 1024  # open connections; more wait in the listen backlog
 IDLE_TIMEOUT_S = 300.0  # a connection silent (or not reading answers) this long is closed
+MAX_IDLE_TIMEOUT_S = 86400.0
+FULL_IDLE_TIMEOUT_S = 5.0  # ... or this long while every slot is taken, so a new client gets one
 WORKERS = 8  # threads running commands (a blocking *OPC? holds one)
 FD_RESERVE = 64  # file descriptors kept for the data plane, logs and the event file
 
@@ -61,17 +67,25 @@ class Session:
         return scpi.format_error(*self.errors.popleft())
 
     def execute_line(self, line: str) -> str | None:
-        """Run every command of one line; the joined query answers, or None when there are none."""
+        """Run the commands of one line, MAX_COMMANDS at most, until their answers reach MAX_ANSWER bytes
+        (the rest is dropped with one -223 error); the joined query answers, or None when there are none."""
         answers: list[str] = []
-        for command in scpi.split_commands(line):
+        size = 0
+        commands = scpi.split_commands(line)
+        for n, command in enumerate(commands):
+            if n == MAX_COMMANDS or size > MAX_ANSWER:
+                why = f"more than {MAX_COMMANDS} commands" if n == MAX_COMMANDS else f"answers over {MAX_ANSWER} bytes"
+                self.push_error(scpi.TOO_MUCH_DATA, f"{why} on one line; {len(commands) - n} not run")
+                break
             try:
                 answer = self.execute(command)
             except ScpiError as exc:
-                log.info("scpi %r: %s", command, exc)
+                log.info("scpi %r: %s", command[:80], exc)
                 self.push_error(exc.code, exc.detail)
                 continue
             if answer is not None:
                 answers.append(answer)
+                size += len(answer) + 1
         return ";".join(answers) if answers else None
 
     def execute(self, command: str) -> str | None:
@@ -213,18 +227,23 @@ class ScpiServer:
     `max_connection_idle`, OpenSSH's `ClientAliveInterval`). The listen backlog is SOMAXCONN (what
     gRPC core and sshd ask for); at `max_clients` open connections it stops accepting until one
     closes, so further clients wait in the kernel's backlog instead of failing (nginx's
-    `worker_connections`). A line longer than MAX_LINE is dropped up to its newline with a -223 error
-    in that session's queue; the connection stays open.
+    `worker_connections`); while every slot is taken, the connection idle longest is closed once it
+    has been idle `full_idle_timeout` (silent connections cannot lock a real client out). A line longer
+    than MAX_LINE is dropped up to its newline with a -223 error in that session's queue; the
+    connection stays open. A line runs MAX_COMMANDS commands at most and answers MAX_ANSWER bytes at
+    most, and the next line is read only once its answer is sent, so a client that does not read
+    holds one line's answer.
     """
 
     def __init__(self, address: tuple[str, int], ocs: EmulatedOcs, *, max_clients: int = MAX_CLIENTS,
-                 idle_timeout: float = IDLE_TIMEOUT_S, workers: int = WORKERS) -> None:
-        if max_clients < 1 or workers < 1 or not idle_timeout > 0:
-            raise ValueError(f"max_clients={max_clients} workers={workers} idle_timeout={idle_timeout}: "
-                             "expected >= 1, >= 1 and > 0")
+                 idle_timeout: float = IDLE_TIMEOUT_S, workers: int = WORKERS,
+                 full_idle_timeout: float = FULL_IDLE_TIMEOUT_S) -> None:
+        check_limits(max_clients, idle_timeout, workers)
+        check_limits(max_clients, full_idle_timeout, workers)
         self.ocs = ocs
         self.max_clients = _fit_fd_limit(max_clients)
         self.idle_timeout = idle_timeout
+        self.full_idle_timeout = min(full_idle_timeout, idle_timeout)
         self.stats = ServerStats()
         self.socket = socket.create_server(address, backlog=socket.SOMAXCONN)
         self.socket.setblocking(False)
@@ -233,7 +252,7 @@ class ScpiServer:
         self._loop = asyncio.new_event_loop()
         self._thread: threading.Thread | None = None
         self._main: asyncio.Task[None] | None = None
-        self._clients: set[asyncio.Task[None]] = set()
+        self._clients: dict[asyncio.Task[None], float] = {}  # each connection's last activity (loop time)
 
     @property
     def port(self) -> int:
@@ -288,9 +307,12 @@ class ScpiServer:
         room = asyncio.Event()
         room.set()
         while True:
-            if len(self._clients) >= self.max_clients:
+            while len(self._clients) >= self.max_clients:
                 room.clear()
-                await room.wait()
+                try:
+                    await asyncio.wait_for(room.wait(), min(1.0, self.full_idle_timeout))
+                except asyncio.TimeoutError:
+                    self._close_longest_idle(loop.time())
             try:
                 conn, peer = await loop.sock_accept(self.socket)
             except OSError as exc:  # EMFILE and the like: wait for a connection to close, then retry
@@ -301,16 +323,30 @@ class ScpiServer:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.stats.accepted += 1
             task = loop.create_task(self._serve(conn, peer))
-            self._clients.add(task)
+            self._clients[task] = loop.time()
             self.stats.active = len(self._clients)
             self.stats.peak_active = max(self.stats.peak_active, self.stats.active)
 
             def done(t: asyncio.Task[None]) -> None:
-                self._clients.discard(t)
+                self._clients.pop(t, None)
                 self.stats.active = len(self._clients)
                 room.set()
 
             task.add_done_callback(done)
+
+    def _close_longest_idle(self, now: float) -> None:
+        """Every slot taken: close the connection idle longest if it has been idle full_idle_timeout."""
+        task, last = min(self._clients.items(), key=lambda kv: kv[1])
+        if now - last >= self.full_idle_timeout:
+            self.stats.idle_closed += 1
+            log.info("scpi: every slot taken; a connection idle for %.0f s closed", now - last)
+            task.cancel()
+
+    def _active(self) -> None:
+        """The calling connection did something (read a line or sent an answer)."""
+        task = asyncio.current_task()
+        if task in self._clients:
+            self._clients[task] = asyncio.get_running_loop().time()  # type: ignore[index]
 
     async def _serve(self, conn: socket.socket, peer: Any) -> None:
         """One client, line by line; its commands run on the pool, one at a time, in order."""
@@ -324,6 +360,7 @@ class ScpiServer:
                 data = await asyncio.wait_for(loop.sock_recv(conn, RECV_SIZE), self.idle_timeout)
                 if not data:
                     break
+                self._active()
                 buf += data
                 *lines, buf = buf.split(b"\n")
                 for raw in lines:
@@ -341,6 +378,7 @@ class ScpiServer:
                     if answer is not None:
                         await asyncio.wait_for(loop.sock_sendall(conn, answer.encode("ascii", "replace") + b"\n"),
                                                self.idle_timeout)
+                        self._active()
                 if len(buf) > MAX_LINE:
                     if not discarding:
                         self._too_long(session, peer)
@@ -348,6 +386,8 @@ class ScpiServer:
         except asyncio.TimeoutError:  # (TimeoutError itself from Python 3.11)
             self.stats.idle_closed += 1
             log.info("scpi client %s: idle for %.0f s, closed", peer, self.idle_timeout)
+        except asyncio.CancelledError:  # closed for a new client (_close_longest_idle) or the server stops
+            log.info("scpi client %s: closed", peer)
         except OSError as exc:
             log.info("scpi client %s: %s", peer, exc)
         finally:
@@ -358,6 +398,16 @@ class ScpiServer:
         self.stats.oversized_lines += 1
         log.info("scpi client %s: line longer than %d bytes dropped", peer, MAX_LINE)
         session.push_error(scpi.TOO_MUCH_DATA, f"line longer than {MAX_LINE} bytes")
+
+
+def check_limits(max_clients: int, idle_timeout: float, workers: int = WORKERS) -> None:
+    """ValueError unless the server's limits are whole numbers >= 1 and seconds in (0, MAX_IDLE_TIMEOUT_S]."""
+    for name, n in (("max_clients", max_clients), ("workers", workers)):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"{name} {n!r}: expected an integer >= 1")
+    if isinstance(idle_timeout, bool) or not isinstance(idle_timeout, (int, float)) \
+            or not 0 < idle_timeout <= MAX_IDLE_TIMEOUT_S:  # NaN fails too
+        raise ValueError(f"idle_timeout {idle_timeout!r}: expected seconds above 0 and at most {MAX_IDLE_TIMEOUT_S:.0f}")
 
 
 def _fit_fd_limit(max_clients: int) -> int:

@@ -29,7 +29,13 @@ from control.ocs.driver import duplex_pairs  # noqa: E402
 from emulation.links import cpu_mask, rps_path  # noqa: E402
 from emulation.network import Emulation  # noqa: E402 - after the skip checks
 from emulation.p4switch import free_grpc_base  # noqa: E402
-from emulation.priority import HOST_NICE, SOFTIRQ_NICE, SWITCH_NICE, SoftirqBoost, softirq_threads  # noqa: E402
+from emulation.priority import (  # noqa: E402
+    HOST_NICE,
+    SOFTIRQ_NICE,
+    SWITCH_REALTIME,
+    SoftirqBoost,
+    softirq_threads,
+)
 
 # per test process, so two test runs (or a test run and `make run-topo`) never share an interface name
 PREFIX = "t" + "0123456789abcdefghijklmnopqrstuvwxyz"[os.getpid() % 36] + "0123456789abcdefghijklmnopqrstuvwxyz"[
@@ -151,7 +157,10 @@ def test_ucd4_dark_ports_lose_carrier_and_recover(build: Path) -> None:
             "rto_min 10ms" in emu.cmd("h1", "ip route show default")
         assert emu.ocs is not None and emu.ocs.circuits == [(3, 1), (2, 5), (6, 4)]
         switch_pids = [pid for name, pid in emu.pids().items() if name.startswith("switch ")]
-        assert len(switch_pids) == 5 and {os.getpriority(os.PRIO_PROCESS, p) for p in switch_pids} == {SWITCH_NICE}
+        # every thread of every switch real-time (emulation/priority.py)
+        threads = [int(t) for p in switch_pids for t in os.listdir(f"/proc/{p}/task")]
+        assert len(switch_pids) == 5 and {(os.sched_getscheduler(t), os.sched_getparam(t).sched_priority)
+                                          for t in threads} == {(os.SCHED_FIFO, SWITCH_REALTIME)}
         # the data plane before the software that drives it (emulation/priority.py)
         assert {int(emu.cmd(h, "nice").strip()) for h in emu.hosts} == {HOST_NICE}
         assert {os.getpriority(os.PRIO_PROCESS, t) for t in softirq_threads()} == {SOFTIRQ_NICE}

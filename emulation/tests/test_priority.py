@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from emulation.priority import SoftirqBoost, set_nice, softirq_threads
+from emulation.priority import SWITCH_REALTIME, SoftirqBoost, set_nice, softirq_threads, switch_argv
 
 TEST_NICE = -3  # neither the default niceness nor SOFTIRQ_NICE
 root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to raise a thread's priority")
@@ -24,6 +24,13 @@ def test_nice_argv_is_absolute_whatever_the_callers_niceness() -> None:
     out = subprocess.run(["nice", "-n", "3", sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).resolve().parents[2])
     assert out.stdout.split() == ["7"]
+
+
+@root
+def test_a_switch_command_runs_real_time() -> None:
+    code = "import os; print(os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)"
+    out = subprocess.run(switch_argv([sys.executable, "-c", code]), capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(os.SCHED_FIFO), str(SWITCH_REALTIME)]
 
 
 def test_softirq_threads_are_one_per_cpu() -> None:

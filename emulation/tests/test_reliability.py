@@ -1,5 +1,6 @@
 """Abuse suite of what runs commands for the emulation: option and spec strings that once reached a
-shell (`--rto-min`, experiment `rto_min` and `sysctl`, the Makefile's TOPO_FILE, CMD, K and RUN_ARGS).
+shell (`--rto-min`, experiment `rto_min`, `sysctl` and `ocs_args`, the OCS emulator's `--link` names in
+its `ip -batch` script, the Makefile's TOPO_FILE, CMD, K and RUN_ARGS).
 Each injection must be refused or stay a literal value; none may run. Host set-up is checked in a
 network namespace of the test's own (root), removed at the end."""
 
@@ -9,12 +10,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from emulation.__main__ import main
-from emulation.links import HostCommand, check_rto_min, host_commands, run_in
+from emulation.links import HostCommand, check_ifname, check_rto_min, host_commands, run_in
+from emulation.ocs.dataplane import IpLinkControl, parse_link_specs
 from scripts import spec as spec_mod
 from scripts.runner import _tune_hosts
 from topo.generators import ucd4
@@ -174,3 +177,81 @@ def test_host_set_up_runs_in_a_namespace_without_a_shell(marker: Path) -> None:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
     assert not marker.exists()
     assert ns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+
+
+# -- interface names in `ip -batch` lines (the OCS emulator's --link) ----------------------------------
+
+LINK_INJECTION = 'lo up\nnetns exec {ns} sh -c "touch {f}" #'  # line 1 sets lo up, line 2 runs a shell
+
+
+@pytest.mark.parametrize("good", ["lo", "eth0", "xab-s1-eth2", "a" * 15, "veth.1", "tor_1-p", "x@y", "a+b"])
+def test_interface_names_the_kernel_takes_are_accepted(good: str) -> None:
+    assert check_ifname(good) == good
+    assert parse_link_specs([f"3={good}"]) == {3: [good]}
+
+
+@pytest.mark.parametrize("bad", ["", ".", "..", "a" * 16, "a/b", "a:1", "a b", "a\tb", "a\nb", "a\rb", "a#b",
+                                 "a'b", 'a"b', "a\\", "a\x00b", "a\x01b", "a\xa0b", "é", 5, None])
+def test_interface_names_the_kernel_or_ip_batch_refuses_are_refused(bad: object) -> None:
+    with pytest.raises(ValueError, match=r"interface name .*: expected 1\.\.15 printable ASCII characters") as e:
+        check_ifname(bad)
+    assert "\n" not in str(e.value)
+    with pytest.raises(ValueError, match="interface name"):
+        IpLinkControl({1: [bad]}, runner=lambda argv, stdin: pytest.fail(f"ran {argv} {stdin!r}"))
+
+
+def test_link_injection_is_refused_by_every_way_in(marker: Path, capsys: pytest.CaptureFixture) -> None:
+    """A spec variant's ocs_args, `emulation run --ocs-arg`, the Emulation API and the emulator's --link."""
+    payload = f"1={LINK_INJECTION.format(ns='nsx', f=marker)}"
+    with pytest.raises(ValueError, match=r"link '1=lo up\\nnetns .*': interface name"):
+        parse_link_specs([payload])
+    for ocs_args in (["--link", payload], [f"--link={payload}"], ["--events", str(marker)], ["--lin", payload],
+                     ["--seed", "--link", payload]):
+        data = {"name": "x", "kind": "reconfiguration", "streams": [{"src": "h2", "dst": "h3"}],
+                "variants": [{"name": "v", "procedure": "mbb", "ocs_args": ocs_args}]}
+        with pytest.raises(ValueError, match=r"variants\[0\]: ocs_args: ") as e:
+            spec_mod.parse(data)
+        assert "\n" not in str(e.value)
+    assert main(["run", "--topo", "ucd4", "--ocs-arg=--link", f"--ocs-arg={payload}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("emulation run: ocs_args: unrecognized arguments: --link") and err.count("\n") == 1
+    assert main(["ocs-emulator", "--listen", "127.0.0.1:0", "--ports", "2", "--instant", "--link", payload]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("emulation ocs-emulator: link '1=lo up\\nnetns") and err.count("\n") == 1
+    assert not marker.exists()
+
+
+def test_emulation_refuses_ocs_args_before_starting(marker: Path) -> None:
+    pytest.importorskip("mininet.net", reason="Mininet is not installed")
+    from emulation.network import Emulation
+
+    with pytest.raises(ValueError, match="ocs_args: unrecognized arguments: --link"):
+        Emulation(ucd4(), "ecmp", ocs_args=["--link", f"1={LINK_INJECTION.format(ns='nsx', f=marker)}"])
+    assert not marker.exists()
+
+
+@pytest.mark.root
+@pytest.mark.skipif(os.geteuid() != 0, reason="ip -batch and network namespaces need root")
+def test_ocs_emulator_link_injection_runs_nothing(marker: Path) -> None:
+    """The emulator as a process, as root, with the payload that once ran a shell in a namespace through
+    `ip -batch` at start: it must exit with one line, and the file the payload writes must not exist."""
+    ns = f"hxinj{os.getpid() % 100000}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    proc = subprocess.Popen([sys.executable, "-m", "emulation", "ocs-emulator", "--listen", "127.0.0.1:0",
+                             "--ports", "2", "--instant", "--link", f"1={LINK_INJECTION.format(ns=ns, f=marker)}"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        try:
+            out, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:  # it started: give its timeline the time to run the batch
+            time.sleep(1)
+            proc.terminate()
+            out, err = proc.communicate(timeout=10)
+        assert not marker.exists(), "the --link payload ran a shell command"
+        assert proc.returncode == 2, (out, err)
+        assert err.startswith("emulation ocs-emulator: link '1=lo up\\nnetns exec") and err.count("\n") == 1, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)

@@ -23,6 +23,8 @@ from p4sim.compiler.env import (
 )
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.types import (
+    MAX_CONST_BITS,
+    MAX_WIDTH,
     BitsT,
     BoolT,
     DontCareT,
@@ -222,8 +224,8 @@ class ExprLowerer:
     def _expr(self, e: A.Expr, expected: Type | None) -> V:
         if isinstance(e, A.IntLit):
             if e.width is not None:
-                if e.width <= 0:
-                    raise CompileError(e.loc, f"integer width {e.width} must be positive")
+                if not 0 < e.width <= MAX_WIDTH:
+                    raise CompileError(e.loc, f"integer width {e.width}: expected 1..{MAX_WIDTH}")
                 t = BitsT(e.width, e.signed)
                 val = wrap(e.value, t)
                 if val != e.value:
@@ -505,7 +507,13 @@ class ExprLowerer:
         if isinstance(tb, BitsT) and tb.signed or isinstance(b.const, int) and b.const < 0:
             raise CompileError(e.right.loc, "shift amount must be unsigned")
         if a.const is not None and b.const is not None:
-            val = a.const << b.const if e.op == "<<" else a.const >> b.const
+            amount = b.const
+            if isinstance(ta, BitsT):  # past the width every bit is shifted out: no need to make them
+                amount = min(amount, ta.width)
+            elif e.op == "<<" and a.const and a.const.bit_length() + amount > MAX_CONST_BITS:
+                raise CompileError(e.loc, f"{a.const.bit_length()}-bit value << {amount}: expected a result of at "
+                                          f"most {MAX_CONST_BITS} bits")
+            val = a.const << amount if e.op == "<<" else a.const >> amount
             if isinstance(ta, BitsT):
                 val = wrap(val, ta)
             return V(hexstr(val, ta.width if isinstance(ta, BitsT) else None), ta, None, val)

@@ -7,6 +7,10 @@ from dataclasses import dataclass
 
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.preprocess import SourceLine
+from p4sim.compiler.types import MAX_WIDTH
+
+# the longest digits a literal of MAX_WIDTH bits may be written with (binary, underscores between)
+MAX_LITERAL_CHARS = 2 * MAX_WIDTH + 2
 
 KEYWORDS = frozenset("""
 abstract action apply bit bool break const continue control default else entries enum error exit extern false for
@@ -65,9 +69,19 @@ def tokenize(lines: list[SourceLine], end: Loc | None = None) -> list[Token]:
             if m.group("int") is not None:
                 digits = m.group("digits").lower()
                 base = {"0x": 16, "0b": 2, "0o": 8}.get(digits[:2], 10)
+                width = m.group("width")
+                if width and len(width) > len(str(MAX_WIDTH)):
+                    raise CompileError(loc, f"integer width {width[:12]}{'...' if len(width) > 12 else ''}: expected "
+                                            f"1..{MAX_WIDTH}")
+                if len(digits) > MAX_LITERAL_CHARS:
+                    raise CompileError(loc, f"integer literal of {len(digits)} characters: expected a value of at "
+                                            f"most {MAX_WIDTH} bits")
                 tok = Token("int", s, loc, parse_int(digits), base=base, adjacent=adjacent)
-                if m.group("width"):
-                    tok.width = int(m.group("width"))
+                if tok.value.bit_length() > MAX_WIDTH:
+                    raise CompileError(loc, f"integer literal of {tok.value.bit_length()} bits: expected at most "
+                                            f"{MAX_WIDTH}")
+                if width:
+                    tok.width = int(width)
                     tok.signed = m.group("sign") == "s"
             elif m.group("ident") is not None:
                 tok = Token("kw" if s in KEYWORDS else "ident", s, loc, adjacent=adjacent)

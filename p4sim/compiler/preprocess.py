@@ -1,7 +1,12 @@
 """The C-style preprocessor subset P4 programs use: includes, object-like macros, conditionals.
 
 The output keeps, for every line, the file and line it came from, so that the lexer reports
-errors at the right place inside included files.
+errors at the right place inside included files. `#if` is evaluated as C does (cexpr.py). What a
+hostile program could make grow without end is bounded, each a located error: includes nested
+(_MAX_DEPTH) and included in all (MAX_INCLUDES: a file that includes another twice, twenty deep,
+is a million includes), macro expansions of one line (MAX_EXPANSIONS, MAX_LINE_CHARS: a macro
+defined as two of the one before, twenty deep, is a million), macros nested (MAX_MACRO_DEPTH), and
+the preprocessed text in all (MAX_OUTPUT_CHARS).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from p4sim.compiler.cexpr import evaluate
 from p4sim.compiler.errors import CompileError, Loc
 
 log = logging.getLogger(__name__)
@@ -21,6 +27,11 @@ _DIRECTIVE = re.compile(r"\s*#\s*([a-z_]+)\s*(.*)$")
 _IDENT_WORD = re.compile(r"\b[A-Za-z_][A-Za-z_0-9]*")
 _SCAN = re.compile(r'"(?:[^"\\]|\\.)*"|\b[A-Za-z_][A-Za-z_0-9]*')
 _MAX_DEPTH = 50
+MAX_INCLUDES = 4096  # files read in one run (fabric.p4: 60)
+MAX_EXPANSIONS = 65_536  # macro expansions in one line
+MAX_MACRO_DEPTH = 200  # a macro whose body uses a macro whose body uses ...
+MAX_LINE_CHARS = 1 << 20  # one line after expansion
+MAX_OUTPUT_CHARS = 64 << 20  # the whole preprocessed program
 
 
 @dataclass(slots=True)
@@ -50,6 +61,8 @@ class Preprocessor:
     out: list[SourceLine] = field(default_factory=list)
     end: Loc = Loc("<empty>", 1, 1)  # just after the last character of the main file (set by run)
     _once: set[Path] = field(default_factory=set)
+    _includes: int = 0
+    _chars: int = 0
 
     def define(self, spec: str) -> None:
         """Define a macro from a `-D NAME[=VALUE]` argument."""
@@ -92,7 +105,11 @@ class Preprocessor:
                 self._directive(m.group(1), m.group(2).strip(), stack, active, path, loc, depth)
                 continue
             if active:
-                self.out.append(SourceLine(self._expand(raw, loc), shown, lineno))
+                text = self._expand(raw, loc, frozenset(), [MAX_EXPANSIONS])
+                self._chars += len(text)
+                if self._chars > MAX_OUTPUT_CHARS:
+                    raise CompileError(loc, f"the preprocessed program is longer than {MAX_OUTPUT_CHARS} characters")
+                self.out.append(SourceLine(text, shown, lineno))
         if stack:
             raise CompileError(Loc(shown, len(lines), 1), "unterminated #if")
 
@@ -138,6 +155,10 @@ class Preprocessor:
             shown = m.group(1) or m.group(2)
             if not m.group(1):
                 shown = str(target)
+            self._includes += 1
+            if self._includes > MAX_INCLUDES:
+                raise CompileError(loc, f"more than {MAX_INCLUDES} files included (the same ones again and "
+                                        "again? an include guard stops that)")
             self._file(target, shown, depth + 1)
         elif name == "define":
             m = re.match(r"([A-Za-z_][A-Za-z_0-9]*)(\(([^)]*)\))?\s*(.*)$", arg)
@@ -162,23 +183,30 @@ class Preprocessor:
         else:
             raise CompileError(loc, f"unknown preprocessor directive #{name}")
 
-    def _expand(self, text: str, loc: Loc, hidden: frozenset[str] = frozenset()) -> str:
-        """Expand macros in text (not inside strings); a macro is not expanded inside itself."""
+    def _expand(self, text: str, loc: Loc, hidden: frozenset[str], budget: list[int]) -> str:
+        """Expand macros in text (not inside strings); a macro is not expanded inside itself. `budget`:
+        the expansions the line has left (shared by every level of it)."""
         if not self.macros and not self.functions:
             return text
+        if len(hidden) > MAX_MACRO_DEPTH:
+            raise CompileError(loc, f"macros nested more than {MAX_MACRO_DEPTH} deep")
         out: list[str] = []
-        pos = 0
+        size = pos = 0
         for m in _SCAN.finditer(text):
             if m.start() < pos:  # inside the arguments of a macro call already expanded
                 continue
             out.append(text[pos:m.start()])
             pos = m.end()
             word = m.group(0)
-            if word.startswith('"') or word in hidden:
+            if word.startswith('"') or word in hidden or (word not in self.macros and word not in self.functions):
                 out.append(word)
-            elif word in self.macros:
-                out.append(self._expand(self.macros[word], loc, hidden | {word}))
-            elif word in self.functions:
+                continue
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise CompileError(loc, f"more than {MAX_EXPANSIONS} macro expansions in one line")
+            if word in self.macros:
+                out.append(self._expand(self.macros[word], loc, hidden | {word}, budget))
+            else:
                 call = _macro_args(text, m.end())
                 if call is None:  # a function-like macro name without arguments stays as it is
                     out.append(word)
@@ -187,28 +215,24 @@ class Preprocessor:
                 params, body = self.functions[word]
                 if len(args) != len(params) and not (not params and args == [""]):
                     raise CompileError(loc, f"macro {word!r} takes {len(params)} arguments, found {len(args)}")
-                values = {p: self._expand(a.strip(), loc, hidden) for p, a in zip(params, args, strict=False)}
+                values = {p: self._expand(a.strip(), loc, hidden, budget) for p, a in zip(params, args, strict=False)}
                 body = _IDENT_WORD.sub(lambda x, v=values: v.get(x.group(0), x.group(0)), body)
-                out.append(self._expand(body, loc, hidden | {word}))
-            else:
-                out.append(word)
+                out.append(self._expand(body, loc, hidden | {word}, budget))
+            size += len(out[-1])
+            if size > MAX_LINE_CHARS:
+                raise CompileError(loc, f"a line longer than {MAX_LINE_CHARS} characters once its macros are expanded")
         out.append(text[pos:])
         return "".join(out)
 
     def _eval(self, expr: str, loc: Loc) -> bool:
-        expr = re.sub(r"defined\s*\(\s*([A-Za-z_]\w*)\s*\)|defined\s+([A-Za-z_]\w*)",
+        """A `#if`/`#elif` condition: `defined`, macros, then undefined identifiers as 0, evaluated as C does."""
+        text = re.sub(r"defined\s*\(\s*([A-Za-z_]\w*)\s*\)|defined\s+([A-Za-z_]\w*)",
                       lambda m: "1" if (m.group(1) or m.group(2)) in self.macros else "0", expr)
-        expr = self._expand(expr, loc)
-        expr = _IDENT_WORD.sub("0", expr)  # undefined identifiers are 0, as in C
-        expr = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]*", r"\1", expr)
-        if not re.fullmatch(r"[\sA-Fa-fxX0-9()+\-*/%<>=!&|^~?:]*", expr):
-            raise CompileError(loc, f"bad #if expression {expr!r}")
-        py = expr.replace("&&", " and ").replace("||", " or ")
-        py = re.sub(r"!(?!=)", " not ", py).replace("/", "//")
+        text = _IDENT_WORD.sub("0", self._expand(text, loc, frozenset(), [MAX_EXPANSIONS]))  # 0, as in C
         try:
-            return bool(eval(py, {"__builtins__": {}}, {}))  # noqa: S307 - digits and operators only
-        except Exception:
-            raise CompileError(loc, f"bad #if expression {expr!r}") from None
+            return bool(evaluate(text))
+        except ValueError as exc:
+            raise CompileError(loc, f"bad #if expression {expr.strip()[:80]!r}: {exc}") from None
 
 
 def _macro_args(text: str, pos: int) -> tuple[list[str], int] | None:

@@ -9,6 +9,7 @@ from p4sim.compiler.env import ConstE, DeclE, Scope, TypeE
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.exprs import ExprLowerer
 from p4sim.compiler.types import (
+    MAX_WIDTH,
     BitsT,
     BoolT,
     DontCareT,
@@ -158,8 +159,8 @@ class Program:
             if syn.width is None:
                 return BitsT(1, syn.signed)
             w = ExprLowerer(scope, self).const_int(syn.width, "a constant width")
-            if w <= 0 or w > 2048:
-                raise CompileError(syn.loc, f"bad width {w}: expected 1..2048")
+            if w <= 0 or w > MAX_WIDTH:
+                raise CompileError(syn.loc, f"bad width {w}: expected 1..{MAX_WIDTH}")
             return BitsT(w, syn.signed)
         if isinstance(syn, A.VarbitT):
             w = ExprLowerer(scope, self).const_int(syn.width, "a constant width")

@@ -184,6 +184,8 @@ class ObjT(Type):
 
 
 ERROR_WIDTH = 32  # bmv2 stores error values in 32 bits, like standard_metadata.parser_error
+MAX_WIDTH = 2048  # the widest bit<W> and literal width, p4c's ("2049 size too large")
+MAX_CONST_BITS = 2 * MAX_WIDTH  # a compile-time integer's bits (a literal has MAX_WIDTH at most)
 ENUM_WIDTH = 32   # p4c lowers plain enums to bit<32>
 
 

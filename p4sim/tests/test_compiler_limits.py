@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from p4sim.compiler import cli
+from p4sim.compiler.preprocess import MAX_EXPANSIONS, MAX_INCLUDES, MAX_MACRO_DEPTH
 from p4sim.compiler.syntax import MAX_NESTING
 from p4sim.switch import heap
 from p4sim.switch.device import Device
@@ -94,3 +95,75 @@ def test_a_size_that_fits_its_type_but_not_the_machine_is_left_to_the_switch(
     monkeypatch.setattr(heap, "available_bytes", lambda: 16 << 30)
     with pytest.raises(ValueError, match=r"counter I\.c: size 4294967295 needs 64\.0 GiB .* than the 16\.0 GiB"):
         Device().load_pipeline(json.dumps(doc))
+
+
+# -- hostile input: #if, shifts, literals, macro and include growth (each once hung, took gigabytes or
+# was an internal error) ------------------------------------------------------------------------------
+
+TOP_LINE = source(top="@TOP").split("\n").index("@TOP") + 1
+
+@pytest.mark.parametrize(("cond", "value"), [
+    ("1 + 2 * 3 == 7", True), ("(1 << 63) < 0", True), ("-7 / 2 == -3 && -7 % 2 == -1", True),
+    ("0 && 1 / 0", False), ("1 || 1 / 0", True), ("1 ? 2 : 1 / 0", True), ("0x10 == 16 && 010 == 8", True),
+    ("!defined(NOPE) && UNDEFINED == 0", True), ("~0 == -1", True), ("10UL > 9", True),
+])
+def test_if_is_evaluated_as_c_does(tmp_path: Path, cond: str, value: bool) -> None:
+    top = f"#if {cond}\nconst bit<8> K = 1;\n#else\nconst bit<8> K = 2;\n#endif\n"
+    res = build(tmp_path, "m.x = K;", top=top)
+    assert ("0x01" if value else "0x02") in json.dumps(res.json), cond
+
+
+@pytest.mark.parametrize(("cond", "why"), [
+    ("9**9**9", "expected a number, found '*'"), ("1 / 0", "division by zero"), ("1 << 64", "shift by 64"),
+    ("1 << -1", "shift by -1"), ("99999999999999999999", "does not fit in 64 bits"),
+    ("(" * 100 + "1" + ")" * 100, "nested more than 64 levels deep"), ("1 and 2", "unexpected '0'"),
+    ("2 ? 3", "expected ':'"), ("08", "unexpected '08'"),
+])
+def test_bad_if_expressions_are_located_errors(tmp_path: Path, cond: str, why: str) -> None:
+    msg = error_of(tmp_path, top=f"#if {cond}\n#endif\n")
+    assert re.match(rf"{re.escape(str(tmp_path / 'prog.p4'))}:{TOP_LINE}:1: error: bad #if expression .*: ", msg), msg
+    assert why in msg, msg
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("m.x = (bit<8>)(1 << 2000000000);", "1-bit value << 2000000000: expected a result of at most 4096 bits"),
+    ("m.x = (bit<8>)(1 << 100000000000);", "expected a result of at most 4096 bits"),
+    ("m.x = " + "9" * 2_000_000 + ";", "integer literal of 2000000 characters: expected a value of at most 2048"),
+    ("m.x = (bit<8>)(" + "1" * 700 + ");", "integer literal of 2323 bits: expected at most 2048"),
+    ("m.x = (bit<8>)(100000000000w1);", "integer width 100000000000: expected 1..2048"),
+    ("m.x = (bit<8>)(2049w1);", "integer width 2049: expected 1..2048"),
+])
+def test_huge_constants_are_located_errors(tmp_path: Path, body: str, message: str) -> None:
+    msg = error_of(tmp_path, body)
+    assert re.match(rf"{re.escape(str(tmp_path / 'prog.p4'))}:{BODY_LINE}:\d+: error: ", msg), msg
+    assert message in msg, msg
+
+
+def test_shifts_past_the_width_fold_to_zero_without_making_the_bits(tmp_path: Path) -> None:
+    """`8w1 << 100000000000` once made the 10^11 bits (MemoryError); past the width it is 0, as 8w1 << 8."""
+    def actions(body: str) -> str:
+        doc = build(tmp_path, body).json
+        return re.sub(r'"source_info": \{[^}]*\}', "", json.dumps(doc["actions"]))
+
+    assert actions("m.x = 8w1 << 100000000000; m.y = 16w128 >> 100000000000;") == \
+        actions("m.x = 8w1 << 8; m.y = 16w128 >> 16;")
+
+
+def test_macro_doubling_is_a_located_error(tmp_path: Path) -> None:
+    """A macro defined as two of the one before, 20 deep: 2^20 expansions (7.6 s and 238 MB once)."""
+    defs = "#define A0 x\n" + "".join(f"#define A{i} A{i - 1} A{i - 1}\n" for i in range(1, 21))
+    msg = error_of(tmp_path, top=defs + "const bit<8> K = A20;\n")
+    assert re.match(rf"{re.escape(str(tmp_path / 'prog.p4'))}:{TOP_LINE + 21}:1: error: more than {MAX_EXPANSIONS} macro "
+                    "expansions in one line", msg), msg
+    chain = "".join(f"#define B{i} B{i + 1}\n" for i in range(300)) + "#define B300 1\n"
+    assert f"macros nested more than {MAX_MACRO_DEPTH} deep" in error_of(tmp_path, top=chain + "const bit<8> K = B0;\n")
+
+
+def test_include_fan_out_is_a_located_error(tmp_path: Path) -> None:
+    """Each file includes the next twice, 20 deep: 2^20 includes (25.6 s at depth 18 once)."""
+    for i in range(20):
+        (tmp_path / f"f{i}.p4").write_text(f'#include "f{i + 1}.p4"\n#include "f{i + 1}.p4"\n')
+    (tmp_path / "f20.p4").write_text("\n")
+    msg = error_of(tmp_path, top='#include "f0.p4"\n')
+    assert f"error: more than {MAX_INCLUDES} files included" in msg, msg
+    assert re.match(rf"{re.escape(str(tmp_path))}/f\d+\.p4:[12]:1: error: ", msg), msg

@@ -50,7 +50,7 @@ def test_variants_shorthand_and_defaults():
     (base(variants=["fast"]), "procedure 'fast'"),
     (base(variants=[{"name": "a", "procedure": "mbb", "failover": False}]), "failover false"),
     (base(variants=["bbm", "bbm"]), "variant names"),
-    (base(colour="red"), "unknown keys \\['colour'\\]"),
+    (base(colour="red"), "<spec>: unknown key 'colour'"),
     (base(streams=[]), "no streams"),
     (base(event_at_s=30), "event_at_s 30"),
     (base(topology={"generator": "ring"}), "topology.generator 'ring'"),
@@ -60,7 +60,7 @@ def test_variants_shorthand_and_defaults():
     (base(kind="strategies", topology={"generator": "leafspine"}), "without topology.hybrid"),
     (base(kind="strategies", topology={"generator": "leafspine", "hybrid": {}}, bulk={"transfers": 9}),
      "bulk.transfers 9"),
-    (base(bulk={"size": 1}), "bulk: unknown keys"),
+    (base(bulk={"size": 1}), "bulk: unknown key 'size'"),
 ])
 def test_bad_specs(data, msg):
     with pytest.raises(ValueError, match=msg):

@@ -1,5 +1,7 @@
 """Abuse suite of the OCS emulator's SCPI server: floods of clients, idle connections, oversized lines,
-a channel range that once took gigabytes, an absurd switch size. Bounded in count and time (a few
+a channel range that once took gigabytes, an absurd switch size, float options that are NaN, infinite or
+out of range, a 1024-port switch's lines of many channel lists or many queries, clients that never read
+their answers, silent connections holding every slot. Bounded in count and time (a few
 seconds in all), every connection on 127.0.0.1. Each test logs its figure:
 `.venv/bin/pytest emulation/ocs/tests/test_reliability.py --log-cli-level=INFO`; the same figures for a
 separate emulator process: `.venv/bin/python scripts/bench_ocs_server.py`.
@@ -11,6 +13,8 @@ import asyncio
 import logging
 import resource
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,13 +24,16 @@ from pathlib import Path
 import pytest
 
 from control.ocs import scpi
-from emulation.ocs.cli import ports_arg
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import MAX_PORTS, EmulatedOcs
-from emulation.ocs.server import MAX_LINE, WORKERS, ScpiServer
+from emulation.ocs.options import ports_arg
+from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
+from emulation.ocs.server import MAX_ANSWER, MAX_COMMANDS, MAX_LINE, WORKERS, ScpiServer
 from scripts.bench_ocs_server import flood
 
 log = logging.getLogger(__name__)
+
+REPO = Path(__file__).resolve().parents[3]
 
 CLIENTS = 500
 IDLE = 300
@@ -45,8 +52,9 @@ def peak_mib() -> float:
 
 @pytest.fixture
 def server(request):
-    kwargs = getattr(request, "param", {})
-    ocs = EmulatedOcs(16, DelayModel.instant())
+    """An emulator of 16 ports (`size`: other) behind a ScpiServer (the other params: its options)."""
+    kwargs = dict(getattr(request, "param", {}))
+    ocs = EmulatedOcs(kwargs.pop("size", 16), DelayModel.instant())
     srv = ScpiServer(("127.0.0.1", 0), ocs, **kwargs)
     srv.start()
     yield srv
@@ -158,3 +166,119 @@ def test_switch_size_is_bounded_before_allocating():
             ports_arg(bad)
     assert ports_arg("16") == 16
     assert time.monotonic() - t0 < 1  # 10^8 ports took 2.7 GB before failing
+
+
+# -- float options: finite and in range, or refused in one line before anything starts ----------------
+
+def _emulator(*args: str, timeout: float = 20) -> subprocess.CompletedProcess:
+    """`python -m emulation ocs-emulator ARGS` on loopback; killed (and the test failed) if it keeps running."""
+    cmd = [sys.executable, "-m", "emulation", "ocs-emulator", "--listen", "127.0.0.1:0", "--ports", "4", *args]
+    try:
+        return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"ocs-emulator {' '.join(args)}: started instead of refusing the options")
+
+
+@pytest.mark.parametrize(("args", "msg"), [
+    (["--mirror-ms", "nan"], "mirror_ms nan: expected milliseconds from 0 and at most 60000"),
+    (["--lock-ms", "inf"], "lock_ms inf: expected milliseconds"),
+    (["--poll-ms", "1e300"], "poll_period_ms 1e+300: expected milliseconds"),
+    (["--lock-jitter-ms", "-1"], "lock_jitter_ms -1.0: expected milliseconds"),
+    (["--missed-poll-prob", "nan"], "missed_poll_prob nan: expected a probability in 0..1"),
+    (["--schedule", "round-robin", "--day-ms", "nan"], "--day-ms nan: expected milliseconds above 0"),
+    (["--schedule", "round-robin", "--day-ms", "inf"], "--day-ms inf: expected milliseconds above 0"),
+    (["--schedule", "round-robin", "--night-ms=-inf"], "--night-ms -inf: expected milliseconds from 0"),
+    (["--schedule", "round-robin", "--day-ms", "1e-9", "--night-ms", "0"], "expected a slot of at least 1 ms"),
+    (["--schedule", "round-robin", "--schedule-slots", "1,x"], "expected slot numbers separated by commas"),
+    (["--idle-timeout", "nan"], "idle_timeout nan: expected seconds above 0"),
+    (["--idle-timeout", "inf"], "idle_timeout inf: expected seconds above 0"),
+    (["--max-clients", "0"], "max_clients 0: expected an integer >= 1"),
+])
+def test_bad_float_options_are_refused_in_one_line_before_starting(args: list[str], msg: str) -> None:
+    """One error line (argparse's own errors follow its usage text), no traceback, nothing served."""
+    res = _emulator(*args)
+    assert res.returncode == 2 and res.stdout == "" and "Traceback" not in res.stderr, (res.stdout, res.stderr)
+    assert msg in res.stderr.splitlines()[-1], res.stderr
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1.0, 1e300, True, "5"])
+def test_delay_model_and_schedule_refuse_non_finite_lengths(bad: object) -> None:
+    for name in ("mirror_ms", "lock_ms", "lock_jitter_ms", "poll_period_ms", "missed_poll_jitter_ms"):
+        with pytest.raises(ValueError, match=rf"{name} .*: expected milliseconds"):
+            DelayModel(**{name: bad})
+    with pytest.raises(ValueError, match=r"day .*: expected milliseconds above 0"):
+        Schedule(round_robin(4), bad, 1.0)
+    with pytest.raises(ValueError, match=r"night .*: expected milliseconds from 0"):
+        Schedule(round_robin(4), 10.0, bad)
+
+
+def test_a_schedule_thread_refuses_slots_it_cannot_keep() -> None:
+    ocs = EmulatedOcs(4, DelayModel.instant())
+    try:
+        with pytest.raises(ValueError, match="expected a slot of at least 1 ms when a thread sets each map"):
+            ScheduleRunner(ocs, Schedule(round_robin(4), 1e-6, 0.0))
+        ScheduleRunner(ocs, Schedule(round_robin(4), 0.9, 0.1))  # 1 ms: kept
+    finally:
+        ocs.close()
+
+
+# -- many ports: work per line, unread output, a slot for a new client ------------------------------------
+
+BIG = 1024  # ports: the emulator's largest switch
+
+
+def connect_all(srv: ScpiServer) -> None:
+    """Every input connected (a full switch's STATe? answers about 10 KB)."""
+    srv.ocs.set_map([(i, BIG + i) for i in range(1, BIG + 1)])
+
+
+@pytest.mark.parametrize("server", [{"size": BIG}], indirect=True)
+def test_many_channel_lists_on_one_line_cost_no_memory(server):
+    """6,500 channel lists in one 64 KB line (each a full range of the 2048 channels) once took 516 MiB."""
+    line = ":OXC:SWIT:CONN:ADD " + ",".join(["(@1:2048)"] * 6500)
+    assert len(line) < MAX_LINE
+    peak0 = peak_mib()
+    err = ask(server.port, line, ":SYST:ERR?")
+    log.info(f"lists: a line of 6,500 full channel lists; peak {peak0:.0f} -> {peak_mib():.0f} MiB: {err}")
+    assert err.startswith(f"{scpi.SYNTAX_ERROR},") and "more than 2 channel lists" in err
+    assert peak_mib() - peak0 < 50
+
+
+@pytest.mark.parametrize("server", [{"size": BIG}], indirect=True)
+def test_clients_that_never_read_hold_one_lines_answer_each(server):
+    """8 clients send lines of 3,000 STATe? queries (30 MB of answers a line) and never read: the server
+    once grew by 96 MiB here holding their answers until the idle timeout (749 MiB in the probe that
+    found it)."""
+    connect_all(server)
+    line = b";".join([b":OXC:SWIT:CONN:STAT?"] * 3000) + b"\n"
+    assert len(line) < MAX_LINE
+    rss0, peak0 = rss_mib(), peak_mib()
+    with connections(server.port, 8) as socks:
+        for s in socks:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(line * 4)
+        time.sleep(2)  # every line the server will take is taken (it reads the next once one is answered)
+        rss, peak = rss_mib(), peak_mib()
+        log.info(f"unread: 8 clients x 4 lines of 3,000 STATe?, never read: rss {rss0:.0f} -> {rss:.0f} MiB, "
+                 f"peak {peak0:.0f} -> {peak:.0f} MiB")
+        assert rss - rss0 < 50 and peak - peak0 < 50
+        first = socks[0].recv(MAX_ANSWER + 20_000)  # what it answered: MAX_ANSWER bytes and one answer more
+    assert 0 < len(first) <= MAX_ANSWER + 20_000
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+        f = s.makefile("rwb")
+        f.write(b";".join([b"*IDN?"] * 100) + b"\n:SYST:ERR?\n")
+        f.flush()
+        assert f.readline().count(b"HITLESS") == MAX_COMMANDS
+        err = f.readline().decode()
+        assert err.startswith(f"{scpi.TOO_MUCH_DATA},") and f"more than {MAX_COMMANDS} commands" in err
+
+
+@pytest.mark.parametrize("server", [{"max_clients": 10, "full_idle_timeout": 0.5}], indirect=True)
+def test_silent_connections_cannot_lock_out_a_new_client(server):
+    """max_clients silent connections once held every slot for the 300 s idle timeout."""
+    with connections(server.port, 10):
+        t0 = time.monotonic()
+        assert ask(server.port, "*IDN?", timeout=10).startswith("HITLESS")
+        dt = time.monotonic() - t0
+        log.info(f"full: 10 of 10 slots held by silent connections; a new client answered in {dt:.1f} s")
+        assert server.stats.idle_closed >= 1

@@ -44,7 +44,7 @@ def test_round_robin_subset_and_errors():
         round_robin(1)
     with pytest.raises(ValueError, match="distinct slots"):
         round_robin(4, [1, 1, 2])
-    with pytest.raises(ValueError, match="expected day > 0"):
+    with pytest.raises(ValueError, match="day 0: expected milliseconds above 0"):
         Schedule(round_robin(3), 0, 1)
 
 

@@ -47,6 +47,7 @@ class Session:
     role: str = ""
     election_id: int | None = None
     role_config: object | None = None
+    ignored: int = 0  # messages ignored (before arbitration, unsupported): logged at 1, 10, 100, ...
 
 
 class Arbiter:

@@ -13,7 +13,10 @@ of RPC_WORKERS, pipeline pushes on one thread of their own (they were serialised
 messages (arbitration, packet-out, digest acks) in arrival order on one more, so the loop only moves
 bytes. Beyond MAX_CONCURRENT_RPCS RPCs in progress (open streams included) a new RPC is refused
 at once with RESOURCE_EXHAUSTED (grpc's maximum_concurrent_rpcs), which bounds the memory that
-streams can hold (switch README, "The P4Runtime server under load").
+streams can hold (switch README, "The P4Runtime server under load"). Reads run on READ_WORKERS
+threads of their own, so however many Reads are in progress the unary pool stays free for Writes, and
+each streams its ReadResponses as its thread makes them, READ_AHEAD at most waiting to be sent (a
+client that takes none for READ_STALL_S ends its Read, so it cannot keep a read thread).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from p4sim.switch.p4runtime.errors import P4RuntimeError, RpcAbort, internal, simple_status
+from p4sim.switch.p4runtime.errors import UNAVAILABLE, P4RuntimeError, RpcAbort, internal, simple_status
 from p4sim.switch.p4runtime.proto import p4r
 from p4sim.switch.p4runtime.service import P4RuntimeService
 from p4sim.switch.p4runtime.tls import ServerTls
@@ -41,6 +44,9 @@ __all__ = ["MAX_CONCURRENT_RPCS", "P4RuntimeService", "ServerHandle", "start_ser
 log = logging.getLogger(__name__)
 
 RPC_WORKERS = 8  # threads for unary RPCs: each holds the GIL or the device lock, more would only queue
+READ_WORKERS = 2  # threads for Reads: more Reads wait their turn, not the Writes'
+READ_AHEAD = 2  # ReadResponses made and not yet sent, per Read
+READ_STALL_S = 30.0  # a Read whose client takes none of them for this long ends (UNAVAILABLE)
 MAX_CONCURRENT_RPCS = 4096  # RPCs in progress, open streams included; more get RESOURCE_EXHAUSTED
 STREAM_BACKLOG = 10_000  # messages waiting for a slow StreamChannel client before packet-ins are dropped
 _END = object()
@@ -53,12 +59,13 @@ class _Servicer:
     def __init__(self, service: P4RuntimeService) -> None:
         self.service = service
         self.rpc_pool = futures.ThreadPoolExecutor(RPC_WORKERS, thread_name_prefix="p4rt-rpc")
+        self.read_pool = futures.ThreadPoolExecutor(READ_WORKERS, thread_name_prefix="p4rt-read")
         self.config_pool = futures.ThreadPoolExecutor(1, thread_name_prefix="p4rt-config")
         self.stream_pool = futures.ThreadPoolExecutor(1, thread_name_prefix="p4rt-stream")
 
     def shutdown(self) -> None:
         """Stop the worker threads (after the server stopped)."""
-        for pool in (self.rpc_pool, self.config_pool, self.stream_pool):
+        for pool in (self.rpc_pool, self.read_pool, self.config_pool, self.stream_pool):
             pool.shutdown(wait=True, cancel_futures=True)
 
     async def _call(self, pool: futures.Executor, fn: Callable[..., Any], request: bytes,
@@ -66,13 +73,8 @@ class _Servicer:
         """Run fn(request) on a pool thread; its error becomes the RPC's status."""
         try:
             return await asyncio.get_running_loop().run_in_executor(pool, fn, request)
-        except P4RuntimeError as e:
-            await context.abort_with_status(simple_status(e))
-        except RpcAbort as e:
-            await context.abort_with_status(e.status)
-        except Exception as e:  # the server never dies on a request
-            log.exception("%s failed", getattr(fn, "__name__", "RPC"))
-            await context.abort_with_status(simple_status(internal(e)))
+        except Exception as e:
+            await _abort(context, e, fn)
 
     # Requests arrive as bytes (no deserializer): the service decodes them on its threads, so a
     # malformed request is its INVALID_ARGUMENT and a large one does not hold up the loop.
@@ -98,9 +100,41 @@ class _Servicer:
         return _EMPTY
 
     async def Read(self, request: bytes, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
-        """Stream the ReadResponses of a read."""
-        for chunk in await self._call(self.rpc_pool, self.service.read, request, context):
-            await context.write(chunk)
+        """Stream the ReadResponses of a read as its thread makes them; the thread waits while READ_AHEAD
+        of them are not yet sent (a client that reads slowly holds that much), and stops when the RPC ends."""
+        loop = asyncio.get_running_loop()
+        made: asyncio.Queue[bytes] = asyncio.Queue(READ_AHEAD)
+        ended = threading.Event()
+
+        def emit(chunk: bytes) -> None:  # on the read thread
+            if ended.is_set():
+                raise _ReadEnded
+            asyncio.run_coroutine_threadsafe(made.put(chunk), loop).result()
+
+        reading = loop.run_in_executor(self.read_pool, self.service.read, request, emit)
+        error: Exception | None = None
+        try:
+            while not (reading.done() and made.empty()):
+                got = asyncio.ensure_future(made.get())
+                await asyncio.wait((got, reading), return_when=asyncio.FIRST_COMPLETED)
+                if not got.done():
+                    got.cancel()
+                    continue
+                try:  # a client that stops reading must not keep a read thread
+                    await asyncio.wait_for(context.write(got.result()), READ_STALL_S)
+                except asyncio.TimeoutError:
+                    error = P4RuntimeError(UNAVAILABLE, f"Read: the client took nothing for {READ_STALL_S:g} s; "
+                                           "expected it to read its responses")
+                    break
+            else:
+                error = reading.exception()
+        finally:  # first free the thread (a put it waits on completes; its next emit stops it)
+            ended.set()
+            while not made.empty():
+                made.get_nowait()
+            reading.add_done_callback(lambda f: f.cancelled() or f.exception())  # _ReadEnded: expected
+        if error is not None:
+            await _abort(context, error, self.service.read)
 
     async def StreamChannel(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:  # noqa: N802
         """Arbitration, packet-out and digest acks in; arbitration, packet-in, digests and errors out."""
@@ -109,13 +143,15 @@ class _Servicer:
         dropped = 0
 
         def offer(msg: p4r.StreamMessageResponse) -> None:  # on the loop
-            # a client that stops reading must not make the switch run out of memory: packet-ins and
-            # digest lists beyond the backlog are dropped (arbitration and errors always pass)
+            # a client that stops reading must not make the switch run out of memory: packet-ins,
+            # digest lists and stream errors beyond the backlog are dropped (arbitration always passes:
+            # one answer per arbitration the client sends, and it reads those or stops sending them)
             nonlocal dropped
-            if out.qsize() >= STREAM_BACKLOG and msg.WhichOneof("update") in ("packet", "digest"):
+            if out.qsize() >= STREAM_BACKLOG and msg.WhichOneof("update") != "arbitration":
                 dropped += 1
                 if dropped in (1, 10, 100, 1000) or dropped % 10000 == 0:
-                    log.warning("stream %d: client not reading, %d packet-ins/digests dropped", session.id, dropped)
+                    log.warning("stream %d: client not reading, %d packet-ins/digests/errors dropped", session.id,
+                                dropped)
                 return
             out.put_nowait(msg)
 
@@ -154,6 +190,21 @@ class _Servicer:
             log.debug("stream %d: reading ended: %r", session.id, e)
         finally:
             out.put_nowait(_END)
+
+
+class _ReadEnded(Exception):
+    """The Read's RPC ended (cancelled, or its client gone): its thread stops reading."""
+
+
+async def _abort(context: grpc.aio.ServicerContext, e: Exception, fn: Callable[..., Any]) -> None:
+    """End the RPC with the status of the error its work raised."""
+    if isinstance(e, P4RuntimeError):
+        await context.abort_with_status(simple_status(e))
+    elif isinstance(e, RpcAbort):
+        await context.abort_with_status(e.status)
+    else:  # the server never dies on a request
+        log.error("%s failed", getattr(fn, "__name__", "RPC"), exc_info=e)
+        await context.abort_with_status(simple_status(internal(e)))
 
 
 def _handlers(servicer: _Servicer) -> grpc.GenericRpcHandler:

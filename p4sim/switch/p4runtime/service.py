@@ -25,6 +25,7 @@ from p4sim.switch.p4runtime.errors import (
     FAILED_PRECONDITION,
     NOT_FOUND,
     PERMISSION_DENIED,
+    RESOURCE_EXHAUSTED,
     UNIMPLEMENTED,
     P4RuntimeError,
     RpcAbort,
@@ -42,7 +43,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-READ_CHUNK = 10_000  # entities per ReadResponse, to stay far below gRPC's 4 MB message limit
+# A Read streams what it selects in ReadResponses of READ_CHUNK entities, each made when the one
+# before is sent, so it holds one chunk of entities at a time however much it selects (a wildcard
+# over every register cell of the fabric program, 116,224 entities, once took 310 MiB at once); it
+# may select MAX_READ_ENTITIES at most (RESOURCE_EXHAUSTED past that: read a table or a register).
+READ_CHUNK = 1_000
+MAX_READ_ENTITIES = 65_536
+# A StreamError carries the packet-out that failed (P4Runtime spec 16.1), its payload cut to this
+# many bytes: enough to tell which packet, and no copy of a large one per error.
+ERROR_PAYLOAD = 64
 M = TypeVar("M", bound=Message)
 
 try:
@@ -275,19 +284,22 @@ class P4RuntimeService:
                 log.info("Write: %d more updates failed", len(bad) - 10)
             raise RpcAbort(batch_status(results))
 
-    def read(self, data: bytes | p4r.ReadRequest) -> list[bytes]:
-        """Return the entities the (wildcard) entities of the request select, as serialized ReadResponses."""
+    def read(self, data: bytes | p4r.ReadRequest, emit: Callable[[bytes], None] | None = None) -> list[bytes]:
+        """The entities the (wildcard) entities of the request select, as serialized ReadResponses of
+        READ_CHUNK entities: each handed to `emit` as soon as it is made (the server streams them),
+        else returned. RESOURCE_EXHAUSTED once it selects more than MAX_READ_ENTITIES."""
         request = decode(p4r.ReadRequest, data)
-        out: list[p4r.Entity | bytes] = []
         self._check_device(request.device_id)
         self._check_pipeline()
+        made: list[bytes] = []
+        out = _Chunks(emit or made.append)
         try:
             for ent in request.entities:  # state objects lock themselves; packets keep flowing
-                _read_entity(self, ent, out)
+                _read_entity(self, ent, out)  # type: ignore[arg-type]
         except StateError as e:
             raise from_state_error(e) from None
-        return [encode.read_response([e if type(e) is bytes else e.SerializeToString() for e in out[i:i + READ_CHUNK]])
-                for i in range(0, max(len(out), 1), READ_CHUNK)]
+        out.flush(last=True)
+        return made
 
     # --- StreamChannel ---------------------------------------------------------------------------
 
@@ -311,14 +323,14 @@ class P4RuntimeService:
             if which == "arbitration":
                 self.arbiter.arbitrate(session, req.arbitration)
             elif session.device_id is None:
-                log.warning("stream %d: %s before arbitration, ignored", session.id, which)
+                _ignored(session, f"{which} before arbitration")
             elif which == "packet":
                 self._packet_out(session, req.packet)
             elif which == "digest_ack":
                 if self.digests is not None:
                     self.digests.ack(req.digest_ack)
             else:
-                log.warning("stream %d: unsupported message %s ignored", session.id, which)
+                _ignored(session, f"unsupported message {which}")
         except P4RuntimeError as e:
             if which == "arbitration":
                 raise
@@ -361,6 +373,41 @@ class P4RuntimeService:
             digests.on_digest(did, tuple(digest.values))
 
 
+class _Chunks:
+    """Where a read puts what it selects (readers only `append`): every READ_CHUNK entities become one
+    ReadResponse handed to `emit`; RESOURCE_EXHAUSTED past MAX_READ_ENTITIES."""
+
+    __slots__ = ("emit", "batch", "count", "sent")
+
+    def __init__(self, emit: Callable[[bytes], None]) -> None:
+        self.emit, self.batch, self.count, self.sent = emit, [], 0, 0
+
+    def append(self, ent: p4r.Entity | bytes) -> None:
+        """One selected entity (an Entity, or its bytes already encoded)."""
+        self.count += 1
+        if self.count > MAX_READ_ENTITIES:
+            self.flush()  # the client has the first MAX_READ_ENTITIES, then the status
+            raise P4RuntimeError(RESOURCE_EXHAUSTED, f"Read selects more than {MAX_READ_ENTITIES} entities; "
+                                 "expected fewer: read one table, register or counter (or an index) at a time")
+        self.batch.append(ent if type(ent) is bytes else ent.SerializeToString())
+        if len(self.batch) == READ_CHUNK:
+            self.flush()
+
+    def flush(self, last: bool = False) -> None:
+        """Hand over the entities gathered (at the end, at least one response, empty if nothing was selected)."""
+        if self.batch or (last and not self.sent):
+            self.emit(encode.read_response(self.batch))
+            self.batch, self.sent = [], self.sent + 1
+
+
+def _ignored(session: Session, what: str) -> None:
+    """Log a message a stream ignores, at 1, 10, 100, ... of them (a client can send them without end)."""
+    session.ignored += 1
+    n = session.ignored
+    if n == 10 ** (len(str(n)) - 1):
+        log.warning("stream %d: %s ignored (%d ignored on this stream)", session.id, what, n)
+
+
 def _stream_error(err: P4RuntimeError, req: p4r.StreamMessageRequest) -> p4r.StreamMessageResponse:
     resp = p4r.StreamMessageResponse()
     se = resp.error
@@ -368,7 +415,8 @@ def _stream_error(err: P4RuntimeError, req: p4r.StreamMessageRequest) -> p4r.Str
     se.message = err.message
     which = req.WhichOneof("update")
     if which == "packet":
-        se.packet_out.packet_out.CopyFrom(req.packet)
+        se.packet_out.packet_out.metadata.extend(req.packet.metadata)
+        se.packet_out.packet_out.payload = req.packet.payload[:ERROR_PAYLOAD]
     elif which == "digest_ack":
         se.digest_list_ack.digest_list_ack.CopyFrom(req.digest_ack)
     return resp

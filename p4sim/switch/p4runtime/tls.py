@@ -7,8 +7,9 @@ the same, so a harness starts either switch with TLS by the same command line.
 
 from __future__ import annotations
 
+import re
+import ssl
 from dataclasses import dataclass
-from pathlib import Path
 
 import grpc
 
@@ -28,24 +29,56 @@ class ServerTls:
                                            require_client_auth=self.require_client_auth)
 
 
-def _read(option: str, path: str) -> bytes:
+MAX_PEM_BYTES = 1 << 20  # a certificate chain or a key is a few KiB
+
+
+def _read(option: str, path: str, kind: str) -> bytes:
+    """A PEM file of `kind` (CERTIFICATE, PRIVATE KEY), read up to MAX_PEM_BYTES; ValueError naming the
+    option and the file, and what it holds instead (a key given as the certificate, or the reverse)."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            data = f.read(MAX_PEM_BYTES + 1)
     except OSError as e:
         raise ValueError(f"{option} {path!r}: cannot read ({e.strerror})") from None
-    if b"-----BEGIN " not in data:
-        raise ValueError(f"{option} {path!r}: not a PEM file (no '-----BEGIN' line)")
+    if len(data) > MAX_PEM_BYTES:
+        raise ValueError(f"{option} {path!r}: larger than {MAX_PEM_BYTES} bytes; expected a PEM file")
+    labels = set(re.findall(rb"-----BEGIN ([A-Z0-9 ]+)-----", data))
+    if not any(kind.encode() in label for label in labels):
+        held = " and ".join(sorted(label.decode() for label in labels)) or "no PEM block"
+        other = b"PRIVATE KEY" if kind == "CERTIFICATE" else b"CERTIFICATE"
+        swapped = " (certificate and key swapped?)" if any(other in label for label in labels) else ""
+        raise ValueError(f"{option} {path!r}: holds {held}; expected a {kind}{swapped}")
     return data
 
 
-def server_tls(ssl: bool, cacert: str | None, cert: str | None, key: str | None,
+def _check_pair(cert: str, key: str, ca: str | None) -> None:
+    """Load the files as a TLS server would (Python's ssl, OpenSSL as in gRPC); ValueError naming the file
+    that is wrong: a certificate or key that does not parse, a key that is not the certificate's."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    for option, path in (("--grpc-server-cert", cert), ("--grpc-server-cacert", ca)):
+        if path is None:
+            continue
+        try:
+            ctx.load_verify_locations(cafile=path)
+        except ssl.SSLError as e:
+            raise ValueError(f"{option} {path!r}: not a valid certificate ({e.reason or e})") from None
+    try:
+        ctx.load_cert_chain(cert, key, password=lambda: b"")
+    except ssl.SSLError as e:
+        if "KEY_VALUES_MISMATCH" in str(e) or e.reason == "KEY_VALUES_MISMATCH":
+            raise ValueError(f"--grpc-server-key {key!r}: not the key of the certificate in {cert!r}") from None
+        raise ValueError(f"--grpc-server-key {key!r}: not a valid unencrypted private key ({e.reason or e})") from None
+
+
+def server_tls(ssl_on: bool, cacert: str | None, cert: str | None, key: str | None,
                client_auth: bool) -> ServerTls | None:
-    """The TLS settings of the command line (None: plain TCP); ValueError names a bad combination."""
+    """The TLS settings of the command line (None: plain TCP); ValueError names a bad combination or the
+    file that is wrong and how."""
     given = [name for name, v in (("--grpc-server-cacert", cacert), ("--grpc-server-cert", cert),
                                   ("--grpc-server-key", key)) if v]
     if client_auth:
         given.append("--grpc-server-with-client-auth")
-    if not ssl:
+    if not ssl_on:
         if given:
             raise ValueError(f"{given[0]} needs --grpc-server-ssl")
         return None
@@ -53,5 +86,7 @@ def server_tls(ssl: bool, cacert: str | None, cert: str | None, key: str | None,
         raise ValueError("--grpc-server-ssl needs --grpc-server-cert and --grpc-server-key")
     if client_auth and not cacert:
         raise ValueError("--grpc-server-with-client-auth needs --grpc-server-cacert (the CA of client certificates)")
-    return ServerTls(_read("--grpc-server-cert", cert), _read("--grpc-server-key", key),
-                     _read("--grpc-server-cacert", cacert) if cacert else None, client_auth)
+    tls = ServerTls(_read("--grpc-server-cert", cert, "CERTIFICATE"), _read("--grpc-server-key", key, "PRIVATE KEY"),
+                    _read("--grpc-server-cacert", cacert, "CERTIFICATE") if cacert else None, client_auth)
+    _check_pair(cert, key, cacert)
+    return tls
