@@ -269,6 +269,7 @@ function absorb(frame) {
   const times = [...frame.samples, ...frame.spans, ...frame.ocs].map((x) => Math.max(x.t, x.t_end || 0));
   for (const pts of Object.values(frame.flows)) times.push(...pts.map((p) => p.t));
   if (times.length) S.end = Math.max(S.end, rel(Math.max(...times)));
+  if (S.status.mode === "replay") $("slider").max = S.end.toFixed(2);  // the slider reaches what arrived
 }
 
 // Live, the page draws at most twice a second (frames come four times a second): on the testbed's
@@ -292,7 +293,6 @@ function render() {
   plotRates(t);
   plotFlows(t);
   if (S.status.mode === "replay") {
-    $("slider").max = S.end.toFixed(2);
     $("now").textContent = `${t.toFixed(2)} s of ${S.end.toFixed(2)} s`;
   }
 }
