@@ -114,9 +114,9 @@ class LiveView:
         self.t0 = time.time()
         self.record = Record(self.graph, live=True)
         self.reader = Reader(RunFiles(log_dir, runs_under=runs_under), self.record, newer_than=self.t0)
-        self.sampler = Sampler(emu, log_dir / SAMPLES_FILE)
         app = create_app(self, self.token, bind, controls, lambda spec: page_circuits(self.graph, spec))
-        self.server = Server(app, bind, port)
+        self.server = Server(app, bind, port)  # first: a port in use fails before anything is opened
+        self.sampler = Sampler(emu, log_dir / SAMPLES_FILE)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="view-sampler", daemon=True)
         self.cpu_s = 0.0  # CPU time of the sampling thread (its reads and the reading of the files)
