@@ -16,7 +16,7 @@ from typing import Any
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--window-size=1400,1700"]
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]  # the checkout
 SCREENSHOTS = ROOT / "docs" / "figures" / "view"
 UPDATE_ENV = "HITLESS_UPDATE_SCREENSHOTS"  # =1: the tests' screenshots replace those in docs/figures/view
 
@@ -78,3 +78,12 @@ SPANS = "return window.hitlessView.spans.size;"
 # the replay's slider moved to the time (page seconds) a function of the view `v` returns, as a user drags it
 SLIDE_TO = ("const v = window.hitlessView; const s = document.getElementById('slider');"
             "s.value = new Function('v', arguments[0])(v); s.dispatchEvent(new Event('input'));")
+LABELS = "return window.hitlessView.cy.edges().map(e => String(e.data('label')));"
+# the highest rate in the samples the page received, and the Mbit the busiest link carried one way
+PEAK_SAMPLED = ("return Math.max(0, ...window.hitlessView.samples.flatMap(s => "
+                "Object.values(s.links).flatMap(r => [r.forward, r.back])));")
+CARRIED = ("const v = window.hitlessView.samples; const sum = {};"
+           "for (let i = 1; i < v.length; i++) for (const [id, r] of Object.entries(v[i].links)) {"
+           "  const dt = v[i].t - v[i - 1].t; sum[id + '>'] = (sum[id + '>'] || 0) + r.forward * dt;"
+           "  sum[id + '<'] = (sum[id + '<'] || 0) + r.back * dt; }"
+           "return Math.max(0, ...Object.values(sum));")

@@ -15,8 +15,11 @@ from selenium.webdriver.support.ui import Select
 import hitless
 from hitless.tests.literate import TARGETS, needs
 from view.browser import (
+    CARRIED,
+    LABELS,
     LIT,
     PEAK_RATE,
+    PEAK_SAMPLED,
     SLIDE_TO,
     SPANS,
     SUMMARY,
@@ -32,6 +35,7 @@ from view.server import Server, create_app
 MBB_STEPS = ["procedure mbb", "step to-shadow", "step drain", "step ocs", "step probe", "step flip", "step settle"]
 INITIAL_LIT = ["ocs:1=3", "ocs:2=5", "ocs:4=6"]  # ucd4's map `initial`
 RECONFIGURED_LIT = ["ocs:2=5", "ocs:3=4"]  # its map `reconfigured`
+IPERF_S = 5
 
 
 @pytest.mark.slow
@@ -49,13 +53,18 @@ def test_live_page_and_its_replay(target: str, tmp_path: Path, monkeypatch: pyte
         assert page.execute_script(LIT) == INITIAL_LIT
 
         rates: list[float] = []
-        iperf = threading.Thread(target=lambda: rates.append(tb.iperf("h2", "h3", seconds=5)))
+        iperf = threading.Thread(target=lambda: rates.append(tb.iperf("h2", "h3", seconds=IPERF_S)))
         iperf.start()
-        peak = wait_for("a link rate above 5 Mbit/s while iperf3 runs",
-                        lambda: (r := page.execute_script(PEAK_RATE)) > 5 and r, timeout=15)
+        wait_for("a link rate above 5 Mbit/s in the page while iperf3 runs",
+                 lambda: page.execute_script(PEAK_SAMPLED) > 5, timeout=30)
         iperf.join()
         assert rates and rates[0] > 5, rates
-        assert peak <= 25, f"{peak} Mbit/s drawn on a 21 Mbit/s fabric"
+        # what the page drew adds up to what iperf3 moved (a loaded machine's switches count in bursts, so
+        # one reading may show twice the link's rate; the sum over the transfer may not)
+        carried, sent = page.execute_script(CARRIED), rates[0] * IPERF_S
+        assert 0.6 * sent <= carried <= 1.4 * sent, f"the page's busiest link carried {carried:.1f} Mbit, iperf3 {sent:.1f}"
+        assert wait_for("a rate drawn on the links", lambda: page.execute_script(PEAK_RATE) >= 0 and
+                        any(" / " in label for label in page.execute_script(LABELS)))
 
         Select(page.find_element(By.ID, "procedure")).select_by_visible_text("mbb")
         page.find_element(By.ID, "procedure-circuits").send_keys("reconfigured")
