@@ -5,6 +5,7 @@
 #   MODE=    static | ecmp | spray             OCS=1 attaches the emulated OCS
 #   CMD=     a Mininet CLI command or script for run-topo (default: open the CLI)
 #   TOPO_FILE= a topology JSON instead of TOPO/K;  RUN_ARGS= more `hitless run-topo` options
+#   VIEW=1   serve the live view on 127.0.0.1:VIEW_PORT (8765);  VIEW_CONTROL=1 lets the page reconfigure
 # Every target runs the `hitless` command (.venv/bin/hitless, installed by `make setup`).
 
 SHELL := /bin/bash
@@ -22,6 +23,9 @@ K    ?= 4
 MODE ?= ecmp
 OCS  ?= 0
 CMD  ?=
+VIEW ?= 0
+VIEW_PORT ?= 8765
+VIEW_CONTROL ?= 0
 
 # Empty means "choose at run time" (the real tools once `make setup` has installed them). The Python
 # entry points read them from the environment, so no value is pasted into a shell command.
@@ -34,7 +38,7 @@ export P4C SWITCH
 # backticks, quotes or ';' in a value stay characters of that value. RUN_ARGS is split into words
 # (globbing off) but not parsed either. Never write $(CMD) and the like inside a recipe.
 RUN_ARGS ?=
-export TOPO TOPO_FILE K MODE OCS CMD RUN_ARGS BUILD
+export TOPO TOPO_FILE K MODE OCS CMD RUN_ARGS BUILD VIEW_PORT
 
 ifeq ($(filter $(TOPO),$(TOPOS)),)
 $(error TOPO=$(TOPO) is not a topology; valid values: $(TOPOS))
@@ -47,7 +51,7 @@ endif
 
 help:
 	@echo "make setup     install system packages and the Python environment (.venv)"
-	@echo "make run-topo  TOPO=$$TOPO K=$$K MODE=$$MODE [OCS=1] [CMD=pingall]: run a topology in Mininet"
+	@echo "make run-topo  TOPO=$$TOPO K=$$K MODE=$$MODE [OCS=1] [CMD=pingall] [VIEW=1]: run a topology in Mininet"
 	@echo "make test      lint, unit and integration tests, PTF packet tests on every compiler x switch pairing"
 	@echo "make ptf       PTF packet tests of the P4 programs with P4C on SWITCH"
 	@echo "make p4-build  compile p4src/ with P4C into $$BUILD/"
@@ -106,7 +110,8 @@ tofino-check: $(VENV)/.pip-stamp
 run-topo: $(VENV)/.pip-stamp
 	@echo "== run-topo $(if $(TOPO_FILE),TOPO_FILE,TOPO=$$TOPO K=$$K) MODE=$$MODE OCS=$$OCS"
 	@set -f; "$(HITLESS)" run-topo $(if $(TOPO_FILE),--topo-file "$$TOPO_FILE",--topo "$$TOPO" --k "$$K") \
-	  --mode "$$MODE" --ocs "$$OCS" --build "$$BUILD" --p4src p4src $(if $(CMD),--cmd "$$CMD") $$RUN_ARGS
+	  --mode "$$MODE" --ocs "$$OCS" --build "$$BUILD" --p4src p4src $(if $(CMD),--cmd "$$CMD") \
+	  $(if $(filter 1,$(VIEW)),--view --view-port "$$VIEW_PORT") $(if $(filter 1,$(VIEW_CONTROL)),--view-control) $$RUN_ARGS
 
 ptf: p4-build
 	@echo "== ptf"

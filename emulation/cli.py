@@ -11,11 +11,13 @@ the emulation down.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +37,13 @@ from topo.validate import validate
 log = logging.getLogger(__name__)
 
 PINGALL = ("pingall", "pingallfull")
+# A layer above adds options to `run` (hitless/cli.py: the live view) and sets `args.attach(args, emu)`,
+# a context entered while the emulation runs.
+Extend = Callable[[argparse.ArgumentParser], None]
 
 
-def add_parsers(sub: Any) -> None:
-    """Register `run`, `build` and `clean-net`."""
+def add_parsers(sub: Any, extend: Extend | None = None) -> None:
+    """Register `run`, `build` and `clean-net`; `extend` adds options to `run`."""
     r = sub.add_parser("run", aliases=["run-topo"], help="run a topology of P4 switches in Mininet (make run-topo)")
     r.add_argument("--topo", default="fattree", choices=("fattree", "leafspine", "ucd4"),
                    help="generated topology (default fattree)")
@@ -64,6 +69,8 @@ def add_parsers(sub: Any) -> None:
                         "emulation/holdloop.py)")
     r.add_argument("--pcap", action="store_true", help="switches write pcaps into the log directory")
     r.add_argument("--log-dir", metavar="<dir>", help="switch logs and event logs (default /var/log/hitless/<run id>, $HITLESS_LOG_DIR)")
+    if extend is not None:
+        extend(r)
     b = sub.add_parser("build", help="compile p4src/ into the build directory when stale (make p4-build)")
     add_target_options(b)
     b.add_argument("--record-compiler", action="store_true",
@@ -239,12 +246,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         emu.start()
         progress("memory", f"{emu.rss_bytes() / 2**20:.0f} MiB resident over {len(emu.pids()) + 1} processes")
-        if args.cmd:
-            rc = run_command(emu, args.cmd)
-            progress("done", f"{args.cmd!r} exit {rc}")
-            return rc
-        HitlessCLI(emu)
-        return 0
+        attach = getattr(args, "attach", None)
+        with attach(args, emu) if attach is not None else contextlib.nullcontext():
+            if args.cmd:
+                rc = run_command(emu, args.cmd)
+                progress("done", f"{args.cmd!r} exit {rc}")
+                return rc
+            HitlessCLI(emu)
+            return 0
     except KeyboardInterrupt:
         print("interrupted: cleaning up", file=sys.stderr)
         return 130

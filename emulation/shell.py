@@ -16,11 +16,10 @@ from mininet.cli import CLI
 from mininet.log import output
 
 from control.plan import PROCEDURES
-from control.procedures import Reconfigurer
+from control.procedures import Reconfigurer, Result
 from topo.circuits import ocs_circuits
 
 log = logging.getLogger(__name__)
-
 
 
 def parse_circuits(emu: Any, spec: str) -> list[tuple[int, int]]:
@@ -28,6 +27,20 @@ def parse_circuits(emu: Any, spec: str) -> list[tuple[int, int]]:
     if emu.ocs is None:
         raise ValueError("circuits: this topology has no OCS")
     return ocs_circuits(emu.topo, spec, emu.ocs.name)
+
+
+def reconfigure(emu: Any, procedure: str, spec: str, hold_s: float = 1.0) -> Result:
+    """Move the emulation's OCS to the circuits a spec names with one procedure (the run's controller and
+    event log); returns once the new circuits carry light."""
+    if procedure not in PROCEDURES:
+        raise ValueError(f"procedure {procedure!r}: expected one of {', '.join(PROCEDURES)}")
+    new = parse_circuits(emu, spec)
+    with emu.ocs.driver() as drv:
+        rec = Reconfigurer(emu.controller, drv, emu.ocs.name, emu.mode, emu.spray, emu.controller.events)
+        res = rec.run(procedure, new, hold_s=hold_s)
+    emu.ocs.circuits = new
+    emu.wait_ocs_links()
+    return res
 
 
 class HitlessCLI(CLI):
@@ -71,13 +84,7 @@ class HitlessCLI(CLI):
             self._fail(ValueError(f"usage: reconfigure <{'|'.join(PROCEDURES)}> <map|a-b,c-d> [hold_s]"))
             return
         try:
-            new = parse_circuits(self.emu, args[1])
-            with self.emu.ocs.driver() as drv:
-                rec = Reconfigurer(self.emu.controller, drv, self.emu.ocs.name, self.emu.mode, self.emu.spray,
-                                   self.emu.controller.events)
-                res = rec.run(args[0], new, hold_s=float(args[2]) if len(args) == 3 else 1.0)
-            self.emu.ocs.circuits = new
-            self.emu.wait_ocs_links()
+            res = reconfigure(self.emu, args[0], args[1], float(args[2]) if len(args) == 3 else 1.0)
             steps = ", ".join(f"{k} {v:.1f}" for k, v in res.steps.items())
             output(f"{res.procedure}: total {res.total_ms:.1f} ms, control {res.control_ms:.1f} ms ({steps})\n")
         except Exception as exc:  # noqa: BLE001 - the CLI reports and goes on

@@ -27,11 +27,20 @@ class Command:
     passes_name: bool = False
 
     def run(self, argv: list[str]) -> int:
-        """Run it with the words after its name."""
+        """Run it with the words after its name (and the live view's options where it runs a network)."""
         main: Callable[..., int] = importlib.import_module(self.module).main  # type: ignore[attr-defined]
+        extra = {}
+        if self.name in VIEW_OPTIONS:
+            from view import cli as view_cli  # the web stack: only for the commands that serve it
+
+            extra["extend"] = getattr(view_cli, VIEW_OPTIONS[self.name])
         if self.passes_name:
-            return main([self.name, *argv], prog=PROG)
-        return main(argv, prog=f"{PROG} {self.name}")
+            return main([self.name, *argv], prog=PROG, **extra)
+        return main(argv, prog=f"{PROG} {self.name}", **extra)
+
+
+# the commands that run a network, and the view/cli.py function adding their --view options
+VIEW_OPTIONS = {"run-topo": "add_options", "experiment": "add_watch_options"}
 
 
 def _first_words(module: str, group: str, helps: dict[str, str]) -> tuple[Command, ...]:
@@ -55,6 +64,8 @@ COMMANDS = (
         "counters": "the non-zero port counters of every switch",
         "ocs": "drive an OCS (Polatis or the emulator) over SCPI"}),
     Command("experiment", "scripts.__main__", "`run`, `report`, `analyze` an experiment spec, or the `demo`",
+            "experiments"),
+    Command("view", "view.cli", "replay finished runs in the live view's page (run-topo/experiment run --view: live)",
             "experiments"),
     Command("setup", "hitless.system", "what pip cannot install: Debian's packages (apt) and Mininet", "set-up"),
 )

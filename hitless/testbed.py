@@ -8,6 +8,9 @@ flows, a reconfiguration, counters and TCP metrics, and results that plot.
         tb.counters("s1"); tb.tcp("h2")                              # port counters, the host's TCP counters
         run = tb.measure("mbb", "reconfigured", stream=("h2", "h3", 16), seconds=8, at=3)
 
+`Testbed(..., view=True)` also serves the live view (view/README.md) on 127.0.0.1:8765 (`view=0`: any
+free port; `view_control=True`: the page may run `reconfigure`): `tb.view.url`.
+
 A facade over what exists: `emulation.network.Emulation` (isolated: its own node names and gRPC
 ports), `control.network.Network` and `control.procedures.Reconfigurer`, and for `measure` the
 experiment runner's own run (`scripts.reconf.Reconfiguration`: captures at both ends, the procedure
@@ -35,6 +38,8 @@ from scripts.spec import Spec, Stream, Variant, make_topology
 from topo.circuits import ocs_circuits, resolve_circuits
 from topo.model import Topology, load
 from topo.validate import validate
+from view.live import DEFAULT_PORT, LiveView
+from view.server import Controls
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +81,8 @@ class Testbed:
 
     def __init__(self, topology: str | Path | Topology = "ucd4", *, target: str | None = None,
                  mode: str = "ecmp", out: str | Path | None = None, build_dir: str | Path | None = None,
-                 ocs_args: list[str] | None = None, rto_min: str | None = None, **generator_args: Any) -> None:
+                 ocs_args: list[str] | None = None, rto_min: str | None = None, view: bool | int = False,
+                 view_control: bool = False, **generator_args: Any) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
         self.topo = make_topo(topology, generator_args)
@@ -89,6 +95,10 @@ class Testbed:
         self.ocs_args = list(ocs_args) if ocs_args is not None else ["--seed", str(OCS_SEED)]
         self.rto_min = rto_min
         self.emu: Any = None  # emulation.network.Emulation once started
+        # the live view (view/): True on its default port, or a port number; `tb.view.url` once started
+        self.view_port = None if view is False else (DEFAULT_PORT if view is True else int(view))
+        self.view_control = view_control
+        self.view: LiveView | None = None
         self._runs = 0
 
     # -- life cycle -----------------------------------------------------------------------------------
@@ -104,10 +114,30 @@ class Testbed:
                                       ocs_args=self.ocs_args if self.topo.ocs else None, rto_min=self.rto_min,
                                       log_dir=self.out / "emulation")
         self.emu.start()
+        if self.view_port is not None:
+            try:
+                controls = Controls(self._page_reconfigure, self._page_circuits) if self.view_control else None
+                self.view = LiveView(self.emu, port=self.view_port, controls=controls, runs_under=self.out).start()
+            except BaseException:
+                self.stop()
+                raise
+            log.warning("view: %s", self.view.url)
         return self
+
+    def _page_reconfigure(self, procedure: str, circuits: str, hold_s: float) -> str:
+        res = self.reconfigure(procedure, circuits, hold_s)
+        return f"{res.procedure}: total {res.total_ms:.1f} ms, control {res.control_ms:.1f} ms"
+
+    def _page_circuits(self, circuits: str) -> str:
+        new = ocs_circuits(self.topo, circuits)
+        self.running.set_circuits(new)
+        return f"circuits {new}: lit"
 
     def stop(self) -> None:
         """Stop everything the network started (safe to call twice)."""
+        if self.view is not None:
+            self.view.stop()
+            self.view = None
         if self.emu is not None:
             self.emu.stop()
             self.emu = None

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
+from emulation.cli import Extend
 from scripts import spec as specmod
 from scripts.demo import demo
 from scripts.experiment import analyze_all, report, run
@@ -13,8 +15,8 @@ from scripts.runner import HOME
 from topo.cli import main_of
 
 
-def build_parser(prog: str = "python -m scripts") -> argparse.ArgumentParser:
-    """The argument parser."""
+def build_parser(prog: str = "python -m scripts", extend: Extend | None = None) -> argparse.ArgumentParser:
+    """The argument parser; `extend` adds options to `run` (the `hitless` command's live view)."""
     p = argparse.ArgumentParser(prog=prog, description="hitless experiments")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress of every component")
     sub = p.add_subparsers(dest="command", required=True)
@@ -30,6 +32,8 @@ def build_parser(prog: str = "python -m scripts") -> argparse.ArgumentParser:
                    help="kind strategies: transfer sizes and SSE times x (2: e6-strategies at the paper's time scale)")
     r.add_argument("--seed", type=int, default=1, metavar="<n>", help="OCS delay model seed (default 1)")
     r.add_argument("--build", metavar="<dir>", help="compiled programs (default build/, compiled when stale)")
+    if extend is not None:
+        extend(r)
     s = sub.add_parser("report", help="summary tables and plots of a results directory")
     s.add_argument("spec", metavar="<spec.yaml>")
     s.add_argument("--out", metavar="<dir>", help="results directory (default results/<spec name>)")
@@ -47,9 +51,9 @@ def build_parser(prog: str = "python -m scripts") -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m scripts") -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m scripts", extend: Extend | None = None) -> int:
     """Entry point."""
-    return main_of("scripts", build_parser(prog), run_args, argv)
+    return main_of("scripts", build_parser(prog, extend), run_args, argv)
 
 
 def run_args(args: argparse.Namespace) -> int:
@@ -70,7 +74,9 @@ def run_args(args: argparse.Namespace) -> int:
         sp.bulk.transfers = args.transfers
         sp.bulk.check()
     if args.command == "run":
-        counts = run(sp, out, seed=args.seed, build=Path(args.build) if args.build else None)
+        attach = getattr(args, "attach", None)  # the live view's, when a layer above added it (extend)
+        counts = run(sp, out, seed=args.seed, build=Path(args.build) if args.build else None,
+                     watch=functools.partial(attach, args) if attach is not None else None)
         print(f"[{sp.name}] {counts['ran']} ran, {counts['skipped']} already done, {counts['failed']} failed")
         return 1 if counts["failed"] else 0
     if args.command == "analyze":

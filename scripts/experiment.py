@@ -9,16 +9,17 @@ from typing import Any
 
 from scripts.reconf import analyze
 from scripts.report import load_runs, markdown, summarize
-from scripts.runner import run_experiment, say_flush
+from scripts.runner import Watch, run_experiment, say_flush
 from scripts.schedule import schedule_plots
 from scripts.spec import Spec
 
 log = logging.getLogger(__name__)
 
 
-def run(spec: Spec, out: Path, seed: int = 1, say=say_flush, build: Path | None = None) -> dict[str, int]:
+def run(spec: Spec, out: Path, seed: int = 1, say=say_flush, build: Path | None = None,
+        watch: Watch | None = None) -> dict[str, int]:
     """Run the missing runs, then write the summary and plots and print the table."""
-    counts = run_experiment(spec, out, say=say, seed=seed, build=build)
+    counts = run_experiment(spec, out, say=say, seed=seed, build=build, watch=watch)
     report(spec, out, say)
     return counts
 

@@ -52,6 +52,7 @@ class SsSample:
     retrans_total: int | None
     cc: str | None = None
     local: str = ""
+    bytes_acked: int | None = None
 
 
 SS_MARK = "@@"
@@ -84,7 +85,7 @@ def parse_ss(text: str) -> list[SsSample]:
             first = line.split()[0] if line.split() else ""
             out.append(SsSample(t, peer, _int(line, r"\bcwnd:(\d+)"), _float(line, r"\brtt:([\d.]+)"),
                                 _float(line, r"\brto:([\d.]+)"), _int(line, r"\bretrans:\d+/(\d+)"),
-                                first if first.isalpha() else None, local))
+                                first if first.isalpha() else None, local, _int(line, r"\bbytes_acked:(\d+)")))
     return out
 
 

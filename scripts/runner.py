@@ -8,6 +8,7 @@ does not even start its emulation. A failed run is recorded (error.txt) and coun
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -16,6 +17,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # where build/ and results/ go: the checkout, or the working directory of an installed copy (pip install .)
 HOME = ROOT if (ROOT / "pyproject.toml").is_file() else Path.cwd()
 Say = Callable[[str], None]
+# What watches each emulation while its runs go (the live view, from a layer above): entered once the
+# emulation has started, with the results directory its runs write into.
+Watch = Callable[[Any, Path], AbstractContextManager]
 
 
 def say_flush(line: str) -> None:
@@ -70,7 +75,7 @@ def _on_term(signum: int, _frame: Any) -> None:
 
 
 def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | None = None,
-                   switch_bin: str | None = None, seed: int = 1) -> dict[str, Any]:
+                   switch_bin: str | None = None, seed: int = 1, watch: Watch | None = None) -> dict[str, Any]:
     """Run every missing run of every variant; returns counts (done before, ran, failed)."""
     # imported here, not at the top: Mininet is an optional heavy dependency
     from mininet.log import setLogLevel
@@ -120,9 +125,12 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
             say(f"[{spec.name}] {first.name}: starting {topo.name} ({len(topo.switches)} switches, "
                 f"mode {first.mode}, rto_min {first.rto_min or 'default'}, ocs {' '.join(ocs_args) or 'default'}"
                 f"{shared})")
+            watching = contextlib.ExitStack()
             try:
                 emu.start()
                 _tune_hosts(emu, first)
+                if watch is not None:
+                    watching.enter_context(watch(emu, out))
                 for variant, todo in group:
                     exp = _experiment(emu, spec, variant)
                     try:
@@ -144,6 +152,7 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
                     finally:
                         exp.close()
             finally:
+                watching.close()
                 emu.stop()
     finally:
         for s, h in old.items():

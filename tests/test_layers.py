@@ -8,6 +8,7 @@
     control          the controller, OCS drivers, procedures
     emulation        Mininet, switch processes, the P4 target (and topo.__main__)
     scripts          experiments, reports, benchmarks
+    view             the live view and replay (web server, page), over a running emulation or a run's files
     hitless          the `hitless` command and the Python API (Testbed), over all of the above
 
 Tests are above everything and are not checked. Run: .venv/bin/pytest tests/test_layers.py
@@ -19,7 +20,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["p4sim", "topo", "p4rt", "fabric", "tablegen", "control", "emulation", "scripts", "hitless"]
+LAYERS = ["p4sim", "topo", "p4rt", "fabric", "tablegen", "control", "emulation", "scripts", "view", "hitless"]
 APP = ("emulation", "emulation.p4switch", "topo.__main__")  # the Mininet application inside topo/
 
 

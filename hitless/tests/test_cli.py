@@ -28,7 +28,7 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize("words", [["topo", "generate"], ["tables"], ["tables", "check"], ["run-topo"], ["run"],
                                    ["build"], ["ocs-emulator"], ["clean-net"], ["install"], ["reconfigure"],
-                                   ["ocs"], ["experiment", "run"], ["experiment", "demo"], ["setup"]])
+                                   ["ocs"], ["experiment", "run"], ["experiment", "demo"], ["setup"], ["view"]])
 def test_each_command_has_its_package_help(words: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main([*words, "--help"])
@@ -36,6 +36,14 @@ def test_each_command_has_its_package_help(words: list[str], capsys: pytest.Capt
     usage = capsys.readouterr().out.split("\n", 1)[0]
     shown = {"run-topo": "run"}.get(words[0], words[0])  # run-topo is `python -m emulation run`
     assert usage.startswith(f"usage: hitless {shown}"), usage
+
+
+def test_the_commands_that_run_a_network_offer_the_live_view(capsys: pytest.CaptureFixture[str]) -> None:
+    for words, control in ((["run-topo"], True), (["experiment", "run"], False)):
+        with pytest.raises(SystemExit):
+            main([*words, "--help"])
+        out = capsys.readouterr().out
+        assert "--view " in out and "--view-port" in out and ("--view-control" in out) == control, words
 
 
 def test_the_console_script_and_the_python_m_forms_agree() -> None:
@@ -48,7 +56,9 @@ def test_the_console_script_and_the_python_m_forms_agree() -> None:
 def test_bad_input_is_one_line() -> None:
     for argv, expected in (([HITLESS, "frobnicate"], "hitless: 'frobnicate': not a command; expected one of topo"),
                            ([HITLESS, "bench", "nope"], "hitless bench: 'nope': expected one of compile"),
-                           ([HITLESS, "tables", "missing.json", "-o", "x"], "tablegen: ")):
+                           ([HITLESS, "tables", "missing.json", "-o", "x"], "tablegen: "),
+                           ([HITLESS, "view", "/nonexistent"], "hitless view: replay /nonexistent: not a directory"),
+                           ([HITLESS, "view", "/tmp", "--token", "short"], "hitless view: --token: expected 16 to 128")):
         res = _run(*argv)
         assert res.returncode == 2 and res.stderr.count("\n") == 1 and res.stderr.startswith(expected), res.stderr
 
