@@ -145,7 +145,7 @@ class ControlC:
             return lines + cx.assign(ps[0], val, ind + "    ") + [f"{ind}}}"]
         if op == "modify_field_rng_uniform":
             lo, hi = cx.need(ex(ps[1]), "a random bound"), cx.need(ex(ps[2]), "a random bound")
-            return cx.assign(ps[0], Val(f"((V)p4s_rand(c->pl, (uint64_t)({lo}), (uint64_t)({hi})))", 64, True, True), ind)
+            return cx.assign(ps[0], Val(f"((V)p4s_rand(c->d, c->pl, (uint64_t)({lo}), (uint64_t)({hi})))", 64, True, True), ind)
         if op in ("clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress"):
             kind = "ci2e" if op.startswith("clone_ingress") else "ce2e"
             fl = cx.need(ex(ps[1]), "a field list") if len(ps) > 1 else "0"

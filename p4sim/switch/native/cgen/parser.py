@@ -120,8 +120,9 @@ class ParserC:
         for k in s.get("transition_key", []):
             w = self._key_width(k)
             if k["type"] == "lookahead":
-                pre, src = self.rvalue(k, ind)
+                pre, val = self.rvalue(k, ind)
                 out += pre
+                src = val.code
             elif k["type"] == "field":
                 if tuple(k["value"]) in self.g.signed:
                     raise NotNative("a signed field as a parser select key")
@@ -362,7 +363,7 @@ class ParserC:
 
     def _algo(self, data: str, length: str, algo: str) -> str:
         if algo == "random":
-            return "p4s_rand(c->pl, 0, 0xFFFFFFFFULL)"
+            return "p4s_rand(c->d, c->pl, 0, 0xFFFFFFFFULL)"
         return f"p4s_hash({ALGOS[algo]}, {data}, {length})"
 
 

@@ -20,6 +20,7 @@ p4s_dev *p4s_dev_new(int cpu_port, int nb_queues, uint64_t t0_ns, int log_info) 
     d->t0_ns = t0_ns;
     d->log_info = log_info;
     d->wakefd = -1;
+    d->fixed_us = -1;
     for (int i = 0; i < P4S_MAX_PORTS; i++) d->portidx[i] = -1;
     return d;
 }
@@ -77,7 +78,12 @@ void p4s_dev_set_pipe(p4s_dev *d, p4s_pipe *pl, int py_pipe) {
 
 void p4s_dev_stats(p4s_dev *d, uint64_t *out) { memcpy(out, d->st, sizeof(d->st)); }
 
+void p4s_dev_fix(p4s_dev *d, int64_t now_us) { d->fixed_us = now_us; }
+
+int p4s_fixed(struct p4s_dev *d) { return d->fixed_us >= 0; }
+
 int64_t p4s_now_us(struct p4s_dev *d) {
+    if (d->fixed_us >= 0) return d->fixed_us;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     /* Device.now_us: int((monotonic - t0) * 1e6), in integers */

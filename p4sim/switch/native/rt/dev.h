@@ -52,6 +52,7 @@ struct p4s_dev {
     int py_pipe; /* a Python pipeline: received frames go to Python as events */
     int cpu_port, nb_queues, log_info;
     uint64_t t0_ns;
+    int64_t fixed_us; /* p4s_dev_fix */
     struct p4s_pre groups, sessions;
     struct p4s_ev *evh, *evt;
     uint32_t nev;

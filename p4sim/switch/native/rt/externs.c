@@ -152,7 +152,8 @@ int p4s_vset_has(const struct p4s_vset *s, uint64_t v) {
 }
 
 /* uniform in [lo, hi] (random.randint's range; the values differ from Python's, as any two runs do) */
-uint64_t p4s_rand(struct p4s_pipe *pl, uint64_t lo, uint64_t hi) {
+uint64_t p4s_rand(struct p4s_dev *d, struct p4s_pipe *pl, uint64_t lo, uint64_t hi) {
+    if (p4s_fixed(d)) return lo;
     uint64_t x = pl->rng += 0x9E3779B97F4A7C15ULL; /* splitmix64 */
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;

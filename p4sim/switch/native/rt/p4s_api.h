@@ -31,6 +31,8 @@ void p4s_dev_stats(p4s_dev *d, uint64_t *out);
 int p4s_dev_process(p4s_dev *d, int port, const uint8_t *frame, uint32_t len, const uint8_t **out);
 int p4s_dev_event(p4s_dev *d, uint8_t *buf, uint32_t cap, int32_t *kind, int32_t *arg);
 int p4s_dev_pending(p4s_dev *d);
+/* tests: every packet at this clock value (-1: the real clock), and `random` gives its lower bound */
+void p4s_dev_fix(p4s_dev *d, int64_t now_us);
 
 /* ports and the packet loop */
 int p4s_dev_add_port(p4s_dev *d, int port, const char *ifname, uint32_t ring_bytes, const char *pcap_dir);
