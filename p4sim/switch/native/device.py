@@ -210,12 +210,15 @@ class NativePortIO:
         while not self._stop:
             recirc = dev.recirculation
             wait = 0 if recirc else max(0, int((next_poll - clock()) * 1000) + 1)
-            if lib.p4s_dev_run(ptr, wait) or lib.p4s_dev_pending(ptr):
-                with dev.lock:
-                    events = dev.native.events()
-                self._handle(events)
-            if recirc:
-                self._recirculate(recirc)
+            try:
+                if lib.p4s_dev_run(ptr, wait) or lib.p4s_dev_pending(ptr):
+                    with dev.lock:
+                        events = dev.native.events()
+                    self._handle(events)
+                if recirc:
+                    self._recirculate(recirc)
+            except Exception:  # a control-plane hook or a Python pipeline failed: keep forwarding
+                log.exception("packet loop: handling the data plane's events failed")
             now = clock()
             if now >= next_poll:
                 self.poll_link_state()
