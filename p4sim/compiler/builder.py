@@ -44,6 +44,7 @@ class P4InfoTable:
     actions: list[tuple[str, str]]        # (action name, scope: '', 'DEFAULT_ONLY', 'TABLE_ONLY')
     size: int
     const_default: str | None = None
+    initial_default: tuple[str, list[int]] | None = None  # the default action and its arguments
     implementation: str | None = None
     direct: list[str] = field(default_factory=list)
     is_const: bool = False

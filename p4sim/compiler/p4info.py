@@ -115,6 +115,7 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
         for a in annos or []:
             msg.preamble.annotations.append(a)  # type: ignore[attr-defined]
 
+    action_params = {o.name: o.params for o in objs if o.kind == "action"}
     for t in sorted(bm.p4_tables, key=lambda t: t.id or 0):
         tm = info.tables.add()
         pre(tm, t)
@@ -129,6 +130,13 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
                 ar.annotations.append("@defaultonly" if scope == "DEFAULT_ONLY" else "@tableonly")
         if t.const_default:
             tm.const_default_action_id = ids[("action", t.const_default)]
+        if t.initial_default is not None and ("action", t.initial_default[0]) in ids:
+            name, args = t.initial_default
+            ida = tm.initial_default_action
+            ida.action_id = ids[("action", name)]
+            widths = [w for _, w in action_params[name]]
+            for i, (v, w) in enumerate(zip(args, widths, strict=True), 1):
+                ida.arguments.add(param_id=i, value=v.to_bytes((w + 7) // 8, "big"))
         if t.implementation:
             tm.implementation_id = ids[("action_profile", t.implementation)]
         for dname in t.direct:
@@ -146,7 +154,7 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
         bykind[kind].sort(key=lambda o: o.id or 0)
     for o in bykind.get("action", []):
         am = info.actions.add()
-        pre(am, o)
+        pre(am, o, [_annotation(a) for a in o.extra["decl"].annos if a.name not in ("name", "id")])
         _numbered(am.params, o.params)
     for o in bykind.get("action_profile", []):
         pm = info.action_profiles.add()
@@ -203,7 +211,17 @@ def build_p4info(bm: Bmv2Json) -> p4info_pb2.P4Info:
             if mname:  # a struct member; a bit<W> value set has one unnamed field, as p4c
                 mf.name = mname
         vm.size = o.size
+    if info.tables:
+        info.type_info.SetInParent()  # p4c writes it for a program with tables, empty when no type needs it
     return info
+
+
+def _annotation(a: A.Annotation) -> str:
+    """An annotation as P4Info carries it: `@noWarn("unused")`."""
+    if not a.args:
+        return f"@{a.name}"
+    return f"@{a.name}(" + ", ".join(f'"{v}"' if isinstance(v, str) and not v.startswith('"') else str(v)
+                                     for v in a.args) + ")"
 
 
 def controller_headers(bm: Bmv2Json, structs: list[StructT]) -> None:

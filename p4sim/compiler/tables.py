@@ -92,9 +92,11 @@ class TableLowerer:
             ids.append(aid)
             refs.append((aent.qname, scope))
         default, default_name, const_default = self._default(t, names, ids, ev)
-        if default_name not in names:
+        if default_name not in names:  # the implicit NoAction: in P4Info too, default-only (p4c)
             names.append(default_name)
             ids.append(default["action_id"])
+            refs.append((default_name, "DEFAULT_ONLY"))
+            c.p4info_action(self.sc.lookup(default_name))
         props = dict(t.props)
         size = 0
         if "size" in props:
@@ -107,6 +109,7 @@ class TableLowerer:
             size = len(t.entries)  # as p4c: a table with entries is sized to them
         size = size or DEFAULT_SIZE
         info = P4InfoTable(ent.qname, p4keys, refs, size, default_name if const_default else None)
+        info.initial_default = (default_name, [int(v, 16) for v in default["action_data"]])
         info.annos = [a.name for a in t.annos]
         info.fixed_id, info.loc = id_annotation(t.annos), t.loc
         tj: dict = {"name": ent.qname, "id": self._next_id(), "source_info": source_info(t.loc, t.name),

@@ -15,7 +15,6 @@ from p4sim.switch.codegen.base import Gen
 from p4sim.switch.native.cgen.exprs import CExpr, NotNative, Val, masked
 from p4sim.switch.native.cgen.parser import ParserC
 from p4sim.switch.program import TableInfo, parse_hexstr
-from p4sim.switch.tables import match_mode
 
 DROP_PORT = 511
 MODES = {"none": "P4S_MODE_NONE", "exact": "P4S_MODE_EXACT", "lpm": "P4S_MODE_LPM", "ternary": "P4S_MODE_TERNARY",
