@@ -253,9 +253,8 @@ static void rx_frame(struct p4s_dev *d, struct p4s_port *p, const uint8_t *data,
     if (p->pcap_in) pcap_write(p->pcap_in, data, len);
     d->st[P4S_ST_RX]++;
     struct p4s_pipe *pl = d->pipe;
-    if (pl == NULL) return;
     if (d->py_pipe) p4s_event_push(d, P4S_EV_RX, p->port, data, len);
-    else pl->prog->process(pl, d, p->port, data, len);
+    else if (pl != NULL) pl->prog->process(pl, d, p->port, data, len);
 }
 
 static int rx_port(struct p4s_dev *d, struct p4s_port *p, int budget) {
