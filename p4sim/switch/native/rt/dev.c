@@ -181,7 +181,7 @@ int p4s_dev_process(p4s_dev *d, int port, const uint8_t *frame, uint32_t len, co
     struct p4s_pipe *pl = d->pipe;
     d->collect = 1;
     d->outlen = d->outn = 0;
-    if (pl != NULL && !d->py_pipe) pl->prog->process(pl, d, port, frame, len);
+    if (pl != NULL && !d->py_pipe) pl->prog->process(pl, d, port, frame, len, -1);
     d->collect = 0;
     *out = d->out;
     return (int)d->outn;

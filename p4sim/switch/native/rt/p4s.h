@@ -114,8 +114,9 @@ struct p4s_prog {
     uint32_t n_tables, n_counters, n_registers, n_meters, n_vsets;
     const int32_t *table_mode, *table_nw;
     const uint32_t *counter_size, *register_size, *register_width, *meter_size, *meter_bytes;
-    /* one frame arriving on a port, through the whole flow; outputs go to p4s_emit */
-    void (*process)(struct p4s_pipe *pl, struct p4s_dev *d, int port, const uint8_t *frame, uint32_t len);
+    /* one frame arriving on a port at now_us (-1: now), through the whole flow; outputs go to p4s_emit */
+    void (*process)(struct p4s_pipe *pl, struct p4s_dev *d, int port, const uint8_t *frame, uint32_t len,
+                    int64_t now_us);
     /* a recirculated packet (queued by p4s_recirc_put) through ingress again, then freed */
     void (*resume)(struct p4s_pipe *pl, struct p4s_dev *d, void *pkt);
     void (*drop)(void *pkt); /* free a queued packet that will not run */

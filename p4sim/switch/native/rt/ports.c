@@ -249,21 +249,38 @@ static struct tpacket2_hdr *slot(struct p4s_port *p, uint32_t i) {
                                    (size_t)(i % p->frames_per_block) * p->frame_size);
 }
 
-static void rx_frame(struct p4s_dev *d, struct p4s_port *p, const uint8_t *data, uint32_t len) {
+static void rx_frame(struct p4s_dev *d, struct p4s_port *p, const uint8_t *data, uint32_t len, int64_t now_us) {
     if (p->pcap_in) pcap_write(p->pcap_in, data, len);
     d->st[P4S_ST_RX]++;
     struct p4s_pipe *pl = d->pipe;
     if (d->py_pipe) p4s_event_push(d, P4S_EV_RX, p->port, data, len);
-    else if (pl != NULL) pl->prog->process(pl, d, p->port, data, len);
+    else if (pl != NULL) pl->prog->process(pl, d, p->port, data, len, now_us);
 }
 
+/* the offset of the realtime clock (the ring's timestamps) over the monotonic one, in ns */
+static int64_t realtime_offset_ns(void) {
+    struct timespec r, m;
+    clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_MONOTONIC, &m);
+    return ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
+}
+
+/* A frame's time is when the kernel took it (the ring's timestamp), on the switch's clock: as bmv2
+ * stamps a packet when it reads it, before its ingress runs, so that time spent waiting for the loop
+ * (a wake-up, a busy batch) counts as it does there. */
 static int rx_port(struct p4s_dev *d, struct p4s_port *p, int budget) {
     int n = 0;
+    int64_t off = -1;
     while (n < budget) {
         struct tpacket2_hdr *h = slot(p, p->head);
         if (!(__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER)) break;
         const uint8_t *data = (const uint8_t *)h + h->tp_mac;
         uint32_t len = h->tp_snaplen;
+        if (off < 0) off = realtime_offset_ns();
+        int64_t now_us = d->fixed_us >= 0 ? d->fixed_us
+                         : ((int64_t)h->tp_sec * 1000000000LL + h->tp_nsec - off - (int64_t)d->t0_ns) / 1000;
+        int64_t clock_us = p4s_now_us(d);
+        if (now_us > clock_us || now_us < 0) now_us = clock_us; /* a clock step: never ahead, never before 0 */
         const struct sockaddr_ll *sll = (const struct sockaddr_ll *)((const uint8_t *)h +
                                                                        TPACKET_ALIGN(sizeof(struct tpacket2_hdr)));
         if (p->filter_outgoing && sll->sll_pkttype == PACKET_OUTGOING) {
@@ -281,9 +298,9 @@ static int rx_port(struct p4s_dev *d, struct p4s_port *p, int budget) {
             f[head + 2] = (uint8_t)(h->tp_vlan_tci >> 8);
             f[head + 3] = (uint8_t)h->tp_vlan_tci;
             memcpy(f + head + 4, data + head, len - head);
-            rx_frame(d, p, f, len + 4);
+            rx_frame(d, p, f, len + 4, now_us);
         } else {
-            rx_frame(d, p, data, len);
+            rx_frame(d, p, data, len, now_us);
         }
         __atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
         p->head = (p->head + 1) % p->frame_nr;
