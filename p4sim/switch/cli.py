@@ -18,6 +18,7 @@ import sys
 import threading
 
 from p4sim import package_version
+from p4sim.switch.device import RING_KIB
 from p4sim.switch.host import SwitchHost, parse_addr, parse_ports  # noqa: F401 - parse_* are this CLI's too
 
 log = logging.getLogger("p4sim.switch")
@@ -58,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-plane", choices=["native", "python"], default="native",
                    help="native: the program as compiled C and a native packet loop when a C compiler is "
                         "available (default); python: p4sim's Python data path")
-    p.add_argument("--ring-kib", type=int, default=512, metavar="KIB",
-                   help="each port's receive ring with the native data plane (default 512)")
+    p.add_argument("--ring-kib", type=int, default=RING_KIB, metavar="KIB",
+                   help=f"each port's receive ring with the native data plane (default {RING_KIB}, as libpcap's for bmv2)")
     p.add_argument("--devices", metavar="FILE",
                    help="run several switches in this process: a JSON list of their command lines")
     p.add_argument("--control-stdin", action="store_true",

@@ -71,6 +71,10 @@ log = logging.getLogger(__name__)
 program_log = logging.getLogger("p4sim.switch.program_log")  # log_msg of the program, as runtime._log
 
 DROP_PORT = 511
+# Each port's receive ring of the native data plane, KiB: libpcap's 2 MiB for bmv2. About 1,200 frames
+# of the fabric's MTU (a TCP burst at 1 Gbit/s through a switch that lost the CPU for 14 ms); smaller
+# rings dropped bursts of e1 at 1 Gbit/s on a loaded machine (512 KiB: 248 frames in one run)
+RING_KIB = 2048
 
 
 def _call_hook(name: str, hook: Callable[..., None] | None, *args: object) -> None:
@@ -87,7 +91,7 @@ class Device:
 
     def __init__(self, ports: dict[int, str] | None = None, cpu_port: int | None = None,
                  device_id: int = 0, pcap_dir: str | None = None, nb_queues: int = 1,
-                 freeze_heap: bool = False, native: bool = False, ring_kib: int = 512) -> None:
+                 freeze_heap: bool = False, native: bool = False, ring_kib: int = RING_KIB) -> None:
         """freeze_heap: settle_heap() after every commit. It sets the garbage collector of the whole
         process, so the switch process asks for it (cli.py); a Device inside another program does not.
         native: run programs as native code and the ports in a native loop (p4sim.switch.native) where

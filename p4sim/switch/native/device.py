@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 EV_PACKET_IN, EV_DIGEST, EV_LOG, EV_PORT_GONE, EV_RX = 1, 2, 3, 4, 5
 STATS = ("rx", "tx", "drop", "to_cpu", "errors")
-DEFAULT_RING_KIB = 512  # per port: about 300 frames of a 1600-byte MTU
+RING_DROPS = 8  # rt/p4s_api.h P4S_ST_RING_DROPS: frames a full receive ring refused
 Event = tuple[int, int, bytes]
 
 
@@ -81,7 +81,7 @@ class NativeDevice:
         self._evbuf = ffi.new("uint8_t[]", 65536 + 64)
         self._out = ffi.new("const uint8_t **")
         self._kind, self._arg = ffi.new("int32_t *"), ffi.new("int32_t *")
-        self._stats = ffi.new("uint64_t[8]")
+        self._stats = ffi.new("uint64_t[9]")
 
     def pre(self, lock: NativeLock) -> NativePre:
         """The device's packet replication engine."""
@@ -118,9 +118,11 @@ class NativeDevice:
             out.append((self._kind[0], self._arg[0], bytes(ffi.buffer(self._evbuf, n))))
 
     def stats(self) -> dict[str, int]:
-        """The data plane's counts: rx, tx, drop, to_cpu, errors."""
+        """The data plane's counts: rx, tx, drop, to_cpu, errors; ring_drops (a full receive ring)."""
         rt().p4s_dev_stats(self.ptr, self._stats)
-        return {k: int(self._stats[i]) for i, k in enumerate(STATS)}
+        out = {k: int(self._stats[i]) for i, k in enumerate(STATS)}
+        out["ring_drops"] = int(self._stats[RING_DROPS])
+        return out
 
 
 class Device(engine.Device, Protocol):
@@ -166,7 +168,7 @@ class NativePortIO:
             dev._up[port] = iface_up(ifname)
         self._stop = False
         self._thread: threading.Thread | None = None
-        self._seen = dict.fromkeys(STATS, 0)
+        self._seen = dict.fromkeys((*STATS, "ring_drops"), 0)
 
     def start(self) -> None:
         """Start the packet loop's thread."""
@@ -200,7 +202,10 @@ class NativePortIO:
     def _merge_stats(self) -> None:
         now = self.dev.native.stats()
         for k, v in now.items():
-            self.dev.stats[k] += v - self._seen[k]
+            self.dev.stats[k] = self.dev.stats.get(k, 0) + v - self._seen[k]
+        if now["ring_drops"] > self._seen["ring_drops"]:
+            log.warning("receive rings full: %d frames dropped (%d in all; --ring-kib)",
+                        now["ring_drops"] - self._seen["ring_drops"], now["ring_drops"])
         self._seen = now
 
     def _loop(self) -> None:

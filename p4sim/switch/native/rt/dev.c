@@ -63,6 +63,7 @@ void p4s_dev_free(p4s_dev *d) {
     pre_free(&d->groups);
     pre_free(&d->sessions);
     free(d->out);
+    free(d->backlog);
     pthread_mutex_destroy(&d->mu);
     free(d);
 }
@@ -76,7 +77,12 @@ void p4s_dev_set_pipe(p4s_dev *d, p4s_pipe *pl, int py_pipe) {
     d->py_pipe = py_pipe;
 }
 
-void p4s_dev_stats(p4s_dev *d, uint64_t *out) { memcpy(out, d->st, sizeof(d->st)); }
+void p4s_ring_drops(struct p4s_dev *d);
+
+void p4s_dev_stats(p4s_dev *d, uint64_t *out) {
+    p4s_ring_drops(d);
+    memcpy(out, d->st, sizeof(d->st));
+}
 
 void p4s_dev_fix(p4s_dev *d, int64_t now_us) { d->fixed_us = now_us; }
 

@@ -8,6 +8,7 @@
 #define P4S_TX_BYTES (256 * 1024)
 #define P4S_TX_FRAMES 1024
 #define P4S_RX_BATCH 64
+#define P4S_BACKLOG_BYTES (16u << 20) /* frames taken off the rings while Python holds the lock */
 
 struct p4s_pre_item {
     uint32_t id, n, trunc;
@@ -68,6 +69,9 @@ struct p4s_dev {
     uint8_t *txbuf;
     uint32_t txlen, ntx;
     struct p4s_txrec *txrec;
+    /* frames taken off the rings while another thread held the lock, in arrival order */
+    uint8_t *backlog;
+    uint32_t blen;
     /* recirculated packets waiting for ingress */
     struct p4s_rq *rqh, *rqt;
     uint32_t nrq;

@@ -17,7 +17,8 @@ typedef struct p4s_group p4s_group;
 enum { P4S_EV_PACKET_IN = 1, P4S_EV_DIGEST = 2, P4S_EV_LOG = 3, P4S_EV_PORT_GONE = 4, P4S_EV_RX = 5 };
 /* stats slots (p4s_dev_stats) */
 enum { P4S_ST_RX = 0, P4S_ST_TX = 1, P4S_ST_DROP = 2, P4S_ST_TO_CPU = 3, P4S_ST_ERRORS = 4,
-       P4S_ST_EV_DROPPED = 5, P4S_ST_RECIRC_DROPPED = 6, P4S_ST_TRUNCATED = 7, P4S_ST_N = 8 };
+       P4S_ST_EV_DROPPED = 5, P4S_ST_RECIRC_DROPPED = 6, P4S_ST_TRUNCATED = 7, P4S_ST_RING_DROPS = 8,
+       P4S_ST_N = 9 };
 
 uint32_t p4s_abi(void);
 

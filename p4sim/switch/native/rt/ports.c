@@ -129,6 +129,16 @@ fail: {
     }
 }
 
+/* frames the kernel found no free ring slot for, since the last call (PACKET_STATISTICS resets) */
+void p4s_ring_drops(struct p4s_dev *d) {
+    for (int i = 0; i < d->nports; i++) {
+        struct tpacket_stats st;
+        socklen_t len = sizeof(st);
+        if (!d->ports[i].gone && getsockopt(d->ports[i].fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+            d->st[P4S_ST_RING_DROPS] += st.tp_drops;
+    }
+}
+
 uint64_t p4s_dev_ring_bytes(p4s_dev *d) {
     uint64_t n = 0;
     for (int i = 0; i < d->nports; i++) n += d->ports[i].ring_len;
@@ -268,7 +278,41 @@ static int64_t realtime_offset_ns(void) {
 /* A frame's time is when the kernel took it (the ring's timestamp), on the switch's clock: as bmv2
  * stamps a packet when it reads it, before its ingress runs, so that time spent waiting for the loop
  * (a wake-up, a busy batch) counts as it does there. */
-static int rx_port(struct p4s_dev *d, struct p4s_port *p, int budget) {
+struct backlog_rec {
+    int32_t port;
+    uint32_t len;
+    int64_t now_us;
+};
+
+/* a frame kept for later (defer): the control plane holds the lock; 0, or -1 when the backlog is full */
+static int backlog_put(struct p4s_dev *d, struct p4s_port *p, const uint8_t *data, uint32_t len, int64_t now_us) {
+    uint32_t need = sizeof(struct backlog_rec) + ((len + 7) & ~7U);
+    if (d->backlog == NULL && (d->backlog = malloc(P4S_BACKLOG_BYTES)) == NULL) return -1;
+    if (d->blen + need > P4S_BACKLOG_BYTES) return -1;
+    struct backlog_rec r = {p->port, len, now_us};
+    memcpy(d->backlog + d->blen, &r, sizeof(r));
+    memcpy(d->backlog + d->blen + sizeof(r), data, len);
+    d->blen += need;
+    return 0;
+}
+
+/* the frames kept while the lock was taken, in arrival order (lock held) */
+static int backlog_run(struct p4s_dev *d) {
+    int n = 0;
+    for (uint32_t off = 0; off < d->blen; n++) {
+        struct backlog_rec r;
+        memcpy(&r, d->backlog + off, sizeof(r));
+        int idx = d->portidx[r.port];
+        if (idx >= 0) rx_frame(d, &d->ports[idx], d->backlog + off + sizeof(r), r.len, r.now_us);
+        off += sizeof(r) + ((r.len + 7) & ~7U);
+    }
+    d->blen = 0;
+    return n;
+}
+
+/* defer: another thread holds the lock, so frames go to the backlog instead of the pipeline (the
+ * rings keep room, as a socket's buffer would, for as long as the control plane holds the lock) */
+static int rx_port(struct p4s_dev *d, struct p4s_port *p, int budget, int defer) {
     int n = 0;
     int64_t off = -1;
     while (n < budget) {
@@ -281,6 +325,13 @@ static int rx_port(struct p4s_dev *d, struct p4s_port *p, int budget) {
                          : ((int64_t)h->tp_sec * 1000000000LL + h->tp_nsec - off - (int64_t)d->t0_ns) / 1000;
         int64_t clock_us = p4s_now_us(d);
         if (now_us > clock_us || now_us < 0) now_us = clock_us; /* a clock step: never ahead, never before 0 */
+        if (defer && backlog_put(d, p, data, len, now_us) < 0) break; /* full: leave it in the ring */
+        if (defer) {
+            __atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+            p->head = (p->head + 1) % p->frame_nr;
+            n++;
+            continue;
+        }
         const struct sockaddr_ll *sll = (const struct sockaddr_ll *)((const uint8_t *)h +
                                                                        TPACKET_ALIGN(sizeof(struct tpacket2_hdr)));
         if (p->filter_outgoing && sll->sll_pkttype == PACKET_OUTGOING) {
@@ -334,10 +385,21 @@ int p4s_dev_run(p4s_dev *d, int timeout_ms) {
     int owner[P4S_MAX_PORTS + 1];
     for (;;) {
         int did = 0;
-        pthread_mutex_lock(&d->mu);
+        if (pthread_mutex_trylock(&d->mu) != 0) {
+            /* the control plane holds the lock (a Write batch): keep the rings from filling meanwhile */
+            for (int i = 0; i < d->nports; i++)
+                if (!d->ports[i].gone) did += rx_port(d, &d->ports[i], P4S_RX_BATCH, 1);
+            if (now_ms() >= deadline) return 0;
+            if (!did) {
+                struct timespec ts = {0, 50000};
+                nanosleep(&ts, NULL);
+            }
+            continue;
+        }
+        if (d->blen) did += backlog_run(d);
         if (d->nrq) did += p4s_recirc_run(d);
         for (int i = 0; i < d->nports; i++)
-            if (!d->ports[i].gone) did += rx_port(d, &d->ports[i], P4S_RX_BATCH);
+            if (!d->ports[i].gone) did += rx_port(d, &d->ports[i], P4S_RX_BATCH, 0);
         if (d->ntx) p4s_tx_flush(d);
         int nev = (int)d->nev;
         pthread_mutex_unlock(&d->mu);
