@@ -12,8 +12,9 @@ veth pairs' own limit. Figures:
 - CPU per frame: the switch process's CPU time over the frames it forwarded, in microseconds;
 - P4Runtime writes per second: INSERT then DELETE of N `route` entries in batches of 1,000;
 - resident memory of one switch process, provisioned and after the traffic; and per added switch:
-  p4sim runs 1 and 1 + ADDED switches in one process (each on its own two veth pairs, the program
-  pushed and provisioned), the difference over ADDED; bmv2 runs a process a switch;
+  p4sim runs 1 and 1 + ADDED switches in one process as the emulation hosts them (each on its own two
+  veth pairs with the emulation's ring size, the program pushed and provisioned), the difference over
+  ADDED; bmv2 runs a process a switch;
 - fat-tree k in Mininet (`--k 4,8,16`): time to ready (tables installed), resident memory, a sample of
   cross-pod pings, and what the run left behind (processes, interfaces). A fat-tree that would
   need more memory than the machine has (from the previous k's) is skipped, saying so.
@@ -43,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from emulation.state import cpu_seconds, interface_exists  # noqa: E402
+from emulation.switchhost import DEVICE_OPTIONS  # noqa: E402
 from emulation.switchproc import switch_process, wait_ready  # noqa: E402
 from emulation.target import REAL_SWITCH, Target, choose_compiler, choose_switch, free_port, hosts_devices  # noqa: E402
 from fabric.contract import PATH, PATH_STATIC, PORT_MAC, ROUTE, SET_PATH, SET_SMAC  # noqa: E402
@@ -208,8 +210,9 @@ def memory_per_switch(target: Target, build: Path, added: int) -> dict[str, floa
     for n in (1, 1 + added):
         with veth_pairs(2 * n, "bm") as pairs:
             addrs = [f"127.0.0.1:{free_port()}" for _ in range(n)]
-            specs = [["-i", f"1@{pairs[2 * i][0]}", "-i", f"2@{pairs[2 * i + 1][0]}", "--device-id", str(i + 1),
-                      "--no-p4", "--", "--grpc-server-addr", addrs[i], "--cpu-port", "255"] for i in range(n)]
+            specs = [[*DEVICE_OPTIONS, "-i", f"1@{pairs[2 * i][0]}", "-i", f"2@{pairs[2 * i + 1][0]}", "--device-id",
+                      str(i + 1), "--no-p4", "--", "--grpc-server-addr", addrs[i], "--cpu-port", "255"]
+                     for i in range(n)]
             with host_process(target.switch, specs) as proc:
                 for i, addr in enumerate(addrs):
                     wait_ready(proc, int(addr.rpartition(":")[2]), 60)
