@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from emulation.state import cpu_seconds, interface_exists  # noqa: E402
 from emulation.switchhost import DEVICE_OPTIONS  # noqa: E402
-from emulation.switchproc import switch_process, wait_ready  # noqa: E402
+from emulation.switchproc import stop, switch_process, wait_ready  # noqa: E402
 from emulation.target import REAL_SWITCH, Target, choose_compiler, choose_switch, free_port, hosts_devices  # noqa: E402
 from fabric.contract import PATH, PATH_STATIC, PORT_MAC, ROUTE, SET_PATH, SET_SMAC  # noqa: E402
 from p4rt.client import P4RuntimeClient  # noqa: E402
@@ -189,12 +189,7 @@ def host_process(switch: str, specs: list[list[str]]):  # noqa: ANN201 - a conte
     try:
         yield proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, timeout=30)
         path.unlink(missing_ok=True)
 
 

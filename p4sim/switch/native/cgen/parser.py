@@ -103,22 +103,12 @@ class ParserC:
             return out + [f"{ind}goto done;"]
         return out + [f"{ind}err = {self.err('NoMatch')};", f"{ind}goto done;"]
 
-    def _key_width(self, k: dict[str, Any]) -> int:
-        if k["type"] == "lookahead":
-            return int(k["value"][1])
-        if k["type"] == "field":
-            return self.g.fwidth(k["value"])
-        if k["type"] == "stack_field":
-            stack, f = k["value"]
-            return self.g.fwidth((self.g.stacks[stack][0], f))
-        raise ValueError(f"parser transition key of type {k['type']!r} is not supported")
-
     def select_key(self, s: dict[str, Any], ind: str) -> list[str]:
         """Lines computing the select key `k` (u128): byte-padded parts, concatenated."""
         out: list[str] = []
         parts = []
         for k in s.get("transition_key", []):
-            w = self._key_width(k)
+            w = self.g.select_key_width(k)
             if k["type"] == "lookahead":
                 pre, val = self.rvalue(k, ind)
                 out += pre
@@ -149,12 +139,7 @@ class ParserC:
     def vset_cond(self, s: dict[str, Any], t: dict[str, Any]) -> str:
         """A parse_vset transition: the key without byte padding is a member (codegen vset_cond)."""
         name = t["value"]
-        if name not in self.g.prog.parse_vsets:
-            raise ValueError(f"parser state {s['name']}: value set {name!r} is not in parse_vsets")
-        widths = [self._key_width(k) for k in s.get("transition_key", [])]
-        if sum(widths) != self.g.prog.parse_vsets[name]:
-            raise ValueError(f"parser state {s['name']}: value set {name!r} holds "
-                             f"{self.g.prog.parse_vsets[name]}-bit values, the key has {sum(widths)} bits")
+        widths = self.g.vset_widths(s, name)
         if sum(widths) > 64:
             raise NotNative(f"value set {name}: {sum(widths)}-bit values")
         terms, off, coff = [], 0, 0
@@ -180,6 +165,16 @@ class ParserC:
             return lines, Val(f"((V){tmp})", w, True, True)
         return [], self.cx.ex(v)
 
+    def fields_at(self, hdr: str) -> list[tuple[str, int, int]]:
+        """(attribute, bit offset, width) of each field of a header; NotNative for one over 64 bits."""
+        out, pos = [], 0
+        for f, w in self.g.hfields[hdr]:
+            if w > 64:
+                raise NotNative(f"field {hdr}.{f}: {w} bits wide")
+            out.append((self.g.attr[(hdr, f)], pos, w))
+            pos += w
+        return out
+
     def extract(self, hdr: str, ind: str) -> list[str]:
         """Lines extracting header instance hdr at off."""
         g = self.g
@@ -190,12 +185,7 @@ class ParserC:
         if total % 8:
             raise ValueError(f"header {hdr}: {total} bits is not a whole number of bytes (bmv2 requires it)")
         out = self.stop(f"off + {total // 8} > n", ind)
-        pos = 0
-        for f, w in fields:
-            if w > 64:
-                raise NotNative(f"field {hdr}.{f}: {w} bits wide")
-            out.append(f"{ind}p->{g.attr[(hdr, f)]} = p4s_get(b + off, {pos}, {w});")
-            pos += w
+        out += [f"{ind}p->{attr} = p4s_get(b + off, {pos}, {w});" for attr, pos, w in self.fields_at(hdr)]
         out.append(f"{ind}p->{g.valid[hdr]} = 1;")
         out += [f"{ind}p->{g.valid[o]} = 0;" for o in g.union_siblings.get(hdr, ())]
         return out + [f"{ind}off += {total // 8};"]
@@ -250,12 +240,7 @@ class ParserC:
         fields = g.hfields[hdr]
         total = sum(w for _, w in fields)
         out = [f"{ind}if (p->{g.valid[hdr]}) {{", f"{ind}    memset(out + o, 0, {total // 8});"]
-        pos = 0
-        for f, w in fields:
-            if w > 64:
-                raise NotNative(f"field {hdr}.{f}: {w} bits wide")
-            out.append(f"{ind}    p4s_put(out + o, {pos}, {w}, p->{g.attr[(hdr, f)]});")
-            pos += w
+        out += [f"{ind}    p4s_put(out + o, {pos}, {w}, p->{attr});" for attr, pos, w in self.fields_at(hdr)]
         return out + [f"{ind}    o += {total // 8};", f"{ind}}}"]
 
     def deparser(self) -> list[str]:
