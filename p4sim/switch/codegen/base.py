@@ -142,6 +142,13 @@ class Gen:
             return f"p.{self.valid[val]}"
         raise ValueError(f"expression: operand type {t!r} is not supported")
 
+    def header_bytes(self, h: str) -> int:
+        """The bytes of a header of fixed-width fields; ValueError unless they are whole (bmv2 requires it)."""
+        total = sum(w for _, w in self.hfields[h])
+        if total % 8:
+            raise ValueError(f"header {h}: {total} bits is not a whole number of bytes (bmv2 requires it)")
+        return total // 8
+
     def select_key_width(self, k: dict[str, Any]) -> int:
         """The width of one element of a parser state's transition key."""
         if k["type"] == "lookahead":

@@ -228,10 +228,8 @@ class ParserGen:
         if hdr in g.varbit:
             raise ValueError(f"header {hdr}: extract of a header with a variable-length field needs extract_VL")
         fields = g.hfields[hdr]
-        total = sum(w for _, w in fields)
-        if total % 8:
-            raise ValueError(f"header {hdr}: {total} bits is not a whole number of bytes (bmv2 requires it)")
-        nb = total // 8
+        nb = g.header_bytes(hdr)
+        total = nb * 8
         out = [f"{ind}e = off + {nb}"] + self.too_short("e > n", ind)
         out.append(f"{ind}v = int.from_bytes(b[off:e], 'big')")
         sh = total

@@ -180,15 +180,12 @@ class ParserC:
         g = self.g
         if hdr in g.varbit:
             raise NotNative(f"header {hdr}: a variable-length field")
-        fields = g.hfields[hdr]
-        total = sum(w for _, w in fields)
-        if total % 8:
-            raise ValueError(f"header {hdr}: {total} bits is not a whole number of bytes (bmv2 requires it)")
-        out = self.stop(f"off + {total // 8} > n", ind)
+        nb = g.header_bytes(hdr)
+        out = self.stop(f"off + {nb} > n", ind)
         out += [f"{ind}p->{attr} = p4s_get(b + off, {pos}, {w});" for attr, pos, w in self.fields_at(hdr)]
         out.append(f"{ind}p->{g.valid[hdr]} = 1;")
         out += [f"{ind}p->{g.valid[o]} = 0;" for o in g.union_siblings.get(hdr, ())]
-        return out + [f"{ind}off += {total // 8};"]
+        return out + [f"{ind}off += {nb};"]
 
     def parser_op(self, op: dict[str, Any], ind: str) -> list[str]:
         """Lines of one parser operation."""
