@@ -15,8 +15,9 @@ veth pairs' own limit. Figures:
   p4sim runs 1 and 1 + ADDED switches in one process as the emulation hosts them (each on its own two
   veth pairs with the emulation's ring size, the program pushed and provisioned), the difference over
   ADDED; bmv2 runs a process a switch;
-- fat-tree k in Mininet (`--k 4,8,16`): time to ready (tables installed), resident memory, a sample of
-  cross-pod pings, and what the run left behind (processes, interfaces). A fat-tree that would
+- fat-tree k in Mininet (`--k 4,8,16`): time to ready (tables installed) and its stages (links:
+  Mininet's hosts and links; switches; tables), resident memory, a sample of cross-pod pings, and
+  what the run left behind (processes, interfaces). A fat-tree that would
   need more memory than the machine has (from the previous k's) is skipped, saying so.
 Ratios are p4sim-native's over each other column. Needs root. The machine is shared: compare the
 columns of one run, not figures of different runs.
@@ -58,6 +59,7 @@ from topo import generators  # noqa: E402
 log = logging.getLogger("bench_targets")
 BATCH = 1000
 BMV2_OPT = "/work/bmv2-opt/install/bin/simple_switch_grpc"
+STAGES = ("links", "switches", "tables")  # emulation stages of a fat-tree's time to ready
 NATIVE = "p4sim-native"
 
 
@@ -234,9 +236,18 @@ def bench_fattree(target: Target, build: Path, k: int) -> dict[str, float]:
     """Time to ready, RSS, cross-pod pings and leftovers of a fat-tree in Mininet on this target."""
     from emulation.network import Emulation  # Mininet is an optional heavy dependency
 
-    emu = Emulation.isolated(generators.fattree(k), "ecmp", build_dir=build, switch_bin=target.switch)
+    stages: dict[str, float] = {}
+    last = [time.perf_counter()]
+
+    def progress(stage: str, _detail: str) -> None:  # each stage's own time (links: Mininet's hosts and links)
+        now = time.perf_counter()
+        stages[stage] = now - last[0]
+        last[0] = now
+
+    emu = Emulation.isolated(generators.fattree(k), "ecmp", build_dir=build, switch_bin=target.switch,
+                             on_progress=progress)
     planned = emu._planned_interfaces()
-    t0 = time.perf_counter()
+    t0 = last[0] = time.perf_counter()
     try:
         emu.start()
         ready = time.perf_counter() - t0
@@ -247,7 +258,8 @@ def bench_fattree(target: Target, build: Path, k: int) -> dict[str, float]:
         emu.stop()
     time.sleep(1.0)
     left = sum(1 for pid in pids if os.path.exists(f"/proc/{pid}")) + sum(1 for i in planned if interface_exists(i))
-    return {f"fat-tree k={k} ready s": ready, f"fat-tree k={k} RSS MiB": rss,
+    return {f"fat-tree k={k} ready s": ready, **{f"fat-tree k={k} {st} s": stages[st] for st in STAGES if st in stages},
+            f"fat-tree k={k} RSS MiB": rss,
             f"fat-tree k={k} cross-pod pings ok of 8": pings, f"fat-tree k={k} left behind": left}
 
 
