@@ -195,18 +195,19 @@ class Device:
         self.native_events(events)
         return out
 
-    def native_events(self, events: list[tuple[int, int, bytes]]) -> None:
-        """Hand what the native data plane produced to the hooks: packet-ins, digests, log lines."""
+    def native_events(self, events: list[tuple[str, int, bytes]]) -> None:
+        """Hand what the native data plane produced to the hooks: packet-ins, digests, log lines
+        (p4sim.switch.native.device.Event)."""
         pl = self.pipeline
         for kind, arg, data in events:
-            if kind == 1:  # a frame to the CPU port (counted there)
+            if kind == "packet_in":  # counted there
                 _call_hook("on_cpu_frame", self.on_cpu_frame, data)
-            elif kind == 2 and pl is not None:
+            elif kind == "digest" and pl is not None:
                 ll = pl.program.learn_lists.get(arg)
                 if ll is not None:
                     values = tuple(int.from_bytes(data[i:i + 8], "little") for i in range(0, len(data), 8))
                     self.digest(Digest(ll.id, ll.name, values))
-            elif kind == 3:
+            elif kind == "log":
                 level = arg if arg in (logging.INFO, logging.WARNING, logging.ERROR) else logging.WARNING
                 (program_log if level == logging.INFO else log).log(level, "%s", data.decode(errors="replace"))
 

@@ -24,10 +24,11 @@ from p4sim.switch.ports import PORT_POLL_S, iface_exists, iface_up
 
 log = logging.getLogger(__name__)
 
-EV_PACKET_IN, EV_DIGEST, EV_LOG, EV_PORT_GONE, EV_RX = 1, 2, 3, 4, 5
+# rt/p4s_api.h P4S_EV_*: what the data plane hands to Python
+EVENTS = {1: "packet_in", 2: "digest", 3: "log", 4: "port_gone", 5: "rx"}
 STATS = ("rx", "tx", "drop", "to_cpu", "errors")
 RING_DROPS = 8  # rt/p4s_api.h P4S_ST_RING_DROPS: frames a full receive ring refused
-Event = tuple[int, int, bytes]
+Event = tuple[str, int, bytes]  # (EVENTS' name, port or learn id or log level, frame or values or text)
 
 
 class NativeLock:
@@ -105,7 +106,7 @@ class NativeDevice:
         return out
 
     def events(self) -> list[Event]:
-        """Every event waiting, oldest first: (kind, port or id or level, data); lock held."""
+        """Every event waiting, oldest first (Event); lock held."""
         out = []
         lib = rt()
         while True:
@@ -115,7 +116,7 @@ class NativeDevice:
             if n < -1:  # larger than the buffer: grow it
                 self._evbuf = ffi.new("uint8_t[]", -n - 2)
                 continue
-            out.append((self._kind[0], self._arg[0], bytes(ffi.buffer(self._evbuf, n))))
+            out.append((EVENTS.get(self._kind[0], "?"), self._arg[0], bytes(ffi.buffer(self._evbuf, n))))
 
     def stats(self) -> dict[str, int]:
         """The data plane's counts: rx, tx, drop, to_cpu, errors; ring_drops (a full receive ring)."""
@@ -234,7 +235,7 @@ class NativePortIO:
 
     def _handle(self, events: list[Event]) -> None:
         dev = self.dev
-        rx = [(port, data) for kind, port, data in events if kind == EV_RX]
+        rx = [(port, data) for kind, port, data in events if kind == "rx"]
         for port, frame in rx:  # a pipeline the Python path runs
             with dev.lock:
                 pl = dev.pipeline
@@ -243,10 +244,10 @@ class NativePortIO:
                 out = run(dev, pl, port, frame)
             dev.emit(out)
         for kind, port, _ in events:
-            if kind == EV_PORT_GONE:
+            if kind == "port_gone":
                 log.warning("port %d (%s): interface removed; no longer read", port, dev.ports.get(port))
                 dev.set_port_status(port, False)
-        dev.native_events([e for e in events if e[0] not in (EV_RX, EV_PORT_GONE)])
+        dev.native_events([e for e in events if e[0] not in ("rx", "port_gone")])
 
     def _recirculate(self, recirc: Recirculation) -> None:
         """Recirculated packets of a pipeline the Python path runs (ports.PortIO._recirculate)."""
