@@ -38,6 +38,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -332,26 +333,45 @@ def main() -> int:
     print(Target(choose_compiler(), next(iter(cols.values())).switch).ensure_build(build, ROOT / "p4src")
           if cols else "no switch columns")
     results: dict[str, dict[str, float]] = {}
-    if not only or "kernel" in only:
-        results["kernel"] = kernel_forward(args.seconds)
-    for name, t in cols.items():
-        print(f"-- {name}: {t.switch}", flush=True)
-        results[name] = bench_switch(t, build, args.seconds, args.entries)
-        results[name].update(memory_per_switch(t, build, args.added))
-        last: tuple[int, float] | None = None
-        for k in (int(x) for x in args.k.split(",") if x):
-            # the switches (5 k^2 / 4 of them) hold most of the memory
-            if last is not None and last[1] * (k / last[0]) ** 2 > 0.8 * mem_available_mib():
-                print(f"   fat-tree k={k} skipped: about {last[1] * (k / last[0]) ** 2 / 1024:.0f} GiB needed "
-                      f"(from k={last[0]}), {mem_available_mib() / 1024:.0f} GiB available", flush=True)
-                continue
-            r = bench_fattree(t, build, k)
-            results[name].update(r)
-            last = (k, r[f"fat-tree k={k} RSS MiB"])
-            print(f"   fat-tree k={k}: ready in {r[f'fat-tree k={k} ready s']:.1f} s", flush=True)
-    print(f"\nprogram: p4src/fabric.p4 compiled by {Path(shlex.split(choose_compiler())[0]).name}")
-    print(table(results))
+    try:
+        if not only or "kernel" in only:
+            results["kernel"] = kernel_forward(args.seconds)
+        for name, t in cols.items():
+            print(f"-- {name}: {t.switch}", flush=True)
+            results[name] = {}
+            for what, fn in (("switch", lambda t=t: bench_switch(t, build, args.seconds, args.entries)),
+                             ("memory", lambda t=t: memory_per_switch(t, build, args.added))):
+                _measure(results[name], what, fn)
+            fat_trees(results[name], t, build, [int(x) for x in args.k.split(",") if x])
+            print(table({name: results[name]}), flush=True)
+    finally:
+        print(f"\nprogram: p4src/fabric.p4 compiled by {Path(shlex.split(choose_compiler())[0]).name}")
+        print(table(results))
     return 0
+
+
+def _measure(into: dict[str, float], what: str, fn: Callable[[], dict[str, float]]) -> bool:
+    """Add fn's figures; a failure is one line (its figures stay out of the table), not the end of the run."""
+    try:
+        into.update(fn())
+        return True
+    except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as e:
+        print(f"   {what}: failed: {str(e).splitlines()[0][:300]}", flush=True)
+        return False
+
+
+def fat_trees(into: dict[str, float], t: Target, build: Path, ks: list[int]) -> None:
+    """The fat-trees of one column, each skipped when the last one's memory says it would not fit."""
+    last: tuple[int, float] | None = None
+    for k in ks:
+        # the switches (5 k^2 / 4 of them) hold most of the memory
+        if last is not None and last[1] * (k / last[0]) ** 2 > 0.8 * mem_available_mib():
+            print(f"   fat-tree k={k} skipped: about {last[1] * (k / last[0]) ** 2 / 1024:.0f} GiB needed "
+                  f"(from k={last[0]}), {mem_available_mib() / 1024:.0f} GiB available", flush=True)
+            continue
+        if _measure(into, f"fat-tree k={k}", lambda k=k: bench_fattree(t, build, k)):
+            last = (k, into[f"fat-tree k={k} RSS MiB"])
+            print(f"   fat-tree k={k}: ready in {into[f'fat-tree k={k} ready s']:.1f} s", flush=True)
 
 
 if __name__ == "__main__":
