@@ -68,6 +68,9 @@ def add_parsers(sub: Any, extend: Extend | None = None) -> None:
                    help=f"passes a second of each fabric switch's hold loop (default {HOLD_PASSES_PER_S}; "
                         "emulation/holdloop.py)")
     r.add_argument("--pcap", action="store_true", help="switches write pcaps into the log directory")
+    r.add_argument("--switches-per-process", type=int, metavar="<n>",
+                   help="fabric switches one process runs, where the switch binary can run several "
+                        "(default: one each for small topologies, 16 processes for large ones)")
     r.add_argument("--log-dir", metavar="<dir>", help="switch logs and event logs (default /var/log/hitless/<run id>, $HITLESS_LOG_DIR)")
     if extend is not None:
         extend(r)
@@ -241,7 +244,8 @@ def run(args: argparse.Namespace) -> int:
     _quiet_mininet()
     emu = Emulation(topo, args.mode, build_dir=build, switch_bin=target.switch, spray=args.spray,
                     circuits=args.circuits, ocs_args=args.ocs_arg, rto_min=args.rto_min, pcap=args.pcap,
-                    log_dir=args.log_dir, on_progress=progress, prefix=args.prefix, hold_passes=args.hold_passes)
+                    log_dir=args.log_dir, on_progress=progress, prefix=args.prefix, hold_passes=args.hold_passes,
+                    switches_per_process=args.switches_per_process)
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         emu.start()

@@ -20,7 +20,9 @@ Python API (what the experiments build on)::
 static/ecmp/spray, and options: `switch_bin` (default $SWITCH, else simple_switch_grpc or
 p4sim-switch from PATH), `build_dir` (fabric/ocs JSON + P4Info), `spray` (random|rr), `circuits`
 (initial circuit map: a map name, "none", a JSON file; default the topology's default map),
-`ocs_args` (extra `ocs-emulator` options, e.g. ["--instant"] or ["--poll-ms", "50"]), `rto_min`
+`ocs_args` (extra `ocs-emulator` options, e.g. ["--instant"] or ["--poll-ms", "50"]),
+`switches_per_process` (fabric switches a process runs where the switch binary can run several;
+default: one each below HOSTED_FROM switches, else HOST_PROCESSES processes), `rto_min`
 (e.g. "10ms", set on every host route), `hold_passes` (each fabric switch's hold loop: passes a
 second, emulation/holdloop.py), `pcap`, `log_dir`, `grpc_base` (renumber gRPC ports from
 this base), `prefix` (prepended to every Mininet node and so interface name: runs side by side need
@@ -89,7 +91,8 @@ from emulation.state import (
     new_log_dir,
     secure_dir,
 )
-from emulation.target import choose_switch
+from emulation.switchhost import SwitchHost
+from emulation.target import choose_switch, hosts_devices
 from fabric.contract import MODES, SPRAY_KINDS
 from p4rt.client import P4RuntimeClient
 from p4rt.resources import CounterEntry
@@ -102,6 +105,10 @@ log = logging.getLogger(__name__)
 
 FABRIC_MTU = 1600  # path tag: fabric links need >= 1504 (p4src/README.md)
 LINK_UP_TIMEOUT_S = 15.0
+# Switches share processes from this many on (a binary that can run several, emulation/switchhost.py),
+# in about this many processes: a process per pod of a k=16 fat-tree, and enough to use every core
+HOSTED_FROM = 32
+HOST_PROCESSES = 16
 OCS_START_TIMEOUT_S = 30.0
 
 Progress = Callable[[str, str], None]
@@ -136,7 +143,7 @@ class Emulation:
                  ocs_args: list[str] | None = None, rto_min: str | None = None, pcap: bool = False,
                  log_dir: str | Path | None = None, grpc_base: int | None = None,
                  on_progress: Progress | None = None, watch: bool = True, prefix: str = "",
-                 hold_passes: int = HOLD_PASSES_PER_S) -> None:
+                 hold_passes: int = HOLD_PASSES_PER_S, switches_per_process: int | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
         if spray not in SPRAY_KINDS:
@@ -153,6 +160,10 @@ class Emulation:
         self.rto_min = check_rto_min(rto_min) if rto_min else None
         tbf_args(hold_passes)  # checked before anything starts
         self.hold_passes = hold_passes  # each fabric switch's hold loop: passes a second (emulation/holdloop.py)
+        if switches_per_process is not None and switches_per_process < 1:
+            raise ValueError(f"switches per process {switches_per_process}: expected 1 or more")
+        self.switches_per_process = switches_per_process  # None: chosen by size (switch_hosts)
+        self.hosts_of: dict[str, SwitchHost] = {}
         self.pcap = pcap
         self.watch = watch
         if prefix and not prefix.replace("_", "").isalnum():
@@ -262,6 +273,25 @@ class Emulation:
                 "device_id": device_id, "grpc_port": grpc_port, "log_dir": str(self.log_dir),
                 "pcap_dir": str(self.log_dir / "pcap") if self.pcap else None}
 
+    def _switch_hosts(self) -> dict[str, SwitchHost]:
+        """The fabric switches that share a process, and with whom: none when the switch binary runs
+        one switch a process (bmv2) or when one a process is asked for; else groups of
+        `switches_per_process` in topology order (a fat-tree's pods together), by default 1 up to
+        HOSTED_FROM switches and beyond that as many as make HOST_PROCESSES processes."""
+        assert self.switch_bin is not None and self.log_dir is not None
+        n = len(self.topo.switches)
+        per = self.switches_per_process
+        if per is None:
+            per = 1 if n < HOSTED_FROM else -(-n // HOST_PROCESSES)
+        if per <= 1 or not hosts_devices(self.switch_bin):
+            return {}
+        out: dict[str, SwitchHost] = {}
+        for i in range(0, n, per):
+            host = SwitchHost(f"switch-host-{i // per}", self.switch_bin, self.log_dir)
+            for s in self.topo.switches[i:i + per]:
+                out[s.name] = host
+        return out
+
     def _build(self) -> None:
         t0 = time.monotonic()
         assert self.state is not None
@@ -277,8 +307,9 @@ class Emulation:
             self.hosts[h.name] = node
             self.state.add_process(node.pid, f"host {h.name}")
             set_nice(node.pid, HOST_NICE)  # what the host's shell runs inherits it
+        self.hosts_of = self._switch_hosts()
         for s in self.topo.switches:
-            node = net.addSwitch(self.prefix + s.name, cls=P4Switch,
+            node = net.addSwitch(self.prefix + s.name, cls=P4Switch, host=self.hosts_of.get(s.name),
                                  **self._switch_params("fabric", s.device_id, s.grpc_port))
             self.switches[s.name] = node
             self.state.add_process(node.pid, f"switch shell {s.name}")
@@ -353,11 +384,17 @@ class Emulation:
                 sw.start([])
                 if sw.proc is not None:
                     self.state.add_process(sw.proc.pid, f"switch {sw.name}")
+            for host in dict.fromkeys(self.hosts_of.values()):
+                host.launch()
+                assert host.proc is not None
+                self.state.add_process(host.proc.pid, host.name)
             P4Switch.batchStartup(tuple(sws))
         except SwitchStartError as exc:
             raise RuntimeError(str(exc)) from None
         self.net.started = {}
-        self.on_progress("switches", f"{len(sws)} x {Path(shlex.split(self.switch_bin)[0]).name} listening "
+        hosts = len(set(self.hosts_of.values()))
+        where = f" in {hosts} processes" if hosts else ""
+        self.on_progress("switches", f"{len(sws)} x {Path(shlex.split(self.switch_bin)[0]).name} listening{where} "
                          f"in {time.monotonic() - t0:.1f} s")
 
     # -- OCS ------------------------------------------------------------------------------------------
@@ -588,7 +625,7 @@ class Emulation:
     def rss_bytes(self) -> int:
         """Sum of the resident memory of the emulation's processes, this Python process included."""
         total = 0
-        for pid in [*self.pids().values(), os.getpid()]:
+        for pid in dict.fromkeys([*self.pids().values(), os.getpid()]):  # hosted switches share a pid
             try:
                 for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                     if line.startswith("VmRSS:"):
@@ -624,6 +661,8 @@ class Emulation:
                     sw.proc.terminate()
                 except OSError:
                     pass
+        for host in dict.fromkeys(self.hosts_of.values()):
+            host.stop()
         if self.net is not None:
             try:
                 self.net.stop()

@@ -4,7 +4,9 @@ The binary is whatever `SWITCH` names; both take the same command line, so nothi
 one runs. The process is started in the root namespace with its output in a log file, and stopped by
 the PID this node recorded. `start()` only launches the process; `batchStartup()` (Mininet's hook,
 called once for all switches of this class) waits until every gRPC server listens, so switches boot
-in parallel.
+in parallel. A node given a `host` (emulation.switchhost: a binary that runs several switches in one
+process) is a device of that host instead: the host starts with all its devices, and this node stops
+and starts its own device there.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import shlex
 import signal
 import socket
 import subprocess
@@ -22,6 +25,7 @@ from mininet.node import Switch
 
 from emulation.nodestart import TimedStart
 from emulation.priority import switch_argv
+from emulation.switchhost import SwitchHost
 from emulation.target import switch_command
 from topo.model import CPU_PORT
 
@@ -94,6 +98,7 @@ class P4Switch(TimedStart, Switch):
         pcap_dir: str | None = None,
         cpu_port: int = CPU_PORT,
         start_timeout: float = START_TIMEOUT_S,
+        host: SwitchHost | None = None,
         **params,
     ) -> None:
         super().__init__(name, dpid=f"{device_id:x}", **params)
@@ -103,9 +108,10 @@ class P4Switch(TimedStart, Switch):
         self.grpc_port = grpc_port
         self.cpu_port = cpu_port
         self.start_timeout = start_timeout
-        self.log_path = Path(log_dir) / f"{name}.log"
+        self.host = host
+        self.log_path = host.log_path if host is not None else Path(log_dir) / f"{name}.log"
         self.pcap_dir = pcap_dir
-        self.proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen | None = None
 
     def command_line(self) -> list[str]:
         """The switch command: ports, device id, program, then the target options after `--`."""
@@ -117,18 +123,26 @@ class P4Switch(TimedStart, Switch):
         return switch_command(self.switch_bin, ports, self.device_id, f"127.0.0.1:{self.grpc_port}",
                               Path(self.json_path), self.cpu_port, options)
 
+    @property
+    def proc(self) -> subprocess.Popen | None:
+        """The process that runs this switch (its host's for a hosted one)."""
+        return self.host.proc if self.host is not None else self._proc
+
     def start(self, controllers) -> None:  # noqa: ARG002 - Mininet's signature
-        """Launch the switch process (batchStartup waits for it)."""
+        """Launch the switch process, or add the device to its host (batchStartup waits for it)."""
         if not port_is_free(self.grpc_port):
             raise SwitchStartError(f"{self.name}: gRPC port 127.0.0.1:{self.grpc_port} is already in use")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         if self.pcap_dir:
             Path(self.pcap_dir).mkdir(parents=True, exist_ok=True)
+        if self.host is not None:
+            self.host.add(self.device_id, self.command_line()[len(shlex.split(self.switch_bin)):])
+            return
         cmd = switch_argv(self.command_line())  # the switches' priority (emulation/priority.py)
         log.info("%s: %s", self.name, " ".join(cmd))
         with open(self.log_path, "wb") as out:
             try:
-                self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                self._proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
             except OSError as exc:
                 raise SwitchStartError(f"{self.name}: cannot run {self.switch_bin!r}: {exc.strerror}") from None
 
@@ -145,7 +159,11 @@ class P4Switch(TimedStart, Switch):
 
     @classmethod
     def batchStartup(cls, switches: tuple[P4Switch, ...]) -> tuple[P4Switch, ...]:  # noqa: N802 - Mininet's hook
-        """Wait for every launched switch of a batch (Mininet calls this after start())."""
+        """Launch the hosts of hosted switches, then wait for every switch of a batch (Mininet calls
+        this after start())."""
+        for sw in switches:
+            if sw.host is not None:
+                sw.host.launch()
         for sw in switches:
             sw.wait_ready()
         return switches
@@ -164,7 +182,10 @@ class P4Switch(TimedStart, Switch):
         return " | ".join(text[-lines:])
 
     def stop_process(self) -> None:
-        """Stop the switch process we started (by PID), escalating to SIGKILL."""
+        """Stop the switch process we started (by PID), escalating to SIGKILL; a hosted switch's device."""
+        if self.host is not None:
+            self.host.stop_device(self.device_id)
+            return
         if self.proc is None or self.proc.poll() is not None:
             return
         try:

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from topo.model import CPU_PORT
@@ -209,6 +210,18 @@ def missing_pairings() -> dict[str, str]:
         return {}
     reason = f"{' and '.join(lacking)} not on PATH (the reference toolchain beside ../shared installs them)"
     return dict.fromkeys(("p4c+bmv2", "p4c+p4sim", "p4sim+bmv2"), reason)
+
+
+@cache
+def hosts_devices(switch: str) -> bool:
+    """True if the switch command runs several switches in one process (`--devices FILE`, as
+    p4sim-switch does; simple_switch_grpc runs one): its --help says so."""
+    try:
+        res = subprocess.run([*shlex.split(switch), "--help"], capture_output=True, text=True, timeout=60,
+                             check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return res.returncode == 0 and "--devices" in res.stdout and "--control-stdin" in res.stdout
 
 
 def pairings() -> list[Target]:

@@ -119,6 +119,34 @@ def test_fattree_k4_pingall(build: Path, mode: str) -> None:
 
 
 @pytest.mark.slow
+def test_switches_share_processes_and_stop_and_restart_alone(build: Path) -> None:
+    """A switch binary that runs several switches a process (p4sim-switch) runs them so: pingall passes,
+    a stopped switch leaves the others of its process running, and comes back reconciled."""
+    switch = str(Path(sys.executable).parent / "p4sim-switch")
+    topo = generators.leafspine(leaves=2, spines=2, hosts_per_leaf=1)
+    emu = Emulation(topo, "ecmp", build_dir=build, switch_bin=switch, grpc_base=free_grpc_base(10),
+                    prefix=PREFIX, switches_per_process=2)
+    with emu:
+        pids = emu.pids()
+        assert len({p for w, p in pids.items() if w.startswith("switch ")}) == 2
+        assert emu.pingall() == 0.0
+        first, second = (s.name for s in topo.switches[:2])  # one process
+        emu.switches[first].stop_process()
+        deadline = time.monotonic() + 10
+        while socket.socket().connect_ex(("127.0.0.1", emu.topo.switch_map()[first].grpc_port)) == 0:
+            assert time.monotonic() < deadline, f"{first} still serves after its stop"
+            time.sleep(0.05)
+        assert emu.switches[second].pid_started == emu.switches[first].proc.pid  # the process runs on
+        assert emu.counters(second, "port_rx") is not None  # and so does its other switch
+        emu.switches[first].start([])
+        emu.switches[first].wait_ready()
+        deadline = time.monotonic() + 30
+        while emu.pingall() != 0.0:
+            assert time.monotonic() < deadline, f"{first} not reconciled after its restart"
+    assert_gone(pids)
+
+
+@pytest.mark.slow
 def test_ucd4_cli_pingall_iperf3_and_mbb_over_circuit(build: Path, tmp_path: Path) -> None:
     script = tmp_path / "cmds"
     # h2 (s2) -> h1 (s1) crosses the circuit OCS 3 <-> 1 of the initial map; then the hitless

@@ -53,6 +53,7 @@ class StmtLowerer(Lowering):
         # only marks the packet, the action runs to its end (p4c guards the rest the same way)
         self.exit_flag: Ent | None = None
         self.loops = 0  # depth of for loops being lowered (break and continue need one)
+        self.in_action = False  # lowering an action's body (a call there is not one from an apply block)
 
     # ---- lvalues -------------------------------------------------------------------
     def lvalue(self, e: A.Expr) -> V:
@@ -424,7 +425,7 @@ class StmtLowerer(Lowering):
             ent = self.scope.get(f.name, f.loc)
             if isinstance(ent, DeclE) and ent.kind == "action":
                 if ent.extra is not None:  # p4c lists every used control-local action in P4Info
-                    self.ctx.p4info_action(ent)
+                    self.ctx.p4info_action(ent, direct=not self.in_action)
                     # ... and keeps it in the JSON too (a P4Info action must be in the device config),
                     # even when its body is merged here with the statements around the call
                     self.ctx.action_id(ent, c.loc, c.args, self.scope, called=True)

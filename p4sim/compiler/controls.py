@@ -57,12 +57,17 @@ class BlockContext:
         """Context-specific calls (packet methods in parsers); None when not special."""
         return None
 
-    def p4info_action(self, ent: DeclE) -> None:
-        """Record the action for P4Info (once)."""
-        if any(o.kind == "action" and o.name == ent.qname for o in self.bm.p4_objs):
+    def p4info_action(self, ent: DeclE, direct: bool = False) -> None:
+        """Record the action for P4Info (once). An action called directly from a control's apply block
+        has no runtime parameters there (p4c's RemoveActionParameters makes them locals the call sets),
+        unless a table lists it too."""
+        known = next((o for o in self.bm.p4_objs if o.kind == "action" and o.name == ent.qname), None)
+        if known is not None and (direct or not known.extra.get("direct")):
             return
+        if known is not None:
+            self.bm.p4_objs.remove(known)
         home = ent.extra if ent.extra is not None else self.prog.scope
-        runtime = [p for p in ent.decl.params if not p.direction]
+        runtime = [p for p in ent.decl.params if not p.direction and not direct]
         for p in runtime:
             if not is_scalar(strip(self.prog.resolve(p.typ, home))):
                 raise CompileError(p.loc, f"action {ent.decl.name}: parameter {p.name} needs a direction or a "
@@ -71,7 +76,8 @@ class BlockContext:
         annos = A.p4info_annotations(ent.decl.annos)
         self.bm.p4_objs.append(P4InfoObj("action", ent.qname, params=[(p.name, bit_width(t)) for p, t in
                                                                        zip(runtime, types, strict=True)],
-                                         extra={"annos": annos, "decl": ent.decl, "types": types},
+                                         extra={"annos": annos, "decl": ent.decl, "types": types,
+                                                "direct": direct},
                                          fixed_id=id_annotation(ent.decl.annos), loc=ent.decl.loc))
 
     def value_set(self, d: A.Instance, sl: StmtLowerer, qname: str) -> DeclE:
@@ -321,7 +327,9 @@ class ControlLowerer(BlockContext):
                                    "parameters must be bit<W>, int<W>, bool or serializable enums")
             scope.add(p.name, RuntimeE(i, t), p.loc)
             params.append((p.name, bit_width(t)))
-        prims = StmtLowerer(scope, self.prog, self).body(d.body.stmts)
+        body = StmtLowerer(scope, self.prog, self)
+        body.in_action = True
+        prims = body.body(d.body.stmts)
         aid = self.bm.add_action(ent.qname, params, prims, d.loc)
         self.bm.action_memo[key] = aid
         return aid
@@ -389,7 +397,7 @@ class ControlLowerer(BlockContext):
         d: A.ActionDecl = ent.decl
         c = call_args(d.params, c, f"action {d.name}")
         if ent.extra is not None:
-            self.p4info_action(ent)
+            self.p4info_action(ent, direct=True)
         home = ent.extra if ent.extra is not None else self.prog.scope
         sc = home.child()
         ev = StmtLowerer(scope, self.prog, self)

@@ -2,19 +2,24 @@
 
     p4sim-switch [options] [PROG.json | --no-p4] [-- --grpc-server-addr IP:PORT --cpu-port N]
 
+    p4sim-switch --devices DEVICES.json [--control-stdin]   # several switches in one process
+
 Target options (after `--`) are also accepted before it. The switch prints its listening address on
 stderr, and stops cleanly on SIGTERM or SIGINT. Errors (missing interface, busy gRPC port,
-unreadable JSON) print one line and exit with status 1.
+unreadable JSON) print one line and exit with status 1. With --devices, each element of the file's
+list is one switch's command line (p4sim/switch/host.py).
 """
 
 import argparse
+import json
 import logging
 import signal
-import socket
 import sys
 import threading
 
 from p4sim import package_version
+from p4sim.switch.device import RING_KIB
+from p4sim.switch.host import SwitchHost, parse_addr, parse_ports  # noqa: F401 - parse_* are this CLI's too
 
 log = logging.getLogger("p4sim.switch")
 
@@ -51,41 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--priority-queues", type=int, default=1, metavar="N",
                    help="priority queues per port (default 1): a packet whose standard_metadata.priority "
                         "is N or more is dropped, as by simple_switch")
+    p.add_argument("--data-plane", choices=["native", "python"], default="native",
+                   help="native: the program as compiled C and a native packet loop when a C compiler is "
+                        "available (default); python: p4sim's Python data path")
+    p.add_argument("--ring-kib", type=int, default=RING_KIB, metavar="KIB",
+                   help=f"each port's receive ring with the native data plane (default {RING_KIB}, as libpcap's for bmv2)")
+    p.add_argument("--devices", metavar="FILE",
+                   help="run several switches in this process: a JSON list of their command lines")
+    p.add_argument("--control-stdin", action="store_true",
+                   help="read `stop ID` and `start [ARGS]` lines from standard input; its end stops every device")
     return p
-
-
-def parse_ports(specs: list[str]) -> dict[int, str]:
-    """{port: interface} from PORT@IFACE specs; ValueError for a malformed or duplicate one."""
-    ports: dict[int, str] = {}
-    for spec in specs:
-        num, sep, iface = spec.partition("@")
-        if not sep or not num.isdigit() or not iface:
-            raise ValueError(f"interface {spec!r}: expected PORT@IFACE, e.g. 1@veth1")
-        port = int(num)
-        if port in ports:
-            raise ValueError(f"interface {spec!r}: port {port} given twice")
-        if iface in ports.values():
-            raise ValueError(f"interface {spec!r}: interface {iface} given twice")
-        ports[port] = iface
-    return ports
-
-
-def parse_addr(addr: str) -> tuple[str, int]:
-    """(host, port) from IP:PORT; ValueError if malformed."""
-    host, sep, port = addr.rpartition(":")
-    if not sep or not port.isascii() or not port.isdigit() or not host or not 0 < int(port) < 65536:
-        raise ValueError(f"gRPC address {addr!r}: expected IP:PORT with PORT 1..65535, e.g. 127.0.0.1:9559")
-    return host.strip("[]"), int(port)
-
-
-def _check_port_free(host: str, port: int) -> None:
-    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(fam, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError as e:
-            raise ValueError(f"gRPC address {host}:{port} is not available ({e.strerror})") from None
 
 
 def _setup_logging(args: argparse.Namespace) -> None:
@@ -98,20 +78,9 @@ def _setup_logging(args: argparse.Namespace) -> None:
     logging.basicConfig(level=level, handlers=handlers, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-def _start_server(dev: object, addr: str, device_id: int, tls: object | None = None) -> object | None:
-    try:
-        from p4sim.switch.p4runtime.server import start_server  # type: ignore[import-not-found]
-    except ImportError as e:
-        log.warning("P4Runtime server not available (%s); running the data plane only", e)
-        return None
-    return start_server(dev, addr, device_id, tls=tls)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    argv = [a for a in argv if a != "--"]
-    args = build_parser().parse_args(argv)
+    args = parse_device(list(sys.argv[1:] if argv is None else argv))
     _setup_logging(args)
     try:
         return _run(args)
@@ -120,59 +89,75 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def parse_device(argv: list[str]) -> argparse.Namespace:
+    """A command line (one device's, or the host's) as parsed arguments."""
+    return build_parser().parse_args([a for a in argv if a != "--"])
+
+
+def load_devices(path: str) -> list[argparse.Namespace]:
+    """The devices of a --devices file: a JSON list of command lines (lists of strings)."""
+    try:
+        with open(path) as f:
+            specs = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"devices file {path!r}: cannot read ({e})") from None
+    if not isinstance(specs, list) or not all(isinstance(a, list) and all(isinstance(w, str) for w in a)
+                                              for a in specs):
+        raise ValueError(f"devices file {path!r}: expected a JSON list of command lines (lists of strings)")
+    return [_device_args(a) for a in specs]
+
+
+def _device_args(argv: list[str]) -> argparse.Namespace:
+    try:
+        return parse_device(argv)
+    except SystemExit:  # argparse printed why
+        raise ValueError(f"device {' '.join(argv)[:80]!r}: bad command line") from None
+
+
+def _control(host: SwitchHost, stop: threading.Event) -> None:
+    """Commands on standard input, one a line: `stop ID`, `start ["-i", "1@veth1", ...]`; its end stops all."""
+    for line in sys.stdin:
+        verb, _, rest = line.strip().partition(" ")
+        try:
+            if verb == "stop" and rest.strip().isdigit():
+                host.stop(int(rest))
+            elif verb == "start":
+                argv = json.loads(rest)
+                if not isinstance(argv, list) or not all(isinstance(w, str) for w in argv):
+                    raise ValueError("start: expected a JSON list of strings")
+                host.start(_device_args(argv))
+            elif verb:
+                raise ValueError(f"control command {line.strip()[:40]!r}: expected `stop ID` or `start [ARGS]`")
+        except ValueError as e:
+            sys.stderr.write(f"p4sim-switch: {e}\n")
+            sys.stderr.flush()
+    stop.set()
+
+
 def _run(args: argparse.Namespace) -> int:
-    from p4sim.switch.device import Device
-    from p4sim.switch.heap import limit_malloc_arenas, settle_heap
+    from p4sim.switch.heap import limit_malloc_arenas
 
     limit_malloc_arenas()  # before the I/O and gRPC threads start
     # While a P4Runtime request is decoded, the I/O thread gets the GIL back within 0.5 ms
     # (Python's default is 5 ms: a forwarding stall of up to that per request).
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
-
-    if args.json and args.no_p4:
-        raise ValueError(f"program {args.json!r} given together with --no-p4; give one")
-    ports = parse_ports(args.interface)
-    host, gport = parse_addr(args.grpc_server_addr)
-    tls = None
-    if (args.grpc_server_ssl or args.grpc_server_cacert or args.grpc_server_cert or args.grpc_server_key
-            or args.grpc_server_with_client_auth):
-        from p4sim.switch.p4runtime.tls import server_tls
-        tls = server_tls(args.grpc_server_ssl, args.grpc_server_cacert, args.grpc_server_cert,
-                         args.grpc_server_key, args.grpc_server_with_client_auth)
-    dev = Device(ports=ports, cpu_port=args.cpu_port, device_id=args.device_id, pcap_dir=args.pcap,
-                 nb_queues=args.priority_queues, freeze_heap=True)
-    if args.json:
-        try:
-            with open(args.json, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise ValueError(f"program {args.json!r}: cannot read ({e.strerror})") from None
-        try:
-            dev.commit_pipeline(dev.load_pipeline(data))
-        except ValueError as e:
-            raise ValueError(f"program {args.json!r}: {e}") from None
-    _check_port_free(host, gport)
-    dev.start()
+    if args.devices:
+        if args.interface or args.json or args.no_p4:
+            raise ValueError("devices given both in --devices and on the command line; give them in one place")
+        specs = load_devices(args.devices)
+    else:
+        specs = [args]
+    host = SwitchHost()
     stop = threading.Event()
-    server = None
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
     try:
-        try:
-            server = _start_server(dev, args.grpc_server_addr, args.device_id, tls)
-        except (OSError, RuntimeError) as e:
-            raise ValueError(f"gRPC address {args.grpc_server_addr}: cannot listen ({e})") from None
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
-        settle_heap()  # the server's objects too
-        bound = getattr(server, "address", args.grpc_server_addr)
-        where = (f"P4Runtime server listening on {bound}" if server is not None
-                 else "no P4Runtime server (data plane only)")
-        sys.stderr.write(f"p4sim-switch: device {args.device_id}, {len(ports)} port(s), {where}\n")
-        sys.stderr.flush()
+        for spec in specs:
+            host.start(spec)
+        if args.control_stdin:
+            threading.Thread(target=_control, args=(host, stop), name="p4sim-control", daemon=True).start()
         while not stop.wait(0.5):
             pass
     finally:
-        if server is not None:
-            server.stop()
-        dev.stop()
-    log.info("stopped: %s", dev.stats)
+        host.stop_all()
     return 0

@@ -56,6 +56,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from p4sim.switch.digest import Digest
 from p4sim.switch.engine import Recirculation, run
@@ -63,9 +64,17 @@ from p4sim.switch.heap import settle_heap
 from p4sim.switch.pipeline import Pipeline
 from p4sim.switch.pre import Pre
 
+if TYPE_CHECKING:
+    from p4sim.switch.native.device import NativeDevice
+
 log = logging.getLogger(__name__)
+program_log = logging.getLogger("p4sim.switch.program_log")  # log_msg of the program, as runtime._log
 
 DROP_PORT = 511
+# Each port's receive ring of the native data plane, KiB: libpcap's 2 MiB for bmv2. About 1,200 frames
+# of the fabric's MTU (a TCP burst at 1 Gbit/s through a switch that lost the CPU for 14 ms); smaller
+# rings dropped bursts of e1 at 1 Gbit/s on a loaded machine (512 KiB: 248 frames in one run)
+RING_KIB = 2048
 
 
 def _call_hook(name: str, hook: Callable[..., None] | None, *args: object) -> None:
@@ -82,9 +91,12 @@ class Device:
 
     def __init__(self, ports: dict[int, str] | None = None, cpu_port: int | None = None,
                  device_id: int = 0, pcap_dir: str | None = None, nb_queues: int = 1,
-                 freeze_heap: bool = False) -> None:
+                 freeze_heap: bool = False, native: bool = False, ring_kib: int = RING_KIB) -> None:
         """freeze_heap: settle_heap() after every commit. It sets the garbage collector of the whole
-        process, so the switch process asks for it (cli.py); a Device inside another program does not."""
+        process, so the switch process asks for it (cli.py); a Device inside another program does not.
+        native: run programs as native code and the ports in a native loop (p4sim.switch.native) where
+        a C compiler is available, else (one line says so) the Python data path; ring_kib: each port's
+        receive ring then."""
         self.ports: dict[int, str] = dict(ports or {})
         for port in self.ports:
             if not 0 <= port < DROP_PORT:
@@ -100,14 +112,21 @@ class Device:
         self.device_id = device_id
         self.pcap_dir = pcap_dir
         self.freeze_heap = freeze_heap
-        self.lock = threading.RLock()
+        self.t0 = time.monotonic()
+        self.ring_kib = ring_kib
+        self.native: NativeDevice | None = None
+        if native:
+            from p4sim.switch.native.device import NativeDevice, native_available
+
+            if native_available():
+                self.native = NativeDevice(cpu_port, nb_queues, self.t0)
+        self.lock = self.native.lock if self.native is not None else threading.RLock()
         self.pipeline: Pipeline | None = None
-        self.pre = Pre(self.lock)
+        self.pre = self.native.pre(self.lock) if self.native is not None else Pre(self.lock)
         self.on_cpu_frame: Callable[[bytes], None] | None = None
         self.on_digest: Callable[[Digest], None] | None = None
         self.on_port_status: Callable[[int, bool], None] | None = None
         self._up: dict[int, bool] = {p: True for p in self.ports}
-        self.t0 = time.monotonic()
         self.stats = {"rx": 0, "tx": 0, "drop": 0, "to_cpu": 0, "errors": 0}
         self._io = None  # p4sim.switch.ports.PortIO when started
         # While ports run: recirculated packets wait here for ingress, as in bmv2 (engine.Recirculation);
@@ -119,7 +138,7 @@ class Device:
     def load_pipeline(self, json_bytes: bytes | str) -> Pipeline:
         """Parse, validate and compile a bmv2 JSON program (not yet running); ValueError if bad."""
         data = json_bytes.encode() if isinstance(json_bytes, str) else bytes(json_bytes)
-        return Pipeline(data, self.port_up, self.lock, self.nb_queues)
+        return Pipeline(data, self.port_up, self.lock, self.nb_queues, native=self.native is not None)
 
     def commit_pipeline(self, pipeline: Pipeline | None, keep_pre: bool = False) -> None:
         """Make `pipeline` the running program (fresh state); None removes it (frames are dropped).
@@ -129,11 +148,14 @@ class Device:
         """
         with self.lock:
             self.pipeline = pipeline
+            if self.native is not None:
+                self.native.set_pipeline(pipeline)
             if not keep_pre:
                 self.pre.reset()
         if self.freeze_heap:
             settle_heap()
-        log.info("pipeline committed%s", "" if pipeline else " (none)")
+        log.info("pipeline committed%s", " (none)" if pipeline is None else
+                 " (native code)" if pipeline.native is not None else "")
 
     # --- ports ---------------------------------------------------------------------------------
 
@@ -166,7 +188,28 @@ class Device:
             pl = self.pipeline
             if pl is None:
                 return []
-            return run(self, pl, port, frame)
+            if pl.native is None:
+                return run(self, pl, port, frame)
+            out = self.native.process(port, frame)  # type: ignore[union-attr]
+            events = self.native.events()  # type: ignore[union-attr]
+        self.native_events(events)
+        return out
+
+    def native_events(self, events: list[tuple[str, int, bytes]]) -> None:
+        """Hand what the native data plane produced to the hooks: packet-ins, digests, log lines
+        (p4sim.switch.native.device.Event)."""
+        pl = self.pipeline
+        for kind, arg, data in events:
+            if kind == "packet_in":  # counted there
+                _call_hook("on_cpu_frame", self.on_cpu_frame, data)
+            elif kind == "digest" and pl is not None:
+                ll = pl.program.learn_lists.get(arg)
+                if ll is not None:
+                    values = tuple(int.from_bytes(data[i:i + 8], "little") for i in range(0, len(data), 8))
+                    self.digest(Digest(ll.id, ll.name, values))
+            elif kind == "log":
+                level = arg if arg in (logging.INFO, logging.WARNING, logging.ERROR) else logging.WARNING
+                (program_log if level == logging.INFO else log).log(level, "%s", data.decode(errors="replace"))
 
     def inject(self, port: int, frame: bytes) -> None:
         """A frame arriving on `port`: process it and transmit what comes out (thread-safe)."""
@@ -191,9 +234,14 @@ class Device:
 
     def start(self) -> None:
         """Open the ports (AF_PACKET) and start the I/O thread; ValueError for a missing interface."""
-        from p4sim.switch.ports import PortIO
+        if self.native is not None:
+            from p4sim.switch.native.device import NativePortIO
 
-        self._io = PortIO(self)
+            self._io = NativePortIO(self)
+        else:
+            from p4sim.switch.ports import PortIO
+
+            self._io = PortIO(self)
         self._io.start()
 
     def stop(self) -> None:

@@ -36,7 +36,7 @@ class Member:
     """An action profile member: an action with arguments, and its bmv2 member handles (the first
     its own, the others copies for weights; see the module docstring)."""
 
-    __slots__ = ("id", "action", "fn", "args", "aid", "handles", "weights", "refs")
+    __slots__ = ("id", "action", "fn", "args", "aid", "handles", "weights", "refs", "nat")
 
     def __init__(self, member_id: int, action: ActionCall, fn: Callable[..., None], aid: int, handle: int) -> None:
         self.id = member_id
@@ -49,6 +49,7 @@ class Member:
         # itself counts as one use of weight 1)
         self.weights: dict[int, int] = {1: 1}
         self.refs = 0
+        self.nat: object = None  # its copy in a native pipeline (p4sim.switch.native.state)
 
 
 class Handles:
@@ -73,7 +74,7 @@ class Handles:
 class Group:
     """A selector group: members with weights and watch ports; `active` is what selection uses."""
 
-    __slots__ = ("id", "members", "max_size", "active", "refs", "one_shot")
+    __slots__ = ("id", "members", "max_size", "active", "refs", "one_shot", "nat")
 
     def __init__(self, group_id: int, max_size: int, one_shot: bool = False) -> None:
         self.id = group_id
@@ -82,6 +83,7 @@ class Group:
         self.active: list[Member] = []
         self.refs = 0
         self.one_shot = one_shot
+        self.nat: object = None  # its copy in a native pipeline (p4sim.switch.native.state)
 
     def refresh(self, port_up: Callable[[int], bool]) -> None:
         """Recompute the active members: every bmv2 member (handle) of a member whose watch port is

@@ -41,6 +41,19 @@ from p4sim.switch.values import (
 log = logging.getLogger(__name__)
 
 
+def match_mode(key: tuple[KeyField, ...]) -> str:
+    """How a table with this key is looked up: none (no key), exact (one dict), lpm (one dict per
+    prefix length), ternary (a scan by priority) or range (a scan that also checks ranges)."""
+    kinds = {kf.match_type for kf in key}
+    if not key:
+        return "none"
+    if "range" in kinds:
+        return "range"
+    if kinds <= {"exact", "valid"}:
+        return "exact"
+    if kinds <= {"exact", "valid", "lpm"} and sum(kf.match_type == "lpm" for kf in key) == 1:
+        return "lpm"
+    return "ternary"
 
 
 def _scan_order(e: Entry) -> tuple[int, int]:
@@ -127,6 +140,8 @@ def _norm_key_field(kf: KeyField, m: FieldMatch | None, table: str) -> FieldMatc
 class Table:
     """One table's entries and default entry. Mutating methods are thread-safe (device lock)."""
 
+    entry_class: type[Entry] = Entry
+
     def __init__(self, info: TableInfo, actions: dict[int, ActionInfo], action_fns: dict[int, Callable[..., None]],
                  profile: ActionProfile | None, lock: threading.RLock) -> None:
         self.info = info
@@ -145,17 +160,7 @@ class Table:
             self._shifts.insert(0, total)
             total += w
         self._total_bits = total
-        kinds = {kf.match_type for kf in info.key}
-        if not info.key:
-            self.mode = "none"
-        elif "range" in kinds:
-            self.mode = "range"
-        elif kinds <= {"exact", "valid"}:
-            self.mode = "exact"
-        elif kinds <= {"exact", "valid", "lpm"} and sum(kf.match_type == "lpm" for kf in info.key) == 1:
-            self.mode = "lpm"
-        else:
-            self.mode = "ternary"
+        self.mode = match_mode(info.key)
         self._exact: dict[int, Entry] = {}
         self._lpm: dict[int, dict[int, Entry]] = {}
         self._lpm_order: list[tuple[int, dict[int, Entry]]] = []
@@ -229,7 +234,7 @@ class Table:
                 raise InvalidArgument(f"table {self.name}: priority {priority} must be > 0 for a ternary/range/optional table")
         elif priority != 0:
             raise InvalidArgument(f"table {self.name}: priority {priority} given for a table without ternary/range/optional fields")
-        e = Entry(nkey, priority, action)
+        e = self.entry_class(nkey, priority, action)
         self._bind_action(e, action)
         mask = value = 0
         ranges = []

@@ -17,6 +17,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from p4sim.switch.device import Device
+from p4sim.switch.native.build import compiler
 from p4sim.switch.ports import PORT_POLL_S, iface_up
 from p4sim.switch.testdata import programs
 from p4sim.switch.testdata.veth import RawPort, is_root, veth_pairs
@@ -36,10 +37,14 @@ def _ours(frame: bytes) -> bool:
     return MARK in frame
 
 
-@pytest.fixture
-def net() -> Iterator[tuple[Device, list[RawPort], list[tuple[str, str]]]]:
+@pytest.fixture(params=["python", "native"])
+def net(request: pytest.FixtureRequest) -> Iterator[tuple[Device, list[RawPort], list[tuple[str, str]]]]:
+    """Both data planes: the Python path on sockets, and native code on rings (p4sim.switch.native)."""
+    native = request.param == "native"
+    if native and compiler() is None:
+        pytest.skip("no C compiler: no native data plane")
     with veth_pairs(3, "sw2") as pairs:
-        dev = Device(ports={i + 1: a for i, (a, _) in enumerate(pairs)}, cpu_port=255)
+        dev = Device(ports={i + 1: a for i, (a, _) in enumerate(pairs)}, cpu_port=255, native=native)
         dev.commit_pipeline(dev.load_pipeline(programs.basic_router()))
         route = dev.pipeline.table("ipv4_lpm")
         route.insert((Lpm(0x0A000200, 24),), ActionCall("MyIngress.ipv4_forward", (0x020000000002, 2)))

@@ -142,6 +142,49 @@ class Gen:
             return f"p.{self.valid[val]}"
         raise ValueError(f"expression: operand type {t!r} is not supported")
 
+    def header_bytes(self, h: str) -> int:
+        """The bytes of a header of fixed-width fields; ValueError unless they are whole (bmv2 requires it)."""
+        total = sum(w for _, w in self.hfields[h])
+        if total % 8:
+            raise ValueError(f"header {h}: {total} bits is not a whole number of bytes (bmv2 requires it)")
+        return total // 8
+
+    def select_key_width(self, k: dict[str, Any]) -> int:
+        """The width of one element of a parser state's transition key."""
+        if k["type"] == "lookahead":
+            return int(k["value"][1])
+        if k["type"] == "field":
+            return self.fwidth(k["value"])
+        if k["type"] == "stack_field":
+            stack, f = k["value"]
+            return self.fwidth((self.stacks[stack][0], f))
+        raise ValueError(f"parser transition key of type {k['type']!r} is not supported")
+
+    def vset_widths(self, s: dict[str, Any], name: str) -> list[int]:
+        """The widths of a parse_vset transition's key elements; ValueError unless they make the set's width."""
+        if name not in self.prog.parse_vsets:
+            raise ValueError(f"parser state {s['name']}: value set {name!r} is not in parse_vsets")
+        widths = [self.select_key_width(k) for k in s.get("transition_key", [])]
+        if sum(widths) != self.prog.parse_vsets[name]:
+            raise ValueError(f"parser state {s['name']}: value set {name!r} holds "
+                             f"{self.prog.parse_vsets[name]}-bit values, the key has {sum(widths)} bits")
+        return widths
+
+    def stack_copy_pairs(self, op: str, dst: dict[str, Any], src: dict[str, Any]) -> tuple[str, str, list[tuple[str, str]]]:
+        """bmv2 assign_header_stack/assign_union_stack: (the next index attributes of dst and src, the
+        headers to copy from src to dst, element by element and member by member)."""
+        d, s = dst["value"], src["value"]
+        stacks = self.union_stacks if op == "assign_union_stack" else self.prog.header_stacks
+        if d not in stacks or s not in stacks or len(stacks[d]) != len(stacks[s]):
+            raise ValueError(f"{op}: {s!r} to {d!r}: not two stacks of the same size")
+        pairs: list[tuple[str, str]] = []
+        for de, se in zip(stacks[d], stacks[s], strict=True):
+            if op == "assign_union_stack":
+                pairs += list(zip(self.prog.header_unions[de], self.prog.header_unions[se], strict=True))
+            else:
+                pairs.append((de, se))
+        return self.stack_next(d), self.stack_next(s), pairs
+
     def stack_next(self, stack: str) -> str:
         """Attribute holding a header stack's next index."""
         return f"{san(stack)}__next"

@@ -269,19 +269,8 @@ class ControlGen:
 
     def copy_stack(self, op: str, dst: dict[str, Any], src: dict[str, Any], ind: str) -> list[str]:
         """bmv2 assign_header_stack/assign_union_stack: the next index, then every element."""
-        g = self.g
-        d, s = dst["value"], src["value"]
-        stacks = g.union_stacks if op == "assign_union_stack" else g.prog.header_stacks
-        if d not in stacks or s not in stacks or len(stacks[d]) != len(stacks[s]):
-            raise ValueError(f"{op}: {s!r} to {d!r}: not two stacks of the same size")
-        lines = [f"{ind}p.{g.stack_next(d)} = p.{g.stack_next(s)}"]
-        for de, se in zip(stacks[d], stacks[s], strict=True):
-            if op == "assign_union_stack":
-                lines += [x for dm, sm in zip(g.prog.header_unions[de], g.prog.header_unions[se], strict=True)
-                          for x in self._copy(dm, sm, ind)]
-            else:
-                lines += self._copy(de, se, ind)
-        return lines
+        dnext, snext, pairs = self.g.stack_copy_pairs(op, dst, src)
+        return [f"{ind}p.{dnext} = p.{snext}"] + [x for d, s in pairs for x in self._copy(d, s, ind)]
 
     def copy_varbit(self, dst: dict[str, Any], src: dict[str, Any], ind: str) -> list[str]:
         """bmv2 assign_VL: a variable-length field's value and length."""

@@ -176,26 +176,11 @@ class ParserGen:
             expr = f"(({expr}) << {bits}) | {src}" if expr else src
         return out + [f"{ind}k = {expr or 0}"]
 
-    def _key_width(self, k: dict[str, Any]) -> int:
-        if k["type"] == "lookahead":
-            return int(k["value"][1])
-        if k["type"] == "field":
-            return self.g.fwidth(k["value"])
-        if k["type"] == "stack_field":
-            stack, f = k["value"]
-            return self.g.fwidth((self.g.stacks[stack][0], f))
-        raise ValueError(f"parser transition key of type {k['type']!r} is not supported")
-
     def vset_cond(self, s: dict[str, Any], t: dict[str, Any]) -> str:
         """Condition of a parse_vset transition: the key without byte padding is a member of the set
         (bmv2 compares value sets on the compressed key)."""
         name = t["value"]
-        if name not in self.g.prog.parse_vsets:
-            raise ValueError(f"parser state {s['name']}: value set {name!r} is not in parse_vsets")
-        widths = [self._key_width(k) for k in s.get("transition_key", [])]
-        if sum(widths) != self.g.prog.parse_vsets[name]:
-            raise ValueError(f"parser state {s['name']}: value set {name!r} holds "
-                             f"{self.g.prog.parse_vsets[name]}-bit values, the key has {sum(widths)} bits")
+        widths = self.g.vset_widths(s, name)
         terms, off, coff = [], 0, 0
         for w in reversed(widths):  # least significant key last in k
             part = f"((k >> {off}) & {(1 << w) - 1})" if off or len(widths) > 1 else "k"
@@ -243,10 +228,8 @@ class ParserGen:
         if hdr in g.varbit:
             raise ValueError(f"header {hdr}: extract of a header with a variable-length field needs extract_VL")
         fields = g.hfields[hdr]
-        total = sum(w for _, w in fields)
-        if total % 8:
-            raise ValueError(f"header {hdr}: {total} bits is not a whole number of bytes (bmv2 requires it)")
-        nb = total // 8
+        nb = g.header_bytes(hdr)
+        total = nb * 8
         out = [f"{ind}e = off + {nb}"] + self.too_short("e > n", ind)
         out.append(f"{ind}v = int.from_bytes(b[off:e], 'big')")
         sh = total
