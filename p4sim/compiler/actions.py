@@ -425,10 +425,11 @@ class StmtLowerer(Lowering):
             ent = self.scope.get(f.name, f.loc)
             if isinstance(ent, DeclE) and ent.kind == "action":
                 if ent.extra is not None:  # p4c lists every used control-local action in P4Info
-                    self.ctx.p4info_action(ent, direct=not self.in_action)
+                    direct = not self.in_action and f.name not in self.ctx.prog.table_action_names
+                    self.ctx.p4info_action(ent, direct=direct)
                     # ... and keeps it in the JSON too (a P4Info action must be in the device config),
                     # even when its body is merged here with the statements around the call
-                    self.ctx.action_id(ent, c.loc, c.args, self.scope, called=True)
+                    self.ctx.action_id(ent, c.loc, c.args, self.scope, called=True, direct=direct)
                 return self.inline_action(ent.decl, c, ent.extra)
             if isinstance(ent, DeclE) and ent.kind == "function":
                 return extern_function(self, f.name, c)

@@ -287,11 +287,13 @@ class ControlLowerer(BlockContext):
 
     # ---- actions -------------------------------------------------------------------
     def action_id(self, ent: DeclE, loc: Any, bound: list[A.Arg] | None = None, at: Scope | None = None,
-                  called: bool = False) -> int:
+                  called: bool = False, direct: bool = False) -> int:
         """bmv2 id of an action usable in tables: directional parameters bound to the arguments given
         in the table (`my_drop(standard_metadata)`), directionless ones become runtime data. called: the
         action as a direct call keeps it in the JSON (its body is inlined there), where a slice argument
-        is bound to a temporary, as p4c binds it (the call copies it in and out)."""
+        is bound to a temporary, as p4c binds it (the call copies it in and out). direct: called from an
+        apply block and listed by no table, its directionless parameters are locals, not runtime data
+        (p4c's RemoveActionParameters)."""
         d: A.ActionDecl = ent.decl
         directional = [p for p in d.params if p.direction]
         if d.params[:len(directional)] != directional:
@@ -300,7 +302,7 @@ class ControlLowerer(BlockContext):
         if len(bound) != len(directional):
             raise CompileError(loc, f"action {d.name}: its directional parameters "
                                f"{', '.join(p.name for p in directional)} need arguments in the table")
-        key = ent.qname + "(" + ", ".join(describe(a.expr) for a in bound) + ")"
+        key = ent.qname + "(" + ", ".join(describe(a.expr) for a in bound) + ")" + (" direct" if direct else "")
         if key in self.bm.action_memo:
             return self.bm.action_memo[key]
         home = ent.extra if ent.extra is not None else self.prog.scope
@@ -325,6 +327,9 @@ class ControlLowerer(BlockContext):
             if not is_scalar(strip(t)):
                 raise CompileError(p.loc, f"action {d.name}: parameter {p.name} has type {t}; control-plane "
                                    "parameters must be bit<W>, int<W>, bool or serializable enums")
+            if direct:
+                scope.add(p.name, self.new_local(self.bm.fresh(f"{d.name}_{p.name}"), t, p.loc), p.loc)
+                continue
             scope.add(p.name, RuntimeE(i, t), p.loc)
             params.append((p.name, bit_width(t)))
         body = StmtLowerer(scope, self.prog, self)
@@ -397,7 +402,7 @@ class ControlLowerer(BlockContext):
         d: A.ActionDecl = ent.decl
         c = call_args(d.params, c, f"action {d.name}")
         if ent.extra is not None:
-            self.p4info_action(ent, direct=True)
+            self.p4info_action(ent, direct=c.func.name not in self.prog.table_action_names)
         home = ent.extra if ent.extra is not None else self.prog.scope
         sc = home.child()
         ev = StmtLowerer(scope, self.prog, self)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any
 
 from p4sim.compiler import ast as A
@@ -49,6 +51,21 @@ class Program:
             self.declare(d)
         if self.main is None:
             raise CompileError(prog.end, "no package instance `main` (e.g. V1Switch(...) main;)")
+
+    @functools.cached_property
+    def table_action_names(self) -> frozenset[str]:
+        """Names of the actions some table lists (as written: a direct call of an action no table lists
+        takes no runtime parameters, p4c's RemoveActionParameters)."""
+        names: set[str] = set()
+        todo: list[object] = list(self.ast.decls)
+        while todo:
+            d = todo.pop()
+            if isinstance(d, A.TableDecl):
+                names.update(ar.name for ar in d.actions)
+                names.update([d.default_action.name] if d.default_action else [])
+            elif isinstance(d, (A.ControlDecl, A.ParserDecl)):
+                todo.extend(d.locals)
+        return frozenset(names)
 
     def error_code(self, name: str, loc: Loc) -> int:
         """Numeric code of error.name (declaration order, as in bmv2's errors list)."""

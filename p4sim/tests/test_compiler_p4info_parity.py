@@ -23,7 +23,9 @@ from p4sim.compiler.compile import compile_file
 ROOT = Path(__file__).resolve().parents[2]
 P4C = shutil.which("p4c-bm2-ss")
 # fabric.p4 and ocs.p4 are compared by test_compiler_stf.py, with the STF corpus
-PROGRAMS = sorted((ROOT / "p4sim" / "tests" / "corpus").glob("*.p4")) + [
+# programs p4c refuses, so there is no P4Info to compare: name -> why
+P4C_REFUSES = {"special_ops": "v1model's resubmit, recirculate and clone3 with field lists, which p4c 1.2.5 removed"}
+PROGRAMS = [p for p in sorted((ROOT / "p4sim" / "tests" / "corpus").glob("*.p4")) if p.stem not in P4C_REFUSES] + [
     ROOT / "p4sim" / "switch" / "p4runtime" / "testdata" / "rt_basic.p4"]
 # program -> {path of the difference: why it is left}
 KNOWN: dict[str, dict[str, str]] = {
@@ -36,8 +38,7 @@ def _build(source: Path, tmp: Path) -> tuple[Any, Any]:
     out = tmp / "p4c.p4info.txtpb"
     cmd = [P4C, str(source), "-o", str(tmp / "p4c.json"), "--p4runtime-files", str(out)]
     res = subprocess.run(cmd + (["-I", include[0]] if include else []), capture_output=True, text=True, check=False)
-    if res.returncode != 0:
-        pytest.skip(f"p4c refuses {source.name}")
+    assert res.returncode == 0, f"p4c refuses {source.name}: {res.stderr.strip().splitlines()[-1:]}"
     theirs = text_format.Parse(out.read_text(), p4info_pb2.P4Info())
     return theirs, compile_file(source, include_dirs=include).p4info
 
