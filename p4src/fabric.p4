@@ -130,8 +130,10 @@ control FabricIngress(inout fabric_headers_t hdr,
             slot_hold.apply(meta);
             if (meta.slot_decision == SLOT_PATH) {
                 path_select.apply(hdr, meta);
-                failover.apply(hdr, meta);
             }
+        }
+        if ((scheduled && meta.slot_decision == SLOT_PATH) || meta.probe_out == 1) {
+            failover.apply(hdr, meta);
         }
         // The decisions: drop or the egress port (resubmit and clone were called where decided).
         if (meta.drop == 1) {

@@ -5,8 +5,11 @@ from __future__ import annotations
 import logging
 
 from fabric_helpers import FabricTest, next_hop_mac, routed, tcp_packet
+from fabric_packet_io import probe_frame
 from ptf import testutils
 from ptf.testutils import group
+
+from p4rt.entities import ActionProfileGroup, ActionProfileMember, GroupMember, TableEntry
 
 log = logging.getLogger("fabric_failover")
 
@@ -116,3 +119,32 @@ class PortFlapTest(FailoverTest):
             self.wait_until("port receives after the flap", received, DETECT_TIMEOUT)
         self.dataplane.flush()
         self.send_expect(BACKUP, into, routed(into, 1, "00:00:0a:00:01:01", None), 1)
+
+
+@group("fabric")
+class ProbeWaitsForLivenessTest(FailoverTest):
+    """A probe the controller sends out of a port (packet-out, how a new circuit is proven) leaves
+    only while the data plane has the port live, as the flows the probe speaks for would see it: a
+    target notices a link that came back some time later, and a probe that left before then let a
+    flip move flows onto a port that still failed them over to the other version (and back: a
+    reorder). Here the link stays up and the port's liveness group says down (as PI makes it while
+    the watch port is down), then up again."""
+
+    def runTest(self) -> None:
+        frame = probe_frame(7)
+        down, up, dead, live = (self.new_id() for _ in range(4))
+        self.insert(ActionProfileMember("liveness_selector", down, "port_down"),
+                    ActionProfileMember("liveness_selector", up, "port_up"))
+        self.insert(ActionProfileGroup("liveness_selector", dead, [GroupMember(down, 1, None)]),
+                    ActionProfileGroup("liveness_selector", live,
+                                       [GroupMember(down, 1, None), GroupMember(up, 1, PRIMARY)]))
+        try:
+            self.modify(TableEntry("port_liveness", {"port": PRIMARY}, group_id=dead))
+            self.packet_out(frame, egress_port=PRIMARY)
+            testutils.verify_no_other_packets(self, timeout=0.5)
+            self.modify(TableEntry("port_liveness", {"port": PRIMARY}, group_id=live))
+            self.packet_out(frame, egress_port=PRIMARY)
+            testutils.verify_packet(self, frame, PRIMARY)
+            testutils.verify_no_other_packets(self)
+        finally:  # the port's own group again, so that the cleanup can delete these
+            self.modify(TableEntry("port_liveness", {"port": PRIMARY}, group_id=self.liveness_groups[PRIMARY]))

@@ -104,8 +104,9 @@ class FabricTest(P4RuntimeTest):
         self.insert(ActionProfileMember("liveness_selector", down, "port_down"))
         self.insert(ActionProfileMember("liveness_selector", up, "port_up"))
         groups, entries = [], []
+        self.liveness_groups: dict[int, int] = {}  # port -> its port_liveness group
         for port in ports:
-            gid = self.new_id()
+            gid = self.liveness_groups[port] = self.new_id()
             groups.append(ActionProfileGroup("liveness_selector", gid,
                                              [GroupMember(down, 1, None), GroupMember(up, 1, port)]))
             entries.append(TableEntry("port_liveness", {"port": port}, group_id=gid))

@@ -148,6 +148,8 @@ control FabricIngress(inout fabric_headers_t hdr,
             ig_dprsr_md.resubmit_type = RESUBMIT_TYPE_FAILOVER;
         } else if ((meta.next_hop_set == 1 || meta.multipath != MULTIPATH_NONE) && meta.port_up != LIVENESS_UP) {
             ig_dprsr_md.drop_ctl = 1;
+        } else if (meta.probe_out == 1 && meta.port_up != LIVENESS_UP) {
+            ig_dprsr_md.drop_ctl = 1;  // a probe by a port not live (Failover)
         } else if (meta.drop == 1 || meta.hold_drop == 1) {
             ig_dprsr_md.drop_ctl = 1;
         } else if (meta.hold_pass == 1) {

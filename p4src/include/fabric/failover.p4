@@ -50,7 +50,7 @@ control Failover(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     }
 
     apply {
-        if (meta.next_hop_set == 1) {
+        if (meta.next_hop_set == 1 || meta.probe_out == 1) {
             port_liveness.apply();
         }
         // A forwarding path action ran but no live port came out of it (dead static port, or a
@@ -63,6 +63,14 @@ control Failover(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
             } else {
                 fail_over(0);
             }
+        }
+        // A probe the controller sends out of a port proves the path the flows will take, so it
+        // leaves only while the data plane sees that port live (liveness lags the light: a probe
+        // that left by a port the watch still had down let a flip move flows onto it, which then
+        // failed over to the other version and back). The glue drops it (TNA: at the end of
+        // ingress, on port_up, with the failover decisions).
+        if (meta.probe_out == 1 && meta.port_up != LIVENESS_UP) {
+            PROBE_PORT_DOWN();
         }
     }
 }

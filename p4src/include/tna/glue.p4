@@ -231,6 +231,7 @@ const bit<8> FLOW_PENDING = 2;
 // end of ingress decides on port_up itself (tna/fabric.p4), in the stage failover decides in, so
 // these write nothing it reads.
 #define BOTH_VERSIONS_DOWN()
+#define PROBE_PORT_DOWN()
 #define RESUBMIT_FAILOVER(other) \
     meta.resubmit.setValid(); \
     meta.resubmit.kind = (bit<8>) RESUBMIT_TYPE_FAILOVER; \

@@ -31,6 +31,7 @@ parser FabricIngressParser(packet_in packet,
         meta.l4_src_port = 0;
         meta.l4_dst_port = 0;
         meta.bypass = 0;
+        meta.probe_out = 0;
         meta.acl_hit = 0;
         meta.routable = 0;
         meta.routed = 0;
@@ -87,8 +88,19 @@ parser FabricIngressParser(packet_in packet,
         }
     }
 
+    // A probe packet-out to a port not the CPU's is sent only while that port is live (Failover):
+    // told here, from the frame behind the header, so ingress spends no stage on it.
     state parse_packet_out {
         packet.extract(hdr.packet_out);
+        transition select(hdr.packet_out.egress_port, packet.lookahead<ethernet_t>().ether_type) {
+            (CPU_PORT, _): parse_packet;
+            (_, ETHERTYPE_PROBE): parse_probe_out;
+            default: parse_packet;
+        }
+    }
+
+    state parse_probe_out {
+        meta.probe_out = 1;
         transition parse_packet;
     }
 

@@ -106,6 +106,7 @@ const liveness_t LIVENESS_DOWN = 0;
 // meta.do_recirculate keeps the probe out of port_tx.)
 #define RESUBMIT_FAILOVER(other) meta.failover = 1; resubmit_preserving_field_list(FL_FAILOVER); meta.drop = 1
 #define BOTH_VERSIONS_DOWN() meta.drop = 1
+#define PROBE_PORT_DOWN() meta.drop = 1
 #define CLONE_DRAIN_PROBE() clone_preserving_field_list(CloneType.I2E, DRAIN_PROBE_SESSION, FL_DRAIN_PROBE)
 #define RECIRCULATE_DRAIN_PROBE() meta.do_recirculate = 1; recirculate_preserving_field_list(FL_DRAIN_PROBE)
 
