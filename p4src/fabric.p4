@@ -97,6 +97,10 @@ control FabricIngress(inout fabric_headers_t hdr,
             meta.egress_port = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
             meta.bypass = 1;
+            if (hdr.ethernet.isValid() && hdr.ethernet.ether_type == ETHERTYPE_PROBE &&
+                    meta.egress_port != CPU_PORT) {
+                meta.probe_out = 1;  // Failover: out only while the port is live
+            }
         } else if (meta.held == 1 && !looped) {
             // Recirculated by egress, its lit decision stale (SlotHold): it has no timestamp of its
             // own (0), so it goes round the loop undecided and decides when back (the mark's stale).

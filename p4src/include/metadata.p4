@@ -39,7 +39,7 @@ struct fabric_metadata_t {
     bit<16>   l4_src_port;    // 5-tuple for the ECMP hash (0 for non-TCP/UDP)
     bit<16>   l4_dst_port;
     bit<1>    bypass;         // packet-out or probe: no forwarding table, no rewrite
-    bit<1>    probe_out;      // the parser: a probe packet-out to a port not the CPU's (Failover)
+    bit<1>    probe_out;      // a probe packet-out to a port not the CPU's (Failover; TNA: the parser)
     bit<1>    acl_hit;        // the ACL decided: routing is skipped
     bit<1>    routable;       // an IPv4 packet for the forwarding tables (Routing runs unless acl_hit)
     bit<1>    routed;         // route hit: TTL decrement, checksum, source MAC rewrite

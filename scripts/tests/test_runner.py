@@ -69,7 +69,10 @@ def test_physics(results):
         assert mbb["lost_packets"] == 0, losses
     assert mbb["max_gap_ms"] < bbm["max_gap_ms"]
     assert bbm["receiver_new_data_gap_ms"] > bbm["sender_data_gap_ms"], bbm  # the receiver waits longer
-    assert mbb["zero_window_acks"] > 0 and mbb["hold_total_ms"] > 0, mbb  # mbb drains by holding the sender
+    # mbb holds the sender (zero-window ACKs) only while the flow has data in flight when it is to move;
+    # a flow drained then moves at once (0 ms of hold in most quiet runs: docs/e1-both-ends.md)
+    # and never longer than flowlet_config's MAX_HOLD (300 ms) and a round trip
+    assert mbb["hold_longest_ms"] < 400, mbb
     for m in (bbm, mbb):  # the captures kept their tail (tcpdump --immediate-mode, stopped with SIGINT)
         assert m["sender_closed"] and m["receiver_closed"] and m["sender_capture_unwritten"] == 0, m
 

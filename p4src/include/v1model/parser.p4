@@ -44,18 +44,8 @@ parser FabricParser(packet_in packet,
         }
     }
 
-    // A probe packet-out to a port not the CPU's is sent only while that port is live (Failover).
     state parse_packet_out {
         packet.extract(hdr.packet_out);
-        transition select(hdr.packet_out.egress_port, packet.lookahead<ethernet_t>().ether_type) {
-            (CPU_PORT, _): parse_packet;
-            (_, ETHERTYPE_PROBE): parse_probe_out;
-            default: parse_packet;
-        }
-    }
-
-    state parse_probe_out {
-        meta.probe_out = 1;
         transition parse_packet;
     }
 
