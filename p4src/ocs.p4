@@ -1,7 +1,9 @@
 // ocs.p4: an emulated optical circuit switch (v1model). A one-to-one cross-connect on ingress
 // port alone; frames pass unchanged (they are never parsed); dark ports drop and count.
-// Control-plane contract: p4src/README.md. The cross-connect is include/ocs/circuit.p4, shared
-// with tna/ocs.p4.
+// Control-plane contract: p4src/README.md. A manifest: the dispatch and the cross-connect are
+// include/ocs/ (shared with tna/ocs.p4), v1model's intrinsic metadata include/v1model/ocs_intrinsics.p4.
+// The controls are declared here and handed to the ones that apply them, so the P4 names are these
+// instances' (OcsIngress.circuit.circuit).
 //
 //  ingress: port_rx -> packet-out? --yes--> packet_out.egress_port
 //                        | no
@@ -10,7 +12,8 @@
 //                      circuit (ingress_port)            slot_circuit (slot, night, ingress_port)
 //                        --> cross_connect(port)           --> slot_cross_connect(port)
 //                        | dark(): drop, dark_drops        | miss: drop, night_drops / unlit_drops
-//  egress:  port_tx
+//           drop, or the egress port; port_enq
+//  egress:  port_deq; packet_in header (CPU port); port_tx
 //
 // Compile: p4c-bm2-ss p4src/ocs.p4 -o ocs.json --p4runtime-files ocs.p4info.txtpb
 
@@ -26,6 +29,8 @@
 #include "include/ocs/circuit.p4"
 #include "include/schedule/clock.p4"
 #include "include/ocs/timeflow.p4"
+#include "include/ocs/dispatch.p4"
+#include "include/v1model/ocs_intrinsics.p4"
 
 control OcsIngress(inout ocs_headers_t hdr,
                    inout ocs_metadata_t meta,
@@ -33,30 +38,17 @@ control OcsIngress(inout ocs_headers_t hdr,
 
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_rx;
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_enq;  // - port_deq: queue drops
+    OcsIngressIn(port_rx) ingress_in;
     Circuit() circuit;
     ScheduleClock() clock;
     TimeFlow() time_flow;
+    OcsDispatch(clock, time_flow, circuit) dispatch;
+    OcsIngressOut(port_enq) ingress_out;
 
     apply {
-        meta.now = standard_metadata.ingress_global_timestamp;
-        port_rx.count((bit<32>) standard_metadata.ingress_port);
-        if (hdr.packet_out.isValid()) {
-            meta.egress_port = hdr.packet_out.egress_port;
-            hdr.packet_out.setInvalid();
-        } else {
-            clock.apply(meta.now, meta.sched);
-            if (meta.sched.on == 1) {
-                time_flow.apply(meta);
-            } else {
-                circuit.apply(meta);
-            }
-        }
-        if (meta.drop == 1) {
-            mark_to_drop(standard_metadata);
-        } else {
-            standard_metadata.egress_spec = meta.egress_port;
-            port_enq.count((bit<32>) meta.egress_port);
-        }
+        ingress_in.apply(meta, standard_metadata);
+        dispatch.apply(hdr, meta);
+        ingress_out.apply(meta, standard_metadata);
     }
 }
 
@@ -66,16 +58,10 @@ control OcsEgress(inout ocs_headers_t hdr,
 
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_deq;
     counter(PORT_COUNTER_SIZE, CounterType.packets_and_bytes) port_tx;
+    OcsEgressOut(port_deq, port_tx) egress_out;
 
     apply {
-        port_deq.count((bit<32>) standard_metadata.egress_port);
-        if (standard_metadata.egress_port == CPU_PORT) {
-            hdr.packet_in.setValid();
-            hdr.packet_in.ingress_port = meta.ingress_port;
-            hdr.packet_in._pad = 0;
-            hdr.packet_in.timestamp = (bit<48>) meta.now;
-        }
-        port_tx.count((bit<32>) standard_metadata.egress_port);
+        egress_out.apply(hdr, meta, standard_metadata);
     }
 }
 

@@ -44,6 +44,18 @@ header hold_mark_h {
     time_t    since;      // when it was first held (the target's time_t: v1model 48 bits, TNA 32)
 }
 
+// Egress marks a packet for the hold loop (HoldLoopOut): the mark in front of the packet's own ether
+// type, with its held state (Tofino keeps no metadata round the loop, v1model none out of the switch).
+#define PUSH_HOLD_MARK(held_path_id, held_version, is_stale, held_since) \
+    hdr.hold_mark.setValid(); \
+    hdr.hold_mark.ether_type = hdr.ethernet.ether_type; \
+    hdr.hold_mark.path_id = (held_path_id); \
+    hdr.hold_mark.version = (held_version); \
+    hdr.hold_mark.stale = (is_stale); \
+    hdr.hold_mark._pad = 0; \
+    hdr.hold_mark.since = (held_since); \
+    hdr.ethernet.ether_type = ETHERTYPE_HOLD_MARK
+
 // The MBB path tag: the path version decided once by the ingress switch of the packet.
 header path_tag_t {
     version_t version;

@@ -1,7 +1,7 @@
 // User metadata of fabric.p4 and ocs.p4, the same on both targets. The forwarding controls
 // (include/fabric/) read and write only headers and this struct, and call the glue's primitives
-// (RESUBMIT_FAILOVER, CLONE_DRAIN_PROBE, RECIRCULATE_DRAIN_PROBE); the top files copy the target's
-// intrinsic metadata in (ingress port, time, length) and the egress port and drop out.
+// (RESUBMIT_FAILOVER, CLONE_DRAIN_PROBE, RECIRCULATE_DRAIN_PROBE); the target's intrinsics.p4 copies
+// its intrinsic metadata in (ingress port, time, length) and the egress port and drop out.
 // TARGET_METADATA (glue) adds what only that target needs.
 #ifndef P4SRC_INCLUDE_METADATA_P4_
 #define P4SRC_INCLUDE_METADATA_P4_
@@ -107,6 +107,11 @@ struct fabric_metadata_t {
     version_t held_version;
     @field_list(FL_HOLD)
     bit<1>    stale;          // egress found its lit decision stale: ingress decides again
+    // v1model's order of the controls (include/v1model/): the packet came round the hold loop
+    // (HoldLoopIn: its mark was on), and goes on to the schedule (Scheduling runs only for a packet
+    // with a path). Tofino runs every control, flat, and uses neither.
+    bool      looped;
+    bool      scheduled;
 }
 
 struct ocs_metadata_t {

@@ -43,7 +43,7 @@ control Failover(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
     // (a constant of the caller's: Tofino ties fields in one ALU operation to one alignment). The
     // glue's RESUBMIT_FAILOVER marks the copy (meta.failover), resubmits it and drops the original
     // (TNA: the resubmit data; the end of ingress decides, on port_up itself, in the stage of this
-    // decision: tna/fabric.p4; the parser marks the copy).
+    // decision: include/tna/intrinsics.p4; the parser marks the copy).
     action fail_over(version_t other) {
         meta.failover_version = other;
         RESUBMIT_FAILOVER(other);

@@ -14,6 +14,9 @@
 #include "../defines.p4"
 #include "../metadata.p4"
 
+// ScheduleClock's apply signature, for a control given the clock (include/fabric/control_types.p4).
+control ClockControl(in time_t now, inout schedule_t sched);
+
 control ScheduleClock(in time_t now, inout schedule_t sched) {
 
     DECLARE_DIRECT_COUNTER(phase_counter)

@@ -46,6 +46,17 @@ typedef bit<32> time_t;
 // where hold_depth is read and written in one access: reading it here as well would be a second.
 #define HOLD_JOINS() false
 
+// Dispatch's cases of the hold loop (include/fabric/dispatch.p4). The marks stay on until the end of
+// ingress (FabricIngressOut): a hold mark on a packet that did not come from HOLD_RECIRC_PORT is
+// forged, and dropped. Never unmarked: egress sends a packet back round the loop marked (SlotEgress,
+// HoldLoopOut). Round the loop: a flag, which the end of ingress applies. Every packet goes on to the
+// schedule's controls, each guarding itself (flat: p4src/README.md, "Laid out for Tofino").
+#define HOLD_MARK_FORGED() (hdr.hold_mark.isValid() && meta.ingress_port != HOLD_RECIRC_PORT)
+#define HOLD_MARK_DROP() meta.drop = 1
+#define HOLD_UNMARKED() false
+#define HOLD_GO_ROUND() meta.hold_pass = 1
+#define SCHEDULED(yes)
+
 // What port_liveness's actions write (failover.p4): a 32-bit word, which bf-p4c keeps in each
 // member's action data (a profile whose actions carry none it refuses, and a small constant sits
 // in the instruction instead).
@@ -70,7 +81,7 @@ const MirrorType_t MIRROR_HOLD_RETURN = 2;     // eg_dprsr_md.mirror_type
 // headers laid out by hand (a single one tied the times, the version and the intrinsic port into
 // one cluster of containers bf-p4c could not place). bridged_h: a kind byte first (egress tells a
 // mirrored copy from it), the ingress port where ingress's intrinsic metadata has it (bits 0..8 of
-// 16; egress moves it alone, tna/fabric.p4), and the flags in one byte, packed by an identity hash
+// 16; egress moves it alone, intrinsics.p4), and the flags in one byte, packed by an identity hash
 // (BRIDGED_FLAGS: an ALU writes a container from at most two sources, and seven fields copied into
 // one byte, or seven bytes of a field and zeros, exceed that), the version on top, where the path
 // tag and the hold mark have theirs (egress copies it next to constants, unrotated).
@@ -225,13 +236,15 @@ const bit<8> FLOW_PENDING = 2;
 #define REGISTER_NEXT(name, index, dst) dst = name##_next.execute(index)
 
 // Primitives the shared controls call. Tofino's are deparser settings: they are flags here, which
-// tna/fabric.p4 turns into resubmit_type (with the resubmit data) and mirror_type at the end of ingress;
-// the drain probe goes back to ingress through its mirror session's recirculation port.
+// FabricIngressOut (intrinsics.p4) turns into resubmit_type (with the resubmit data) and mirror_type
+// at the end of ingress; the drain probe goes back to ingress through its mirror session's
+// recirculation port.
 // Fast failover (failover.p4): the resubmit data here; whether to resubmit, drop or forward the
-// end of ingress decides on port_up itself (tna/fabric.p4), in the stage failover decides in, so
+// end of ingress decides on port_up itself (intrinsics.p4), in the stage failover decides in, so
 // these write nothing it reads.
 #define BOTH_VERSIONS_DOWN()
 #define PROBE_PORT_DOWN()
+#define MARK_PROBE_OUT()  // the parser marks it (tna/parser.p4 parse_probe_out): no stage for it
 #define RESUBMIT_FAILOVER(other) \
     meta.resubmit.setValid(); \
     meta.resubmit.kind = (bit<8>) RESUBMIT_TYPE_FAILOVER; \
@@ -309,7 +322,7 @@ const bit<8> FLOW_PENDING = 2;
 // The sequence number after a TCP segment's data (IPv4 without options), in the flowlet control:
 // seq_no - (14 + 20 + 4 x data_offset) from a table of constants (a header field in 32-bit
 // arithmetic with a 16-bit one would tie their containers' alignments), then + the frame's length
-// (meta.pkt_len: the IPv4 length + 14, tna/fabric.p4).
+// (meta.pkt_len: the IPv4 length + 14, intrinsics.p4).
 #define DECLARE_TCP_END \
     action tcp_headers(bit<32> minus) { meta.flow_end = hdr.tcp.seq_no + minus; } \
     @hidden table tcp_header_len { \

@@ -16,7 +16,12 @@
 
 #include "glue.p4"
 #include "../defines.p4"
+#include "../headers.p4"
 #include "../metadata.p4"
+#include "../fabric/control_types.p4"
+
+// SlotEgress's apply signature, for HoldLoopOut (it reads the headers only).
+control FabricCheck(in fabric_headers_t hdr, inout fabric_metadata_t meta);
 
 control SlotHold(inout fabric_metadata_t meta) {
 
@@ -134,6 +139,64 @@ control SlotHold(inout fabric_metadata_t meta) {
             }
         } else {
             hold_released.count(index);
+        }
+    }
+}
+
+// The loop's exit, at egress. A lit packet's decision is checked against its real departure
+// (`check`: SlotEgress, the day budget and freshness); one it sends back goes round the loop again: a
+// marked copy to the recirculation port (a mirror to DRAIN_PROBE_SESSION, egress to egress: Tofino's
+// egress cannot change the port), the original dropped. A hold pass leaves marked for the recirculation
+// port (HOLD_RECIRC_PORT, where ingress sent it). The marked copy itself (hold_return) leaves as it is.
+// Any other packet takes its own egress: `rewrite` (EgressRewrite), then port_tx, or, the drain probe,
+// the drain mark for its way back to ingress through the mirror session's (recirculation) port.
+control HoldLoopOut(inout fabric_headers_t hdr, inout fabric_metadata_t meta,
+                    in egress_intrinsic_metadata_t eg_intr_md,
+                    inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md)
+                   (FabricCheck check, Counter<bit<64>, port_t> port_tx, FabricControl rewrite) {
+
+    action mark_held(bit<1> stale) {
+        PUSH_HOLD_MARK(hdr.bridged_slot.held_path_id, meta.version, stale, hdr.bridged_slot.hold_since);
+    }
+
+    apply {
+        if (meta.hold_return == 1) {
+            // A lit packet sent back (the mirrored copy, marked): out of the recirculation port as it is.
+        } else {
+            if (meta.is_clone == 0 && BRIDGED_SLOT_DECISION(hdr.bridged.flags) == SLOT_LIT) {
+                check.apply(hdr, meta);
+            }
+            if (meta.send_back == 1) {
+                mark_held(1);
+                if (BRIDGED_HELD(hdr.bridged.flags) == 0) {
+                    hdr.hold_mark.since = meta.now;  // never held: held from now
+                }
+                eg_dprsr_md.mirror_type = MIRROR_HOLD_RETURN;
+                meta.mirror_session = DRAIN_PROBE_SESSION;
+                meta.mirror.setValid();
+                meta.mirror.kind = BRIDGED_KIND_HOLD_RETURN;
+                meta.mirror.version = 0;
+                meta.mirror._pad = 0;
+                eg_dprsr_md.drop_ctl = 1;
+            } else if (meta.hold_pass == 1) {
+                mark_held(0);
+            } else {
+                rewrite.apply(hdr, meta);
+                if (meta.do_recirculate == 1) {
+                    // The drain probe: the probe's own ether type follows a drain mark, so ingress
+                    // knows it when the mirror session's (recirculation) port brings it back; the TCP
+                    // length of its pseudo-header is a field (a deparser checksum takes no constant
+                    // but 0).
+                    meta.probe_tcp_len = 20;
+                    hdr.drain_mark.setValid();
+                    hdr.drain_mark.ether_type = hdr.ethernet.ether_type;
+                    hdr.drain_mark.version = meta.mirror.version;
+                    hdr.drain_mark._pad = 0;
+                    hdr.ethernet.ether_type = ETHERTYPE_DRAIN_MARK;
+                } else {
+                    port_tx.count(eg_intr_md.egress_port);
+                }
+            }
         }
     }
 }

@@ -16,7 +16,7 @@
 control UplinkClock(inout fabric_metadata_t meta, out bit<1> admitted) {
 
     apply {
-        admitted = 1;  // the end of ingress gives egress the light's end (tna/fabric.p4)
+        admitted = 1;  // the end of ingress gives egress the light's end (FabricIngressOut, intrinsics.p4)
     }
 }
 

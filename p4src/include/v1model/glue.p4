@@ -1,6 +1,6 @@
 // v1model glue: the types, externs and primitives the shared controls (include/fabric/,
 // include/ocs/) use, for bmv2 and p4sim. include/tna/glue.p4 supplies the same names for Tofino.
-// The forwarding logic never names standard_metadata: fabric.p4 copies it into fabric_metadata_t
+// The forwarding logic never names standard_metadata: intrinsics.p4 copies it into fabric_metadata_t
 // at the start of ingress and applies the decisions (meta.drop, meta.egress_port, ...) at the end.
 #ifndef P4SRC_INCLUDE_V1MODEL_GLUE_P4_
 #define P4SRC_INCLUDE_V1MODEL_GLUE_P4_
@@ -33,6 +33,17 @@ typedef bit<48> time_t;
 // A new lit packet of a path joins the packets the path holds (SlotRoute): some are held (SlotHold's
 // depth, read into meta.hold_queued before SlotRoute), and the hold has room for it.
 #define HOLD_JOINS() (meta.hold_queued != 0 && meta.hold_queued < meta.hold_limit)
+
+// Dispatch's cases of the hold loop (include/fabric/dispatch.p4). A forged mark: HoldLoopIn has taken
+// every mark off already and dropped the packet of one that did not come back on HOLD_IN_PORT (its
+// meta.drop, the only one set before Dispatch). Unmarked: held, but recirculated by egress with its
+// lit decision stale (FL_HOLD), not back from the loop. Round the loop: out of HOLD_OUT_PORT. A
+// packet goes on to the schedule (Scheduling) when Dispatch or Forwarding finds it has a path.
+#define HOLD_MARK_FORGED() (meta.drop == 1)
+#define HOLD_MARK_DROP()
+#define HOLD_UNMARKED() (meta.held == 1 && !meta.looped)
+#define HOLD_GO_ROUND() meta.hold_pass = 1; meta.egress_port = HOLD_OUT_PORT
+#define SCHEDULED(yes) meta.scheduled = (yes)
 
 // What port_liveness's actions write (failover.p4).
 typedef bit<1> liveness_t;
@@ -102,13 +113,27 @@ const liveness_t LIVENESS_DOWN = 0;
 
 // Primitives the shared controls call: the failover copy back to ingress with its field list, the
 // held ACK's copy to egress (drain probe), and that copy back to ingress. (Drop and the egress port
-// are meta.drop and meta.egress_port: fabric.p4 applies them, mark_to_drop needs standard_metadata;
+// are meta.drop and meta.egress_port: intrinsics.p4 applies them, mark_to_drop needs standard_metadata;
 // meta.do_recirculate keeps the probe out of port_tx.)
 #define RESUBMIT_FAILOVER(other) meta.failover = 1; resubmit_preserving_field_list(FL_FAILOVER); meta.drop = 1
 #define BOTH_VERSIONS_DOWN() meta.drop = 1
 #define PROBE_PORT_DOWN() meta.drop = 1
+#define MARK_PROBE_OUT() \
+    if (hdr.ethernet.isValid() && hdr.ethernet.ether_type == ETHERTYPE_PROBE && meta.egress_port != CPU_PORT) { \
+        meta.probe_out = 1; \
+    }
 #define CLONE_DRAIN_PROBE() clone_preserving_field_list(CloneType.I2E, DRAIN_PROBE_SESSION, FL_DRAIN_PROBE)
 #define RECIRCULATE_DRAIN_PROBE() meta.do_recirculate = 1; recirculate_preserving_field_list(FL_DRAIN_PROBE)
+
+// The end of ingress of both programs (intrinsics.p4, ocs_intrinsics.p4): drop, or the egress port,
+// counted in the port counter `enq` (- port_deq: what the queue dropped).
+#define DROP_OR_ENQUEUE(enq) \
+    if (meta.drop == 1) { \
+        mark_to_drop(standard_metadata); \
+    } else { \
+        standard_metadata.egress_spec = meta.egress_port; \
+        enq.count((bit<32>) meta.egress_port); \
+    }
 
 // Time a packet keeps the fabric port busy: length x BYTE_NS ns, in 1.024 us (>> 10).
 #define FLOWLET_TX() meta.flow_tx = ((bit<48>) meta.pkt_len * (bit<48>) meta.flowlet_byte_ns) >> 10

@@ -22,7 +22,28 @@
 
 #include "glue.p4"
 #include "../defines.p4"
+#include "../headers.p4"
 #include "../metadata.p4"
+#include "../fabric/control_types.p4"
+
+// The loop's entry, at the start of ingress, for a packet that came in marked (meta.looped: set with
+// the intrinsic metadata, FabricIngressIn): a packet back on HOLD_IN_PORT has its mark taken off (the
+// parser took its held state from it); a mark on any other port did not come round the loop, and its
+// packet is dropped (Dispatch: HOLD_MARK_FORGED). meta.looped tells a held packet back from the loop
+// from one egress recirculated (HOLD_UNMARKED).
+control HoldLoopIn(inout fabric_headers_t hdr, inout fabric_metadata_t meta,
+                   inout standard_metadata_t standard_metadata) {
+
+    apply {
+        if (meta.looped) {
+            hdr.ethernet.ether_type = hdr.hold_mark.ether_type;
+            hdr.hold_mark.setInvalid();
+            if (standard_metadata.ingress_port != HOLD_IN_PORT) {
+                meta.drop = 1;  // a mark that did not come round the loop: no one holds by request
+            }
+        }
+    }
+}
 
 // hold_depth: packets of each path now in the loop (data-plane state: read and written in ingress
 // only, which bmv2 runs on one thread, so the count is exact). The ingress declares it and reads it
@@ -80,6 +101,43 @@ control SlotHold(inout fabric_metadata_t meta)(register<bit<32>> hold_depth) {
             meta.egress_port = HOLD_OUT_PORT;
         } else if (meta.slot_decision == SLOT_DROP) {
             meta.drop = 1;
+        }
+    }
+}
+
+// The loop's exit, at egress. Stale: egress takes a lit packet more than fresh_us after its uplink was
+// to start sending it (its decision's time, or later by the backlog the day budget counted: a packet at
+// the back of a burst is not stale for waiting behind the burst, which the budget allowed for); it is
+// counted in hold_stale, held (from now, if it was not) and recirculated (egress cannot change the
+// port), and ingress sends it round the loop. A hold pass leaves by HOLD_OUT_PORT with the mark. Any
+// other packet takes its own egress: `rewrite` (EgressRewrite), then port_tx unless it is the drain
+// probe, which goes back to ingress.
+control HoldLoopOut(inout fabric_headers_t hdr, inout fabric_metadata_t meta,
+                    inout standard_metadata_t standard_metadata)
+                   (counter hold_stale, counter port_tx, FabricControl rewrite) {
+
+    apply {
+        bool stale = meta.slot_decision == SLOT_LIT && meta.hold_fresh_us != 0 &&
+                     standard_metadata.egress_global_timestamp > meta.slot_depart + (time_t) meta.hold_fresh_us;
+        if (stale) {
+            hold_stale.count((bit<32>) meta.path_id);
+            if (meta.held == 0) {
+                meta.hold_since = meta.now;
+                meta.held_path_id = meta.path_id;
+                meta.held_version = meta.version;
+                meta.held = 1;
+            }
+            meta.stale = 1;
+        }
+        if (stale) {
+            recirculate_preserving_field_list(FL_HOLD);
+        } else if (meta.hold_pass == 1) {
+            PUSH_HOLD_MARK(meta.held_path_id, meta.held_version, meta.stale, meta.hold_since);
+        } else {
+            rewrite.apply(hdr, meta);
+            if (meta.do_recirculate == 0) {  // the drain probe is sent back to ingress, not out
+                port_tx.count((bit<32>) standard_metadata.egress_port);
+            }
         }
     }
 }

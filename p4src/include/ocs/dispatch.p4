@@ -1,0 +1,32 @@
+// OcsDispatch: a packet-out leaves on its port; any other frame is switched by the schedule's
+// time-flow table while a schedule is on (ScheduleClock on the packet's own arrival time), else by the
+// cross-connect. The controls are the top file's instances, given as constructor arguments.
+#ifndef P4SRC_INCLUDE_OCS_DISPATCH_P4_
+#define P4SRC_INCLUDE_OCS_DISPATCH_P4_
+
+#include "../headers.p4"
+#include "../metadata.p4"
+#include "../schedule/clock.p4"
+
+// The apply signature of Circuit and TimeFlow, for OcsDispatch (include/fabric/control_types.p4).
+control OcsControl(inout ocs_metadata_t meta);
+
+control OcsDispatch(inout ocs_headers_t hdr, inout ocs_metadata_t meta)
+                   (ClockControl clock, OcsControl time_flow, OcsControl circuit) {
+
+    apply {
+        if (hdr.packet_out.isValid()) {
+            meta.egress_port = hdr.packet_out.egress_port;
+            hdr.packet_out.setInvalid();
+        } else {
+            clock.apply(meta.now, meta.sched);
+            if (meta.sched.on == 1) {
+                time_flow.apply(meta);
+            } else {
+                circuit.apply(meta);
+            }
+        }
+    }
+}
+
+#endif  // P4SRC_INCLUDE_OCS_DISPATCH_P4_
