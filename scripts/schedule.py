@@ -18,8 +18,7 @@ from typing import Any
 from control.network import generate_states
 from control.plan import without_shadow
 from scripts.hostproc import HostProcs, wait_listening
-from scripts.metrics import parse_arrivals
-from scripts.report import percentile
+from scripts.metrics import parse_arrivals, percentile
 from scripts.spec import Spec, Variant
 
 PORT = 5301
