@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from control.events import EventLog
-from control.network import Network, generate_states
+from control.network import Network
 from control.ocs.polatis import PolatisDriver
 from control.ocs.scpi import parse_address
 from control.plan import check_wait
@@ -23,6 +23,7 @@ from p4rt.client import wildcard
 from p4rt.resources import CounterEntry
 from p4rt.state import SwitchState
 from p4rt.tls import TlsOptions
+from tablegen.entries import generate_states
 from tablegen.files import read
 from topo.circuits import ocs_circuits, resolve_circuits
 from topo.model import load

@@ -29,9 +29,7 @@ from p4rt.reconcile import Plan
 from p4rt.resources import Packet
 from p4rt.state import SwitchState
 from p4rt.tls import TlsOptions
-from tablegen.files import network_states
-from tablegen.graph import Fabric
-from topo.model import CPU_PORT
+from topo.model import CPU_PORT, Topology
 
 log = logging.getLogger(__name__)
 
@@ -49,18 +47,10 @@ class ProbeResult:
     rtt_ms: float  # packet-out to packet-in, controller side
 
 
-def generate_states(topo: Any, mode: str, circuits: dict[str, list[tuple[int, int]]] | None = None,
-                    spray: str = "random", failover: bool = True) -> dict[str, SwitchState]:
-    """tablegen's states for a topology, mode and circuit map (fabric switches only).
-
-    failover=False: no port_liveness member watches its port (no data-plane fast failover)."""
-    return {st.name: st for st in network_states(Fabric(topo, circuits), mode, spray, failover) if st.program == "fabric"}
-
-
 class Network:
     """Sessions to every fabric switch of a topology."""
 
-    def __init__(self, topo: Any, pipeline: Pipeline, host: str = "127.0.0.1",
+    def __init__(self, topo: Topology, pipeline: Pipeline, host: str = "127.0.0.1",
                  election_id: tuple[int, int] = (0, 1), events: EventLog | None = None,
                  timeout: float = 10.0, batch_size: int = 1000, names: Iterable[str] | None = None,
                  tls: TlsOptions | None = None) -> None:

@@ -20,9 +20,8 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from control.network import generate_states
 from control.ocs.driver import duplex_pairs
 from fabric.contract import (
     FLOWLET_CONFIG,
@@ -37,7 +36,9 @@ from fabric.forwarding import Forwarding
 from fabric.state import Peers, affected_paths, path_versions, with_versions
 from p4rt.schema import short_name
 from p4rt.state import SwitchState
+from tablegen.entries import generate_states
 from tablegen.graph import Fabric
+from topo.model import Topology
 
 PROCEDURES = ("bbm", "mbb-timed", "mbb")
 
@@ -267,7 +268,7 @@ def no_shadow(p: Plan) -> Plan:
 class View:
     """The network as planning sees it: topology, table mode, what the switches hold, the pipeline's features."""
 
-    topo: Any
+    topo: Topology
     ocs_name: str
     ocs_size: int
     mode: str = "ecmp"

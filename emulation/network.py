@@ -54,7 +54,7 @@ from mininet.net import Mininet
 from mininet.node import Host
 
 from control.events import EventLog
-from control.network import Network, generate_states
+from control.network import Network
 from control.ocs.driver import duplex_pairs
 from control.procedures import circuits_from_ocs
 from control.switch import Pipeline
@@ -97,6 +97,7 @@ from fabric.contract import MODES, SPRAY_KINDS
 from p4rt.client import P4RuntimeClient
 from p4rt.resources import CounterEntry
 from p4rt.schema import short_name
+from tablegen.entries import generate_states
 from topo.circuits import resolve_circuits
 from topo.model import CPU_PORT, HOLD_IN_PORT, HOLD_OUT_PORT, OcsPort, Topology, load
 from topo.validate import validate

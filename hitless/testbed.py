@@ -25,7 +25,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from control.network import generate_states
 from control.procedures import Reconfigurer, Result
 from emulation.target import REAL_COMPILER, REAL_SWITCH, Target, label
 from fabric.contract import MODES
@@ -35,6 +34,7 @@ from scripts.kernel import nstat_delta
 from scripts.reconf import Reconfiguration
 from scripts.runner import HOME
 from scripts.spec import Spec, Stream, Variant, make_topology
+from tablegen.entries import generate_states
 from topo.circuits import ocs_circuits, resolve_circuits
 from topo.model import Topology, load
 from topo.validate import validate

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from control.network import Network, generate_states  # noqa: E402
+from control.network import Network  # noqa: E402
 from control.procedures import Reconfigurer  # noqa: E402
 from control.switch import Pipeline  # noqa: E402
 from emulation.ocs.delay import DelayModel  # noqa: E402
@@ -31,6 +31,7 @@ from emulation.vethnet import NetTestbed  # noqa: E402
 from fabric.contract import ROUTE, SET_PATH  # noqa: E402
 from p4rt.client import P4RuntimeClient, wildcard  # noqa: E402
 from p4rt.entities import TableEntry  # noqa: E402
+from tablegen.entries import generate_states  # noqa: E402
 from topo.generators import fattree, ucd4  # noqa: E402
 
 

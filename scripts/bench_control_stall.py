@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from control.network import Network, generate_states  # noqa: E402
+from control.network import Network  # noqa: E402
 from control.plan import View, plan  # noqa: E402
 from control.switch import Pipeline, SwitchSession  # noqa: E402
 from emulation.ocs.delay import DelayModel  # noqa: E402
@@ -53,6 +53,7 @@ from fabric.state import with_failover  # noqa: E402
 from p4rt.entities import TableEntry  # noqa: E402
 from p4rt.resources import CounterEntry, Packet  # noqa: E402
 from p4rt.schema import short_name  # noqa: E402
+from tablegen.entries import generate_states  # noqa: E402
 from topo.generators import ucd4  # noqa: E402
 
 log = logging.getLogger("bench_control_stall")

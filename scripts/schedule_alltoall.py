@@ -51,7 +51,7 @@ from p4rt.entities import TableEntry
 from p4rt.schema import P4Schema
 from scripts.hostproc import HostProcs, wait_listening
 from scripts.metrics import parse_arrivals
-from tablegen.files import network_states
+from tablegen.entries import network_states
 from tablegen.graph import Fabric
 from tablegen.schedule import (
     clock_entries,

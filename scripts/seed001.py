@@ -40,7 +40,7 @@ from p4rt.entities import TableEntry
 from p4rt.schema import P4Schema
 from scripts.hostproc import HostProcs, wait_listening
 from scripts.kernel import SS_MARK
-from tablegen.files import network_states
+from tablegen.entries import network_states
 from tablegen.graph import Fabric
 from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entries, tor_base_entries
 from tablegen.schedule import clock_entries, light_spans, route_paths

@@ -4,7 +4,6 @@ from dataclasses import replace
 
 import pytest
 
-from control.network import generate_states
 from control.plan import (
     FLOWLET_GAP_MS,
     FLOWLET_MAX_HOLD_MS,
@@ -23,6 +22,7 @@ from control.plan import (
 from fabric.contract import FLOWLET_CONFIG
 from fabric.state import path_versions, with_versions
 from p4rt.state import SwitchState
+from tablegen.entries import generate_states
 from topo.generators import ucd4
 
 OLD = [(3, 1), (2, 5), (6, 4)]
