@@ -14,7 +14,7 @@ from control.events import EventLog
 from control.network import Network
 from control.ocs.polatis import PolatisDriver
 from control.ocs.scpi import parse_address
-from control.plan import check_wait
+from control.plan import PROCEDURES, check_wait
 from control.procedures import Reconfigurer
 from control.switch import TARGETS, Pipeline
 from fabric.contract import FAILOVER, MODES, PORT_COUNTERS, SPRAY_KINDS
@@ -97,7 +97,7 @@ def add_parsers(sub: Any) -> None:
 
     p = sub.add_parser("reconfigure", help="reconfigure the OCS with a procedure")
     _common(p)
-    p.add_argument("--procedure", choices=("bbm", "mbb-timed", "mbb"), required=True)
+    p.add_argument("--procedure", choices=PROCEDURES, required=True)
     p.add_argument("--circuits", required=True, metavar="<map|file.json|a-b,c-d>",
                    help="the new circuits: a map name of the topology's OCS, a JSON file, or pairs a-b,c-d")
     p.add_argument("--ocs", default="127.0.0.1:5025", metavar="<ip>:<port>", help="the OCS's SCPI address")

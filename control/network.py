@@ -13,7 +13,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -24,9 +24,10 @@ from control.switch import Pipeline, StaleView, SwitchSession
 from fabric.contract import ETHERTYPE_PROBE
 from fabric.schedule_clock import timestamp_tick_ns
 from fabric.state import with_failover
+from p4rt.client import EntityLike
 from p4rt.errors import P4RuntimeError
 from p4rt.reconcile import Plan
-from p4rt.resources import Packet
+from p4rt.resources import CounterEntry, Packet
 from p4rt.state import SwitchState
 from p4rt.tls import TlsOptions
 from topo.model import CPU_PORT, Topology
@@ -125,6 +126,17 @@ class Network:
             raise ValueError(f"switches {missing}: have no synced state; expected installed switches")
         return self.sync({n: with_failover(have[n], on) for n in chosen}, step="failover-on" if on else "failover-off",
                          trust_cache=True)
+
+    def read(self, name: str, entities: Iterable[EntityLike]) -> list[Any]:
+        """Read entities (counters, entries) of one switch as entity objects."""
+        return self.sessions[name].read(entities)
+
+    def counter_packets(self, name: str, counters: Iterable[str], indexes: Sequence[int]) -> dict[str, int]:
+        """Packets of each indirect counter of one switch, summed over the indexes."""
+        out = {}
+        for c in counters:
+            out[c] = sum(e.packets for e in self.read(name, [CounterEntry(c, i) for i in indexes]))
+        return out
 
     def desired(self) -> dict[str, SwitchState]:
         """The last state synced to each switch."""

@@ -585,8 +585,7 @@ class Emulation:
                 client.close()
         elif self.controller is not None and switch in self.controller.sessions:
             ports = set(self.topo.switch_map()[switch].ports) | {CPU_PORT, HOLD_OUT_PORT, HOLD_IN_PORT}
-            got = self.controller.sessions[switch].client.read_entities([CounterEntry(c, p) for c in names
-                                                                         for p in sorted(ports)])
+            got = self.controller.read(switch, [CounterEntry(c, p) for c in names for p in sorted(ports)])
         else:
             raise ValueError(f"switch {switch!r}: not a switch or OCS of this running emulation")
         out: dict[str, dict[int, tuple[int, int]]] = {c: {} for c in names}

@@ -239,7 +239,7 @@ def queue_drops(net: Network, names: tuple[str, ...]) -> int:
     """Frames the egress queues of these switches dropped so far (port_enq - port_deq)."""
     total = 0
     for n in names:
-        for c in net.sessions[n].client.read_entities([CounterEntry(PORT_ENQ), CounterEntry(PORT_DEQ)]):
+        for c in net.read(n, [CounterEntry(PORT_ENQ), CounterEntry(PORT_DEQ)]):
             total += c.packets if c.counter == PORT_ENQ else -c.packets
     return total
 

@@ -189,7 +189,7 @@ def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, 
             holds = dict.fromkeys(HOLD_COUNTERS, 0)
             for sw in topo.switches:
                 paths = sorted(route_paths(docs[sw.name]).values())
-                for k, v in emu.controller.sessions[sw.name].client.counter_packets(HOLD_COUNTERS, paths).items():
+                for k, v in emu.controller.counter_packets(sw.name, HOLD_COUNTERS, paths).items():
                     holds[k] += v
             dark = drops["night_drops"] + drops["unlit_drops"]
             sent = result.get("sent")
