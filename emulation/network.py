@@ -92,11 +92,11 @@ from emulation.state import (
     secure_dir,
 )
 from emulation.switchhost import SwitchHost
-from emulation.target import choose_switch, hosts_devices
 from fabric.contract import MODES, SPRAY_KINDS
 from p4rt.client import P4RuntimeClient
 from p4rt.resources import CounterEntry
 from p4rt.schema import short_name
+from p4sim.target import choose_switch, hosts_devices
 from tablegen.entries import generate_states
 from topo.circuits import resolve_circuits
 from topo.model import CPU_PORT, HOLD_IN_PORT, HOLD_OUT_PORT, OcsPort, Topology, load

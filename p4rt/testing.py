@@ -17,8 +17,7 @@ from types import TracebackType
 from p4sim.switch.device import Device
 from p4sim.switch.p4runtime.server import ServerHandle, start_server
 from p4sim.switch.p4runtime.testing import program_files
-
-CPU_PORT = 255  # the fabric's and rt_basic's CPU port (bmv2's usual one; topo.model.CPU_PORT)
+from p4sim.target import CPU_PORT
 
 # p4sim's P4Runtime test program: route/ecmp/acl tables, an action selector, packet-in/out, a digest,
 # counters, a meter and a register (p4sim/switch/p4runtime/testdata/rt_basic.p4)

@@ -137,7 +137,7 @@ def demand_maps(topo: Any, args: argparse.Namespace, day_us: int) -> list[dict[i
 def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """One run of one variant in a fresh emulation."""
     from emulation.network import Emulation
-    from emulation.target import Target
+    from p4sim.target import Target
 
     build = Path(args.build)
     Target.from_env().ensure_build(build, ROOT / "p4src")

@@ -155,7 +155,7 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
 def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """One run of one variant at one TDC in a fresh emulation."""
     from emulation.network import Emulation
-    from emulation.target import Target
+    from p4sim.target import Target
 
     topo = validate(ocscore(args.tors, 1, uplinks=1, spines=1, rate_mbit=args.rate_mbit,
                             spine_mbit=args.electrical_mbit))
