@@ -26,7 +26,7 @@ from p4rt.tls import TlsOptions
 from tablegen.entries import generate_states
 from tablegen.files import read
 from topo.circuits import ocs_circuits, resolve_circuits
-from topo.model import load
+from topo.model import Topology, load
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +203,7 @@ def run_set_mode(args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_circuits(topo, ocs_name: str | None, spec: str) -> list[tuple[int, int]]:
+def parse_circuits(topo: Topology, ocs_name: str | None, spec: str) -> list[tuple[int, int]]:
     """The circuits of one OCS a spec names (topo/circuits.py: map name, none, a-b,c-d, JSON file)."""
     return ocs_circuits(topo, spec, ocs_name)
 
