@@ -1,5 +1,5 @@
 # hitless: make targets are verbs. Variables choose the target and the topology.
-#   P4C=     P4 compiler   (default: p4c-bm2-ss if on PATH, else p4sim-compile; emulation/target.py)
+#   P4C=     P4 compiler   (default: p4c-bm2-ss if on PATH, else p4sim-compile; p4sim/target.py)
 #   SWITCH=  P4 switch     (default: simple_switch_grpc if on PATH, else p4sim-switch)
 #   TOPO=    fattree | leafspine | ucd4        K= fat-tree arity (even, >= 4)
 #   MODE=    static | ecmp | spray             OCS=1 attaches the emulated OCS
@@ -84,7 +84,7 @@ test: setup
 	  HITLESS_TEST_REPORT="$$report" $(MAKE) --no-print-directory -k lint tofino-check pytest ptf-all; rc=$$?; \
 	  "$(PY)" -m scripts.testreport "$$report" || rc=1; exit $$rc
 
-# One staleness rule, Python's too (emulation/target.py stale_programs, for `python -m emulation run`
+# One staleness rule, Python's too (p4sim/target.py stale_programs, for `python -m emulation run`
 # without make): an output is stale when it is missing, or older than a source under p4src/ or than
 # $(BUILD)/.compiler. That file records the chosen compiler (P4C, else the default) and is rewritten
 # only when the choice changes, so a new P4C recompiles and an unchanged one never does.

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from control.events import EventLog
-from control.network import Network, generate_states
+from control.network import Network
 from control.ocs.polatis import PolatisDriver
 from control.ocs.scpi import parse_address
-from control.plan import check_wait
+from control.plan import PROCEDURES, check_wait
 from control.procedures import Reconfigurer
 from control.switch import TARGETS, Pipeline
 from fabric.contract import FAILOVER, MODES, PORT_COUNTERS, SPRAY_KINDS
@@ -23,9 +23,10 @@ from p4rt.client import wildcard
 from p4rt.resources import CounterEntry
 from p4rt.state import SwitchState
 from p4rt.tls import TlsOptions
+from tablegen.entries import generate_states
 from tablegen.files import read
 from topo.circuits import ocs_circuits, resolve_circuits
-from topo.model import load
+from topo.model import Topology, load
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ def add_parsers(sub: Any) -> None:
 
     p = sub.add_parser("reconfigure", help="reconfigure the OCS with a procedure")
     _common(p)
-    p.add_argument("--procedure", choices=("bbm", "mbb-timed", "mbb"), required=True)
+    p.add_argument("--procedure", choices=PROCEDURES, required=True)
     p.add_argument("--circuits", required=True, metavar="<map|file.json|a-b,c-d>",
                    help="the new circuits: a map name of the topology's OCS, a JSON file, or pairs a-b,c-d")
     p.add_argument("--ocs", default="127.0.0.1:5025", metavar="<ip>:<port>", help="the OCS's SCPI address")
@@ -202,7 +203,7 @@ def run_set_mode(args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_circuits(topo, ocs_name: str | None, spec: str) -> list[tuple[int, int]]:
+def parse_circuits(topo: Topology, ocs_name: str | None, spec: str) -> list[tuple[int, int]]:
     """The circuits of one OCS a spec names (topo/circuits.py: map name, none, a-b,c-d, JSON file)."""
     return ocs_circuits(topo, spec, ocs_name)
 

@@ -13,7 +13,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -24,14 +24,13 @@ from control.switch import Pipeline, StaleView, SwitchSession
 from fabric.contract import ETHERTYPE_PROBE
 from fabric.schedule_clock import timestamp_tick_ns
 from fabric.state import with_failover
+from p4rt.client import EntityLike
 from p4rt.errors import P4RuntimeError
 from p4rt.reconcile import Plan
-from p4rt.resources import Packet
+from p4rt.resources import CounterEntry, Packet
 from p4rt.state import SwitchState
 from p4rt.tls import TlsOptions
-from tablegen.files import network_states
-from tablegen.graph import Fabric
-from topo.model import CPU_PORT
+from topo.model import CPU_PORT, Topology
 
 log = logging.getLogger(__name__)
 
@@ -49,18 +48,10 @@ class ProbeResult:
     rtt_ms: float  # packet-out to packet-in, controller side
 
 
-def generate_states(topo: Any, mode: str, circuits: dict[str, list[tuple[int, int]]] | None = None,
-                    spray: str = "random", failover: bool = True) -> dict[str, SwitchState]:
-    """tablegen's states for a topology, mode and circuit map (fabric switches only).
-
-    failover=False: no port_liveness member watches its port (no data-plane fast failover)."""
-    return {st.name: st for st in network_states(Fabric(topo, circuits), mode, spray, failover) if st.program == "fabric"}
-
-
 class Network:
     """Sessions to every fabric switch of a topology."""
 
-    def __init__(self, topo: Any, pipeline: Pipeline, host: str = "127.0.0.1",
+    def __init__(self, topo: Topology, pipeline: Pipeline, host: str = "127.0.0.1",
                  election_id: tuple[int, int] = (0, 1), events: EventLog | None = None,
                  timeout: float = 10.0, batch_size: int = 1000, names: Iterable[str] | None = None,
                  tls: TlsOptions | None = None) -> None:
@@ -135,6 +126,17 @@ class Network:
             raise ValueError(f"switches {missing}: have no synced state; expected installed switches")
         return self.sync({n: with_failover(have[n], on) for n in chosen}, step="failover-on" if on else "failover-off",
                          trust_cache=True)
+
+    def read(self, name: str, entities: Iterable[EntityLike]) -> list[Any]:
+        """Read entities (counters, entries) of one switch as entity objects."""
+        return self.sessions[name].read(entities)
+
+    def counter_packets(self, name: str, counters: Iterable[str], indexes: Sequence[int]) -> dict[str, int]:
+        """Packets of each indirect counter of one switch, summed over the indexes."""
+        out = {}
+        for c in counters:
+            out[c] = sum(e.packets for e in self.read(name, [CounterEntry(c, i) for i in indexes]))
+        return out
 
     def desired(self) -> dict[str, SwitchState]:
         """The last state synced to each switch."""

@@ -2,9 +2,11 @@
 
 `plan(procedure, old, new, view)` computes the switch states a run writes (tablegen's states for the
 old and new circuits, the electrical shadow, the gradual flip) and returns them with the steps that
-write them; `control.procedures` performs the steps. Each step is a frozen value with a canonical
-line (`str(step)`), so a procedure's order can be read and tested without a network:
+write them, after the setup done before the event (this run's failover setting on the switches);
+`control.procedures` performs them. Each step is a frozen value with a canonical line (`str(step)`),
+so a procedure's order can be read and tested without a network:
 
+    failover-off: sync s1,s2,s3,s4 -> old (keep)
     prepare: encode shadow, mid, gradual, new
     to-shadow: sync s1,s2,s3,s4 -> shadow (keep; versions s2 path 3 -> 1 gradual)
     drain: hold 328 ms (flowlet_config gap+max_hold of s2 + drain 20 ms)
@@ -20,9 +22,8 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from control.network import generate_states
 from control.ocs.driver import duplex_pairs
 from fabric.contract import (
     FLOWLET_CONFIG,
@@ -34,10 +35,12 @@ from fabric.contract import (
     VERSIONED_TABLES,
 )
 from fabric.forwarding import Forwarding
-from fabric.state import Peers, affected_paths, path_versions, with_versions
+from fabric.state import Peers, affected_paths, path_versions, with_failover, with_versions
 from p4rt.schema import short_name
 from p4rt.state import SwitchState
+from tablegen.entries import generate_states
 from tablegen.graph import Fabric
+from topo.model import Topology
 
 PROCEDURES = ("bbm", "mbb-timed", "mbb")
 
@@ -216,10 +219,12 @@ class Plan:
     basis: States = field(default_factory=dict)  # what the switches were synced to when it was planned
     hold_s: float = 1.0  # with `transforms`, what it was planned with (to plan it again)
     transforms: tuple[Transform, ...] = ()
+    # done when the run is prepared, before its event and its timings: this run's failover setting
+    setup: tuple[Sync, ...] = ()
 
     def lines(self) -> list[str]:
-        """The canonical line of every step, in order."""
-        return [str(s) for s in self.steps]
+        """The canonical line of every step, in order, the setup's first."""
+        return [str(s) for s in (*self.setup, *self.steps)]
 
     def left(self, failed: int) -> str:
         """What the network holds when step `failed` (an index of `steps`) failed after those before it."""
@@ -267,7 +272,7 @@ def no_shadow(p: Plan) -> Plan:
 class View:
     """The network as planning sees it: topology, table mode, what the switches hold, the pipeline's features."""
 
-    topo: Any
+    topo: Topology
     ocs_name: str
     ocs_size: int
     mode: str = "ecmp"
@@ -276,6 +281,7 @@ class View:
     current: States = field(default_factory=dict)  # what each switch was last synced to
     profiles: dict[str, str] | None = None  # table -> action profile (None: fabric.state's default)
     gradual: bool = True  # the pipeline has set_version_gradual
+    switches: tuple[str, ...] | None = None  # the switches the controller writes (None: every fabric switch)
 
     def circuit_map(self, circuits: Circuits) -> dict[str, Circuits]:
         """Every OCS's circuits: these for ours, the default map for the others."""
@@ -347,9 +353,21 @@ def new_links(old: Circuits, new: Circuits, attach: dict[int, Port]) -> tuple[tu
     return tuple(d for a, b in added for d in ((attach[a], attach[b]), (attach[b], attach[a])))
 
 
+def failover_setting(view: View, old: States) -> States:
+    """What gives every switch this run's failover setting (bbm's outage depends on it): a synced switch
+    its state with the liveness groups changed, one never synced (a fresh controller) the old circuits'
+    state, to be written without deletions; switches that have the setting are left out."""
+    names = view.switches if view.switches is not None else tuple(old)
+    out = {n: with_failover(st, view.failover) for n, st in view.current.items()}
+    out = {n: st for n, st in out.items() if st != view.current[n]}
+    out.update({n: old[n] for n in names if n not in view.current and n in old})
+    return out
+
+
 def plan(procedure: str, old: Circuits, new: Circuits, view: View, hold_s: float = 1.0, drain_ms: float = 20.0,
          flowlet_ms: float = FLOWLET_GAP_MS + FLOWLET_MAX_HOLD_MS, transforms: Sequence[Transform] = ()) -> Plan:
-    """The steps reconfiguring the OCS from `old` to `new` with one procedure, then each transform applied."""
+    """The steps reconfiguring the OCS from `old` to `new` with one procedure, then each transform applied;
+    the setup (`failover_setting`, not transformed) comes before them."""
     if procedure not in PROCEDURES:
         raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
     check_wait("hold_s", hold_s)
@@ -357,6 +375,8 @@ def plan(procedure: str, old: Circuits, new: Circuits, view: View, hold_s: float
     check_wait("flowlet_ms", flowlet_ms, "ms")
     old, new = [tuple(c) for c in old], [tuple(c) for c in new]
     st_old, st_new = view.states(old), view.states(new)
+    setting = failover_setting(view, st_old)
+    view = replace(view, current={**view.current, **setting})  # what the switches hold after the setup
     ocs_set = SetCircuits(tuple(new), tuple(duplex_pairs(new, view.ocs_size)))
     if procedure == "bbm":
         out = Plan(procedure, tuple(old), tuple(new), (
@@ -368,6 +388,10 @@ def plan(procedure: str, old: Circuits, new: Circuits, view: View, hold_s: float
         out = _plan_mbb(procedure, old, new, st_old, st_new, ocs_set, view, hold_s, drain_ms, flowlet_ms)
     for t in transforms:
         out = t(out)
+    if setting:
+        name = "failover-on" if view.failover else "failover-off"
+        out = replace(out, setup=(Sync(name, "old", tuple(sorted(setting)), delete=False),),
+                      states={**out.states, "old": setting})
     return replace(out, basis=dict(view.current), hold_s=hold_s, transforms=tuple(transforms))
 
 

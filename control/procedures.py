@@ -54,7 +54,6 @@ from control.plan import (
     with_gradual_versions,
 )
 from fabric.contract import PATH_VERSION, SET_VERSION_GRADUAL
-from fabric.state import with_failover
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +138,8 @@ class Executor:
         return res
 
     def execute(self, p: Plan, hold_s: float = 1.0) -> Result:
-        """A whole run of a plan: start, steps, done."""
+        """A whole run of a plan: its setup, then start, steps, done."""
+        self.setup(p)
         res = self.start(p.procedure, list(p.old), list(p.new), hold_s)
         self.steps(p, res)
         return self.done(res)
@@ -158,9 +158,7 @@ class Executor:
         if isinstance(step, Prepare):
             self._prepare([p.states[name] for name in step.states])
         elif isinstance(step, Sync):
-            states = p.states[step.state]
-            self.net.sync({s: states[s] for s in step.switches}, delete=step.delete, step=step.name,
-                          trust_cache=True, events=self.events)
+            self._sync(p, step)
         elif isinstance(step, SetCircuits):
             self.ocs.set_map(list(step.pairs))
         elif isinstance(step, WaitLight):
@@ -174,6 +172,17 @@ class Executor:
             time.sleep(step.ms / 1000)
         else:
             raise TypeError(f"step {step!r}: expected one of control.plan's steps")
+
+    def _sync(self, p: Plan, step: Sync) -> None:
+        states = p.states[step.state]
+        self.net.sync({s: states[s] for s in step.switches}, delete=step.delete, step=step.name,
+                      trust_cache=True, events=self.events)
+
+    def setup(self, p: Plan) -> None:
+        """Write the plan's setup (this run's failover setting), before the event: its syncs' writes are
+        logged under their names, as no step of the run."""
+        for step in p.setup:
+            self._sync(p, step)
 
     def prepare(self, p: Plan) -> None:
         """Encode every state the plan's Prepare steps name (a session keeps what it encoded)."""
@@ -225,7 +234,7 @@ class Reconfigurer:
         """What planning needs of the network now: the synced states, the schema's profiles and features."""
         return View(self.net.topo, self.ocs_name, self.ocs.size, self.mode, self.spray, self.failover,
                     current=self.net.desired(), profiles=self._profiles(),
-                    gradual=procedure == "mbb" and self._has_gradual())
+                    gradual=procedure == "mbb" and self._has_gradual(), switches=tuple(self.net.sessions))
 
     def states(self, circuits: Circuits) -> States:
         """tablegen's states for this OCS's circuits (other OCSes keep their default maps)."""
@@ -239,15 +248,17 @@ class Reconfigurer:
 
     def prepare(self, procedure: str, new: Circuits, old: Circuits | None = None, hold_s: float = 1.0,
                 transforms: Sequence[Transform] = (), events: EventLog | None = None) -> Plan:
-        """Everything a run can do before its event: this run's failover setting on the switches, the
-        plan, and every state it writes encoded; `run_prepared` then only writes, commands and waits."""
+        """Everything a run can do before its event: the plan, its setup written (this run's failover
+        setting on the switches) and every state it writes encoded; `run_prepared` then only writes,
+        commands and waits."""
         if procedure not in PROCEDURES:
             raise ValueError(f"procedure {procedure!r}: expected one of {PROCEDURES}")
-        check_wait("hold_s", hold_s)  # before the first write (the failover setting), not when the hold sleeps
+        check_wait("hold_s", hold_s)  # before the first write (the setup), not when the hold sleeps
         old = circuits_from_ocs(self.ocs) if old is None else old
-        self._ensure_failover(old, events or self.events)
         p = self.plan(procedure, new, old, hold_s, transforms)
-        Executor(self.net, self.ocs, events or self.events).prepare(p)
+        ex = Executor(self.net, self.ocs, events or self.events)
+        ex.setup(p)
+        ex.prepare(p)
         return p
 
     def run(self, procedure: str, new: Circuits, old: Circuits | None = None, hold_s: float = 1.0,
@@ -281,23 +292,6 @@ class Reconfigurer:
                 ex.fail(res, "plan", exc)
         ex.steps(p, res)
         return ex.done(res)
-
-    def _ensure_failover(self, old: Circuits, events: EventLog) -> None:
-        """Before a run: give every switch this run's failover setting (bbm's outage depends on it).
-
-        A switch synced by this controller gets its liveness groups changed; one it never synced (a
-        fresh `reconfigure` process) is reconciled, without deletions, to the old circuits' state.
-        """
-        have = self.net.desired()
-        fix = {n: with_failover(st, self.failover) for n, st in have.items()}
-        fix = {n: st for n, st in fix.items() if st != have[n]}
-        unsynced = [n for n in self.net.sessions if n not in have]
-        if unsynced:
-            generated = self.states(old)
-            fix.update({n: generated[n] for n in unsynced if n in generated})
-        if fix:
-            self.net.sync(fix, delete=False, step="failover-on" if self.failover else "failover-off",
-                          trust_cache=True, events=events)
 
     def _has_gradual(self) -> bool:
         """Does the fabric program have `set_version_gradual` (older pipelines flip immediately)?"""

@@ -6,15 +6,16 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 
 from fabric.contract import LATE_TABLES, SENTINEL_ACTIONS
 from p4rt.bfconfig import pack_bf_pipeline_config
-from p4rt.client import P4RuntimeClient, wildcard
+from p4rt.client import EntityLike, P4RuntimeClient, wildcard
 from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from p4rt.errors import P4RuntimeError
 from p4rt.reconcile import Held, Index, Plan, plan, tables_with_defaults
@@ -200,6 +201,10 @@ class SwitchSession:
         if want is not None and want.clones:
             held.pre += c.read([wildcard(s, "clone_session_entry")])
         return held
+
+    def read(self, entities: Iterable[EntityLike]) -> list[Any]:
+        """Read entities (counters, entries) as entity objects; a read never changes the desired state."""
+        return self.client.read_entities(entities)
 
     def prepare(self, want: SwitchState) -> None:
         """Encode a state a later sync will write (the very object, unchanged meanwhile), so that sync

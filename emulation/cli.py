@@ -26,10 +26,10 @@ from emulation.links import check_rto_min
 from emulation.ocs.options import check_ocs_args
 from emulation.priority import SoftirqBoost
 from emulation.state import STATE_DIR, clean_net
-from emulation.target import P4SRC, STAMP, Target, label
 from emulation.tofino import CHIPS, INSTALLED_BF_P4C, Chip, chip, compile_program, find_bf_p4c
 from emulation.tofino import PROGRAMS as TOFINO_PROGRAMS
 from fabric.contract import MODES, SPRAY_KINDS
+from p4sim.target import P4SRC, STAMP, Target, label
 from topo import generators
 from topo.model import DEFAULT_GRPC_BASE, Topology, load
 from topo.validate import validate
@@ -90,7 +90,7 @@ def add_parsers(sub: Any, extend: Extend | None = None) -> None:
 
 
 def add_target_options(p: argparse.ArgumentParser) -> None:
-    """--switch, --p4c and --build (emulation/target.py chooses the defaults)."""
+    """--switch, --p4c and --build (p4sim/target.py chooses the defaults)."""
     p.add_argument("--switch", metavar="<binary>",
                    help="P4 switch (default $SWITCH, else simple_switch_grpc on PATH, else p4sim-switch)")
     p.add_argument("--p4c", metavar="<binary>",

@@ -54,7 +54,7 @@ from mininet.net import Mininet
 from mininet.node import Host
 
 from control.events import EventLog
-from control.network import Network, generate_states
+from control.network import Network
 from control.ocs.driver import duplex_pairs
 from control.procedures import circuits_from_ocs
 from control.switch import Pipeline
@@ -92,11 +92,12 @@ from emulation.state import (
     secure_dir,
 )
 from emulation.switchhost import SwitchHost
-from emulation.target import choose_switch, hosts_devices
 from fabric.contract import MODES, SPRAY_KINDS
 from p4rt.client import P4RuntimeClient
 from p4rt.resources import CounterEntry
 from p4rt.schema import short_name
+from p4sim.target import choose_switch, hosts_devices
+from tablegen.entries import generate_states
 from topo.circuits import resolve_circuits
 from topo.model import CPU_PORT, HOLD_IN_PORT, HOLD_OUT_PORT, OcsPort, Topology, load
 from topo.validate import validate
@@ -584,8 +585,7 @@ class Emulation:
                 client.close()
         elif self.controller is not None and switch in self.controller.sessions:
             ports = set(self.topo.switch_map()[switch].ports) | {CPU_PORT, HOLD_OUT_PORT, HOLD_IN_PORT}
-            got = self.controller.sessions[switch].client.read_entities([CounterEntry(c, p) for c in names
-                                                                         for p in sorted(ports)])
+            got = self.controller.read(switch, [CounterEntry(c, p) for c in names for p in sorted(ports)])
         else:
             raise ValueError(f"switch {switch!r}: not a switch or OCS of this running emulation")
         out: dict[str, dict[int, tuple[int, int]]] = {c: {} for c in names}

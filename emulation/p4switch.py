@@ -26,7 +26,7 @@ from mininet.node import Switch
 from emulation.nodestart import TimedStart
 from emulation.priority import switch_argv
 from emulation.switchhost import SwitchHost
-from emulation.target import switch_command
+from p4sim.target import switch_command
 from topo.model import CPU_PORT
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """Several switches in one process, for switch binaries that can run them (`--devices FILE
---control-stdin`, emulation.target.hosts_devices): p4sim-switch does; simple_switch_grpc runs one
+--control-stdin`, p4sim.target.hosts_devices): p4sim-switch does; simple_switch_grpc runs one
 switch a process, and the emulation starts it that way.
 
 A host is started with the command lines of its devices (each the simple_switch_grpc shape that

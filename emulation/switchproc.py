@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from emulation.priority import switch_argv
-from emulation.target import CPU_PORT, Target, free_port, label
+from p4sim.target import CPU_PORT, Target, free_port, label
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Test support for every package's tests: a switch process of the run's target on a fixed port.
 
-The run's target switch (emulation/target.py: $SWITCH, else simple_switch_grpc when installed, else
+The run's target switch (p4sim/target.py: $SWITCH, else simple_switch_grpc when installed, else
 p4sim-switch), `--no-p4`, on a free port that it keeps across restarts (emulation/switchproc.py
 starts it and stops it by PID). For a switch inside the test process, see `p4rt.testing`.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from emulation.switchproc import SwitchProcess as RunningSwitch
 from emulation.switchproc import start_switch
-from emulation.target import Target, free_port
+from p4sim.target import Target, free_port
 
 
 class SwitchProcess:

@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from emulation.target import P4SRC
 from p4rt.bfconfig import pack_bf_pipeline_config
+from p4sim.target import P4SRC
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,8 @@ from emulation.ocs.emulator import EmulatedOcs
 from emulation.priority import SoftirqBoost
 from emulation.state import STATE_DIR
 from emulation.switchproc import SwitchProcess, start_switch
-from emulation.target import Target, free_port
 from p4rt.client import P4RuntimeClient
+from p4sim.target import Target, free_port
 
 SOL_PACKET, PACKET_STATISTICS = 263, 6  # linux/if_packet.h: struct tpacket_stats {packets, drops}
 

@@ -25,16 +25,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from control.network import generate_states
 from control.procedures import Reconfigurer, Result
-from emulation.target import REAL_COMPILER, REAL_SWITCH, Target, label
 from fabric.contract import MODES
 from hitless.results import Run
+from p4sim.target import REAL_COMPILER, REAL_SWITCH, Target, label
 from scripts.hostproc import nstat
 from scripts.kernel import nstat_delta
 from scripts.reconf import Reconfiguration
 from scripts.runner import HOME
 from scripts.spec import Spec, Stream, Variant, make_topology
+from tablegen.entries import generate_states
 from topo.circuits import ocs_circuits, resolve_circuits
 from topo.model import Topology, load
 from topo.validate import validate
@@ -49,7 +49,7 @@ OCS_SEED = 1  # the OCS delay model's seed, as the experiment runner's default
 
 def choose_target(target: str | None) -> Target:
     """p4sim's compiler and switch, p4c and bmv2, or (None) the default: $P4C/$SWITCH, else bmv2 where
-    installed, else p4sim (emulation/target.py); ValueError for another name or a missing tool."""
+    installed, else p4sim (p4sim/target.py); ValueError for another name or a missing tool."""
     if target is None:
         return Target.from_env()
     if target == "p4sim":

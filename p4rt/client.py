@@ -210,11 +210,6 @@ class P4RuntimeClient:
         Arbitration Notifications"; election_id is the primary's, or the highest the server saw)."""
         self._on_arbitration = callback
 
-    @property
-    def primary_election_id(self) -> tuple[int, int] | None:
-        """The election id of the last arbitration message: the primary's (or the highest seen)."""
-        return self._primary_election_id
-
     # -- stream -----------------------------------------------------------------------------------
 
     def _arbitration(self) -> p4r.MasterArbitrationUpdate:

@@ -7,13 +7,24 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
+from json.encoder import JSONEncoder, c_make_encoder, encode_basestring_ascii
 from typing import Any
 
 from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from p4rt.resources import CloneSession, MulticastGroup
-from topo.model import encode
 
 Doc = dict[str, Any]
+
+# json's C encoder, called directly: half the cost of json.dumps per entity (as topo.model writes
+# topologies); allow_nan False, so a NaN is refused, never written as non-standard JSON
+_C_ENCODER = c_make_encoder(None, JSONEncoder().default, encode_basestring_ascii, None, ": ", ", ",
+                            False, False, False) if c_make_encoder else None
+
+
+def encode(obj: Any) -> str:
+    """One JSON value on one line, exactly as json.dumps(obj) writes it."""
+    return "".join(_C_ENCODER(obj, 0)) if _C_ENCODER is not None else json.dumps(obj, allow_nan=False)
+
 
 _ENTITY_KEYS = ("action_profile_members", "action_profile_groups", "table_entries")
 _PRE_KEYS = ("multicast_groups", "clone_sessions")

@@ -17,7 +17,7 @@ from types import TracebackType
 from p4sim.switch.device import Device
 from p4sim.switch.p4runtime.server import ServerHandle, start_server
 from p4sim.switch.p4runtime.testing import program_files
-from topo.model import CPU_PORT
+from p4sim.target import CPU_PORT
 
 # p4sim's P4Runtime test program: route/ecmp/acl tables, an action selector, packet-in/out, a digest,
 # counters, a meter and a register (p4sim/switch/p4runtime/testdata/rt_basic.p4)
@@ -29,9 +29,10 @@ SAMPLE_P4INFO = (Path(__file__).parent / "testdata" / "sample.p4info.txtpb").rea
 class P4simSwitch:
     """A p4sim device behind its P4Runtime server in this process; restartable on the same port."""
 
-    def __init__(self, device_id: int = 1, port: int = 0) -> None:
+    def __init__(self, device_id: int = 1, port: int = 0, cpu_port: int = CPU_PORT) -> None:
         self.device_id = device_id
         self.port = port
+        self.cpu_port = cpu_port
         self.device: Device | None = None
         self._handle: ServerHandle | None = None
         self.front_panel: list[tuple[int, bytes]] = []  # frames sent to ports other than the CPU port
@@ -43,14 +44,14 @@ class P4simSwitch:
 
     def start(self) -> P4simSwitch:
         """Start a fresh device (no pipeline) and serve it; the first start picks a free port."""
-        self.device = Device(cpu_port=CPU_PORT, device_id=self.device_id)
+        self.device = Device(cpu_port=self.cpu_port, device_id=self.device_id)
         self._handle = start_server(self.device, self.address, self.device_id)
         self.port = int(self._handle.address.rpartition(":")[2])
         emit = self.device.emit
 
         def capture(out: list[tuple[int, bytes]]) -> None:
-            self.front_panel.extend(p for p in out if p[0] != CPU_PORT)
-            emit([p for p in out if p[0] == CPU_PORT])
+            self.front_panel.extend(p for p in out if p[0] != self.cpu_port)
+            emit([p for p in out if p[0] == self.cpu_port])
 
         self.device.emit = capture  # no I/O thread: keep what would leave on a port
         return self

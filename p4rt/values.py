@@ -10,11 +10,6 @@ _MAC_RE = re.compile(r"^[0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){5}$")
 Value = int | str | bytes
 
 
-def width_bytes(bitwidth: int) -> int:
-    """Number of bytes needed to hold `bitwidth` bits."""
-    return (bitwidth + 7) // 8
-
-
 def parse_int(value: Value, bitwidth: int) -> int:
     """Return the integer meant by a human-readable value, checked to fit `bitwidth` bits."""
     number: int

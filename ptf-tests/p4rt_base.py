@@ -31,11 +31,11 @@ import ptf
 from ptf import testutils
 from ptf.base_tests import BaseTest
 
-from emulation.target import PORT_STATUS_SETTLE_S
 from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from p4rt.resources import CounterEntry, DirectCounterEntry, Packet
 from p4rt.schema import P4Schema
+from p4sim.target import PORT_STATUS_SETTLE_S
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
     python ptf-tests/ptf_runner.py --all-pairings [--build DIR]     # every compiler x switch installed
 
 Compiles p4src/ into the build directory when it is stale or from another compiler
-(emulation/target.py). For each program it creates PORTS patched veth links (MTU 1600, IPv6 off
+(p4sim/target.py). For each program it creates PORTS patched veth links (MTU 1600, IPv6 off
 so the kernel sends nothing on them), for fabric also the switch's hold loop (ports 253 -> 254, a
 paced veth pair: emulation/holdloop.py), starts SWITCH with the simple_switch_grpc command shape on a
 free loopback port, runs the tests of the program's group, then stops the switch (by PID) and
@@ -28,7 +28,7 @@ from emulation.fibre import patch
 from emulation.holdloop import add_hold_loop, hold_loop_names
 from emulation.links import switch_port_offloads_off
 from emulation.switchproc import SwitchProcess, start_switch
-from emulation.target import Target, label, missing_pairings, pairings
+from p4sim.target import Target, label, missing_pairings, pairings
 from scripts.testreport import Record, missing, record
 from topo.model import CPU_PORT
 

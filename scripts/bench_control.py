@@ -3,7 +3,7 @@
     .venv/bin/python scripts/bench_control.py [install] [fattree] [mbb] [--entries 1000] [--batch 500] [--k 4]
     (default: all three; mbb needs root: it builds ucd4 on veth pairs)
 
-Switches and programs are the run's target (emulation/target.py: $SWITCH/$P4C, else the real
+Switches and programs are the run's target (p4sim/target.py: $SWITCH/$P4C, else the real
 tools when installed, else p4sim). Figures go to stdout.
 """
 
@@ -21,16 +21,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from control.network import Network, generate_states  # noqa: E402
+from control.network import Network  # noqa: E402
 from control.procedures import Reconfigurer  # noqa: E402
 from control.switch import Pipeline  # noqa: E402
 from emulation.ocs.delay import DelayModel  # noqa: E402
 from emulation.switchproc import start_switch  # noqa: E402
-from emulation.target import Target, free_port  # noqa: E402
 from emulation.vethnet import NetTestbed  # noqa: E402
 from fabric.contract import ROUTE, SET_PATH  # noqa: E402
 from p4rt.client import P4RuntimeClient, wildcard  # noqa: E402
 from p4rt.entities import TableEntry  # noqa: E402
+from p4sim.target import Target, free_port  # noqa: E402
+from tablegen.entries import generate_states  # noqa: E402
 from topo.generators import fattree, ucd4  # noqa: E402
 
 

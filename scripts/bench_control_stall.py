@@ -14,7 +14,7 @@ process and the kernel's softirq spent.
     sudo .venv/bin/python scripts/bench_control_stall.py [--seconds 3] [--kinds idle,write-100] [--hogs 2]
         [--switch-sched fifo|nice] [--softirq-boost 1|0] [--repeat N] [--json out.json]
 
-The target is the environment's (P4C/SWITCH, emulation/target.py); run it once per target and compare
+The target is the environment's (P4C/SWITCH, p4sim/target.py); run it once per target and compare
 the tables. The switches run as an emulation's do (SCHED_FIFO, the softirq boost: emulation/priority.py);
 `--switch-sched nice --softirq-boost 0` is how they ran before; --hogs N adds N busy processes.
 """
@@ -40,19 +40,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from control.network import Network, generate_states  # noqa: E402
+from control.network import Network  # noqa: E402
 from control.plan import View, plan  # noqa: E402
 from control.switch import Pipeline, SwitchSession  # noqa: E402
 from emulation.ocs.delay import DelayModel  # noqa: E402
 from emulation.priority import SOFTIRQ_NICE, SWITCH_NICE, SoftirqBoost  # noqa: E402
 from emulation.state import STATE_DIR, cpu_seconds  # noqa: E402
-from emulation.target import Target  # noqa: E402
 from emulation.vethnet import NetTestbed, udp_frame  # noqa: E402
 from fabric.contract import FLOWLET_CONFIG, PATH, PORT_COUNTERS, PORT_DEQ, PORT_ENQ, ROUTE, ROUTE_DROP  # noqa: E402
 from fabric.state import with_failover  # noqa: E402
 from p4rt.entities import TableEntry  # noqa: E402
 from p4rt.resources import CounterEntry, Packet  # noqa: E402
 from p4rt.schema import short_name  # noqa: E402
+from p4sim.target import Target  # noqa: E402
+from tablegen.entries import generate_states  # noqa: E402
 from topo.generators import ucd4  # noqa: E402
 
 log = logging.getLogger("bench_control_stall")
@@ -238,7 +239,7 @@ def queue_drops(net: Network, names: tuple[str, ...]) -> int:
     """Frames the egress queues of these switches dropped so far (port_enq - port_deq)."""
     total = 0
     for n in names:
-        for c in net.sessions[n].client.read_entities([CounterEntry(PORT_ENQ), CounterEntry(PORT_DEQ)]):
+        for c in net.read(n, [CounterEntry(PORT_ENQ), CounterEntry(PORT_DEQ)]):
             total += c.packets if c.counter == PORT_ENQ else -c.packets
     return total
 

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from emulation.target import Target  # noqa: E402
+from p4sim.target import Target  # noqa: E402
 from topo import generators  # noqa: E402
 
 

@@ -27,13 +27,14 @@ import threading
 import time
 from pathlib import Path
 
-from control.network import Network, generate_states
+from control.network import Network
 from control.switch import Pipeline
 from emulation.ocs.delay import DelayModel
-from emulation.target import Target
 from emulation.vethnet import NetTestbed, Stream, udp_frame
 from p4rt.entities import TableEntry
 from p4rt.resources import Packet
+from p4sim.target import Target
+from tablegen.entries import generate_states
 from topo.generators import ucd4
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -48,11 +48,11 @@ sys.path.insert(0, str(ROOT))
 from emulation.state import cpu_seconds, interface_exists  # noqa: E402
 from emulation.switchhost import DEVICE_OPTIONS  # noqa: E402
 from emulation.switchproc import stop, switch_process, wait_ready  # noqa: E402
-from emulation.target import REAL_SWITCH, Target, choose_compiler, choose_switch, free_port, hosts_devices  # noqa: E402
 from fabric.contract import PATH, PATH_STATIC, PORT_MAC, ROUTE, SET_PATH, SET_SMAC  # noqa: E402
 from p4rt.client import P4RuntimeClient  # noqa: E402
 from p4rt.entities import TableEntry  # noqa: E402
 from p4sim.switch.testdata.veth import is_root, veth_pairs  # noqa: E402
+from p4sim.target import REAL_SWITCH, Target, choose_compiler, choose_switch, free_port, hosts_devices  # noqa: E402
 from scripts.bench_switch import SIZES, frame  # noqa: E402
 from tablegen.entries import liveness, port_watch  # noqa: E402
 from topo import generators  # noqa: E402

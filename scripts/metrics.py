@@ -12,6 +12,7 @@ Pure functions over TcpPacket lists, so they are tested on synthetic captures.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,6 +51,14 @@ class StreamMetrics:
     throughput_dip_pct: float
     rtt_ms_median: float | None
     rtt_ms_max: float | None
+
+
+def percentile(sorted_vals: list[float], p: float) -> float:
+    """The p-th percentile (nearest rank) of sorted values."""
+    if not sorted_vals:
+        return float("nan")
+    k = max(0, min(len(sorted_vals) - 1, math.ceil(p / 100 * len(sorted_vals)) - 1))
+    return sorted_vals[k]
 
 
 def data_flow(packets: Sequence[TcpPacket]) -> Flow:

@@ -29,9 +29,9 @@ import grpc
 from google.protobuf import text_format
 
 from emulation.switchproc import SwitchProcess, switch_process
-from emulation.target import Target
 from p4sim.compiler import cli as compile_cli
 from p4sim.switch.p4runtime.proto import p4i, p4r, p4r_grpc
+from p4sim.target import Target
 
 log = logging.getLogger(__name__)
 

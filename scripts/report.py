@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fabric.contract import MODES
+from scripts.metrics import percentile
 from scripts.spec import Spec
 
 # seed 000, Abstract and Ch. 5 (single stream, 50 runs each) and section 4.3 (dual stream)
@@ -55,14 +56,6 @@ def stats(values: list[float]) -> dict[str, float]:
         return {"n": 0}
     return {"n": len(vals), "mean": statistics.fmean(vals), "min": vals[0], "median": statistics.median(vals),
             "p90": percentile(vals, 90), "max": vals[-1]}
-
-
-def percentile(sorted_vals: list[float], p: float) -> float:
-    """The p-th percentile (nearest rank) of sorted values."""
-    if not sorted_vals:
-        return float("nan")
-    k = max(0, min(len(sorted_vals) - 1, math.ceil(p / 100 * len(sorted_vals)) - 1))
-    return sorted_vals[k]
 
 
 def hitless_run(r: dict[str, Any]) -> bool:
@@ -191,7 +184,7 @@ def summarize(out: Path, spec: Spec) -> dict[str, Any]:
         if spec.kind == "load-balancing":
             s = lb_summary(d["runs"]) if d["runs"] else {"runs": 0}
         elif spec.kind == "schedule":
-            from scripts.schedule import schedule_summary  # here: scripts.schedule imports this module
+            from scripts.schedule import schedule_summary  # here: it brings the controller along
 
             s = schedule_summary(d["runs"])
         else:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from emulation.links import set_sysctls
-from emulation.target import Target
+from p4sim.target import Target
 from scripts.lb import LoadBalancing
 from scripts.reconf import Reconfiguration
 from scripts.schedule import ScheduleTiming

@@ -15,12 +15,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from control.network import generate_states
 from control.plan import without_shadow
 from scripts.hostproc import HostProcs, wait_listening
-from scripts.metrics import parse_arrivals
-from scripts.report import percentile
+from scripts.metrics import parse_arrivals, percentile
 from scripts.spec import Spec, Variant
+from tablegen.entries import generate_states
 
 PORT = 5301
 PORT_IN = 3  # the OCS input port of the measured circuit (ucd4: br2's optical port)

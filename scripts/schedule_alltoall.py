@@ -51,7 +51,7 @@ from p4rt.entities import TableEntry
 from p4rt.schema import P4Schema
 from scripts.hostproc import HostProcs, wait_listening
 from scripts.metrics import parse_arrivals
-from tablegen.files import network_states
+from tablegen.entries import network_states
 from tablegen.graph import Fabric
 from tablegen.schedule import (
     clock_entries,
@@ -137,7 +137,7 @@ def demand_maps(topo: Any, args: argparse.Namespace, day_us: int) -> list[dict[i
 def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """One run of one variant in a fresh emulation."""
     from emulation.network import Emulation
-    from emulation.target import Target
+    from p4sim.target import Target
 
     build = Path(args.build)
     Target.from_env().ensure_build(build, ROOT / "p4src")
@@ -189,7 +189,7 @@ def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, 
             holds = dict.fromkeys(HOLD_COUNTERS, 0)
             for sw in topo.switches:
                 paths = sorted(route_paths(docs[sw.name]).values())
-                for k, v in emu.controller.sessions[sw.name].client.counter_packets(HOLD_COUNTERS, paths).items():
+                for k, v in emu.controller.counter_packets(sw.name, HOLD_COUNTERS, paths).items():
                     holds[k] += v
             dark = drops["night_drops"] + drops["unlit_drops"]
             sent = result.get("sent")

@@ -40,8 +40,8 @@ from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
 from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin, write_dataplane_schedule
 from emulation.switchproc import start_switch
-from emulation.target import Target, label
 from p4rt.client import P4RuntimeClient
+from p4sim.target import Target, label
 from scripts.capture import parse_tcpdump_stats, tcpdump_command
 
 log = logging.getLogger(__name__)

@@ -40,7 +40,7 @@ from p4rt.entities import TableEntry
 from p4rt.schema import P4Schema
 from scripts.hostproc import HostProcs, wait_listening
 from scripts.kernel import SS_MARK
-from tablegen.files import network_states
+from tablegen.entries import network_states
 from tablegen.graph import Fabric
 from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entries, tor_base_entries
 from tablegen.schedule import clock_entries, light_spans, route_paths
@@ -155,7 +155,7 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
 def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """One run of one variant at one TDC in a fresh emulation."""
     from emulation.network import Emulation
-    from emulation.target import Target
+    from p4sim.target import Target
 
     topo = validate(ocscore(args.tors, 1, uplinks=1, spines=1, rate_mbit=args.rate_mbit,
                             spine_mbit=args.electrical_mbit))

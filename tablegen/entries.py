@@ -1,12 +1,14 @@
 """Table entries by P4 names (p4src/README.md): what a switch should hold, as a `SwitchState`
 (its document form is tablegen/FORMAT.md).
 
-Pure functions: a switch's route plan and a forwarding mode in, one switch state out.
+Pure functions: a switch's route plan and a forwarding mode in, one switch state out; and a whole
+network's states (`network_states`, `generate_states`: a topology, a mode and a circuit map in).
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
 
 from fabric.contract import (
     CIRCUIT,
@@ -55,7 +57,7 @@ from p4rt.entities import ActionProfileGroup, ActionProfileMember, GroupMember, 
 from p4rt.resources import CloneSession, Replica
 from p4rt.state import SwitchState
 from tablegen.graph import Fabric
-from tablegen.routing import SwitchPlan
+from tablegen.routing import SwitchPlan, planner
 from topo.circuits import CircuitMap
 from topo.model import CPU_PORT, Ocs, Topology
 
@@ -235,3 +237,18 @@ def ocs_states(fabric: Fabric, circuits: CircuitMap | None = None) -> list[Switc
     """The states of every OCS of a fabric under its (or the given) circuit map."""
     cmap = fabric.circuits if circuits is None else circuits
     return [ocs_state(o, cmap.get(o.name, [])) for o in fabric.topo.ocs]
+
+
+def network_states(fabric: Fabric, mode: str, spray: str = "random", failover: bool | str = True) -> Iterator[SwitchState]:
+    """Every switch's state, then every OCS's, computed one at a time."""
+    plan = planner(fabric, spread=(mode == "static"))
+    for name in fabric.switches:
+        yield switch_state(fabric, plan(name), mode, spray, failover)
+    yield from ocs_states(fabric)
+
+
+def generate_states(topo: Topology, mode: str, circuits: CircuitMap | None = None, spray: str = "random",
+                    failover: bool = True) -> dict[str, SwitchState]:
+    """The fabric switches' states by name for a topology, a mode and a circuit map (None: each OCS's
+    default map); what the controller installs. failover=False: no port_liveness member watches its port."""
+    return {st.name: st for st in network_states(Fabric(topo, circuits), mode, spray, failover) if st.program == "fabric"}

@@ -1,17 +1,15 @@
-"""Entry files: write a whole network's states lazily (one switch at a time) as the documents of
-tablegen/FORMAT.md, and read them back as states."""
+"""Entry files: write a whole network's states lazily (one switch at a time, tablegen.entries.network_states)
+as the documents of tablegen/FORMAT.md, and read them back as states."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from p4rt.state import SwitchState
-from tablegen.entries import ocs_states, switch_state
+from tablegen.entries import network_states
 from tablegen.graph import Fabric
-from tablegen.routing import planner
 
 log = logging.getLogger(__name__)
 
@@ -34,14 +32,6 @@ class Summary:
         self.entries += len(state.entries) + len(state.defaults)
         for e in state.entries + state.defaults:
             self.by_table[e.table] = self.by_table.get(e.table, 0) + 1
-
-
-def network_states(fabric: Fabric, mode: str, spray: str = "random", failover: bool | str = True) -> Iterator[SwitchState]:
-    """Every switch's state, then every OCS's, computed one at a time."""
-    plan = planner(fabric, spread=(mode == "static"))
-    for name in fabric.switches:
-        yield switch_state(fabric, plan(name), mode, spray, failover)
-    yield from ocs_states(fabric)
 
 
 def write(fabric: Fabric, mode: str, out_dir: str | Path, spray: str = "random",

@@ -14,9 +14,9 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from control.network import generate_states
 from scripts import spec as specmod
 from scripts.runner import HOME
+from tablegen.entries import generate_states
 from view.graph import build
 from view.model import Graph, Status
 from view.record import EVENTS_FILE, GRAPH_FILE, OCS_FILE, Reader, Record, RunFiles, Window

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from control.switch import Pipeline
-from emulation.target import Target, free_port
 from emulation.testing import SwitchProcess
+from p4sim.target import Target, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

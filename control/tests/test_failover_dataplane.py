@@ -13,11 +13,12 @@ import time
 import pytest
 
 from control.events import EventLog
-from control.network import Network, generate_states
+from control.network import Network
 from emulation.ocs.delay import DelayModel
 from emulation.vethnet import NetTestbed, Stream, udp_frame
 from fabric.forwarding import Forwarding
 from fabric.state import with_versions
+from tablegen.entries import generate_states
 from topo.generators import ucd4
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ and the bbm / mbb-timed procedures against the OCS emulator (no data plane neede
 import pytest
 
 from control.events import EventLog
-from control.network import Network, generate_states
+from control.network import Network
 from control.ocs.driver import duplex_pairs
 from control.procedures import ProcedureError, Reconfigurer, circuits_from_ocs
 from control.switch import wait_until
@@ -14,6 +14,7 @@ from emulation.ocs.emulator import EmulatedOcs
 from fabric.state import path_versions
 from p4rt.client import wildcard
 from p4rt.entities import TableEntry
+from tablegen.entries import generate_states
 from topo.generators import leafspine, ucd4
 
 

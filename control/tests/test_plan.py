@@ -4,7 +4,6 @@ from dataclasses import replace
 
 import pytest
 
-from control.network import generate_states
 from control.plan import (
     FLOWLET_GAP_MS,
     FLOWLET_MAX_HOLD_MS,
@@ -21,8 +20,9 @@ from control.plan import (
     without_shadow,
 )
 from fabric.contract import FLOWLET_CONFIG
-from fabric.state import path_versions, with_versions
+from fabric.state import path_versions, with_failover, with_versions
 from p4rt.state import SwitchState
+from tablegen.entries import generate_states
 from topo.generators import ucd4
 
 OLD = [(3, 1), (2, 5), (6, 4)]
@@ -30,6 +30,8 @@ NEW = [(3, 4), (2, 5)]
 
 AFFECTED_OLD = "s1 path 2,3 -> 1{g}; s2 path 1,3,4 -> 1{g}; s3 path 1,2,4 -> 1{g}; s4 path 2,3 -> 1{g}"
 AFFECTED_NEW = "s1 path 2,3 -> {v}{g}; s2 path 1,3,4 -> {v}{g}; s3 path 1,2,4 -> {v}{g}; s4 path 2,3 -> {v}{g}"
+# before the event, a controller that synced no switch yet writes the old circuits' states (failover on)
+SETUP = "failover-on: sync s1,s2,s3,s4 -> old (keep)"
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +53,7 @@ def index(p: Plan, prefix: str) -> int:
 def test_bbm(view):
     p = run_plan(view, "bbm")
     assert p.lines() == [
+        SETUP,
         "prepare: encode new",
         "ocs: ocs set [(3,4),(2,5)]",
         "routes: sync s1,s2,s3,s4 -> new",
@@ -63,6 +66,7 @@ def test_bbm(view):
 def test_mbb_timed(view):
     p = run_plan(view, "mbb-timed")
     assert p.lines() == [
+        SETUP,
         "prepare: encode shadow, mid, new",
         "to-shadow: sync s1,s2,s3,s4 -> shadow (keep; versions " + AFFECTED_OLD.format(g="") + ")",
         "drain: hold 20 ms (drain)",
@@ -86,6 +90,7 @@ def test_mbb(view):
     p = run_plan(view, "mbb")
     flowlet = "hold 328 ms (flowlet_config gap+max_hold of s1,s2,s3,s4 + drain 20 ms)"
     assert p.lines() == [
+        SETUP,
         "prepare: encode shadow, mid, gradual, new",
         "to-shadow: sync s1,s2,s3,s4 -> shadow (keep; versions " + AFFECTED_OLD.format(g=" gradual") + ")",
         "drain: " + flowlet,
@@ -109,7 +114,7 @@ def test_mbb_order(view):
     # nothing is deleted before every flow has moved: only the last step deletes
     syncs = [s for s in p.steps if isinstance(s, Sync)]
     assert [s.delete for s in syncs] == [False, False, False, True]
-    assert index(p, "flowlet-hold:") < index(p, "settle:") == len(p.steps) - 1
+    assert index(p, "flowlet-hold:") < index(p, "settle:") == len(p.lines()) - 1
     probe = next(s for s in p.steps if isinstance(s, Probe))
     assert probe.links == ((("s2", 2), ("s3", 2)), (("s3", 2), ("s2", 2)))  # the one new circuit, both ways
 
@@ -143,12 +148,13 @@ def test_mbb_without_gradual_flips_at_once(view):
 def test_bbm_without_shadow(view):
     p = run_plan(view, "bbm", transforms=[no_shadow])
     assert p.lines() == [
+        SETUP,
         "prepare: encode new-no-shadow",
         "ocs: ocs set [(3,4),(2,5)]",
         "routes: sync s1,s2,s3,s4 -> new-no-shadow",
     ]
     want = {n: without_shadow(st) for n, st in view.states(NEW).items()}
-    assert p.states == {"new-no-shadow": want}
+    assert p.states == {"new-no-shadow": want, "old": view.states(OLD)}  # the setup is not transformed
     ocs = next(s for s in p.steps if isinstance(s, SetCircuits))
     assert ocs.pairs == ((3, 10), (4, 9), (2, 11), (5, 8))  # duplex_pairs on a 6-port OCS
 
@@ -170,6 +176,23 @@ def test_states_of_the_plan(view):
     held = {n: with_versions(st, {99: 0}) for n, st in view.states(OLD).items()}
     v = View(view.topo, "ocs", 6, current=held)
     assert all(99 in path_versions(st) for st in plan("mbb", OLD, NEW, v).states["shadow"].values())
+
+
+def test_the_setup_gives_the_switches_the_runs_failover_setting(view):
+    synced = view.states(OLD)
+    # synced with failover on, run with it on: nothing to set up
+    p = plan("bbm", OLD, NEW, View(view.topo, "ocs", 6, current=synced))
+    assert p.setup == () and p.lines()[0] == "prepare: encode new" and "old" not in p.states
+    # run with it off: every synced switch's liveness entries change, before the event
+    off = View(view.topo, "ocs", 6, failover=False, current=synced)
+    p = plan("bbm", OLD, NEW, off)
+    assert p.lines()[0] == "failover-off: sync s1,s2,s3,s4 -> old (keep)"
+    assert p.states["old"] == {n: with_failover(st, False) for n, st in synced.items()}
+    assert p.basis == p.states["old"]  # what the switches hold once the setup ran (Reconfigurer.run_prepared)
+    # only the switches the controller writes: s3 synced and set, s1 never synced (the old circuits' state)
+    few = View(view.topo, "ocs", 6, current={"s3": synced["s3"]}, switches=("s1", "s3"))
+    p = plan("mbb", OLD, NEW, few)
+    assert p.lines()[0] == "failover-on: sync s1 -> old (keep)" and p.states["old"] == {"s1": synced["s1"]}
 
 
 def test_unknown_procedure(view):

@@ -80,6 +80,16 @@ def test_mbb_performed_in_order(mbb_plan):
     assert res.control_ms == pytest.approx(sum(res.steps[s] for s in ("to-shadow", "new-paths", "flip", "settle")))
 
 
+def test_the_setup_is_written_before_the_run(mbb_plan):
+    view = View(ucd4(), "ocs", 6, failover=False, current=mbb_plan.basis)
+    p = plan("bbm", OLD, NEW, view)
+    calls, events = [], EventLog()
+    Executor(FakeNet(calls), FakeOcs(calls), events).execute(p)
+    assert calls[0] == ("sync", "failover-off", ("s1", "s2", "s3", "s4"), False)
+    kinds = [r["event"] for r in events.records]
+    assert kinds[:2] == ["failover-off", "procedure-start"] and "failover-off" not in events.records[-1]["steps"]
+
+
 def test_a_failed_probe_stops_before_the_flip(mbb_plan):
     calls, events = [], EventLog()
     with pytest.raises(ProcedureError) as exc:

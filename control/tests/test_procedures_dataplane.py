@@ -11,12 +11,13 @@ import os
 import pytest
 
 from control.events import EventLog
-from control.network import Network, generate_states
+from control.network import Network
 from control.procedures import Reconfigurer
 from emulation.ocs.delay import DelayModel
 from emulation.vethnet import NetTestbed, Stream, udp_frame
 from fabric.contract import PORT_DEQ, PORT_ENQ
 from p4rt.resources import CounterEntry
+from tablegen.entries import generate_states
 from topo.generators import ucd4
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,6 @@ is one MODIFY per port. On the real fabric P4Info."""
 
 import pytest
 
-from control.network import generate_states
 from control.tests.netbed import compile_program
 from fabric.contract import LATE_TABLES, SENTINEL_ACTIONS
 from fabric.state import with_failover
@@ -12,6 +11,7 @@ from p4rt import reconcile
 from p4rt.entities import ActionProfileMember
 from p4rt.reconcile import Held
 from p4rt.schema import short_name
+from tablegen.entries import generate_states
 from topo.generators import fattree
 
 

@@ -18,7 +18,7 @@ import pytest
 from control.__main__ import main
 from control.events import EventLog
 from control.grants import Calendar, TwoWay
-from control.network import Network, generate_states
+from control.network import Network
 from control.ocs.driver import duplex_pairs
 from control.procedures import ProcedureError, Reconfigurer, circuits_from_ocs
 from control.reservation import Timing
@@ -31,6 +31,7 @@ from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import TableEntry
 from p4rt.testing import SAMPLE_P4INFO
 from p4rt.tests.test_bfconfig import bf_output
+from tablegen.entries import generate_states
 from topo.generators import ucd4
 from topo.model import save
 

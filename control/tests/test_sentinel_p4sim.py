@@ -3,12 +3,12 @@ then the switch is in sync, and toggling failover only modifies the port_livenes
 
 import pytest
 
-from control.network import generate_states
 from control.switch import SwitchSession
 from control.tests.netbed import compile_program
 from emulation.testing import SwitchProcess
 from fabric.state import with_failover
 from p4rt.entities import ActionProfileGroup, ActionProfileMember, GroupMember
+from tablegen.entries import generate_states
 from topo.generators import fattree
 
 

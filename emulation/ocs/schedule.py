@@ -58,11 +58,6 @@ class Schedule:
         check_ms("day", self.day_ms, low_open=True)
         check_ms("night", self.night_ms)
 
-    @property
-    def cycle_ms(self) -> float:
-        """Length of one full cycle."""
-        return len(self.maps) * (self.day_ms + self.night_ms)
-
 
 # A thread that sets each map cannot keep a shorter slot: it would run slot after slot without sleeping,
 # each one a map change and its events (the time-flow tables of write_dataplane_schedule can).

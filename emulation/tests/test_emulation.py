@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from emulation.state import STATE_DIR, RunState, clean_net, interface_exists, proc_start_time
-from emulation.target import PORT_STATUS_SETTLE_S, Target
+from p4sim.target import PORT_STATUS_SETTLE_S, Target
 from topo import generators
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root")]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from emulation import tofino
-from emulation.target import P4SRC
 from p4rt.bfconfig import BfPipelineConfig
+from p4sim.target import P4SRC
 
 BF_P4C = tofino.find_bf_p4c()
 needs_bf_p4c = pytest.mark.skipif(BF_P4C is None, reason="bf-p4c is not installed (not $BF_P4C, on PATH or "

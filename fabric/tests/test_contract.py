@@ -1,6 +1,7 @@
-"""The fabric contract (fabric/contract.py, topo.model.CPU_PORT) against the P4 source and the compiled
-P4Info: every name, width-free parameter list and constant the Python side writes exists in the
-program as written there, so a rename on either side fails here and not on a switch."""
+"""The fabric contract (fabric/contract.py, the CPU port of topo.model and p4sim.target) against the P4
+source and the compiled P4Info: every name, width-free parameter list and constant the Python side
+writes exists in the program as written there, so a rename on either side fails here and not on a
+switch."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from emulation.target import Target
 from fabric import contract as schema
 from fabric.schedule import SCHEDULE_PHASE_BITS
 from p4rt.schema import P4Schema
+from p4sim import target
+from p4sim.target import Target
 from topo.model import CPU_PORT
 
 P4SRC = Path(__file__).resolve().parents[2] / "p4src"
@@ -39,7 +41,7 @@ def fabric(tmp_path_factory: pytest.TempPathFactory) -> P4Schema:
 
 def test_constants_match_the_p4_source() -> None:
     c = p4_constants()
-    assert c["CPU_PORT"] == CPU_PORT
+    assert c["CPU_PORT"] == CPU_PORT == target.CPU_PORT
     assert c["DRAIN_PROBE_SESSION"] == schema.DRAIN_PROBE_SESSION
     assert c["ETHERTYPE_PATH_TAG"] == schema.ETHERTYPE_PATH_TAG
     assert c["ETHERTYPE_PROBE"] == schema.ETHERTYPE_PROBE

@@ -4,9 +4,9 @@ import ipaddress
 
 import pytest
 
-from control.network import generate_states
 from fabric.elephants import ELEPHANT_PATH_OFFSET, differentiated
 from fabric.forwarding import Forwarding
+from tablegen.entries import generate_states
 from topo import generators
 
 

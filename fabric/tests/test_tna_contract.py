@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 
 from emulation import tofino
-from emulation.target import Target
 from fabric.schedule import TimeSchedule
 from fabric.schedule_clock import V1MODEL, TnaClock, clock_for, clock_for_widths
 from p4rt.entities import TableEntry
 from p4rt.proto import p4i
 from p4rt.schema import P4Schema
+from p4sim.target import Target
 from scripts.p4_contract import Interface, Table, compare, from_p4c_ir, from_p4info, local_name
 from tablegen.schedule import clock_entries, ocs_schedule_entries
 

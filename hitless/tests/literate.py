@@ -15,7 +15,7 @@ from hitless import Testbed
 
 ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
-# each target as P4C/SWITCH name it (emulation/target.py); the page's code never names one
+# each target as P4C/SWITCH name it (p4sim/target.py); the page's code never names one
 TARGETS = {"p4sim": ("p4sim-compile", "p4sim-switch"), "bmv2": ("p4c-bm2-ss", "simple_switch_grpc")}
 
 

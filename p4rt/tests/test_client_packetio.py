@@ -9,11 +9,11 @@ import uuid
 import pytest
 
 from emulation.switchproc import start_switch
-from emulation.target import Target
 from p4rt.client import P4RuntimeClient
 from p4rt.entities import TableEntry
 from p4rt.resources import DigestConfig, Packet
 from p4rt.testing import RT_BASIC_JSON, RT_BASIC_P4INFO
+from p4sim.target import Target
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a veth pair")]
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from emulation.switchproc import start_switch
-from emulation.target import REAL_SWITCH, Target, label, pairings
 from p4rt.client import P4RuntimeClient
 from p4rt.errors import P4RuntimeError
 from p4rt.tests.pki import OPENSSL, Pki, make_pki
 from p4rt.tls import TlsOptions
+from p4sim.target import REAL_SWITCH, Target, label, pairings
 
 RT = Path(__file__).resolve().parents[2] / "p4sim" / "switch" / "p4runtime" / "testdata"
 pytestmark = pytest.mark.skipif(OPENSSL is None, reason="needs openssl to make test certificates")

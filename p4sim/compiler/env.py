@@ -179,11 +179,3 @@ def _outer_names(d: A.ActionDecl, home: Scope, depth: int) -> set[str]:
         if isinstance(ent, DeclE) and ent.kind == "action" and depth < 8:
             names |= _outer_names(ent.decl, ent.extra if ent.extra is not None else home, depth + 1)
     return names
-
-
-def decl_name(d: A.Decl) -> str:
-    """The @name of a declaration, or its own name."""
-    a = A.anno(d.annos, "name")
-    if a and a.args and isinstance(a.args[0], str):
-        return a.args[0]
-    return d.name

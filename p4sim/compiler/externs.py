@@ -10,7 +10,7 @@ from typing import Any
 
 from p4sim.compiler import ast as A
 from p4sim.compiler.builder import Bmv2Json, P4InfoObj, id_annotation, source_info
-from p4sim.compiler.env import ConstE, DeclE, FieldE, HeaderE, StackE, StructE
+from p4sim.compiler.env import DeclE, FieldE, HeaderE, StackE, StructE
 from p4sim.compiler.errors import CompileError, Loc
 from p4sim.compiler.exprs import ExprLowerer
 from p4sim.compiler.jsonexpr import V, describe, hexstr, operand
@@ -406,8 +406,3 @@ def instance_method(sl: Lowering, info: InstInfo, method: str, c: A.Call) -> lis
 def is_instance(ent: object) -> bool:
     """A DeclE bound to an extern instance."""
     return isinstance(ent, DeclE) and ent.kind == "instance" and isinstance(ent.extra, InstInfo)
-
-
-def const_arg(ent: object) -> bool:
-    """A compile-time constant entity."""
-    return isinstance(ent, ConstE)

@@ -304,10 +304,6 @@ class Program:
                 out.update(self.table_actions(t.name))
         return out
 
-    def profile_tables(self, profile: str) -> list[str]:
-        """Names of the tables implemented by an action profile."""
-        return [t.name for t in self.tables.values() if t.action_profile == profile]
-
 
 def parse_program(data: bytes | str) -> Program:
     """Parse bmv2 JSON text into a Program; ValueError on bad JSON or an unsupported program."""

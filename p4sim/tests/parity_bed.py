@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from emulation.switchproc import start_switch
-from emulation.target import Target, label, pairings
 from p4rt.client import P4RuntimeClient
 from p4sim.switch.testdata.veth import RawPort, veth_pairs
+from p4sim.target import Target, label, pairings
 
 TESTDATA = Path(__file__).resolve().parents[1] / "switch" / "testdata"
 PARITY_JSON = TESTDATA / "parity.json"

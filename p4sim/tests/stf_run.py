@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from emulation.switchproc import stop, wait_ready
-from emulation.target import REAL_SWITCH, free_port, switch_command
 from p4rt.client import P4RuntimeClient
 from p4rt.schema import P4Schema
 from p4sim.switch.p4runtime.testing import running_switch
+from p4sim.target import REAL_SWITCH, free_port, switch_command
 from p4sim.tests.stf import Add, Expect, PacketIn, Pre, PreState, Script, SetDefault, table_entry
 
 log = logging.getLogger(__name__)

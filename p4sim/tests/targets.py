@@ -1,4 +1,4 @@
-"""Switch processes for tests: a switch binary of a `Target` (emulation/target.py: bmv2's
+"""Switch processes for tests: a switch binary of a `Target` (p4sim/target.py: bmv2's
 `simple_switch_grpc` or `p4sim-switch`, same command shape) started on given interfaces with a bmv2
 JSON and a P4Runtime server on a free loopback port, awaited until it listens, stopped by its PID.
 
@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from emulation.switchproc import start_switch, switch_process  # noqa: F401 - switch_process for the tests
-from emulation.target import REAL_COMPILER, REAL_SWITCH, Target
 from p4sim.switch.testdata.veth import RawPort
+from p4sim.target import REAL_COMPILER, REAL_SWITCH, Target
 
 log = logging.getLogger(__name__)
 

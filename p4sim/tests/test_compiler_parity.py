@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from emulation.target import Target, label, pairings
 from p4rt.client import P4RuntimeClient
 from p4sim.switch.testdata.veth import is_root, veth_pairs
+from p4sim.target import Target, label, pairings
 from p4sim.tests import targets
 from p4sim.tests.parity_scenarios import Probe, Scenario, scenarios
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from emulation.target import REAL_COMPILER, REAL_SWITCH
+from p4sim.target import REAL_COMPILER, REAL_SWITCH
 from p4sim.tests import stf, stf_run
 from p4sim.tests.p4c_samples import Outcome, p4c_compile, p4info_difference, p4sim_compile, stf_programs
 

@@ -12,11 +12,11 @@ import sys
 import grpc
 import pytest
 
-from emulation.target import free_port
 from p4sim.switch import heap
 from p4sim.switch.device import Device
 from p4sim.switch.p4runtime.proto import p4i, p4r
 from p4sim.switch.p4runtime.testing import load_p4info, program_files, running_switch
+from p4sim.target import free_port
 from p4sim.tests.test_p4runtime_server import INS, SET_NHOP, Client, b, details, route
 
 BAD_UTF8 = b"\xff\xfe"

@@ -19,7 +19,6 @@ from pathlib import Path
 import grpc
 import pytest
 
-from emulation.target import free_port
 from p4rt.client import P4RuntimeClient
 from p4rt.entities import TableEntry
 from p4rt.tests import pki as pki_mod
@@ -29,6 +28,7 @@ from p4sim.switch.p4runtime.proto import p4r, p4r_grpc
 from p4sim.switch.p4runtime.server import start_server
 from p4sim.switch.p4runtime.service import ERROR_PAYLOAD, MAX_READ_ENTITIES
 from p4sim.switch.testdata.veth import RawPort, is_root, veth_pairs
+from p4sim.target import free_port
 from scripts import p4sim_abuse as abuse
 
 log = logging.getLogger(__name__)

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from emulation.switchproc import wait_ready
-from emulation.target import free_port
 from p4rt.client import P4RuntimeClient
 from p4sim.switch.testdata.veth import RawPort, is_root, veth_pairs
+from p4sim.target import free_port
 from p4sim.tests.parity_bed import PARITY_JSON, PARITY_P4INFO, frame, ours
 
 SWITCH = [sys.executable, "-m", "p4sim", "switch"]

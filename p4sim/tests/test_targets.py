@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from emulation.target import pairings
 from p4sim.switch.p4runtime.testing import program_files
 from p4sim.switch.testdata.veth import RawPort, is_root, veth_pairs
+from p4sim.target import pairings
 from p4sim.tests import targets
 
 P4SIM = pairings()[0]  # p4sim-compile + p4sim-switch, always installed

@@ -3,9 +3,9 @@
 import pytest
 
 from scripts.lb import pairs_for, utilisation
-from scripts.metrics import parse_arrivals, udp_metrics
+from scripts.metrics import parse_arrivals, percentile, udp_metrics
 from scripts.reconf import queue_drops, queue_loss
-from scripts.report import hitless_run, lb_summary, markdown, percentile, reconf_summary
+from scripts.report import hitless_run, lb_summary, markdown, reconf_summary
 from scripts.schedule import bursts
 from scripts.spec import parse
 from topo.generators import fattree

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from emulation.target import REAL_COMPILER, REAL_SWITCH, Target, pairings
+from p4sim.target import REAL_COMPILER, REAL_SWITCH, Target, pairings
 from scripts import spec as specmod
 from scripts.runner import run_experiment
 

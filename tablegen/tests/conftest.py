@@ -1,7 +1,7 @@
 """Shared helpers: generate the states of a topology in memory, as states or as documents."""
 
 from p4rt.state import SwitchState
-from tablegen.files import network_states
+from tablegen.entries import network_states
 from tablegen.graph import Fabric
 from topo.circuits import resolve_circuits
 

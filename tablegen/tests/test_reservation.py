@@ -3,7 +3,7 @@
 import pytest
 
 from fabric.schedule import TimeSchedule
-from tablegen.files import network_states
+from tablegen.entries import network_states
 from tablegen.graph import Fabric
 from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entries, tor_base_entries
 from tablegen.schedule import light_spans, route_paths, uplink_byte_ns

@@ -1,5 +1,5 @@
 """The emulator driving a real `ocs` switch: circuits over P4Runtime, frames through veths, links down
-while dark. Needs root (veth pairs); runs on the run's target (emulation/target.py).
+while dark. Needs root (veth pairs); runs on the run's target (p4sim/target.py).
 
 Each switch port is a fibre as in the emulation: the switch's veth and a tap's veth whose peers are
 patched together; the emulator sets those two peers down while the port is dark, so both ends lose
@@ -26,9 +26,9 @@ from emulation.ocs.dataplane import P4RuntimeCircuits
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
 from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
-from emulation.target import Target
 from emulation.testing import SwitchProcess
 from p4rt.client import P4RuntimeClient, wildcard
+from p4sim.target import Target
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="needs root for veth pairs")]

@@ -1,5 +1,6 @@
 """The P4 target a run uses: a compiler (p4c-bm2-ss or p4sim-compile) and a switch (simple_switch_grpc
-or p4sim-switch), chosen once from P4C/SWITCH, with the command lines both kinds share.
+or p4sim-switch), chosen once from P4C/SWITCH, with the command lines both kinds share. Here, beside
+p4sim, since p4sim stands in for the real tools: every package's tests and runs reach it from below.
 
 Choice (`Target.from_env`): the given or $P4C/$SWITCH values, else the real tools on PATH, else p4sim
 from this Python's environment. `pairings()` lists every compiler x switch pair installed here, for
@@ -19,8 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from topo.model import CPU_PORT
-
+CPU_PORT = 255  # the switches' CPU port: bmv2's usual one, the fabric's (topo.model.CPU_PORT)
 PROGRAMS = ("fabric", "ocs")
 # The P4 sources beside the packages: the checkout's p4src/, or the installed copy (package data)
 P4SRC = Path(__file__).resolve().parents[1] / "p4src"

@@ -1,4 +1,4 @@
-"""emulation/target.py: the one place that picks P4C/SWITCH, builds their command lines and
+"""p4sim/target.py: the one place that picks P4C/SWITCH, builds their command lines and
 keeps a build directory tied to the compiler that made it."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from emulation.target import (
+from p4sim.target import (
     PROGRAMS,
     STAMP,
     Target,
