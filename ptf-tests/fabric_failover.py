@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from fabric_helpers import FabricTest, next_hop_mac, routed, tcp_packet
-from fabric_packet_io import probe_frame
+from fabric_helpers import FabricTest, next_hop_mac, probe_frame, routed, tcp_packet
 from ptf import testutils
 from ptf.testutils import group
 

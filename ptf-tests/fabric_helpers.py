@@ -212,3 +212,12 @@ class FabricTest(P4RuntimeTest):
         entry = TableEntry("acl", match, action, dict(params or {}), priority=priority)
         self.insert(entry)
         return entry
+
+
+def probe_frame(tag: int) -> bytes:
+    """A probe frame as the controller sends it (its payload is opaque to the switch)."""
+    pkt = testutils.simple_eth_packet(pktlen=64, eth_dst="ff:ff:ff:ff:ff:ff", eth_src="00:aa:00:00:00:fe",
+                            eth_type=ETHERTYPE_PROBE)
+    raw = bytearray(bytes(pkt))
+    raw[14:18] = tag.to_bytes(4, "big")
+    return bytes(raw)

@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-from fabric_helpers import ETHERTYPE_PROBE, FabricTest, next_hop_mac, routed, tcp_packet
+from fabric_helpers import FabricTest, next_hop_mac, probe_frame, routed, tcp_packet
 from ptf import testutils
-from ptf.testutils import group, simple_arp_packet, simple_eth_packet
-
-
-def probe_frame(tag: int) -> bytes:
-    """A probe frame as the controller sends it (its payload is opaque to the switch)."""
-    pkt = simple_eth_packet(pktlen=64, eth_dst="ff:ff:ff:ff:ff:ff", eth_src="00:aa:00:00:00:fe",
-                            eth_type=ETHERTYPE_PROBE)
-    raw = bytearray(bytes(pkt))
-    raw[14:18] = tag.to_bytes(4, "big")
-    return bytes(raw)
+from ptf.testutils import group, simple_arp_packet
 
 
 @group("fabric")
