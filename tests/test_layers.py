@@ -29,12 +29,11 @@ Inside the packages, tests included:
 
 from __future__ import annotations
 
-import ast
 import os
 from collections import deque
 from pathlib import Path
 
-from p4sim.tests.test_import_cycles import find_cycle
+from p4sim.tests.test_import_cycles import find_cycle, import_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["p4sim", "p4rt", "topo", "fabric", "tablegen", "control", "emulation", "scripts", "view", "hitless"]
@@ -75,27 +74,6 @@ def tree_modules(root: Path = ROOT) -> dict[str, Path]:
             raise ValueError(f"module {name}: both {out[name]} and {path}; expected one file per name")
         out[name] = path
     return out
-
-
-def import_graph(modules: dict[str, Path]) -> Graph:
-    """Every import of every module, at any depth: a module of the tree by its name (`from a.b import c`
-    names a.b.c when that is a module, else a.b), anything else by its top-level name (`grpc`)."""
-    graph: Graph = {}
-    for module, path in modules.items():
-        edges: dict[str, int] = {}
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
-                         for a in node.names]
-            for name in names:
-                name = name if name in modules else name.split(".")[0]
-                if name != module:
-                    edges[name] = min(edges.get(name, node.lineno), node.lineno)
-        graph[module] = edges
-    return graph
 
 
 def place(module: str, modules: dict[str, Path], root: Path = ROOT) -> str:
@@ -162,7 +140,7 @@ def io_reached(modules: dict[str, Path], graph: Graph, pure: list[str], root: Pa
 
 
 MODULES = tree_modules()
-GRAPH = import_graph(MODULES)
+GRAPH = import_graph(MODULES, outside=True)
 
 
 def test_every_folder_of_the_tree_has_a_place() -> None:
@@ -212,7 +190,7 @@ def test_the_checks_catch_planted_edges(tmp_path: Path) -> None:
         (tmp_path / name).write_text(text)
     modules = tree_modules(tmp_path)
     assert {"base", "routing", "scripts.tests.test_report"} <= set(modules)
-    graph = import_graph(modules)
+    graph = import_graph(modules, outside=True)
     assert graph["routing"] == {"base": 1} and graph["scripts.tests.test_report"] == {"control.plan": 1}
     assert upward_imports(modules, graph, tmp_path) == [
         "topo/model.py:1: topo.model (topo) imports control.plan (control)"]
