@@ -82,8 +82,8 @@ LABELS = "return window.hitlessView.cy.edges().map(e => String(e.data('label')))
 # the highest rate in the samples the page received, and the Mbit the busiest link carried one way
 PEAK_SAMPLED = ("return Math.max(0, ...window.hitlessView.samples.flatMap(s => "
                 "Object.values(s.links).flatMap(r => [r.forward, r.back])));")
-CARRIED = ("const v = window.hitlessView.samples; const sum = {};"
-           "for (let i = 1; i < v.length; i++) for (const [id, r] of Object.entries(v[i].links)) {"
-           "  const dt = v[i].t - v[i - 1].t; sum[id + '>'] = (sum[id + '>'] || 0) + r.forward * dt;"
-           "  sum[id + '<'] = (sum[id + '<'] || 0) + r.back * dt; }"
+CARRIED = ("const sum = {};"
+           "for (const s of window.hitlessView.samples) for (const [id, r] of Object.entries(s.links)) {"
+           "  sum[id + '>'] = (sum[id + '>'] || 0) + r.forward * r.seconds;"
+           "  sum[id + '<'] = (sum[id + '<'] || 0) + r.back * r.seconds; }"
            "return Math.max(0, ...Object.values(sum));")

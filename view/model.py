@@ -81,11 +81,14 @@ class OcsState(BaseModel):
 
 class LinkRate(BaseModel):
     """One edge over one sampling interval: Mbit/s each way (source to target, back) and the frames its
-    switch ends' egress queues dropped (port_enq - port_deq)."""
+    switch ends' egress queues dropped (port_enq - port_deq). `seconds`: the interval the rates are
+    over, the time between two readings of its switch (longer than the sample's when the switch missed
+    one), so that rate x seconds is what the link carried."""
 
     forward: float
     back: float
     drops: int = 0
+    seconds: float = 0.0
 
 
 class Sample(BaseModel):

@@ -160,7 +160,7 @@ class LinkRates:
                             - (_cell(last[s][1], PORT_ENQ, p, 0) - _cell(last[s][1], PORT_DEQ, p, 0)))
                         for s, p, _ in ends if s in counters and s in last)
             links[edge] = LinkRate(forward=round(tx if is_source else rx, 3), back=round(rx if is_source else tx, 3),
-                                   drops=drops)
+                                   drops=drops, seconds=round(dt, 4))
         return Sample(t=t, links=links, versions=versions)
 
 

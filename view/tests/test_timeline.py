@@ -62,6 +62,7 @@ def test_rates_each_way_from_one_end_and_a_missing_switch_keeps_its_last_reading
     assert edge not in rates.feed(102.0, {}, {}).links  # s2 not read this time: no rate, not zero
     s = rates.feed(103.0, {"s2": {"port_tx": {"2": (20, 5_000_000)}}}, {})
     assert s.links[edge].forward == 10.0  # 2.5 MB over the 2 s since s2's last reading
+    assert s.links[edge].forward * s.links[edge].seconds == 20.0  # rate x its interval: what the link carried
 
 
 def test_flow_points_from_ss_samples_without_the_control_connection() -> None:
