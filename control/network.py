@@ -27,7 +27,7 @@ from fabric.state import with_failover
 from p4rt.client import EntityLike
 from p4rt.errors import P4RuntimeError
 from p4rt.reconcile import Plan
-from p4rt.resources import CounterEntry, Packet
+from p4rt.resources import Packet
 from p4rt.state import SwitchState
 from p4rt.tls import TlsOptions
 from topo.model import CPU_PORT, Topology
@@ -133,10 +133,7 @@ class Network:
 
     def counter_packets(self, name: str, counters: Iterable[str], indexes: Sequence[int]) -> dict[str, int]:
         """Packets of each indirect counter of one switch, summed over the indexes."""
-        out = {}
-        for c in counters:
-            out[c] = sum(e.packets for e in self.read(name, [CounterEntry(c, i) for i in indexes]))
-        return out
+        return self.sessions[name].counter_packets(counters, indexes)
 
     def desired(self) -> dict[str, SwitchState]:
         """The last state synced to each switch."""

@@ -32,19 +32,22 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from control.grants import Calendar, SlotGrant
 from control.reservation import Timing
-from p4rt.client import P4RuntimeClient, wildcard
+from control.switch import SwitchSession
+from fabric.contract import QUEUE_COUNTERS, SCHEDULE_DROP_COUNTERS, SLOT_CIRCUIT
+from p4rt.client import wildcard
 from p4rt.entities import TableEntry
-from p4rt.errors import P4RuntimeError
+from p4rt.errors import applied
 from p4rt.proto import code_pb2
 from p4rt.resources import CounterEntry
+from p4rt.schema import short_name
 
 log = logging.getLogger(__name__)
-QUEUE_COUNTERS = ("hold_entered", "hold_released", "hold_expired")
 LEAD_WINDOW = 20  # recent grant writes that set the lead
 RATE_ALPHA = 0.3  # smoothing of a queue's arrival rate
 DIAGNOSIS_S = 0.05  # period of the OCS's drop log and of the audit's count
@@ -71,8 +74,8 @@ class PathState:
     src: int
     dst: int
     path_id: int
-    tor_docs: Any  # callable(slots) -> ToR entries
-    ocs_docs: Any  # callable(slots) -> OCS entries
+    tor_entries: Callable[[list[int]], list[TableEntry]]  # slots -> the ToR's entries of a window
+    ocs_entries: Callable[[list[int]], list[TableEntry]]  # slots -> the OCS's
     pending: list[tuple[SlotGrant, list[TableEntry], list[TableEntry]]] = field(default_factory=list)
     stale: list[tuple[SlotGrant, list[TableEntry], list[TableEntry]]] = field(default_factory=list)  # undeleted
     entered: tuple[float, int] = (0.0, 0)  # (time, bytes) of the last read of hold_entered
@@ -96,7 +99,7 @@ def conflicts(entries: list[TableEntry]) -> list[str]:
     seen: dict[tuple[int, int, int], int] = {}
     out = []
     for e in entries:
-        if e.table.rsplit(".", 1)[-1] != "slot_circuit" or e.default:
+        if short_name(e.table) != SLOT_CIRCUIT or e.default:
             continue
         key = (int(e.match["slot"]), int(e.match["night"]), int(e.params["port"]))
         if key in seen:
@@ -125,29 +128,36 @@ def lead(latencies: list[float], floor_s: float) -> float:
 
 
 class ReservationAgent:
-    """Polls the ToRs' queues, asks the scheduler, writes and removes the grants."""
+    """Polls the ToRs' queues, asks the scheduler, writes and removes the grants through the switches'
+    sessions (each grant a change of their desired state: a reconnect restores the grants written).
 
-    def __init__(self, scheduler: Scheduler, tors: dict[str, P4RuntimeClient], ocs: P4RuntimeClient,
-                 paths: dict[str, list[PathState]], poll_s: float = 0.005, max_burst: int = 50_000) -> None:
-        if not poll_s > 0 or max_burst < 1:
-            raise ValueError(f"poll {poll_s!r} s, max burst {max_burst!r} B: expected > 0 and >= 1")
+    poll_s: a ToR loop's period; max_burst: bytes a request asks for at most; max_pending: unfinished
+    windows a path may have (the paper: a new burst assembles at once); assembly_s: T_a, how long a
+    burst assembles before its request (unless max_burst bytes wait); loop_passes: passes a second of
+    the ToRs' hold loops (0: a window allows nothing for them); growth: a burst adds this many times its
+    queue's arrival rate until its window; lead_floor_s: the least lead of a window over its request;
+    drop_ports: the OCS ports whose drops are logged with their time; audit_every: DIAGNOSIS_S periods
+    between reads of the OCS's slot_circuit (0: never)."""
+
+    def __init__(self, scheduler: Scheduler, tors: dict[str, SwitchSession], ocs: SwitchSession,
+                 paths: dict[str, list[PathState]], poll_s: float = 0.005, max_burst: int = 50_000,
+                 max_pending: int = 3, assembly_s: float = 0.0, loop_passes: float = 0.0, growth: float = 0.0,
+                 lead_floor_s: float = 0.0, drop_ports: Sequence[int] = (), audit_every: int = 0) -> None:
+        if not poll_s > 0 or max_burst < 1 or max_pending < 1:
+            raise ValueError(f"poll {poll_s!r} s, max burst {max_burst!r} B, max pending {max_pending!r}: "
+                             "expected > 0, >= 1 and >= 1")
         self.scheduler, self.tors, self.ocs, self.paths = scheduler, tors, ocs, paths
-        self.poll_s, self.max_burst = poll_s, max_burst
-        self.max_pending = 3  # unfinished windows per path (the paper: a new burst assembles at once)
-        self.assembly_s = 0.0  # T_a: how long a burst assembles before its request (unless max_burst waits)
-        self.loop_passes = 0.0  # passes a second of the ToRs' hold loops (0: a window allows nothing for it)
-        self.growth = 0.0  # a burst adds this many times its queue's arrival rate until its window
+        self.poll_s, self.max_burst, self.max_pending = poll_s, max_burst, max_pending
+        self.assembly_s, self.loop_passes, self.growth = assembly_s, loop_passes, growth
+        self.lead_floor_s, self.drop_ports, self.audit_every = lead_floor_s, list(drop_ports), audit_every
         self.grants: list[dict[str, Any]] = []  # every grant, for the report
         self.polls = 0  # rounds of a ToR's loop (read, requests, writes), all ToRs'
         self.poll_time_s = 0.0
         self.write_errors = 0
         self.write_s: list[float] = []  # each grant's write time (OCS and ToR)
-        self.lead_floor_s = 0.0
         self.refused = 0  # requests whose window would not fit in one cycle
-        self.drop_ports: list[int] = []  # OCS ports whose drops are logged with their time (diagnosis)
         self.drop_log: list[tuple[float, int, str, int]] = []
         self._drops: dict[tuple[int, str], int] = {}
-        self.audit_every = 0  # DIAGNOSIS_S periods between reads of the OCS's slot_circuit (0: never)
         self.audits = 0
         self.audit_conflicts: list[str] = []
         self._lock = threading.Lock()  # the scheduler and the records, shared by the ToRs' loops
@@ -172,29 +182,29 @@ class ReservationAgent:
                 st.stale.clear()
 
     def _read(self, name: str, states: list[PathState]) -> dict[int, tuple[int, int, int]]:
-        cells = self.tors[name].read_entities([CounterEntry(c, st.path_id) for c in QUEUE_COUNTERS for st in states])
+        cells = self.tors[name].read([CounterEntry(c, st.path_id) for c in QUEUE_COUNTERS for st in states])
         by: dict[int, dict[str, tuple[int, int]]] = {}
         for c in cells:
             if isinstance(c, CounterEntry) and c.index is not None:
-                by.setdefault(c.index, {})[c.counter.rsplit(".", 1)[-1]] = (c.packets, c.bytes)
+                by.setdefault(c.index, {})[short_name(c.counter)] = (c.packets, c.bytes)
         return {pid: waiting(v) for pid, v in by.items()}
 
     def _remove(self, st: PathState, g: SlotGrant, tor: list[TableEntry], ocs: list[TableEntry],
                 again: bool = False) -> tuple[list[TableEntry], list[TableEntry]]:
         """Delete a grant's ToR entries, then its OCS entries, the second tried whatever the first did;
         what is still written (a failed delete is counted and logged once, not `again`)."""
-        return self._delete(self.tors_client(st), tor, g, again), self._delete(self.ocs, ocs, g, again)
+        return self._delete(self.tor_of(st), tor, g, again), self._delete(self.ocs, ocs, g, again)
 
-    def _delete(self, client: P4RuntimeClient, entries: list[TableEntry], g: SlotGrant,
+    def _delete(self, session: SwitchSession, entries: list[TableEntry], g: SlotGrant,
                 again: bool) -> list[TableEntry]:
         """DELETE entries; those still written (an entry the switch does not hold, NOT_FOUND, is gone)."""
         if not entries:
             return []
         try:
-            client.delete(entries)
+            session.apply(remove=entries)
             return []
         except Exception as exc:
-            left = [e for e, ok in zip(entries, _succeeded(exc, len(entries), False, NOT_FOUND), strict=True)
+            left = [e for e, ok in zip(entries, applied(exc, len(entries), False, NOT_FOUND), strict=True)
                     if not ok]
             if left and not again:
                 with self._lock:  # the ToRs' loops delete beside each other
@@ -220,7 +230,7 @@ class ReservationAgent:
     def _audit(self) -> None:
         """Read the OCS's slot_circuit as written and record any output lit from two inputs."""
         try:
-            got = self.ocs.read_entities([wildcard(self.ocs.schema, "table_entry", "slot_circuit")])
+            got = self.ocs.read([wildcard(self.ocs.schema, "table_entry", SLOT_CIRCUIT)])
         except Exception as exc:
             log.warning("OCS slot_circuit: read failed: %s", exc)
             return
@@ -230,21 +240,20 @@ class ReservationAgent:
     def _log_drops(self) -> None:
         """Record (time, OCS port, counter, new drops) when the OCS's dark-drop counters grow."""
         try:
-            cells = self.ocs.read_entities([CounterEntry(c, p) for c in ("night_drops", "unlit_drops")
-                                            for p in self.drop_ports])
+            cells = self.ocs.read([CounterEntry(c, p) for c in SCHEDULE_DROP_COUNTERS for p in self.drop_ports])
         except Exception as exc:
             log.warning("OCS drop counters: read failed: %s", exc)
             return
         now = time.monotonic()
         for c in cells:
             if isinstance(c, CounterEntry) and c.index is not None:
-                key = (c.index, c.counter.rsplit(".", 1)[-1])
+                key = (c.index, short_name(c.counter))
                 if key in self._drops and c.packets > self._drops[key]:
                     self.drop_log.append((now, key[0], key[1], c.packets - self._drops[key]))
                 self._drops[key] = c.packets
 
-    def tors_client(self, st: PathState) -> P4RuntimeClient:
-        """The client of the ToR a path starts at."""
+    def tor_of(self, st: PathState) -> SwitchSession:
+        """The session of the ToR a path starts at."""
         return self.tors[self._names[st.src]]
 
     def _run(self) -> None:
@@ -318,8 +327,8 @@ class ReservationAgent:
                 log.debug("request %s -> %s refused: %s", st.src, st.dst, exc)
                 return
         slots = g.indexes(cal.slots)
-        tor = [TableEntry.from_dict(d) for d in st.tor_docs(slots)]
-        ocs = [] if g.lost else [TableEntry.from_dict(d) for d in st.ocs_docs(slots)]
+        tor = st.tor_entries(slots)
+        ocs = [] if g.lost else st.ocs_entries(slots)
         if not self._write(st, g, self.tors[name], tor, ocs):
             return
         written = time.monotonic()
@@ -333,18 +342,18 @@ class ReservationAgent:
                                 "start": cal.start(g.first), "end": g.end(cal), "lost": g.lost,
                                 "late": written > cal.start(g.first) + cal.night_s})
 
-    def _write(self, st: PathState, g: SlotGrant, client: P4RuntimeClient, tor: list[TableEntry],
+    def _write(self, st: PathState, g: SlotGrant, session: SwitchSession, tor: list[TableEntry],
                ocs: list[TableEntry]) -> bool:
         """A grant, all or nothing: the OCS's entries, then the ToR's; when a write fails, what it and
         the write before it applied is deleted again (what such a delete leaves is kept in `stale`, so it
         neither lights a circuit every cycle nor makes the next grant of its slots fail)."""
         try:
             if ocs:
-                self.ocs.insert(ocs)
+                self.ocs.apply(add=ocs)
         except Exception as exc:
             return self._undo(st, g, exc, [], _written(exc, ocs))
         try:
-            client.insert(tor)
+            session.apply(add=tor)
         except Exception as exc:
             return self._undo(st, g, exc, _written(exc, tor), ocs)
         return True
@@ -361,17 +370,6 @@ class ReservationAgent:
         return False
 
 
-def _succeeded(exc: BaseException, n: int, unknown: bool, ok_code: int | None = None) -> list[bool]:
-    """For each of the `n` updates of a Write that raised `exc`: did it take effect? Those its per-update
-    errors name did not (unless with `ok_code`, e.g. a DELETE's NOT_FOUND: gone all the same); the
-    others did; `unknown` for every one when it names none (the switch did not say: a lost connection)."""
-    details = exc.details if isinstance(exc, P4RuntimeError) else []
-    if not details:
-        return [unknown] * n
-    failed = {d.index for d in details if d.code != ok_code}
-    return [i not in failed for i in range(n)]
-
-
 def _written(exc: BaseException, entries: list[TableEntry]) -> list[TableEntry]:
     """The entries a failed INSERT may have written (all, when the switch did not say which failed)."""
-    return [e for e, ok in zip(entries, _succeeded(exc, len(entries), True), strict=True) if ok]
+    return [e for e, ok in zip(entries, applied(exc, len(entries), True), strict=True) if ok]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,11 @@ from fabric.contract import LATE_TABLES, SENTINEL_ACTIONS
 from p4rt.bfconfig import pack_bf_pipeline_config
 from p4rt.client import EntityLike, P4RuntimeClient, wildcard
 from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
-from p4rt.errors import P4RuntimeError
-from p4rt.reconcile import Held, Index, Plan, plan, tables_with_defaults
+from p4rt.errors import P4RuntimeError, applied
+from p4rt.proto import p4r
+from p4rt.reconcile import Held, Index, Plan, encode, entry_key, plan, tables_with_defaults
 from p4rt.resources import CloneSession, MulticastGroup
-from p4rt.schema import P4Schema
+from p4rt.schema import P4Schema, short_name
 from p4rt.state import SwitchState
 from p4rt.tls import TlsOptions
 
@@ -206,6 +208,10 @@ class SwitchSession:
         """Read entities (counters, entries) as entity objects; a read never changes the desired state."""
         return self.client.read_entities(entities)
 
+    def counter_packets(self, counters: Iterable[str], indexes: Sequence[int]) -> dict[str, int]:
+        """Packets of each indirect counter, summed over the indexes (one read per counter)."""
+        return self.client.counter_packets(counters, indexes)
+
     def prepare(self, want: SwitchState) -> None:
         """Encode a state a later sync will write (the very object, unchanged meanwhile), so that sync
         only diffs and writes; the last PREPARED_MAX encoded states are kept (synced ones included)."""
@@ -257,6 +263,82 @@ class SwitchSession:
                 log.info("%s: synced (%s)", self.name, p)
             return p
 
+    def apply(self, add: Sequence[TableEntry] = (), remove: Sequence[TableEntry] = ()) -> SwitchState:
+        """Change the desired state by a few table entries and write just that change, without reading or
+        diffing the rest (a grant, a circuit): DELETE `remove` (one Write), then INSERT `add` (one Write;
+        MODIFY for a default entry or an entry desired already, nothing for one desired as it is).
+        Returns the new desired state.
+
+        When a Write fails its P4RuntimeError is raised with the per-update details: `remove` has left
+        the desired state all the same (a reconcile deletes what the switch kept), and the adds have
+        joined it but for those the switch refused (a switch that is away gets them with the rest when
+        it is back: `recover`)."""
+        with self.lock:
+            base = self.desired or SwitchState(self.name, self.pipeline.name, self.client.device_id)
+            index = self._index(base).copy()
+            gone = [encode(self.schema, e) for e in remove]
+            drop = {entry_key(p.table_entry) for _, p in gone}
+            ups = [(e, *encode(self.schema, e)) for e in add]
+            writes = []
+            for e, text, proto in ups:
+                key = proto.table_entry.table_id if e.default else entry_key(proto.table_entry)
+                held = (index.defaults if e.default else index.entries).get(key)
+                if held is None or held[0] != text or key in drop:
+                    kind = p4r.Update.MODIFY if e.default or (held is not None and key not in drop) else p4r.Update.INSERT
+                    writes.append((e, key, text, proto, kind))
+            failed: set[int] = set()
+            error = None
+            try:
+                if gone:
+                    self.client.write([p4r.Update(type=p4r.Update.DELETE, entity=p) for _, p in gone])
+                if writes:
+                    try:
+                        self.client.write([p4r.Update(type=k, entity=p) for *_, p, k in writes])
+                    except P4RuntimeError as exc:
+                        failed = {i for i, ok in enumerate(applied(exc, len(writes), True)) if not ok}
+                        raise
+            except P4RuntimeError as exc:
+                error = exc
+            for key in drop:
+                index.entries.pop(key, None)
+            taken = [w for i, w in enumerate(writes) if i not in failed]
+            for e, key, text, proto, _ in taken:
+                (index.defaults if e.default else index.entries)[key] = (text, proto)
+            new = self._changed(base, remove, [w[0] for w in taken])
+            self._prepared = [*self._prepared[-(PREPARED_MAX - 1):], (new, index)]
+            self._cache = index if self._cache is not None and error is None else None
+            self.desired = new
+            if error is not None:
+                raise error
+            return new
+
+    def _changed(self, base: SwitchState, remove: Sequence[TableEntry], add: Sequence[TableEntry]) -> SwitchState:
+        """A copy of `base` without the entries matching `remove` and with `add` (by key, as the switch
+        identifies them); only the tables they touch are encoded."""
+        tables = {short_name(e.table) for e in [*remove, *add]}
+
+        def key(e: TableEntry) -> Any:
+            proto = e.to_proto(self.schema).table_entry
+            return ("default", proto.table_id) if e.default else entry_key(proto)
+
+        out_keys = {key(e) for e in [*remove, *add]}
+        new = copy.copy(base)
+        new.entries = [e for e in base.entries if short_name(e.table) not in tables or key(e) not in out_keys]
+        new.defaults = [e for e in base.defaults if short_name(e.table) not in tables or key(e) not in out_keys]
+        new.entries += [e for e in add if not e.default]
+        new.defaults += [e for e in add if e.default]
+        return new
+
+    def adopt(self) -> SwitchState:
+        """Read the switch and make what it holds the desired state (a switch another writer set up, taken
+        over: later changes start from it)."""
+        with self.lock:
+            held = self.read_held(self.desired)
+            st = state_of_held(self.name, self.pipeline.name, self.client.device_id, self.schema, held)
+            self._cache = Index.of_held(self.schema, held)
+            self.desired = st
+            return st
+
     def resync(self) -> SwitchState | None:
         """Primary again after another controller: re-read the switch and adopt what it holds as `desired`
         (None when no re-read is due any more, e.g. an install got there first).
@@ -272,10 +354,7 @@ class SwitchSession:
                                 f"runs no pipeline or another one (cookie {self.client.pipeline_cookie}); re-run "
                                 "`control install` to take it over")
             self.client.schema = self.pipeline.schema
-            held = self.read_held(self.desired)
-            st = state_of_held(self.name, self.pipeline.name, self.client.device_id, self.schema, held)
-            self._cache = Index.of_held(self.schema, held)
-            self.desired = st
+            st = self.adopt()
             self.superseded, self.resync_due = None, False
             log.warning("%s: re-read after election id %s was primary: %d entries, %d members, %d groups are now "
                         "this controller's view", self.name, other, len(st.entries), len(st.members), len(st.groups))

@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from control.ocs.driver import duplex_pairs
-from control.switch import Pipeline
+from control.switch import Pipeline, SwitchSession
 from emulation.fibre import patch
 from emulation.holdloop import add_hold_loop, hold_loop_names
 from emulation.links import switch_port_offloads_off
@@ -27,7 +27,6 @@ from emulation.ocs.emulator import EmulatedOcs
 from emulation.priority import SoftirqBoost
 from emulation.state import STATE_DIR
 from emulation.switchproc import SwitchProcess, start_switch
-from p4rt.client import P4RuntimeClient
 from p4sim.target import Target, free_port
 
 SOL_PACKET, PACKET_STATISTICS = 263, 6  # linux/if_packet.h: struct tpacket_stats {packets, drops}
@@ -51,7 +50,7 @@ class NetTestbed:
     target: Target = field(default_factory=Target.from_env)
     procs: list[SwitchProcess] = field(default_factory=list)
     ocs: EmulatedOcs | None = None
-    ocs_client: P4RuntimeClient | None = None
+    ocs_session: SwitchSession | None = None
     boost: SoftirqBoost | None = None
 
     def _link(self, a: str, b: str, mtu: int) -> tuple[str, str]:
@@ -102,10 +101,9 @@ class NetTestbed:
                                            grpc_port=sw.grpc_port))
         ocs_proc = start_switch(self.target, None, ocs_ports, device_id=ocs.device_id)
         self.procs.append(ocs_proc)
-        self.ocs_client = P4RuntimeClient(ocs_proc.grpc_addr, ocs.device_id)
-        self.ocs_client.connect()
-        self.ocs_client.set_pipeline(self.ocs_pipeline.schema, self.ocs_pipeline.config)
-        circuits = P4RuntimeCircuits(self.ocs_client)
+        self.ocs_session = SwitchSession(ocs.name, ocs_proc.grpc_addr, ocs.device_id, self.ocs_pipeline)
+        self.ocs_session.connect()
+        circuits = P4RuntimeCircuits(self.ocs_session)
         n = max(p.port for p in ocs.ports)
         links = IpLinkControl(ocs_patch)
         self.ocs = EmulatedOcs(n, self.delay, circuits, links)
@@ -125,8 +123,8 @@ class NetTestbed:
             self.boost = None
         if self.ocs is not None:
             self.ocs.close()
-        if self.ocs_client is not None:
-            self.ocs_client.close()
+        if self.ocs_session is not None:
+            self.ocs_session.close()
         for p in self.procs:
             p.stop()
         for a in self.veths:

@@ -58,6 +58,10 @@ SLOT_CIRCUIT = "slot_circuit"
 SET_SCHEDULE, SCHEDULE_OFF, SET_SLOT = "set_schedule", "schedule_off", "set_slot"
 SLOT_HOLD, SLOT_ELECTRICAL, SLOT_PORT = "slot_hold", "slot_electrical", "slot_port"
 SLOT_CROSS_CONNECT, SLOT_DARK = "slot_cross_connect", "slot_dark"
+# a switch's part of a schedule, replaced as one (SwitchState.with_tables): the clock (its default entry
+# switches the schedule on), the phases, and a ToR's policies and slot routes or the OCS's slot circuits
+TOR_TIME_FLOW_TABLES = (SCHEDULE_CONFIG, SCHEDULE_PHASE, SLOT_POLICY, SLOT_PATH)
+OCS_TIME_FLOW_TABLES = (SCHEDULE_CONFIG, SCHEDULE_PHASE, SLOT_CIRCUIT)
 
 # table -> (match fields, actions allowed, action profile or None)
 FABRIC_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
@@ -93,10 +97,14 @@ PORT_COUNTERS = (PORT_RX, PORT_ENQ, PORT_DEQ, PORT_TX)
 # the hold of a ToR's scheduled paths (p4src/include/v1model/slot_hold.p4), counters by path id;
 # hold_stale (egress): lit decisions found stale, sent round the loop again; slot_over_budget: lit
 # packets the uplink could not have sent before their day's end (UplinkClock), held or electrical
-HOLD_COUNTERS = ("hold_entered", "hold_released", "hold_overflow", "hold_expired", "hold_stale", "slot_over_budget")
-# the OCS's drops under a schedule, counters by ingress port: a night on a changing port, a day
-# without a circuit for the port
-SCHEDULE_DROP_COUNTERS = ("night_drops", "unlit_drops")
+HOLD_ENTERED, HOLD_RELEASED, HOLD_EXPIRED = "hold_entered", "hold_released", "hold_expired"
+HOLD_COUNTERS = (HOLD_ENTERED, HOLD_RELEASED, "hold_overflow", HOLD_EXPIRED, "hold_stale", "slot_over_budget")
+# what a path's queue holds: entered less released less expired (control/reservation_agent.py)
+QUEUE_COUNTERS = (HOLD_ENTERED, HOLD_RELEASED, HOLD_EXPIRED)
+# the OCS's drops, counters by ingress port: a frame into a port without a circuit (p4src/include/ocs/
+# circuit.p4), and under a schedule a night on a changing port or a day without a circuit for the port
+DARK_DROPS, NIGHT_DROPS, UNLIT_DROPS = "dark_drops", "night_drops", "unlit_drops"
+SCHEDULE_DROP_COUNTERS = (NIGHT_DROPS, UNLIT_DROPS)
 
 ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     ACL_FORWARD: ("port",), ACL_DROP: (), ACL_TO_CPU: (),
@@ -116,8 +124,9 @@ MULTIPATH_ACTIONS = {PATH_ECMP: ECMP_GROUP, **{a: SPRAY_GROUP for a in PATH_SPRA
 # Tables whose entries are per (path id, version): what the MBB shadow and a flip change
 VERSIONED_TABLES = (PATH, ECMP_GROUP, SPRAY_GROUP)
 # Reconcile: the members written first and alone in their profile (p4src/README.md, port_liveness),
-# and the tables written after the others (a route never points at a path not yet written)
+# and the tables written after the others (a route never points at a path not yet written; a schedule's
+# clock is switched on once its phases and slots are written)
 SENTINEL_ACTIONS = (PORT_DOWN,)
-LATE_TABLES = (ROUTE,)
+LATE_TABLES = (ROUTE, SCHEDULE_CONFIG)
 # The action each profile's port-watch members carry (never run: no table entry points at the group).
 PORT_WATCH_ACTIONS = {ECMP_SELECTOR: SET_NEXT_HOP, SPRAY_SELECTOR: SET_NEXT_HOP, LIVENESS_SELECTOR: PORT_UP}

@@ -66,3 +66,14 @@ class P4RuntimeError(Exception):
                     details.append(UpdateError(i + index_offset, err.canonical_code, err.message,
                                                err.space, err.code))
         return cls(code or grpc.StatusCode.UNKNOWN, message or "", details, operation)
+
+
+def applied(exc: BaseException, n: int, unknown: bool, ok_code: int | None = None) -> list[bool]:
+    """For each of the `n` updates of a Write that raised `exc`: did it take effect? Those its per-update
+    errors name did not (unless with `ok_code`, e.g. a DELETE's NOT_FOUND: gone all the same); the
+    others did; `unknown` for every one when it names none (the switch did not say: a lost connection)."""
+    details = exc.details if isinstance(exc, P4RuntimeError) else []
+    if not details:
+        return [unknown] * n
+    failed = {d.index for d in details if d.code != ok_code}
+    return [i not in failed for i in range(n)]

@@ -3,7 +3,8 @@
 Pure functions over protobufs and entity objects (no I/O), so the rules are unit-tested:
 - nothing already right is written again; differing entries are MODIFYed, never deleted and re-added;
 - order keeps references valid: members, groups, then entries (the `late_tables`, e.g. fabric.p4's
-  `route`, after the others, so a route never points at a path not yet written), then deletions in reverse;
+  `route`, after the others, so a route never points at a path not yet written; a late table's default
+  entry with them, so a schedule's clock starts once its phases are written), then deletions in reverse;
 - stale entries (held, not desired) are deleted, unless `delete=False` (make-before-break steps);
 - sentinel members (`sentinels`, e.g. fabric.p4's `port_down` of `port_liveness`) are written alone, before any
   other member of their profile, and never rewritten while the switch holds them as desired. A
@@ -277,10 +278,10 @@ def plan(schema: P4Schema, want: SwitchState | Index, held: Held | Index, delete
                 out.add(_INS, proto, text)
             elif h.entries[key][0] != text:
                 out.add(_MOD, proto, text)
+        for tid, (text, proto) in w.defaults.items():
+            if (tid in late) == is_late and h.defaults.get(tid, ("",))[0] != text:
+                out.add(_MOD, proto, text)
         if not is_late:
-            for tid, (text, proto) in w.defaults.items():
-                if h.defaults.get(tid, ("",))[0] != text:
-                    out.add(_MOD, proto, text)
             for key, (text, proto) in w.pre.items():
                 if key not in h.pre:
                     out.add(_INS, proto, text)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from json.encoder import JSONEncoder, c_make_encoder, encode_basestring_ascii
 from typing import Any
 
 from p4rt.entities import ActionProfileGroup, ActionProfileMember, TableEntry
 from p4rt.resources import CloneSession, MulticastGroup
+from p4rt.schema import short_name
 
 Doc = dict[str, Any]
 
@@ -107,3 +109,16 @@ class SwitchState:
     def copy(self) -> SwitchState:
         """A deep copy (states are edited by the procedures)."""
         return copy.deepcopy(self)
+
+    def with_tables(self, tables: Iterable[str], entries: Iterable[TableEntry]) -> SwitchState:
+        """A copy whose entries and default entries of these tables (short names) are `entries` (one
+        part of a switch's state replaced: a schedule's tables, say); the other entities are shared."""
+        names = set(tables)
+        given = list(entries)
+        strays = sorted({e.table for e in given if short_name(e.table) not in names})
+        if strays:
+            raise ValueError(f"entries of tables {strays}: expected only tables {sorted(names)}")
+        out = copy.copy(self)
+        out.entries = [e for e in self.entries if short_name(e.table) not in names] + [e for e in given if not e.default]
+        out.defaults = [e for e in self.defaults if short_name(e.table) not in names] + [e for e in given if e.default]
+        return out

@@ -11,6 +11,7 @@ from ptf import testutils
 from ptf.testutils import group
 from schedule_helpers import ScheduleMixin, check_clock_probe
 
+from fabric.contract import SLOT_CIRCUIT
 from fabric.schedule import TimeSchedule
 from p4rt.entities import TableEntry
 from tablegen.schedule import duplex, ocs_schedule_entries
@@ -25,8 +26,7 @@ class ScheduleTest(OcsTest, ScheduleMixin):
     def install_schedule(self, maps: list[list[tuple[int, int]]]) -> None:
         """The clock, then slot_circuit for `maps` (one per slot)."""
         self.install_clock(SCHED)
-        docs = [d for d in ocs_schedule_entries(duplex(maps), SCHED) if d["table"] == "slot_circuit"]
-        self.insert(*(TableEntry.from_dict(d) for d in docs))
+        self.insert(*(e for e in ocs_schedule_entries(duplex(maps), SCHED) if e.table == SLOT_CIRCUIT))
 
     def sample(self, port: int, duration: float, lit: dict[tuple[int, bool], int | None]
                ) -> list[tuple[tuple[int, bool], int | None]]:

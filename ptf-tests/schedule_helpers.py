@@ -25,11 +25,10 @@ class ScheduleMixin:
         """schedule_config's default and one schedule_phase entry per night and day."""
         self.phases: dict[Phase, list[TableEntry]] = {}
         entries = []
-        for doc in clock_entries(sched, before_us, after_us):
-            if doc.get("default"):
-                self.set_default(doc["table"], doc["action"], doc["params"])
+        for e in clock_entries(sched, before_us, after_us):
+            if e.default:
+                self.set_default(e.table, e.action, e.params)
                 continue
-            e = TableEntry.from_dict(doc)
             entries.append(e)
             self.phases.setdefault((e.params["slot"], bool(e.params["night"])), []).append(e)
         self.insert(*entries)

@@ -4,8 +4,9 @@ packet (the grant as a control packet, not built), on one switch under traffic.
 Starts the ucd4 network on veth pairs (emulation/vethnet.py, the run's target: P4C and SWITCH,
 the programs of `--build`, compiled when stale) with a UDP stream h2 -> h3 through it, and times,
 alternately on s3:
-- *write*: a P4Runtime Write inserting one `slot_policy` entry (the RPC returns once the switch has
-  applied it), then its delete (not timed);
+- *write*: one `slot_policy` entry added to s3's desired state as the reservation agent adds a grant
+  (`SwitchSession.apply`: one P4Runtime Write, which returns once the switch has applied it), then
+  removed (not timed);
 - *packet*: a packet-out to s3 leaving by its port 1, from the stream message's send until the frame
   arrives on h3's interface.
 Prints median and 90th percentile of each and their ratio (write / packet). `--hogs N` adds N
@@ -91,7 +92,7 @@ def run(rounds: int, pps: int, build: Path) -> tuple[list[float], list[float], i
         stream = Stream(tb.host_if["h2"], tb.host_if["h3"],
                         lambda seq: udp_frame(h2.mac, sw_mac, h2.address, h3.address, seq), interval=1 / pps)
         arrivals = Arrivals(tb.host_if["h3"])
-        client = net.sessions["s3"].client
+        sess = net.sessions["s3"]
         table = "FabricIngress.slot_route.slot_policy"
         entry = TableEntry(table=table, match={"path_id": FREE_PATH}, action="FabricIngress.slot_route.slot_electrical")
         stream.start()
@@ -101,12 +102,12 @@ def run(rounds: int, pps: int, build: Path) -> tuple[list[float], list[float], i
         try:
             for k in range(rounds):
                 t0 = time.monotonic()
-                client.insert([entry])
+                sess.apply(add=[entry])
                 writes.append(time.monotonic() - t0)
-                client.delete([entry])
+                sess.apply(remove=[entry])
                 payload = head + MARK + k.to_bytes(4, "big")
                 sent[k] = time.monotonic()
-                client.packet_out(Packet(payload, {"egress_port": 1}))
+                sess.client.packet_out(Packet(payload, {"egress_port": 1}))
                 time.sleep(0.01)
             time.sleep(0.5)
         finally:

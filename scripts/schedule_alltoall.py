@@ -42,13 +42,22 @@ from typing import Any
 
 from control.clock import ClockOffset, measure_client
 from control.demand import largest_first
+from control.switch import Pipeline, SwitchSession
 from emulation.holdloop import HOLD_PASSES_PER_S, hold_passes_arg
 from emulation.ocs.schedule import Schedule, dataplane_maps, round_robin
-from fabric.contract import HOLD_COUNTERS, SCHEDULE_DROP_COUNTERS
+from fabric.contract import (
+    HOLD_COUNTERS,
+    NIGHT_DROPS,
+    OCS_TIME_FLOW_TABLES,
+    SCHEDULE_DROP_COUNTERS,
+    SLOT_ELECTRICAL,
+    SLOT_POLICY,
+    TOR_TIME_FLOW_TABLES,
+    UNLIT_DROPS,
+)
 from fabric.schedule import TimeSchedule
-from p4rt.client import P4RuntimeClient
 from p4rt.entities import TableEntry
-from p4rt.schema import P4Schema
+from p4rt.state import SwitchState
 from scripts.hostproc import HostProcs, wait_listening
 from scripts.metrics import parse_arrivals
 from tablegen.entries import network_states
@@ -58,6 +67,7 @@ from tablegen.schedule import (
     ocs_schedule_entries,
     route_paths,
     scheduled_paths,
+    slot_path_entry,
     tor_schedule_entries,
 )
 from topo.circuits import resolve_circuits
@@ -81,7 +91,7 @@ def epoch_in(offset: ClockOffset, epoch_mono: float, cycle_us: int) -> int:
 
 
 def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, int], maps: list[dict[int, int]],
-                sched: TimeSchedule, args: argparse.Namespace, after_us: int) -> list[dict[str, Any]]:
+                sched: TimeSchedule, args: argparse.Namespace, after_us: int) -> list[TableEntry]:
     """The ToR's schedule entries for a variant; `after_us` is its guard after each night (gated)."""
     if variant == "blind":
         # one slot, always a day: every path up the ToR's (first) uplink, whoever is at the other end
@@ -90,11 +100,8 @@ def tor_entries(variant: str, topo: Any, ocs: Any, name: str, routes: dict[str, 
         entries = clock_entries(always)
         for path_id, dst in scheduled_paths(topo, ocs, name, routes).items():
             far = min(p.switch_port for p in ocs.ports if p.switch == dst)
-            entries += [{"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_electrical",
-                         "params": {}},
-                        {"table": "slot_path", "match": {"path_id": path_id, "slot": 0}, "action": "slot_port",
-                         "params": {"port": uplink, "dmac": topo.switch_map()[dst].ports[far], "byte_ns": 0,
-                                    "more_after_day": 0, "more_after_night": 0}}]
+            entries += [TableEntry(SLOT_POLICY, {"path_id": path_id}, SLOT_ELECTRICAL),
+                        slot_path_entry(path_id, 0, uplink, topo.switch_map()[dst].ports[far], 0, 0, 0)]
         return entries
     before, after = (args.before_us, after_us) if variant == "gated" else (0, 0)
     return tor_schedule_entries(topo, ocs, name, routes, maps, sched, "hold", max_hold_us=2 * sched.cycle_us,
@@ -156,19 +163,19 @@ def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, 
                              hold_passes=args.hold_passes)
     topo = emu.topo  # renumbered to free gRPC ports
     procs = HostProcs()
-    ocs_client = None
+    ocs = None
     try:
         emu.start()
-        docs = {st.name: st.to_doc() for st in network_states(Fabric(topo, resolve_circuits(topo, "none")), "ecmp")}
+        states = {st.name: st for st in network_states(Fabric(topo, resolve_circuits(topo, "none")), "ecmp")}
         result: dict[str, Any] = {"variant": variant, "proto": args.proto, "tors": args.tors,
                                   "rate_mbit": args.rate_mbit, "seconds": args.seconds, "schedule": args.schedule}
         if topo.ocs:
             ocs_pid = emu.switches[topo.ocs[0].name].pid_started
             result["ocs_scheduler"] = {os.SCHED_FIFO: "fifo", os.SCHED_OTHER: "other"}.get(
                 os.sched_getscheduler(ocs_pid), "other") if ocs_pid else None
-            ocs_client, clocks = install_schedule(emu, topo, variant, docs, build, vdir, args)
+            ocs, clocks = install_schedule(emu, topo, variant, states, build, vdir, args)
             ports = sorted(p.port for p in topo.ocs[0].ports)
-            drops0 = ocs_client.counter_packets(SCHEDULE_DROP_COUNTERS, ports)
+            drops0 = ocs.counter_packets(SCHEDULE_DROP_COUNTERS, ports)
             result.update(day_ms=args.day_ms, night_ms=args.night_ms, clocks=clocks,
                           before_us=args.before_us if variant == "gated" else 0,
                           after_us=({k: c["after_us"] for k, c in clocks.items()} if variant == "gated" else 0))
@@ -184,48 +191,48 @@ def run_variant(variant: str, args: argparse.Namespace, out: Path) -> dict[str, 
         result["tor_cpu_pct"] = {s.name: cpu.get(s.name) for s in topo.switches}
         result["ocs_cpu_pct"] = {o.name: cpu.get(o.name) for o in topo.ocs}
         result["hold_loop_drops"] = sum(emu.hold_loop_drops().values())
-        if ocs_client is not None:
-            drops = {k: v - drops0[k] for k, v in ocs_client.counter_packets(SCHEDULE_DROP_COUNTERS, ports).items()}
+        if ocs is not None:
+            drops = {k: v - drops0[k] for k, v in ocs.counter_packets(SCHEDULE_DROP_COUNTERS, ports).items()}
             holds = dict.fromkeys(HOLD_COUNTERS, 0)
             for sw in topo.switches:
-                paths = sorted(route_paths(docs[sw.name]).values())
+                paths = sorted(route_paths(states[sw.name]).values())
                 for k, v in emu.controller.counter_packets(sw.name, HOLD_COUNTERS, paths).items():
                     holds[k] += v
-            dark = drops["night_drops"] + drops["unlit_drops"]
+            dark = drops[NIGHT_DROPS] + drops[UNLIT_DROPS]
             sent = result.get("sent")
             result.update(dark_drops=dark, dark_share=dark / sent if sent else None, **drops, **holds)
         (vdir / "metrics.json").write_text(json.dumps(result, indent=1))
         return result
     finally:
-        if ocs_client is not None:
-            ocs_client.close()
+        if ocs is not None:
+            ocs.close()
         procs.stop_all()
         emu.stop()
 
 
-def install_schedule(emu: Any, topo: Any, variant: str, docs: dict[str, Any], build: Path, vdir: Path,
-                     args: argparse.Namespace) -> tuple[P4RuntimeClient, dict[str, Any]]:
-    """The ToRs' schedule entries of the variant, each in its switch's clock (clock probes); returns a
-    backup session to the OCS (for its drop counters) and the clock offsets."""
+def install_schedule(emu: Any, topo: Any, variant: str, states: dict[str, SwitchState], build: Path, vdir: Path,
+                     args: argparse.Namespace) -> tuple[SwitchSession, dict[str, Any]]:
+    """The ToRs' schedule entries of the variant, each in its switch's clock (clock probes), as part of
+    their desired states; returns a session to the OCS (primary over the emulator's: the largest-first
+    cycle replaces the emulator's round robin in its desired state) and the clock offsets."""
     o = topo.ocs[0]
     size = max(p.port for p in o.ports)
     ev = [json.loads(line) for line in (vdir / "emulation" / "ocs-events.jsonl").read_text().splitlines()]
     info = next(e for e in ev if e.get("event") == "timeflow-schedule")
-    client = P4RuntimeClient(f"127.0.0.1:{o.grpc_port}", device_id=o.device_id, election_id=(0, 5))
-    client.connect()
-    client.schema = P4Schema.load(str(build / "ocs.p4info.txtpb"))
+    ocs = SwitchSession(o.name, f"127.0.0.1:{o.grpc_port}", o.device_id, Pipeline.from_build("ocs", build),
+                        election_id=(0, 5))
+    ocs.connect()
     if args.schedule == "largest-first":
         # the demand's cycle over the emulator's round robin: the OCS's tables first, on its epoch
         maps = demand_maps(topo, args, info["day_us"])
         cycle_us = len(maps) * (info["day_us"] + info["night_us"])
         ocs_sched = TimeSchedule(len(maps), info["day_us"], info["night_us"],
-                                 epoch_in(measure_client(client), info["epoch_mono"], cycle_us))
-        client.clear_tables(("slot_circuit", "schedule_phase"))
-        client.install([TableEntry.from_dict(d) for d in ocs_schedule_entries(maps, ocs_sched)])
+                                 epoch_in(measure_client(ocs.client), info["epoch_mono"], cycle_us))
+        ocs.sync(ocs.adopt().with_tables(OCS_TIME_FLOW_TABLES, ocs_schedule_entries(maps, ocs_sched)), trust_cache=True)
         info = {**info, "slots": len(maps)}
     else:
         maps = dataplane_maps(Schedule(round_robin(size), args.day_ms, args.night_ms), size)
-    clocks = {}
+    clocks, want = {}, {}
     for sw in topo.switches:
         off = emu.controller.clock(sw.name)
         after_us = off.after_guard_us(info["clock_error_us"], args.after_us)
@@ -233,9 +240,10 @@ def install_schedule(emu: Any, topo: Any, variant: str, docs: dict[str, Any], bu
         sched = TimeSchedule(info["slots"], info["day_us"], info["night_us"], 0)
         sched = TimeSchedule(sched.slots, sched.day_us, sched.night_us,
                              epoch_in(off, info["epoch_mono"], sched.cycle_us))
-        tor_docs = tor_entries(variant, topo, o, sw.name, route_paths(docs[sw.name]), maps, sched, args, after_us)
-        emu.controller.sessions[sw.name].client.install([TableEntry.from_dict(d) for d in tor_docs])
-    return client, clocks
+        entries = tor_entries(variant, topo, o, sw.name, route_paths(states[sw.name]), maps, sched, args, after_us)
+        want[sw.name] = emu.controller.desired()[sw.name].with_tables(TOR_TIME_FLOW_TABLES, entries)
+    emu.controller.sync(want, step="schedule", trust_cache=True)
+    return ocs, clocks
 
 
 def all_pairs(topo: Any) -> tuple[dict[str, str], list[tuple[str, str]]]:

@@ -34,13 +34,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from control.switch import Pipeline, SwitchSession
 from emulation.links import switch_port_offloads_off
 from emulation.ocs.dataplane import P4RuntimeCircuits
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
 from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin, write_dataplane_schedule
 from emulation.switchproc import start_switch
-from p4rt.client import P4RuntimeClient
 from p4sim.target import Target, label
 from scripts.capture import parse_tcpdump_stats, tcpdump_command
 
@@ -101,7 +101,7 @@ class Bed:
         self.made: list[str] = []
         self.target, self.build = target, build
         self.proc = None
-        self.client: P4RuntimeClient | None = None
+        self.circuits: P4RuntimeCircuits | None = None  # the ocs switch's tables, through its session
 
     def __enter__(self) -> Bed:
         for sw, peer in self.ports.values():
@@ -117,14 +117,14 @@ class Bed:
         switch_cpus, _ = split_cpus()
         for tid in os.listdir(f"/proc/{self.proc.proc.pid}/task"):
             os.sched_setaffinity(int(tid), switch_cpus)
-        self.client = P4RuntimeClient(self.proc.grpc_addr, device_id=1, election_id=(0, 1))
-        self.client.connect()
-        self.client.set_pipeline_files(str(self.build / "ocs.p4info.txtpb"), str(self.build / "ocs.json"))
+        session = SwitchSession("ocs", self.proc.grpc_addr, 1, Pipeline.from_build("ocs", self.build))
+        self.circuits = P4RuntimeCircuits(session)
+        session.connect()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.client is not None:
-            self.client.close()
+        if self.circuits is not None:
+            self.circuits.session.close()
         if self.proc is not None:
             self.proc.stop()
         for sw in self.made:
@@ -177,15 +177,14 @@ def measure(bed: Bed, mode: str, day_ms: float, night_ms: float, pps: float, sec
     The receivers are tcpdump captures (kernel receive timestamps, nanosecond precision), the sender
     a process of its own: an earlier version received in Python threads beside the sender's busy
     loop, and on a quiet machine they lost most frames (14485 of 40000 on bmv2), which broke days up."""
-    assert bed.client is not None
+    assert bed.circuits is not None
     schedule = Schedule(round_robin(3), day_ms, night_ms)
     runner = None
+    bed.circuits.clear_all()
     if mode == "dataplane":
-        write_dataplane_schedule(bed.client, schedule, 3)
+        write_dataplane_schedule(bed.circuits, schedule, 3)
     else:
-        circuits = P4RuntimeCircuits(bed.client)
-        circuits.clear_all()
-        runner = ScheduleRunner(EmulatedOcs(3, DelayModel.instant(), circuits), schedule)
+        runner = ScheduleRunner(EmulatedOcs(3, DelayModel.instant(), bed.circuits), schedule)
         runner.start()
     n = int(pps * seconds)
     interval = 1.0 / pps

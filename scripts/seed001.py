@@ -31,13 +31,19 @@ from control.clock import measure_client
 from control.grants import Burst, Calendar, OneWay, TwoWay
 from control.reservation import Timing
 from control.reservation_agent import PathState, ReservationAgent
+from control.switch import Pipeline, SwitchSession
 from emulation.holdloop import HOLD_PASSES_PER_S, hold_passes_arg
 from emulation.links import check_rto_min, check_sysctl, set_sysctls
-from fabric.contract import HOLD_COUNTERS, PORT_DEQ, PORT_ENQ, SCHEDULE_DROP_COUNTERS
+from fabric.contract import (
+    DARK_DROPS,
+    HOLD_COUNTERS,
+    OCS_TIME_FLOW_TABLES,
+    PORT_DEQ,
+    PORT_ENQ,
+    SCHEDULE_DROP_COUNTERS,
+    TOR_TIME_FLOW_TABLES,
+)
 from fabric.schedule import TimeSchedule
-from p4rt.client import P4RuntimeClient
-from p4rt.entities import TableEntry
-from p4rt.schema import P4Schema
 from scripts.hostproc import HostProcs, wait_listening
 from scripts.kernel import SS_MARK
 from tablegen.entries import network_states
@@ -53,7 +59,7 @@ log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parent.parent
 BASE_PORT = 5600
 VARIANTS = ("two-way", "one-way", "electrical")
-OCS_DROPS = (*SCHEDULE_DROP_COUNTERS, "dark_drops")  # dark: the schedule was off
+OCS_DROPS = (*SCHEDULE_DROP_COUNTERS, DARK_DROPS)  # dark: the schedule was off
 
 
 def bijective(tors: int, tdc: int) -> list[tuple[int, int]]:
@@ -96,17 +102,22 @@ def sampler(period_s: float, out: Path) -> list[str]:
             'ss -tinH state connected >> "$1" 2>/dev/null; sleep "$2"; done', "sampler", str(out), f"{period_s:g}"]
 
 
-def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, variant: str) -> ReservationAgent:
-    """Write the calendar and the holds, start the reservation controller."""
+def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace,
+                  variant: str) -> tuple[ReservationAgent, dict[str, Any]]:
+    """Write the calendar and the holds, start the reservation controller; the agent and the clocks
+    (offset, error and after-guard of each switch, us). Every write is a change of a switch's desired
+    state, through its session: the ToRs' the controller's, the OCS's one of its own (primary over the
+    emulator's, which wrote the round robin)."""
     o = topo.ocs[0]
-    ocs_client = P4RuntimeClient(f"127.0.0.1:{o.grpc_port}", device_id=o.device_id, election_id=(0, 5))
-    ocs_client.connect()
-    ocs_client.schema = P4Schema.load(str(build / "ocs.p4info.txtpb"))
+    net = emu.controller
+    ocs = SwitchSession(o.name, f"127.0.0.1:{o.grpc_port}", o.device_id, Pipeline.from_build("ocs", build),
+                        election_id=(0, 5))
+    ocs.connect()
     fabric = Fabric(topo, resolve_circuits(topo, "none"))
-    docs = {st.name: st.to_doc() for st in network_states(fabric, "ecmp")}
+    states = {st.name: st for st in network_states(fabric, "ecmp")}
     slot_us, night_us = round(args.slot_ms * 1000), round(args.night_ms * 1000)
-    offsets = {sw.name: emu.controller.clock(sw.name) for sw in topo.switches}
-    offsets[o.name] = measure_client(ocs_client)
+    offsets = {sw.name: net.clock(sw.name) for sw in topo.switches}
+    offsets[o.name] = measure_client(ocs.client)
     tors = sorted({p.switch for p in o.ports}, key=lambda n: int(n.removeprefix("leaf")))
     after = {n: offsets[n].after_guard_us(offsets[o.name].error_us, args.after_us) for n in tors}
     send_us = slot_us - night_us - args.before_us - max(after.values())  # a ToR's guarded day
@@ -119,37 +130,35 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace, va
     def sched(name: str) -> TimeSchedule:
         return TimeSchedule(args.cycle_slots, slot_us - night_us, night_us, offsets[name].to_switch(cal.epoch_s))
 
-    ocs_client.clear_tables(("slot_circuit", "schedule_phase"))  # the emulator's round robin (it lit the fibres)
-    ocs_client.install([TableEntry.from_dict(d) for d in clock_entries(sched(o.name))])
+    # the OCS's clock replaces the emulator's round robin (which lit the fibres), its slots empty
+    ocs.sync(ocs.adopt().with_tables(OCS_TIME_FLOW_TABLES, clock_entries(sched(o.name))), trust_cache=True)
     paths: dict[str, list[PathState]] = {}
+    bases = {}
     for name in tors:
-        routes = route_paths(docs[name])
-        base = tor_base_entries(topo, o, name, routes, sched(name), max_hold_us=args.max_hold_ms * 1000,
-                                depth=args.depth, before_us=args.before_us, after_us=after[name],
-                                fresh_us=args.fresh_us)
-        emu.controller.sessions[name].client.install([TableEntry.from_dict(d) for d in base])
+        routes = route_paths(states[name])
+        bases[name] = net.desired()[name].with_tables(TOR_TIME_FLOW_TABLES, tor_base_entries(
+            topo, o, name, routes, sched(name), max_hold_us=args.max_hold_ms * 1000, depth=args.depth,
+            before_us=args.before_us, after_us=after[name], fresh_us=args.fresh_us))
         light = light_spans(sched(name), args.before_us, after[name])
         paths[name] = [PathState(index[name], index[dst], pid,
                                  lambda s, a=name, b=dst, p=pid, lt=light: grant_tor_entries(topo, o, a, b, p, s, lt),
                                  lambda s, a=name, b=dst: grant_ocs_entries(o, a, b, s))
                        for dst, pid in sorted(grant_paths(topo, o, name, routes).items())]
+    net.sync(bases, step="reservation-holds", trust_cache=True)
     timing = Timing(switch_s=night_us / 1e6, proc_s=args.proc_ms / 1000, overhead_s=args.proc_ms / 1000,
                     guard_s=args.guard_ms / 1000, rate_bps=args.rate_mbit * 1e6)
     burst = Burst(cap_bytes=args.depth * 1514)
     scheduler = (TwoWay if variant == "two-way" else OneWay)(len(tors), cal, timing, burst)
-    agent = ReservationAgent(scheduler, {n: emu.controller.sessions[n].client for n in tors}, ocs_client, paths,
-                             poll_s=args.poll_ms / 1000, max_burst=args.burst_kb * 1000)
-    agent.lead_floor_s = timing.proc_s + timing.overhead_s  # the model's trip, when writes are quicker
-    agent.growth = args.burst_growth
-    agent.loop_passes = args.hold_passes
-    agent.assembly_s = (args.slot_ms if args.assembly_ms is None else args.assembly_ms) / 1000
-    agent.clocks = {n: (c.offset_us, c.error_us, after.get(n)) for n, c in offsets.items()}  # type: ignore[attr-defined]
-    agent.ocs_ports = sorted(p.port for p in o.ports)  # type: ignore[attr-defined]
-    agent.drop_ports = agent.ocs_ports  # type: ignore[attr-defined]
-    agent.audit_every = args.audit_every
+    agent = ReservationAgent(scheduler, {n: net.sessions[n] for n in tors}, ocs, paths,
+                             poll_s=args.poll_ms / 1000, max_burst=args.burst_kb * 1000,
+                             assembly_s=(args.slot_ms if args.assembly_ms is None else args.assembly_ms) / 1000,
+                             loop_passes=args.hold_passes, growth=args.burst_growth,
+                             lead_floor_s=timing.proc_s + timing.overhead_s,  # the model's trip, when writes are quicker
+                             drop_ports=sorted(p.port for p in o.ports), audit_every=args.audit_every)
+    clocks = {n: (c.offset_us, c.error_us, after.get(n)) for n, c in offsets.items()}
     time.sleep(max(0.0, cal.epoch_s - time.monotonic()))
     agent.start()
-    return agent
+    return agent, clocks
 
 
 def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
@@ -185,8 +194,8 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
         for i, (src, _d, _k) in enumerate(flows):
             wait_listening(hosts[names[src]], BASE_PORT + i, "t")
         if variant != "electrical":
-            agent = optical_setup(emu, topo, build, args, variant)
-            drops0 = agent.ocs.counter_packets(OCS_DROPS, agent.ocs_ports)  # type: ignore[attr-defined]
+            agent, clocks = optical_setup(emu, topo, build, args, variant)
+            drops0 = agent.ocs.counter_packets(OCS_DROPS, agent.drop_ports)
         senders = sorted({f[0] for f in flows})
         for src in senders:
             procs.start(hosts[names[src]], sampler(args.sample_s, rdir / f"ss-{src}.txt"), f"ss {src}")
@@ -232,8 +241,7 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
         result["servers"] = server_completion(result["flows"])
         if agent is not None:
             agent.stop()
-            drops = {k: v - drops0[k] for k, v in agent.ocs.counter_packets(OCS_DROPS,
-                                                             agent.ocs_ports).items()}  # type: ignore[attr-defined]
+            drops = {k: v - drops0[k] for k, v in agent.ocs.counter_packets(OCS_DROPS, agent.drop_ports).items()}
             holds = {k: 0 for k in HOLD_COUNTERS}
             by_tor = {}
             for name, states in agent.paths.items():
@@ -246,7 +254,7 @@ def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str
                 by_tor[name]["queue_drops"] = q[PORT_ENQ] - q[PORT_DEQ]
             holds["queue_drops"] = sum(v["queue_drops"] for v in by_tor.values())
             grants = agent.grants
-            result.update({"clocks": agent.clocks,  # type: ignore[attr-defined]
+            result.update({"clocks": clocks,
                            "grants": len(grants), "bursts_lost": sum(g["lost"] for g in grants),
                            "grants_late": sum(g["late"] for g in grants), "write_errors": agent.write_errors,
                            "refused": agent.refused, "audits": agent.audits,

@@ -27,7 +27,7 @@ from control.plan import Plan, Transform, no_shadow, without_shadow
 from control.procedures import Reconfigurer, circuits_from_ocs
 from control.strategies import elephants_only, slot_at, slot_maps
 from emulation.links import HostCommand, root_qdisc_drops, run_in
-from fabric.contract import PORT_COUNTERS
+from fabric.contract import DARK_DROPS, PORT_COUNTERS
 from fabric.elephants import differentiated
 from scripts.bulk import Transfer, class_summary, elephant_hosts, transfers
 from scripts.hostproc import HostProcs, nstat, wait_listening
@@ -38,7 +38,6 @@ from topo.circuits import ocs_circuits
 
 log = logging.getLogger(__name__)
 
-DARK_DROPS = "dark_drops"  # ocs.p4 (p4src/include/ocs/circuit.p4): frames into a port without a circuit
 FRAME_BITS = 1538 * 8  # a full frame on the wire: 1500 B MTU + 14 header + 4 FCS + 20 preamble and gap
 DRAIN_MS = 20.0  # control.procedures.Reconfigurer's default: what a 4-frame queue at 4 Mbit/s needs, and more
 

@@ -6,18 +6,23 @@ SlotHold), with no `slot_path` entry, so everything optical waits. Per grant (th
 itself, never per slot): the OCS's `slot_circuit` (src's port -> dst's port, by day in every slot of
 the window, and by night in all but the first, whose night is the switching) and the source ToR's
 `slot_path` (its uplink in each slot of the window, lit through the window's inner nights, with the
-uplink's budget to the window's end). Pure functions: entries as dicts.
+uplink's budget to the window's end). Pure functions: table entries, which join the switches'
+desired states (control/reservation_agent.py writes them through their sessions).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from fabric.schedule import TimeSchedule
-from tablegen.schedule import run_mores, scheduled_paths, tor_schedule_entries, uplink_byte_ns
+from p4rt.entities import TableEntry
+from tablegen.schedule import (
+    run_mores,
+    scheduled_paths,
+    slot_circuit_entry,
+    slot_path_entry,
+    tor_schedule_entries,
+    uplink_byte_ns,
+)
 from topo.model import Ocs, Topology
-
-Doc = dict[str, Any]
 
 
 def _attachment(ocs: Ocs, switch: str) -> tuple[int, int]:
@@ -30,7 +35,7 @@ def _attachment(ocs: Ocs, switch: str) -> tuple[int, int]:
 
 def tor_base_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int], sched: TimeSchedule,
                      max_hold_us: int, depth: int, before_us: int = 0, after_us: int = 0,
-                     fresh_us: int | None = None) -> list[Doc]:
+                     fresh_us: int | None = None) -> list[TableEntry]:
     """A ToR's entries written once: its clock and a hold policy for every path to another ToR
     (fresh_us: tablegen.schedule.tor_schedule_entries)."""
     return tor_schedule_entries(topo, ocs, switch, routes, [{} for _ in range(sched.slots)], sched, "hold",
@@ -44,7 +49,7 @@ def grant_paths(topo: Topology, ocs: Ocs, switch: str, routes: dict[str, int]) -
 
 
 def grant_tor_entries(topo: Topology, ocs: Ocs, src: str, dst: str, path_id: int, slots: list[int],
-                      light: tuple[list[tuple[int, int]], int]) -> list[Doc]:
+                      light: tuple[list[tuple[int, int]], int]) -> list[TableEntry]:
     """The source ToR's `slot_path` for a window: its uplink, to the MAC of dst's uplink port, in
     every slot, lit through the window's inner nights (the OCS keeps the circuit), its sending
     bounded by the uplink's rate until the window's last day ends (the budget, UplinkClock): the
@@ -54,20 +59,13 @@ def grant_tor_entries(topo: Topology, ocs: Ocs, src: str, dst: str, path_id: int
     _, far = _attachment(ocs, dst)
     dmac = next(s.ports for s in topo.switches if s.name == dst)[far]
     spans, cycle = light
-    return [{"table": "slot_path", "match": {"path_id": path_id, "slot": s}, "action": "slot_port",
-             "params": {"port": up, "dmac": dmac, "byte_ns": uplink_byte_ns(ocs), "more_after_day": day,
-                        "more_after_night": night}}
+    return [slot_path_entry(path_id, s, up, dmac, uplink_byte_ns(ocs), day, night)
             for s, (day, night) in zip(slots, run_mores(spans, cycle, slots), strict=True)]
 
 
-def grant_ocs_entries(ocs: Ocs, src: str, dst: str, slots: list[int]) -> list[Doc]:
+def grant_ocs_entries(ocs: Ocs, src: str, dst: str, slots: list[int]) -> list[TableEntry]:
     """The OCS's `slot_circuit` for a window: src's port lit to dst's by day, and by night after the
     first slot (the circuit does not change into the window's later slots)."""
     a, _ = _attachment(ocs, src)
     b, _ = _attachment(ocs, dst)
-    entries = []
-    for n, s in enumerate(slots):
-        for night in (0, 1) if n else (0,):
-            entries.append({"table": "slot_circuit", "match": {"slot": s, "night": night, "ingress_port": a},
-                            "action": "slot_cross_connect", "params": {"port": b}})
-    return entries
+    return [slot_circuit_entry(s, night, a, b) for n, s in enumerate(slots) for night in ((0, 1) if n else (0,))]

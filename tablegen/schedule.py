@@ -1,7 +1,8 @@
 """Table entries of a time-sliced optical schedule (p4src/README.md, "Time-flow tables").
 
 Pure functions: a topology whose OCS has circuit maps, the maps' order in the cycle and a
-TimeSchedule in; the entries the controller writes once (no write per slot) out:
+TimeSchedule in; the entries the controller writes once (no write per slot) out, as table entries
+a switch's desired state takes (`SwitchState.with_tables`, fabric.contract's time-flow tables):
 - the OCS: `schedule_config` (epoch and cycle) and `schedule_phase` (the OCS's nights and days) in
   the program's clock encoding (fabric/schedule_clock.py: v1model's by default, or TNA's), and
   `slot_circuit` (each slot's cross-connect by day; by night only the circuits that do not change);
@@ -15,28 +16,42 @@ from __future__ import annotations
 import ipaddress
 import logging
 import math
-from typing import Any
 
+from fabric.contract import (
+    ROUTE,
+    SCHEDULE_CONFIG,
+    SCHEDULE_PHASE,
+    SET_PATH,
+    SET_SCHEDULE,
+    SET_SLOT,
+    SLOT_CIRCUIT,
+    SLOT_CROSS_CONNECT,
+    SLOT_ELECTRICAL,
+    SLOT_HOLD,
+    SLOT_PATH,
+    SLOT_POLICY,
+    SLOT_PORT,
+)
 from fabric.schedule import NS_PER_US, TimeSchedule
 from fabric.schedule_clock import V1MODEL, ClockEncoding, EncodedClock
+from p4rt.entities import TableEntry
+from p4rt.schema import short_name
+from p4rt.state import SwitchState
 from topo.model import Ocs, Topology
 
 log = logging.getLogger(__name__)
-
-Doc = dict[str, Any]
 POLICIES = ("hold", "electrical")
 
 
 def clock_entries(sched: TimeSchedule, before_us: int = 0, after_us: int = 0,
-                  clock: ClockEncoding = V1MODEL) -> list[Doc]:
+                  clock: ClockEncoding = V1MODEL) -> list[TableEntry]:
     """`schedule_config` and `schedule_phase` of one switch in the program's clock encoding
     (fabric/schedule_clock.py: `clock_for` reads it from the P4Info); guards widen the nights (ToRs).
     A rounding the encoding made is logged as a warning."""
     enc = clock.encode(sched, before_us, after_us)
     if enc.rounding:
         log.warning("%s", enc.rounding)
-    entries: list[Doc] = [{"table": "schedule_config", "default": True, "action": "set_schedule",
-                           "params": enc.params}]
+    entries = [TableEntry(SCHEDULE_CONFIG, action=SET_SCHEDULE, params=enc.params, default=True)]
     cycle = enc.ranges[-1][1] + 1
     days = _days(enc)
     for low, high, slot, night in enc.ranges:
@@ -45,9 +60,8 @@ def clock_entries(sched: TimeSchedule, before_us: int = 0, after_us: int = 0,
         # window lit through the night from there
         day = days[slot][0] if slot in days else high + 1
         end = high + 1 if not night else day if day > high else day + cycle
-        entries.append({"table": "schedule_phase", "match": {"phase": {"low": low, "high": high}},
-                        "priority": 1, "action": "set_slot",
-                        "params": {"slot": slot, "night": int(night), "end": end}})
+        entries.append(TableEntry(SCHEDULE_PHASE, {"phase": {"low": low, "high": high}}, SET_SLOT,
+                                  {"slot": slot, "night": int(night), "end": end}, priority=1))
     return entries
 
 
@@ -101,7 +115,7 @@ def duplex(maps: list[list[tuple[int, int]]]) -> list[dict[int, int]]:
 
 
 def ocs_schedule_entries(maps: list[dict[int, int]], sched: TimeSchedule,
-                         clock: ClockEncoding = V1MODEL) -> list[Doc]:
+                         clock: ClockEncoding = V1MODEL) -> list[TableEntry]:
     """The OCS's time-flow entries for directed maps (input -> output port, one map per slot):
     clock, then `slot_circuit` by day, and by night for the inputs whose output does not change."""
     if len(maps) != sched.slots:
@@ -110,11 +124,8 @@ def ocs_schedule_entries(maps: list[dict[int, int]], sched: TimeSchedule,
     for s, now in enumerate(maps):
         before = maps[s - 1]
         for port, peer in sorted(now.items()):
-            entries.append({"table": "slot_circuit", "match": {"slot": s, "night": 0, "ingress_port": port},
-                            "action": "slot_cross_connect", "params": {"port": peer}})
-            if before.get(port) == peer and sched.night_ns:
-                entries.append({"table": "slot_circuit", "match": {"slot": s, "night": 1, "ingress_port": port},
-                                "action": "slot_cross_connect", "params": {"port": peer}})
+            for night in (0, 1) if before.get(port) == peer and sched.night_ns else (0,):
+                entries.append(slot_circuit_entry(s, night, port, peer))
     return entries
 
 
@@ -143,7 +154,7 @@ def tor_schedule_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str
                          maps: list[dict[int, int]], sched: TimeSchedule, policy: str = "hold",
                          max_hold_us: int | None = None, depth: int = 64, before_us: int = 0,
                          after_us: int = 0, fresh_us: int | None = None,
-                         clock: ClockEncoding = V1MODEL) -> list[Doc]:
+                         clock: ClockEncoding = V1MODEL) -> list[TableEntry]:
     """A ToR's time-flow entries: its clock, and per path to another ToR of the OCS its policy and
     its uplink in each slot. `maps` are directed OCS port maps, one per slot (`duplex` for circuit
     maps); `routes` maps the switch's route prefixes to their path ids (its `route` entries);
@@ -167,11 +178,10 @@ def tor_schedule_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str
     spans, cycle = light_spans(sched, before_us, after_us, clock)
     for path_id, dst in paths.items():
         if policy == "hold":
-            entries.append({"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_hold",
-                            "params": {"max_hold_us": hold_us, "depth": depth, "fresh_us": fresh}})
+            entries.append(TableEntry(SLOT_POLICY, {"path_id": path_id}, SLOT_HOLD,
+                                      {"max_hold_us": hold_us, "depth": depth, "fresh_us": fresh}))
         else:
-            entries.append({"table": "slot_policy", "match": {"path_id": path_id}, "action": "slot_electrical",
-                            "params": {}})
+            entries.append(TableEntry(SLOT_POLICY, {"path_id": path_id}, SLOT_ELECTRICAL))
         lit: list[tuple[int, int, str]] = []  # (slot, uplink, dmac) where a circuit reaches dst
         for s, peers in enumerate(maps):
             for oport, sport in sorted(mine.items()):
@@ -189,11 +199,23 @@ def tor_schedule_entries(topo: Topology, ocs: Ocs, switch: str, routes: dict[str
                 runs.append([item])
         for run in runs:
             for (s, sport, dmac), (day, night) in zip(run, run_mores(spans, cycle, [r[0] for r in run]), strict=True):
-                entries.append({"table": "slot_path", "match": {"path_id": path_id, "slot": s},
-                                "action": "slot_port",
-                                "params": {"port": sport, "dmac": dmac, "byte_ns": uplink_byte_ns(ocs),
-                                           "more_after_day": day, "more_after_night": night}})
+                entries.append(slot_path_entry(path_id, s, sport, dmac, uplink_byte_ns(ocs), day, night))
     return entries
+
+
+def slot_circuit_entry(slot: int, night: int, in_port: int, out_port: int) -> TableEntry:
+    """The OCS's `slot_circuit` entry lighting in_port to out_port in a slot's day (night 0) or night."""
+    return TableEntry(SLOT_CIRCUIT, {"slot": slot, "night": night, "ingress_port": in_port}, SLOT_CROSS_CONNECT,
+                      {"port": out_port})
+
+
+def slot_path_entry(path_id: int, slot: int, port: int, dmac: str, byte_ns: int, more_after_day: int,
+                    more_after_night: int) -> TableEntry:
+    """A ToR's `slot_path` entry: the path's uplink and next hop in a slot, the uplink's budget, and how
+    long the light lasts after the slot's day and night (run_mores)."""
+    return TableEntry(SLOT_PATH, {"path_id": path_id, "slot": slot}, SLOT_PORT,
+                      {"port": port, "dmac": dmac, "byte_ns": byte_ns, "more_after_day": more_after_day,
+                       "more_after_night": more_after_night})
 
 
 def uplink_byte_ns(ocs: Ocs) -> int:
@@ -201,7 +223,7 @@ def uplink_byte_ns(ocs: Ocs) -> int:
     return math.ceil(8000 / ocs.rate_mbit)
 
 
-def route_paths(doc: Doc) -> dict[str, int]:
-    """A fabric switch document's `route` prefixes that set a path, with their path ids."""
-    return {e["match"]["ipv4_dst"]: e["params"]["path_id"] for e in doc["table_entries"]
-            if e.get("table") == "route" and e.get("action") == "set_path"}
+def route_paths(state: SwitchState) -> dict[str, int]:
+    """A fabric switch's `route` prefixes that set a path, with their path ids."""
+    return {e.match["ipv4_dst"]: e.params["path_id"] for e in state.entries
+            if short_name(e.table) == ROUTE and e.action is not None and short_name(e.action) == SET_PATH}

@@ -23,10 +23,12 @@ from control.ocs.driver import duplex_pairs
 from control.procedures import ProcedureError, Reconfigurer, circuits_from_ocs
 from control.reservation import Timing
 from control.reservation_agent import PathState, ReservationAgent
+from control.switch import SwitchSession
 from control.tests.netbed import SwitchFarm
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
 from emulation.testing import SwitchProcess
+from fabric.contract import SLOT_CIRCUIT, SLOT_CROSS_CONNECT, SLOT_PATH, SLOT_PORT
 from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import TableEntry
 from p4rt.testing import SAMPLE_P4INFO
@@ -68,35 +70,33 @@ def grant_bed(pipelines):
     reservation agent with one path between them on a 300-slot calendar."""
     fabric, ocs_prog = pipelines
     procs = [SwitchProcess(device_id=1).start(), SwitchProcess(device_id=2).start()]
-    clients = []
+    sessions = []
     try:
-        for proc, prog in zip(procs, (fabric, ocs_prog), strict=True):
-            c = P4RuntimeClient(proc.address, device_id=proc.device_id, timeout=5)
-            c.connect()
-            c.set_pipeline(prog.schema, prog.config)
-            clients.append(c)
-        tor, ocs = clients
+        for name, proc, prog in zip(("tor", "ocs"), procs, (fabric, ocs_prog), strict=True):
+            sess = SwitchSession(name, proc.address, proc.device_id, prog, timeout=5)
+            sessions.append(sess)
+            sess.connect()
+        tor, ocs = sessions
         now = time.monotonic()
         cal = Calendar(epoch_s=now - 1.0, slot_s=0.010, night_s=0.001, slots=300, send_s=0.005)
         timing = Timing(switch_s=0.001, proc_s=0.001, overhead_s=0.001, rate_bps=10e6)
         st = PathState(0, 1, PATH_ID, lambda slots: [_slot_path(k) for k in slots],
-                       lambda slots: [{"table": "slot_circuit", "match": {"slot": k, "night": 0,
-                                                                          "ingress_port": OCS_IN},
-                                       "action": "slot_cross_connect", "params": {"port": OCS_OUT}} for k in slots])
+                       lambda slots: [TableEntry(SLOT_CIRCUIT, {"slot": k, "night": 0, "ingress_port": OCS_IN},
+                                                 SLOT_CROSS_CONNECT, {"port": OCS_OUT}) for k in slots])
         agent = ReservationAgent(TwoWay(2, cal, timing), {"tor": tor}, ocs, {"tor": [st]})
         agent._names = {0: "tor"}
-        yield agent, st, tor, ocs, procs[0], cal
+        yield agent, st, tor.client, ocs.client, procs[0], cal
     finally:
-        for c in clients:
+        for c in sessions:
             c.close()
         for p in procs:
             p.stop()
 
 
-def _slot_path(slot: int) -> dict:
-    return {"table": "slot_path", "match": {"path_id": PATH_ID, "slot": slot}, "action": "slot_port",
-            "params": {"port": UPLINK, "dmac": "00:00:00:00:00:02", "byte_ns": 800, "more_after_day": 0,
-                       "more_after_night": 0}}
+def _slot_path(slot: int) -> TableEntry:
+    return TableEntry(SLOT_PATH, {"path_id": PATH_ID, "slot": slot}, SLOT_PORT,
+                      {"port": UPLINK, "dmac": "00:00:00:00:00:02", "byte_ns": 800, "more_after_day": 0,
+                       "more_after_night": 0})
 
 
 def _held(client: P4RuntimeClient, table: str) -> list[str]:
@@ -113,7 +113,7 @@ def test_a_tor_write_that_fails_after_the_ocs_is_undone_on_the_ocs(grant_bed) ->
     # them (the next window starts in there unless its lead, the first write's time, is longer): its
     # write fails in part after the OCS's succeeded
     nxt = g.first + g.count
-    squatters = [TableEntry.from_dict(_slot_path((nxt + k) % cal.slots)) for k in range(1, 31)]
+    squatters = [_slot_path((nxt + k) % cal.slots) for k in range(1, 31)]
     tor.insert(squatters)
     agent._serve("tor", st, {PATH_ID: (30, 30 * 1514, 38 * 1514)}, now + 0.001)
     assert agent.write_errors == 1 and len(st.pending) == 1 and st.stale == []

@@ -44,31 +44,27 @@ def test_agent_refuses_bad_settings():
 
 
 class Recorder:
-    """A switch's client that keeps what was written to it, in order, in a log shared by all."""
+    """A switch's session that keeps the changes asked of it, in order, in a log shared by all."""
 
     def __init__(self, name, log):
         self.name, self.log = name, log
 
-    def insert(self, entries):
-        self.log.append((self.name, "insert", list(entries)))
-
-    def delete(self, entries):
-        self.log.append((self.name, "delete", list(entries)))
+    def apply(self, add=(), remove=()):
+        self.log.append((self.name, "insert" if add else "delete", list(add or remove)))
 
 
-def agent_with_one_path(now):
+def agent_with_one_path(now, assembly_s=0.010, loop_passes=0.0):
     cal = Calendar(epoch_s=now - 1.0, slot_s=0.010, night_s=0.001, slots=300, send_s=0.005)
     timing = Timing(switch_s=0.001, proc_s=0.001, overhead_s=0.001, guard_s=0.0, rate_bps=10e6)
     log = []
     st = PathState(0, 1, 7,
-                   lambda slots: [{"table": "slot_path", "match": {"path_id": 7, "slot": k}, "action": "slot_port",
-                                   "params": {"port": 3, "dmac": "00:00:00:00:00:02", "byte_ns": 800}}
+                   lambda slots: [TableEntry("slot_path", {"path_id": 7, "slot": k}, "slot_port",
+                                             {"port": 3, "dmac": "00:00:00:00:00:02", "byte_ns": 800})
                                   for k in slots],
-                   lambda slots: [{"table": "slot_circuit", "match": {"slot": k, "night": 0, "ingress_port": 1},
-                                   "action": "slot_cross_connect", "params": {"port": 2}} for k in slots])
+                   lambda slots: [TableEntry("slot_circuit", {"slot": k, "night": 0, "ingress_port": 1},
+                                             "slot_cross_connect", {"port": 2}) for k in slots])
     agent = ReservationAgent(TwoWay(2, cal, timing), {"leaf1": Recorder("leaf1", log)}, Recorder("ocs", log),
-                             {"leaf1": [st]}, max_burst=50_000)
-    agent.assembly_s = 0.010
+                             {"leaf1": [st]}, max_burst=50_000, assembly_s=assembly_s, loop_passes=loop_passes)
     return agent, st, log, cal
 
 
@@ -118,11 +114,9 @@ def test_a_window_allows_for_what_the_hold_loop_costs():
     frames come round 70 times a second with 4000 passes: a 14 ms wait, and at 70 x 1514 B a
     second (0.85 Mbit/s) the pace is floored at a quarter of the uplink's: 34 + 14 ms, 6 slots."""
     now = 1000.0
-    agent, st, log, _ = agent_with_one_path(now)
-    agent.assembly_s, agent.loop_passes = 0.0, 4000
+    agent, st, log, _ = agent_with_one_path(now, assembly_s=0.0, loop_passes=4000)
     agent._serve("leaf1", st, {7: (7, 7 * 1514, 7 * 1514)}, now + 0.02, held_all=7)
     assert agent.grants[0]["count"] == 2
-    agent2, st2, _, _ = agent_with_one_path(now)
-    agent2.assembly_s, agent2.loop_passes = 0.0, 4000
+    agent2, st2, _, _ = agent_with_one_path(now, assembly_s=0.0, loop_passes=4000)
     agent2._serve("leaf1", st2, {7: (7, 7 * 1514, 7 * 1514)}, now + 0.02, held_all=400)
     assert agent2.grants[0]["count"] == 6

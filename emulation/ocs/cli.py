@@ -15,6 +15,7 @@ from control.clock import measure_client
 from control.ocs.driver import duplex_pairs, parse_pairs
 from control.ocs.polatis import DEFAULT_PORT
 from control.ocs.scpi import parse_address
+from control.switch import Pipeline, SwitchSession
 from emulation.ocs.dataplane import IpLinkControl, P4RuntimeCircuits, parse_link_specs
 from emulation.ocs.delay import THESIS_TABLE_4_3, DelayModel, summarize
 from emulation.ocs.emulator import MAX_PORTS, EmulatedOcs
@@ -99,16 +100,12 @@ def run_emulator(args: argparse.Namespace) -> int:
             with ev_lock:
                 events_file.write(json.dumps(record) + "\n")
 
-    client = circuits = None
+    session = circuits = None
     if args.dataplane != "none":
-        client = P4RuntimeClient(args.dataplane, device_id=args.device_id, election_id=(0, args.election_id))
-        client.connect()
-        config = Path(args.config).read_bytes() if args.p4info and args.config else None
-        if config is not None:
-            client.set_pipeline_files(args.p4info, args.config)
-        elif client.get_pipeline() is None:
-            raise ValueError(f"ocs switch {args.dataplane}: has no pipeline; expected --p4info and --config")
-        circuits = P4RuntimeCircuits(client, config)
+        session = SwitchSession("ocs", args.dataplane, args.device_id, ocs_pipeline(args),
+                                election_id=(0, args.election_id))
+        session.connect()
+        circuits = P4RuntimeCircuits(session)
         circuits.clear_all()
     # With the cycle in the time-flow tables the data plane is the schedule's own: SCPI commands
     # are answered but drive neither the circuit table (the schedule overrides it) nor the fibres.
@@ -122,9 +119,9 @@ def run_emulator(args: argparse.Namespace) -> int:
     runner = None
     if schedule is not None:
         if timeflow:
-            assert client is not None
-            sched = write_dataplane_schedule(client, schedule, args.ports, port_map)
-            clock = measure_client(client)  # where the cycle's epoch is in host time, for the ToRs
+            assert circuits is not None and session is not None
+            sched = write_dataplane_schedule(circuits, schedule, args.ports, port_map)
+            clock = measure_client(session.client)  # where the cycle's epoch is in host time, for the ToRs
             on_event({"event": "timeflow-schedule", "t_mono": time.monotonic(), "slots": sched.slots,
                       "day_us": sched.day_us, "night_us": sched.night_us, "epoch_us": sched.epoch_us,
                       "epoch_mono": clock.to_host(sched.epoch_us), "clock_error_us": clock.error_us})
@@ -150,11 +147,23 @@ def run_emulator(args: argparse.Namespace) -> int:
     server.shutdown()
     server.server_close()
     ocs.close()
-    if client is not None:
-        client.close()
+    if session is not None:
+        session.close()
     if events_file is not None:
         events_file.close()
     return 0
+
+
+def ocs_pipeline(args: argparse.Namespace) -> Pipeline:
+    """The ocs switch's pipeline: --p4info and --config, or the one the switch runs (which a restarted
+    switch then cannot get back: no config to push)."""
+    if args.p4info and args.config:
+        return Pipeline.load("ocs", args.p4info, args.config)
+    with P4RuntimeClient(args.dataplane, device_id=args.device_id, election_id=(0, 0)) as probe:
+        schema = probe.get_pipeline()
+        if schema is None:
+            raise ValueError(f"ocs switch {args.dataplane}: has no pipeline; expected --p4info and --config")
+        return Pipeline("ocs", schema, b"", probe.pipeline_cookie)
 
 
 def measure_port_flaps(model: DelayModel, n: int) -> list[float]:

@@ -8,12 +8,12 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from control.switch import SwitchSession
 from emulation.links import check_ifname
 from fabric.contract import CIRCUIT, CROSS_CONNECT
-from p4rt.client import P4RuntimeClient, wildcard
 from p4rt.entities import TableEntry
 from p4rt.errors import P4RuntimeError
-from p4rt.proto import p4r
+from p4rt.state import SwitchState
 
 log = logging.getLogger(__name__)
 
@@ -24,14 +24,13 @@ def circuit_entry(in_port: int, out_port: int) -> TableEntry:
 
 
 class P4RuntimeCircuits:
-    """Writes circuits as `circuit` entries of an `ocs` switch over P4Runtime (dark = no entry)."""
+    """The `ocs` switch's tables as this OCS sets them: its circuits (`circuit` entries; dark = no entry)
+    and, in the data-plane schedule mode, its time-flow tables. Both are parts of the session's desired
+    state (control/switch.py), which writes every change, so a switch that restarts gets them all back
+    (`resync`, `watch`)."""
 
-    def __init__(self, client: P4RuntimeClient, config: bytes | None = None) -> None:
-        if client.schema is None:
-            raise ValueError("P4Runtime client has no schema: expected the ocs pipeline to be set or fetched")
-        self.client = client
-        self.config = config  # the ocs device config, to push again to a switch that restarted
-        self._schema = client.schema
+    def __init__(self, session: SwitchSession) -> None:
+        self.session = session
         self._installed: dict[int, int] = {}
         self._lock = threading.RLock()
         self._batch_start: dict[int, int] | None = None  # the table as written before the open batch
@@ -39,94 +38,81 @@ class P4RuntimeCircuits:
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """Collect the circuit changes made inside, then write them as one request (one update per input)."""
+        """Collect the circuit changes made inside, then write them as one change (one update per input)."""
         with self._lock:
             self._batch_start = dict(self._installed)
             try:
                 yield
             finally:
                 before, self._batch_start = self._batch_start, None
-                ups = []
-                for port in sorted(set(before) | set(self._installed)):
-                    old, new = before.get(port), self._installed.get(port)
-                    if old == new:
-                        continue
-                    if new is None:
-                        ups.append(p4r.Update(type=p4r.Update.DELETE, entity=circuit_entry(port, old).to_proto(
-                            self._schema)))
-                    else:
-                        kind = p4r.Update.INSERT if old is None else p4r.Update.MODIFY
-                        ups.append(p4r.Update(type=kind, entity=circuit_entry(port, new).to_proto(self._schema)))
-                if ups:
-                    self._write(lambda: self.client.write(ups))
+                self._write(before)
 
     def resync(self, timeout: float = 2.0) -> bool:
-        """After a lost connection: reconnect, re-push the pipeline if it is gone, rewrite every circuit."""
-        if self.client.connected:
+        """After a lost connection: reconnect, re-push the pipeline if it is gone, and write the desired
+        state again (circuits and schedule): `SwitchSession.recover`. False while connected."""
+        if self.session.client.connected:
             return False
-        self.client.connect(timeout)  # not under the lock: the timeline keeps recording meanwhile
-        with self._lock:
-            if self.client.get_pipeline() is None:
-                if self.config is None:
-                    raise ValueError("ocs switch lost its pipeline: expected --p4info/--config to push it again")
-                self.client.set_pipeline(self._schema, self.config)
-            held = self.client.read([wildcard(self.client.schema, "table_entry", CIRCUIT)])
-            if held:
-                self.client.write([p4r.Update(type=p4r.Update.DELETE, entity=e) for e in held])
-            if self._installed:
-                self.client.insert([circuit_entry(i, o) for i, o in sorted(self._installed.items())])
-            self.resyncs += 1
-            log.info("ocs switch resynced: %d circuits rewritten", len(self._installed))
-            return True
+        self.session.recover(timeout)  # under the session's lock: a circuit set meanwhile waits for it
+        self.resyncs += 1
+        log.info("ocs switch resynced: %d circuits rewritten", len(self.installed()))
+        return True
 
     def watch(self, stop: threading.Event, period: float = 0.5) -> threading.Thread:
         """Resync in a background thread whenever the connection is lost, until `stop` is set."""
 
         def loop() -> None:
             while not stop.wait(period):
-                if not self.client.connected:
-                    try:
-                        self.resync()
-                    except Exception as exc:  # keep trying: the switch may still be restarting
-                        log.debug("ocs switch resync failed: %s", exc)
+                try:
+                    self.resync()
+                except Exception as exc:  # keep trying: the switch may still be restarting
+                    log.debug("ocs switch resync failed: %s", exc)
 
         t = threading.Thread(target=loop, name="ocs-dataplane-watch", daemon=True)
         t.start()
         return t
 
     def clear_all(self) -> None:
-        """Delete every `circuit` entry the switch holds (start dark)."""
+        """Start dark, with no schedule: the switch is reconciled to an empty state (what an earlier
+        run left in any table is deleted)."""
         with self._lock:
-            held = self.client.read([wildcard(self.client.schema, "table_entry", CIRCUIT)])
-            if held:
-                self.client.write([p4r.Update(type=p4r.Update.DELETE, entity=e) for e in held])
             self._installed.clear()
+            self.session.sync(SwitchState(self.session.name, self.session.pipeline.name, self.session.client.device_id))
+
+    def set_tables(self, tables: tuple[str, ...], entries: list[TableEntry]) -> None:
+        """Replace what the desired state has in these tables (the time-flow schedule) and sync it."""
+        with self._lock:
+            have = self.session.desired or SwitchState(self.session.name, self.session.pipeline.name,
+                                                       self.session.client.device_id)
+            self.session.sync(have.with_tables(tables, entries), trust_cache=True)
 
     def set_circuit(self, in_port: int, out_port: int) -> None:
-        """INSERT, or MODIFY when the input already has a circuit (kept for resync if the switch is away)."""
+        """The input's circuit: INSERT, or MODIFY when it already has one (kept for resync if the switch is away)."""
         with self._lock:
-            had = in_port in self._installed
+            before = dict(self._installed)
             self._installed[in_port] = out_port
-            if self._batch_start is not None:
-                return
-            entry = circuit_entry(in_port, out_port)
-            self._write(lambda: self.client.modify([entry]) if had else self.client.insert([entry]))
+            if self._batch_start is None:
+                self._write(before)
 
     def clear_circuit(self, in_port: int) -> None:
         """DELETE the input's entry, if any, so its frames hit `dark()`."""
         with self._lock:
-            out = self._installed.pop(in_port, None)
-            if out is not None and self._batch_start is None:
-                self._write(lambda: self.client.delete([circuit_entry(in_port, out)]))
+            before = dict(self._installed)
+            if self._installed.pop(in_port, None) is not None and self._batch_start is None:
+                self._write(before)
 
-    def _write(self, fn) -> None:
-        if not self.client.connected:
-            log.warning("ocs switch unreachable: the circuit is written when it is back")
+    def _write(self, before: dict[int, int]) -> None:
+        """The circuits changed since `before`, as one change of the desired state."""
+        add, remove = [], []
+        for port in sorted(set(before) | set(self._installed)):
+            old, new = before.get(port), self._installed.get(port)
+            if old != new:
+                (remove if new is None else add).append(circuit_entry(port, old if new is None else new))
+        if not add and not remove:
             return
         try:
-            fn()
+            self.session.apply(add, remove)
         except P4RuntimeError:
-            if self.client.connected:
+            if self.session.client.connected:
                 raise
             log.warning("ocs switch unreachable: the circuit is written when it is back")
 

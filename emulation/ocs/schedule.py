@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from control.ocs.driver import Pair
+from emulation.ocs.dataplane import P4RuntimeCircuits
 from emulation.ocs.delay import DelayModel, check_ms
 from emulation.ocs.emulator import EmulatedOcs
+from fabric.contract import OCS_TIME_FLOW_TABLES
 from fabric.schedule import TimeSchedule
 from fabric.schedule_clock import clock_for
-from p4rt.client import P4RuntimeClient
-from p4rt.entities import TableEntry
 from tablegen.schedule import ocs_schedule_entries
 
 log = logging.getLogger(__name__)
@@ -115,9 +115,6 @@ class ScheduleRunner:
                 return
 
 
-SCHEDULE_TABLES = ("slot_circuit", "schedule_phase")
-
-
 def dataplane_maps(schedule: Schedule, size: int, port_map: dict[int, int] | None = None) -> list[dict[int, int]]:
     """The schedule's maps as directed data-plane port maps (SCPI input i, output size + o: i -> o)."""
     pm = port_map or {p: p for p in range(1, size + 1)}
@@ -132,24 +129,19 @@ def _ns(ms: float, what: str) -> int:
     return int(ns)
 
 
-def write_dataplane_schedule(client: P4RuntimeClient, schedule: Schedule, size: int,
+def write_dataplane_schedule(circuits: P4RuntimeCircuits, schedule: Schedule, size: int,
                              port_map: dict[int, int] | None = None, epoch_us: int = 0,
                              round_cycle: bool = False) -> TimeSchedule:
-    """Write the whole cycle into the `ocs` switch's time-flow tables, once (older schedule entries
-    are deleted first); the cycle starts at switch time `epoch_us`. The clock is encoded as the
-    switch's program wants it (fabric/schedule_clock.py, from its P4Info): v1model's needs whole
-    microseconds, TNA's a cycle of 2^k x 1.024 us unless `round_cycle` (the rounding is logged).
-    Returns what was written."""
-    schema = client.schema or client.get_pipeline()
-    if schema is None:
-        raise ValueError(f"ocs switch {client.address}: has no pipeline; expected the ocs program")
-    clock = clock_for(schema, round_cycle)
+    """Make the whole cycle the `ocs` switch's time-flow tables, once (what they held before is
+    replaced): a part of its desired state, so a restarted switch gets it back. The cycle starts at
+    switch time `epoch_us`. The clock is encoded as the switch's program wants it (fabric/schedule_clock.py,
+    from its P4Info): v1model's needs whole microseconds, TNA's a cycle of 2^k x 1.024 us unless
+    `round_cycle` (the rounding is logged). Returns what was written."""
+    clock = clock_for(circuits.session.schema, round_cycle)
     sched = TimeSchedule(slots=len(schedule.maps), day_ns=_ns(schedule.day_ms, "day"),
                          night_ns=_ns(schedule.night_ms, "night"), epoch_us=epoch_us)
-    entries = [TableEntry.from_dict(d)
-               for d in ocs_schedule_entries(dataplane_maps(schedule, size, port_map), sched, clock)]
-    client.clear_tables(SCHEDULE_TABLES)
-    client.install(entries)  # schedule_config's default last: the schedule starts complete
+    entries = ocs_schedule_entries(dataplane_maps(schedule, size, port_map), sched, clock)
+    circuits.set_tables(OCS_TIME_FLOW_TABLES, entries)  # schedule_config's default last: the schedule starts complete
     log.info("time-flow schedule written (%s clock): %d slots, day %g us, night %g us, %d entries", clock.name,
              sched.slots, sched.day_ns / 1000, sched.night_ns / 1000, len(entries))
     return sched

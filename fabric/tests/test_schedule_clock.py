@@ -155,7 +155,7 @@ def test_v1model_encoding_is_the_schedules_own() -> None:
 
 def test_tna_clock_entries() -> None:
     sched = TimeSchedule(4, day_ns=7 * MIB, night_ns=MIB, epoch_ns=7 * U)
-    entries = clock_entries(sched, clock=TnaClock())
+    entries = [e.to_dict() for e in clock_entries(sched, clock=TnaClock())]
     assert entries[0] == {"table": "schedule_config", "default": True, "action": "set_schedule",
                           "params": {"epoch_us": (1 << 32) - 7, "cycle_scale": (1 << 15) - 1}}
     assert entries[1:3] == [

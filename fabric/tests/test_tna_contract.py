@@ -24,7 +24,6 @@ import pytest
 from emulation import tofino
 from fabric.schedule import TimeSchedule
 from fabric.schedule_clock import V1MODEL, TnaClock, clock_for, clock_for_widths
-from p4rt.entities import TableEntry
 from p4rt.proto import p4i
 from p4rt.schema import P4Schema
 from p4sim.target import Target
@@ -136,11 +135,11 @@ def assert_tna_clock_entries_fit(schema: P4Schema, program: str) -> None:
                 *ocs_schedule_entries([{1: 2, 2: 1}, {1: 3, 3: 1}, {2: 3, 3: 2}], rounded, clock)]
     else:
         docs = [*clock_entries(exact, 300, 100, clock), *clock_entries(rounded, 300, 100, clock)]
-    assert {d["table"] for d in docs} >= {"schedule_config", "schedule_phase"}
+    assert {d.table for d in docs} >= {"schedule_config", "schedule_phase"}
     for d in docs:
-        TableEntry.from_dict(d).to_proto(schema)
+        d.to_proto(schema)
     with pytest.raises(ValueError, match="does not fit in 32 bits"):
-        TableEntry.from_dict(clock_entries(TimeSchedule(3, 10_000, 1_000), clock=V1MODEL)[0]).to_proto(schema)
+        clock_entries(TimeSchedule(3, 10_000, 1_000), clock=V1MODEL)[0].to_proto(schema)
 
 
 @NEEDS_P4C

@@ -15,14 +15,14 @@ from topo.generators import ocscore
 def net():
     topo = ocscore(3, 1, uplinks=1, spines=1)
     fabric = Fabric(topo, resolve_circuits(topo, "none"))
-    docs = {st.name: st.to_doc() for st in network_states(fabric, "ecmp")}
-    return topo, topo.ocs[0], docs
+    states = {st.name: st for st in network_states(fabric, "ecmp")}
+    return topo, topo.ocs[0], states
 
 
 def canon(e):
-    m = " ".join(f"{k}={v}" for k, v in e["match"].items())
-    p = ", ".join(f"{k}={v}" for k, v in e["params"].items())
-    return f"{e['table']} {m} -> {e['action']}({p})"
+    m = " ".join(f"{k}={v}" for k, v in e.match.items())
+    p = ", ".join(f"{k}={v}" for k, v in e.params.items())
+    return f"{e.table} {m} -> {e.action}({p})"
 
 
 def test_base_entries_hold_every_optical_path_and_light_none(net):
@@ -30,10 +30,10 @@ def test_base_entries_hold_every_optical_path_and_light_none(net):
     sched = TimeSchedule(10, 4000, 1000, 123)
     entries = tor_base_entries(topo, ocs, "leaf1", route_paths(docs["leaf1"]), sched, max_hold_us=1_500_000,
                                depth=48, before_us=1500, after_us=300)
-    tables = [e["table"] for e in entries]
+    tables = [e.table for e in entries]
     assert tables.count("slot_policy") == 2 and "slot_path" not in tables
-    assert {e["action"] for e in entries if e["table"] == "slot_policy"} == {"slot_hold"}
-    assert entries[0]["params"] == {"epoch_us": 123, "cycle_scale": sched.scale}
+    assert {e.action for e in entries if e.table == "slot_policy"} == {"slot_hold"}
+    assert entries[0].params == {"epoch_us": 123, "cycle_scale": sched.scale}
     assert tables.count("schedule_phase") == 30  # night, day, guard before the next night: per slot
 
 

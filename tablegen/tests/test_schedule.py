@@ -13,8 +13,13 @@ from tablegen.schedule import (
     route_paths,
     tor_schedule_entries,
 )
-from tablegen.tests.conftest import docs_of
+from tablegen.tests.conftest import states_of
 from topo.generators import ocscore
+
+
+def dicts(entries):
+    return [e.to_dict() for e in entries]
+
 
 SCHED = TimeSchedule(slots=3, day_us=10_000, night_us=1_000)
 
@@ -24,7 +29,7 @@ def test_ocs_cycle_follows_the_slot_maps() -> None:
     ocs = topo.ocs[0]
     maps = cycle_maps(ocs)
     assert maps == [ocs.circuit_maps[f"slot{s}"] for s in range(3)]
-    entries = ocs_schedule_entries(duplex(maps), SCHED)
+    entries = dicts(ocs_schedule_entries(duplex(maps), SCHED))
     assert entries[0] == {"table": "schedule_config", "default": True, "action": "set_schedule",
                           "params": {"epoch_us": 0, "cycle_scale": SCHED.scale}}
     days = {(e["match"]["slot"], e["match"]["ingress_port"]): e["params"]["port"] for e in entries
@@ -38,7 +43,7 @@ def test_ocs_cycle_follows_the_slot_maps() -> None:
 
 
 def test_nights_keep_unchanged_circuits() -> None:
-    entries = ocs_schedule_entries([{1: 2, 2: 1, 3: 4}, {1: 2, 2: 1, 3: 5}], TimeSchedule(2, 100, 10))
+    entries = dicts(ocs_schedule_entries([{1: 2, 2: 1, 3: 4}, {1: 2, 2: 1, 3: 5}], TimeSchedule(2, 100, 10)))
     nights = sorted((e["match"]["slot"], e["match"]["ingress_port"]) for e in entries
                     if e["table"] == "slot_circuit" and e["match"]["night"] == 1)
     assert nights == [(0, 1), (0, 2), (1, 1), (1, 2)]
@@ -48,14 +53,14 @@ def test_tor_takes_the_uplink_of_each_slot() -> None:
     topo = ocscore(4, 2, uplinks=1)
     ocs = topo.ocs[0]
     maps = cycle_maps(ocs)
-    docs = docs_of(topo, circuits="slot0")
-    routes = route_paths(docs["leaf1"])
-    entries = tor_schedule_entries(topo, ocs, "leaf1", routes, duplex(maps), SCHED, depth=16, before_us=300, after_us=100)
+    states = states_of(topo, circuits="slot0")
+    routes = route_paths(states["leaf1"])
+    entries = dicts(tor_schedule_entries(topo, ocs, "leaf1", routes, duplex(maps), SCHED, depth=16, before_us=300, after_us=100))
     policy = {e["match"]["path_id"]: (e["action"], e["params"]) for e in entries if e["table"] == "slot_policy"}
     # fresh_us: half the before guard unless given
     assert len(policy) == 3 and all(p == ("slot_hold", {"max_hold_us": SCHED.cycle_us, "depth": 16, "fresh_us": 150})
                                     for p in policy.values())
-    given = tor_schedule_entries(topo, ocs, "leaf1", routes, duplex(maps), SCHED, before_us=300, fresh_us=0)
+    given = dicts(tor_schedule_entries(topo, ocs, "leaf1", routes, duplex(maps), SCHED, before_us=300, fresh_us=0))
     assert {e["params"]["fresh_us"] for e in given if e["table"] == "slot_policy"} == {0}
     with pytest.raises(ValueError, match="fresh_us=-1"):
         tor_schedule_entries(topo, ocs, "leaf1", routes, duplex(maps), SCHED, fresh_us=-1)
@@ -74,9 +79,9 @@ def test_tor_takes_the_uplink_of_each_slot() -> None:
 def test_electrical_policy_and_bad_input() -> None:
     topo = ocscore(4, 1, spines=1)
     ocs = topo.ocs[0]
-    docs = docs_of(topo, circuits="slot0")
-    entries = tor_schedule_entries(topo, ocs, "leaf2", route_paths(docs["leaf2"]), duplex(cycle_maps(ocs)), SCHED,
-                                   policy="electrical")
+    states = states_of(topo, circuits="slot0")
+    entries = dicts(tor_schedule_entries(topo, ocs, "leaf2", route_paths(states["leaf2"]), duplex(cycle_maps(ocs)), SCHED,
+                                    policy="electrical"))
     assert {e["action"] for e in entries if e["table"] == "slot_policy"} == {"slot_electrical"}
     with pytest.raises(ValueError, match="policy='drop'"):
         tor_schedule_entries(topo, ocs, "leaf2", {}, cycle_maps(ocs), SCHED, policy="drop")

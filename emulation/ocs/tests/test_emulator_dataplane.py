@@ -20,14 +20,16 @@ import pytest
 
 from control.ocs.driver import duplex_pairs
 from control.ocs.polatis import PolatisDriver
-from control.switch import Pipeline, wait_until
+from control.switch import Pipeline, SwitchSession, wait_until
 from emulation.fibre import patch
 from emulation.ocs.dataplane import P4RuntimeCircuits
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
-from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
+from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin, write_dataplane_schedule
 from emulation.testing import SwitchProcess
+from fabric.contract import SCHEDULE_CONFIG
 from p4rt.client import P4RuntimeClient, wildcard
+from p4rt.entities import TableEntry
 from p4sim.target import Target
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -161,16 +163,22 @@ def test_emulator_drives_the_ocs_switch(tmp_path, veths):
     assert kinds.count("command") == 2 and "port-down" in kinds and kinds.count("port-up") >= 4
 
 
-def test_circuits_come_back_after_the_ocs_switch_restarts(tmp_path):
+def test_circuits_and_schedule_come_back_after_the_ocs_switch_restarts(tmp_path):
+    """The switch restarts in the middle of a schedule run: the watch reconciles it to what the OCS
+    set (its time-flow schedule and its circuits, those set while it was away included), not away from it."""
     js, info = compile_ocs(tmp_path)
     pipe = Pipeline.load("ocs", info, js)
     sw = SwitchProcess(device_id=1).start()
-    client = P4RuntimeClient(sw.address, device_id=1, timeout=3)
+    session = SwitchSession("ocs", sw.address, 1, pipe, timeout=3)
     stop = __import__("threading").Event()
     try:
-        client.connect()
-        client.set_pipeline(pipe.schema, pipe.config)
-        circuits = P4RuntimeCircuits(client, pipe.config)
+        session.connect()
+        client = session.client
+        circuits = P4RuntimeCircuits(session)
+        circuits.clear_all()
+        write_dataplane_schedule(circuits, Schedule(round_robin(4), day_ms=10, night_ms=1), 4)
+        schedule = _held_lines(client)
+        assert sum(line.startswith("slot_circuit") for line in schedule) == 3 * 4  # 3 maps of 4 inputs, by day
         circuits.watch(stop, period=0.1)
         ocs = EmulatedOcs(4, DelayModel.instant(), circuits)
         try:
@@ -183,15 +191,22 @@ def test_circuits_come_back_after_the_ocs_switch_restarts(tmp_path):
             deadline = time.monotonic() + 15
             while circuits.resyncs == 0 and time.monotonic() < deadline:
                 time.sleep(0.05)
-            got = sorted(str(e) for e in client.read_entities([wildcard(client.schema, "table_entry")]))
-            assert got == [f"circuit ingress_port={a} -> cross_connect(port={b})"
-                           for a, b in ((1, 2), (2, 1), (3, 4), (4, 3))]
+            got = _held_lines(client)
+            assert [line for line in got if line.startswith("circuit ")] == [
+                f"circuit ingress_port={a} -> cross_connect(port={b})" for a, b in ((1, 2), (2, 1), (3, 4), (4, 3))]
+            assert [line for line in got if not line.startswith("circuit ")] == schedule
+            assert [str(e) for e in client.read_entities([TableEntry(SCHEDULE_CONFIG, default=True)])] == \
+                [e.canonical(client.schema) for e in session.desired.defaults]
         finally:
             ocs.close()
     finally:
         stop.set()
-        client.close()
+        session.close()
         sw.stop()
+
+
+def _held_lines(client: P4RuntimeClient) -> list[str]:
+    return sorted(str(e) for e in client.read_entities([wildcard(client.schema, "table_entry")]))
 
 
 def test_schedule_mode_on_the_ocs_switch(tmp_path, veths):
@@ -203,7 +218,7 @@ def test_schedule_mode_on_the_ocs_switch(tmp_path, veths):
     pipe = Pipeline.load("ocs", info, js)
     (a1, b1, p1), (a2, b2, p2), (a3, b3, p3) = veths
     sw = SwitchProcess(device_id=1, ports={1: a1, 2: a2, 3: a3}).start()
-    client = P4RuntimeClient(sw.address, device_id=1)
+    session = SwitchSession("ocs", sw.address, 1, pipe)
     taps = {name: Tap(name) for name in (b1, b2, b3)}
     got: dict[str, int] = {b2: 0, b3: 0}
     stop = threading.Event()
@@ -215,9 +230,8 @@ def test_schedule_mode_on_the_ocs_switch(tmp_path, veths):
 
     threads = [threading.Thread(target=receive, args=(n,), daemon=True) for n in (b2, b3)]
     try:
-        client.connect()
-        client.set_pipeline(pipe.schema, pipe.config)
-        ocs = EmulatedOcs(3, DelayModel.instant(), P4RuntimeCircuits(client))
+        session.connect()
+        ocs = EmulatedOcs(3, DelayModel.instant(), P4RuntimeCircuits(session))
         runner = ScheduleRunner(ocs, Schedule(round_robin(3), day_ms=150, night_ms=20))
         try:
             for t in threads:
@@ -238,7 +252,7 @@ def test_schedule_mode_on_the_ocs_switch(tmp_path, veths):
             t.join()
         for t in taps.values():
             t.close()
-        client.close()
+        session.close()
         sw.stop()
     # each slot gets about half the days' frames (1.2 s, 170 ms slots, 5 ms spacing)
     assert got[b2] > 20 and got[b3] > 20, got

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from control.switch import Pipeline, SwitchSession
+from emulation.ocs.dataplane import P4RuntimeCircuits
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
 from emulation.ocs.schedule import (
@@ -14,7 +16,7 @@ from emulation.ocs.schedule import (
     write_dataplane_schedule,
 )
 from fabric.schedule import TimeSchedule
-from p4rt.client import P4RuntimeClient, wildcard
+from p4rt.client import wildcard
 from p4rt.entities import TableEntry
 from p4rt.testing import P4simSwitch
 from tablegen.schedule import ocs_schedule_entries
@@ -76,27 +78,29 @@ def test_dataplane_maps_are_the_round_robin_in_data_plane_ports() -> None:
     assert dataplane_maps(sched, 3) == [{1: 2, 2: 3, 3: 1}, {1: 3, 2: 1, 3: 2}]
     assert dataplane_maps(sched, 3, {1: 11, 2: 12, 3: 13}) == [{11: 12, 12: 13, 13: 11}, {11: 13, 12: 11, 13: 12}]
     entries = ocs_schedule_entries(dataplane_maps(sched, 3), TimeSchedule(2, 10_000, 1_000))
-    days = [e for e in entries if e["table"] == "slot_circuit"]
-    assert len(days) == 6 and all(e["match"]["night"] == 0 for e in days)  # every circuit changes
+    days = [e for e in entries if e.table == "slot_circuit"]
+    assert len(days) == 6 and all(e.match["night"] == 0 for e in days)  # every circuit changes
 
 
 def test_dataplane_schedule_is_written_in_the_programs_clock():
     # the ocs program (v1model, p4sim's golden build) on p4sim's P4Runtime server: the encoding comes
     # from its P4Info, and a schedule v1model cannot count is refused before anything is deleted
     with P4simSwitch() as sw:
-        client = P4RuntimeClient(sw.address, device_id=1, election_id=(0, 10))
-        assert client.connect()
+        session = SwitchSession("ocs", sw.address, 1, Pipeline.load("ocs", GOLDEN / "ocs.p4info.txtpb", GOLDEN / "ocs.json"),
+                                election_id=(0, 10))
         try:
-            client.set_pipeline_files(GOLDEN / "ocs.p4info.txtpb", GOLDEN / "ocs.json")
+            session.connect()
+            client = session.client
+            circuits = P4RuntimeCircuits(session)
             schedule = Schedule(round_robin(3), day_ms=10, night_ms=1)
-            assert write_dataplane_schedule(client, schedule, 3, epoch_us=5) == TimeSchedule(2, 10_000, 1_000, 5)
-            want = [TableEntry.from_dict(d).canonical(client.schema)
-                    for d in ocs_schedule_entries(dataplane_maps(schedule, 3), TimeSchedule(2, 10_000, 1_000, 5))]
+            assert write_dataplane_schedule(circuits, schedule, 3, epoch_us=5) == TimeSchedule(2, 10_000, 1_000, 5)
+            want = [e.canonical(client.schema)
+                    for e in ocs_schedule_entries(dataplane_maps(schedule, 3), TimeSchedule(2, 10_000, 1_000, 5))]
             got = [str(e) for e in client.read_entities([TableEntry("schedule_config", default=True)])]
             assert got == want[:1] and "set_schedule(epoch_us=5, cycle_scale=" in got[0]
             assert sorted(str(e) for e in client.read_entities([wildcard(client.schema, "table_entry")])) == sorted(want[1:])
             with pytest.raises(ValueError, match="night 1000500 ns: expected whole microseconds"):
-                write_dataplane_schedule(client, Schedule(round_robin(3), day_ms=10, night_ms=1.0005), 3)
+                write_dataplane_schedule(circuits, Schedule(round_robin(3), day_ms=10, night_ms=1.0005), 3)
             assert len(client.read_entities([wildcard(client.schema, "table_entry")])) == len(want) - 1
         finally:
-            client.close()
+            session.close()
