@@ -71,7 +71,7 @@ $(VENV)/.pip-stamp: pyproject.toml
 lint: $(VENV)/.pip-stamp
 	@echo "== lint (ruff)"
 	@$(VENV)/bin/ruff check .
-	@"$(PY)" -m scripts.testreport record lint passed "ruff: no findings"
+	@"$(PY)" -m scripts.tools.testreport record lint passed "ruff: no findings"
 
 pytest: $(VENV)/.pip-stamp
 	@echo "== pytest"
@@ -82,7 +82,7 @@ pytest: $(VENV)/.pip-stamp
 test: setup
 	@report="$$(realpath -m -- "$$BUILD")/test-report"; rm -rf -- "$$report"; \
 	  HITLESS_TEST_REPORT="$$report" $(MAKE) --no-print-directory -k lint tofino-check pytest ptf-all; rc=$$?; \
-	  "$(PY)" -m scripts.testreport "$$report" || rc=1; exit $$rc
+	  "$(PY)" -m scripts.tools.testreport "$$report" || rc=1; exit $$rc
 
 # One staleness rule, Python's too (p4sim/target.py stale_programs, for `python -m emulation run`
 # without make): an output is stale when it is missing, or older than a source under p4src/ or than

@@ -4,7 +4,7 @@
   instead, with its skip reason, and so does a skipped module (at the run's end, after every other
   test ran); an expected failure (xfail) stays what it is.
 - Under `make test` ($HITLESS_TEST_REPORT), the run's counts and its skips by reason go into the
-  run's summary (scripts/testreport.py).
+  run's summary (scripts/tools/testreport.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from scripts.testreport import STRICT_ENV, Record, record, strict
+from scripts.tools.testreport import STRICT_ENV, Record, record, strict
 
 
 def _skip_reason(report: Any) -> str:

@@ -570,7 +570,7 @@ class Emulation:
 
         Only the cells of the device's ports are read (its topology ports, the CPU port and a fabric
         switch's hold loop), not whole arrays: a wildcard read of four 512-cell counters cost bmv2 and
-        this controller about 30 times as much (scripts/bench_control_stall.py, read-counters)."""
+        this controller about 30 times as much (scripts/bench/control_stall.py, read-counters)."""
         names = list(names)
         ocs = next((o for o in self.topo.ocs if o.name == switch), None)
         if ocs is not None and self.ocs is not None:

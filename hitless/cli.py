@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROG = "hitless"
-BENCHES = Path(__file__).resolve().parents[1] / "scripts"
+BENCHES = Path(__file__).resolve().parents[1] / "scripts" / "bench"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +74,8 @@ ALIASES = {"run": "run-topo", "tablegen": "tables"}
 
 
 def bench_names() -> list[str]:
-    """The benchmarks (scripts/bench_NAME.py), by NAME."""
-    return sorted(p.stem.removeprefix("bench_") for p in BENCHES.glob("bench_*.py"))
+    """The benchmarks (scripts/bench/NAME.py), by NAME."""
+    return sorted(p.stem for p in BENCHES.glob("*.py") if p.stem != "__init__")
 
 
 def bench(argv: list[str]) -> int:
@@ -90,8 +90,8 @@ def bench(argv: list[str]) -> int:
         return 2
     for name in argv[:1] or names:
         if not argv:
-            print(f"   bench_{name}", flush=True)
-        rc = subprocess.call([sys.executable, "-m", f"scripts.bench_{name}", *argv[1:]])
+            print(f"   bench {name}", flush=True)
+        rc = subprocess.call([sys.executable, "-m", f"scripts.bench.{name}", *argv[1:]])
         if rc:
             return rc
     return 0
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     if name == "bench":
         return bench(rest)
     if name == "tofino-check":
-        from scripts import tofino_check
+        from scripts.tools import tofino_check
 
         return tofino_check.main(rest)
     command = BY_NAME.get(name)

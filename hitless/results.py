@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scripts.report import hitless_run
+from scripts.report.summary import hitless_run
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ def plot(runs: Sequence[Run], out: str | Path, title: str = "hitless") -> list[P
     """The runner's figures of these runs, one row per procedure (its throughput, RTT and cwnd over
     time with the procedure shaded and its largest gap in the title) into `out`; the files written."""
     # imported here, not at the top: matplotlib is needed for figures only
-    from scripts.plots import time_series
+    from scripts.analysis.plots import time_series
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)

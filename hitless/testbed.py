@@ -13,7 +13,7 @@ free port; `view_control=True`: the page may run `reconfigure`): `tb.view.url`.
 
 A facade over what exists: `emulation.network.Emulation` (isolated: its own node names and gRPC
 ports), `control.network.Network` and `control.procedures.Reconfigurer`, and for `measure` the
-experiment runner's own run (`scripts.reconf.Reconfiguration`: captures at both ends, the procedure
+experiment runner's own run (`scripts.experiments.reconf.Reconfiguration`: captures at both ends, the procedure
 at `at`, the metrics of scripts/README.md). Needs root and Mininet, like `hitless run-topo`.
 """
 
@@ -29,11 +29,11 @@ from control.procedures import Reconfigurer, Result
 from fabric.contract import MODES
 from hitless.results import Run
 from p4sim.target import REAL_COMPILER, REAL_SWITCH, Target, label
-from scripts.hostproc import nstat
-from scripts.kernel import nstat_delta
-from scripts.reconf import Reconfiguration
-from scripts.runner import HOME
-from scripts.spec import Spec, Stream, Variant, make_topology
+from scripts.experiments.reconf import Reconfiguration
+from scripts.experiments.runner import HOME
+from scripts.experiments.spec import Spec, Stream, Variant, make_topology
+from scripts.hosts.hostproc import nstat
+from scripts.hosts.kernel import nstat_delta
 from tablegen.entries import generate_states
 from topo.circuits import ocs_circuits, resolve_circuits
 from topo.model import Topology, load

@@ -191,7 +191,7 @@ def switch_command(switch: str, ports: dict[int, str], device_id: int, grpc_addr
 
     Unless SWITCH sets a log level itself, the switch runs at `-L warn`: bmv2's default level is
     trace, and it formats every per-packet trace line even with no log sink, which cuts its
-    forwarding rate about threefold (scripts/bench_targets.py).
+    forwarding rate about threefold (scripts/bench/targets.py).
     """
     cmd = shlex.split(switch)
     if not {"-L", "--log-level"} & set(cmd) and not any(w.startswith("--log-level=") for w in cmd):

@@ -29,7 +29,7 @@ from emulation.holdloop import add_hold_loop, hold_loop_names
 from emulation.links import switch_port_offloads_off
 from emulation.switchproc import SwitchProcess, start_switch
 from p4sim.target import Target, label, missing_pairings, pairings
-from scripts.testreport import Record, missing, record
+from scripts.tools.testreport import Record, missing, record
 from topo.model import CPU_PORT
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from emulation.cli import Extend
-from scripts import spec as specmod
 from scripts.demo import demo
 from scripts.experiment import analyze_all, report, run
-from scripts.runner import HOME
+from scripts.experiments import spec as specmod
+from scripts.experiments.runner import HOME
 from topo.cli import main_of
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from control.plan import PROCEDURES
 from fabric.contract import MODES
-from scripts import spec as specmod
 from scripts.experiment import analyze_all, report, run
-from scripts.report import RECONF_KEYS, THESIS, load_runs, reconf_summary, thesis_gap
+from scripts.experiments import spec as specmod
+from scripts.report.summary import RECONF_KEYS, THESIS, load_runs, reconf_summary, thesis_gap
 
 EXPERIMENTS = Path(__file__).resolve().parent / "experiments"
 # every procedure and every forwarding mode, in their canonical order
@@ -80,7 +80,7 @@ def demo_summary(out: Path, e1: specmod.Spec, e5: specmod.Spec) -> dict[str, Any
         "targets": {
             "mbb_hitless_all_runs": reconf["mbb"]["hitless_all"],
             "mbb_hitless_runs": f"{reconf['mbb']['hitless_runs']}/{reconf['mbb']['runs']}",
-            # a loaded machine stalls software switches, whose full queues then drop (scripts/reconf.py)
+            # a loaded machine stalls software switches, whose full queues then drop (scripts/experiments/reconf.py)
             "mbb_no_loss_beyond_queues": bool(mbb_runs) and all(
                 r.get("lost_beyond_queue_drops") == 0 and r.get("rto_count") == 0 for r in mbb_runs),
             "bbm_gap_vs_thesis_pct": dev,

@@ -7,11 +7,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from scripts.reconf import analyze
-from scripts.report import load_runs, markdown, summarize
-from scripts.runner import Watch, run_experiment, say_flush
-from scripts.schedule import schedule_plots
-from scripts.spec import Spec
+from scripts.experiments.reconf import analyze
+from scripts.experiments.runner import Watch, run_experiment, say_flush
+from scripts.experiments.schedule import schedule_plots
+from scripts.experiments.spec import Spec
+from scripts.report.summary import load_runs, markdown, summarize
 
 log = logging.getLogger(__name__)
 
@@ -26,11 +26,11 @@ def run(spec: Spec, out: Path, seed: int = 1, say=say_flush, build: Path | None 
 
 def report(spec: Spec, out: Path, say=say_flush, max_load: float | None = None) -> dict[str, Any]:
     """summary.json, summary.md and the figures of a results directory; prints the table."""
-    # imported here, not at the top: matplotlib (scripts.plots) is an optional heavy dependency
-    from scripts import plots
+    # imported here, not at the top: matplotlib (scripts.analysis.plots) is an optional heavy dependency
+    from scripts.analysis import plots
 
     if spec.kind == "strategies":
-        from scripts.strategies_report import strategies_markdown, summarize_strategies
+        from scripts.report.strategies import strategies_markdown, summarize_strategies
 
         summary = summarize_strategies(out, spec)
         say(strategies_markdown(spec, summary))
@@ -53,7 +53,7 @@ def report(spec: Spec, out: Path, say=say_flush, max_load: float | None = None) 
 
 def analyze_all(spec: Spec, out: Path) -> int:
     """Recompute metrics.json of every reconfiguration run that has its raw files."""
-    from scripts.strategies import analyze as analyze_strategies
+    from scripts.experiments.strategies import analyze as analyze_strategies
 
     n = 0
     for v in spec.variants:

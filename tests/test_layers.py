@@ -24,7 +24,9 @@ Inside the packages, tests included:
   p4sim/tests/test_import_cycles.py counts them;
 - p4sim's compiler and switch never import each other;
 - the modules that say they are pure (PURE) do no I/O: neither they nor any module of the project they
-  reach imports a module that talks to the network, other processes or threads, or reads the clock (IO).
+  reach imports a module that talks to the network, other processes or threads, or reads the clock (IO);
+- a package with rooms (ROOMS: scripts/) imports within itself only downward: a room imports only itself
+  and the rooms listed before it, and the package's own top-level modules sit above every room.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ IO = ["asyncio", "concurrent", "grpc", "http", "mininet", "multiprocessing", "qu
       "socket", "socketserver", "subprocess", "threading", "time", "urllib"]
 # (importer, imported): prefixes of modules that never import each other's
 APART = [("p4sim.compiler", "p4sim.switch"), ("p4sim.switch", "p4sim.compiler")]
+# package -> its sub-packages, lowest first (scripts/README.md)
+ROOMS = {"scripts": ["hosts", "analysis", "experiments", "report", "tools", "bench"]}
 
 Graph = dict[str, dict[str, int]]  # module -> {what it imports: line of the first such import}
 
@@ -116,6 +120,30 @@ def apart_imports(modules: dict[str, Path], graph: Graph, root: Path = ROOT) -> 
             for n, line in sorted(edges.items()) for a, b in APART if m.startswith(a) and n.startswith(b)]
 
 
+def room_of(module: str, package: str, rooms: list[str]) -> int | None:
+    """The index of a module's room in its package, len(rooms) for the package's own modules, None outside."""
+    parts = module.split(".")
+    if parts[0] != package or "tests" in parts:
+        return None
+    return rooms.index(parts[1]) if len(parts) > 2 and parts[1] in rooms else len(rooms)
+
+
+def room_imports(modules: dict[str, Path], graph: Graph, rooms: dict[str, list[str]] = ROOMS,
+                 root: Path = ROOT) -> list[str]:
+    """`file:line: a imports b (a later room)` for every import of a package's module from a room above its own."""
+    out = []
+    for package, order in rooms.items():
+        for m, edges in sorted(graph.items()):
+            mine = room_of(m, package, order)
+            if mine is None:
+                continue
+            for n, line in sorted(edges.items()):
+                theirs = room_of(n, package, order)
+                if n in modules and theirs is not None and theirs > mine:
+                    out.append(f"{where(modules, m, line, root)}: {m} imports {n} (a later room)")
+    return out
+
+
 def io_reached(modules: dict[str, Path], graph: Graph, pure: list[str], root: Path = ROOT) -> list[str]:
     """For each pure module that reaches an IO module: the shortest chain of imports to it."""
     out = []
@@ -164,6 +192,14 @@ def test_p4sim_compiler_and_switch_never_import_each_other() -> None:
     assert not bad, "\n".join(bad)
 
 
+def test_rooms_import_downward() -> None:
+    for package, order in ROOMS.items():
+        have = {m.split(".")[1] for m in MODULES if m.startswith(package + ".") and len(m.split(".")) > 2} - {"tests"}
+        assert have == set(order), f"{package}'s rooms: {sorted(have)}, listed {order}"
+    bad = room_imports(MODULES, GRAPH)
+    assert not bad, "imports of a later room:\n" + "\n".join(bad)
+
+
 def test_pure_modules_reach_no_io() -> None:
     assert set(PURE) <= set(MODULES), f"pure modules gone: {sorted(set(PURE) - set(MODULES))}"
     bad = io_reached(MODULES, GRAPH, PURE)
@@ -180,6 +216,10 @@ def test_the_checks_catch_planted_edges(tmp_path: Path) -> None:
         "scripts/__init__.py": "",
         "scripts/report.py": "from scripts.schedule import summary\n",
         "scripts/schedule.py": "import os\nfrom scripts import report\n",  # a circle
+        "scripts/hosts/__init__.py": "",
+        "scripts/hosts/capture.py": "from scripts.analysis.plots import cdf\n",  # a later room
+        "scripts/analysis/__init__.py": "",
+        "scripts/analysis/plots.py": "import os\n",
         "scripts/tests/__init__.py": "",
         "scripts/tests/test_report.py": "from control import plan\n",  # a test may import anything
         "ptf-tests/base.py": "import topo.model\n",
@@ -197,6 +237,8 @@ def test_the_checks_catch_planted_edges(tmp_path: Path) -> None:
     assert import_circle(modules, graph, tmp_path) == [
         "scripts/report.py:1: scripts.report imports scripts.schedule",
         "scripts/schedule.py:2: scripts.schedule imports scripts.report"]
+    assert room_imports(modules, graph, {"scripts": ["hosts", "analysis"]}, tmp_path) == [
+        "scripts/hosts/capture.py:1: scripts.hosts.capture imports scripts.analysis.plots (a later room)"]
     assert io_reached(modules, graph, ["control.plan"], tmp_path) == [
         "control.plan is pure but reaches I/O: control.plan -> control.network (control/plan.py:4) -> "
         "threading (control/network.py:1)"]

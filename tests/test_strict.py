@@ -1,5 +1,5 @@
 """The root conftest.py: a skip fails under HITLESS_STRICT=1 (CI), an xfail stays expected, and a run
-under `make test` records its counts and skips by reason (scripts/testreport.py). Runs pytest itself
+under `make test` records its counts and skips by reason (scripts/tools/testreport.py). Runs pytest itself
 on a small suite that uses the project's conftest."""
 
 from __future__ import annotations

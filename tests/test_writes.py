@@ -17,7 +17,7 @@ from tests.test_layers import MODULES, ROOT, place
 
 WRITES = {"write", "insert", "modify", "delete", "install", "clear_tables", "set_pipeline", "set_pipeline_files"}
 OWNER = {"control.switch"}  # the session; p4rt/ is the client itself
-BENCHES = {"scripts.bench_control", "scripts.bench_targets", "scripts.bench_control_stall"}
+BENCHES = {"scripts.bench.control", "scripts.bench.targets", "scripts.bench.control_stall"}
 
 
 def raw_writes(path: Path, root: Path = ROOT) -> list[str]:

@@ -3,7 +3,7 @@ with the page open in a headless chromium the whole time, as root:
 
     .venv/bin/python -m view.bench [--runs 10] [--out results/view-bench]
 
-Prints, and writes to <out>/view-cost.json: the runs judged by scripts/report.py (`hitless_run`,
+Prints, and writes to <out>/view-cost.json: the runs judged by scripts/report/summary.py (`hitless_run`,
 `truly_hitless`), the P4Runtime reads the view made (one batched read per fabric switch a reading) and
 their cells, and the CPU time of the view's sampling thread, of its server thread and of the browser.
 """
@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from scripts import spec as specmod
 from scripts.experiment import run
-from scripts.report import hitless_run, truly_hitless
-from scripts.runner import HOME
+from scripts.experiments import spec as specmod
+from scripts.experiments.runner import HOME
+from scripts.report.summary import hitless_run, truly_hitless
 from topo.cli import main_of
 from view.browser import browser, wait_for
 from view.live import LiveView
@@ -61,7 +61,7 @@ def descendants(pid: int) -> list[int]:
 
 
 class Watched:
-    """The runner's watch (scripts/runner.py): each emulation's live view with a browser on its page;
+    """The runner's watch (scripts/experiments/runner.py): each emulation's live view with a browser on its page;
     what they cost is added up over every emulation."""
 
     def __init__(self) -> None:

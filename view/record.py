@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scripts.kernel import SS_MARK, parse_ss
+from scripts.hosts.kernel import SS_MARK, parse_ss
 from view.model import FlowPoint, Frame, Graph, OcsState, Sample, Span
 from view.timeline import EventFolder, FlowFolder, LinkRates, OcsFolder
 

@@ -14,8 +14,8 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from scripts import spec as specmod
-from scripts.runner import HOME
+from scripts.experiments import spec as specmod
+from scripts.experiments.runner import HOME
 from tablegen.entries import generate_states
 from view.graph import build
 from view.model import Graph, Status

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fabric.contract import PORT_DEQ, PORT_ENQ, PORT_RX, PORT_TX
-from scripts.kernel import SsSample
+from scripts.hosts.kernel import SsSample
 from view.model import FlowPoint, Graph, LinkRate, OcsState, Sample, Span
 
 # the port counters a sample reads: rates each way and queue drops (fabric.contract.PORT_COUNTERS)
@@ -177,7 +177,7 @@ def _cell(cells: Mapping[str, Any], counter: str, port: int, i: int) -> int:
 
 
 class FlowFolder:
-    """`ss -tin` samples (scripts/kernel.py) as per-flow points: goodput from bytes_acked, RTT, cwnd,
+    """`ss -tin` samples (scripts/hosts/kernel.py) as per-flow points: goodput from bytes_acked, RTT, cwnd,
     retransmissions; connections that never carry MIN_FLOW_BYTES (iperf3's control) are left out."""
 
     def __init__(self) -> None:

@@ -207,7 +207,7 @@ _COMMANDS: list[tuple[Header, Callable[[Session, str], str | None], bool]] = [
 
 @dataclass(slots=True)
 class ServerStats:
-    """Counters of a running server (tests and `scripts/bench_ocs_server.py` print them)."""
+    """Counters of a running server (tests and `scripts/bench/ocs_server.py` print them)."""
 
     accepted: int = 0
     active: int = 0

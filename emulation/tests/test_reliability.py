@@ -18,8 +18,8 @@ import pytest
 from emulation.__main__ import main
 from emulation.links import HostCommand, check_ifname, check_rto_min, host_commands, run_in
 from emulation.ocs.dataplane import IpLinkControl, parse_link_specs
-from scripts import spec as spec_mod
-from scripts.runner import _tune_hosts
+from scripts.experiments import spec as spec_mod
+from scripts.experiments.runner import _tune_hosts
 from topo.generators import ucd4
 
 REPO = Path(__file__).resolve().parents[2]

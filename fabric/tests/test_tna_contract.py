@@ -27,7 +27,7 @@ from fabric.schedule_clock import V1MODEL, TnaClock, clock_for, clock_for_widths
 from p4rt.proto import p4i
 from p4rt.schema import P4Schema
 from p4sim.target import Target
-from scripts.p4_contract import Interface, Table, compare, from_p4c_ir, from_p4info, local_name
+from scripts.tools.p4_contract import Interface, Table, compare, from_p4c_ir, from_p4info, local_name
 from tablegen.schedule import clock_entries, ocs_schedule_entries
 
 P4SRC = Path(__file__).resolve().parents[2] / "p4src"

@@ -4,7 +4,7 @@ random and truncated frames through the fabric program on veth pairs, a wildcard
 register cell with Writes beside stalled Reads, failing packet-outs on a stream never read, messages
 before arbitration, TLS files that are garbage, mismatched, swapped or endless. Bounded in count and time;
 traffic only on loopback and on the veths the test creates. The figures are printed, one line each
-(`.venv/bin/pytest -s p4sim/tests/test_reliability.py`); `scripts/bench_p4sim_abuse.py` makes them too."""
+(`.venv/bin/pytest -s p4sim/tests/test_reliability.py`); `scripts/bench/p4sim_abuse.py` makes them too."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from p4sim.switch.p4runtime.server import start_server
 from p4sim.switch.p4runtime.service import ERROR_PAYLOAD, MAX_READ_ENTITIES
 from p4sim.switch.testdata.veth import RawPort, is_root, veth_pairs
 from p4sim.target import free_port
-from scripts import p4sim_abuse as abuse
+from scripts.tools import p4sim_abuse as abuse
 
 log = logging.getLogger(__name__)
 

@@ -2,12 +2,12 @@
 
 import pytest
 
-from scripts.lb import pairs_for, utilisation
-from scripts.metrics import parse_arrivals, percentile, udp_metrics
-from scripts.reconf import queue_drops, queue_loss
-from scripts.report import hitless_run, lb_summary, markdown, reconf_summary
-from scripts.schedule import bursts
-from scripts.spec import parse
+from scripts.analysis.metrics import parse_arrivals, percentile, udp_metrics
+from scripts.experiments.lb import pairs_for, utilisation
+from scripts.experiments.reconf import queue_drops, queue_loss
+from scripts.experiments.schedule import bursts
+from scripts.experiments.spec import parse
+from scripts.report.summary import hitless_run, lb_summary, markdown, reconf_summary
 from topo.generators import fattree
 
 
@@ -99,7 +99,7 @@ def test_lb_summary_per_flow_mnu_and_its_line():
 
 
 def test_mptcp_endpoints_noisy_pairs_and_their_spec_checks():
-    from scripts.lb import MPTCP_PORT, mptcp_commands, noisy_pairs
+    from scripts.experiments.lb import MPTCP_PORT, mptcp_commands, noisy_pairs
     from topo.generators import fattree
 
     cmds = mptcp_commands("10.0.0.2", 4)

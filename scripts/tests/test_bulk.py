@@ -1,11 +1,11 @@
-"""scripts.bulk and scripts.strategies_report: seed 003's workload and its figures."""
+"""scripts.experiments.bulk and scripts.report.strategies: seed 003's workload and its figures."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from scripts.bulk import (
+from scripts.experiments.bulk import (
     Bulk,
     class_summary,
     elephant_hosts,
@@ -15,8 +15,8 @@ from scripts.bulk import (
     time_factor,
     transfers,
 )
-from scripts.spec import load
-from scripts.strategies_report import run_bulk, summarize_strategies, variant_summary, with_changes
+from scripts.experiments.spec import load
+from scripts.report.strategies import run_bulk, summarize_strategies, variant_summary, with_changes
 
 PAIRS = [("leaf1", "leaf4"), ("leaf2", "leaf5"), ("leaf3", "leaf6")]
 HOSTS = {f"leaf{i}": [f"h{i}_1", f"h{i}_2"] for i in range(1, 7)}

@@ -1,4 +1,4 @@
-"""Both-ends measures (scripts/ends.py) on real e1 captures from bmv2 (scripts/tests/data/README.md),
+"""Both-ends measures (scripts/analysis/ends.py) on real e1 captures from bmv2 (scripts/tests/data/README.md),
 each figure checked against tshark's own filter engine or against what the run's OCS log says."""
 
 import gzip
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from scripts import ends
-from scripts.capture import parse_tcpdump_stats, read_tcp, tcpdump_command
-from scripts.metrics import data_flow, largest_gap, of_connection
-from scripts.reconf import analyze
-from scripts.report import clean_in_window, hitless_run, truly_hitless
-from scripts.spec import load
+from scripts.analysis import ends
+from scripts.analysis.metrics import data_flow, largest_gap, of_connection
+from scripts.experiments.reconf import analyze
+from scripts.experiments.spec import load
+from scripts.hosts.capture import parse_tcpdump_stats, read_tcp, tcpdump_command
+from scripts.report.summary import clean_in_window, hitless_run, truly_hitless
 
 DATA = Path(__file__).parent / "data"
 SPEC = Path(__file__).resolve().parents[1] / "experiments" / "e1-single-stream.yaml"

@@ -2,7 +2,7 @@
 loses nothing on the user's stack and on p4sim.
 
 Three short runs per target (p4c + bmv2 where installed, p4sim + p4sim always), each judged at both
-ends from its captures (scripts/reconf.py `analyze`): no lost segment, no retransmission of any kind
+ends from its captures (scripts/experiments/reconf.py `analyze`): no lost segment, no retransmission of any kind
 at the sender (tshark's and the kernel's own count), no RTO. What the switches' queue counters say is
 reported, never an excuse: a segment a queue dropped is a lost segment. Needs root, Mininet, tcpdump,
 tshark and iperf3; about a minute per target.
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from p4sim.target import REAL_COMPILER, REAL_SWITCH, Target, pairings
-from scripts import spec as specmod
-from scripts.runner import run_experiment
+from scripts.experiments import spec as specmod
+from scripts.experiments.runner import run_experiment
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 TOOLS = ("tcpdump", "tshark", "iperf3", "mn")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from scripts.kernel import nstat_delta, parse_nstat, parse_ss, ss_sampler_script
+from scripts.hosts.kernel import nstat_delta, parse_nstat, parse_ss, ss_sampler_script
 
 NSTAT = """#kernel
 IpInReceives                    124033             0.0

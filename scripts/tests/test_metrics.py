@@ -4,8 +4,7 @@ import shutil
 
 import pytest
 
-from scripts.capture import TcpPacket, parse_tshark_fields, read_tcp
-from scripts.metrics import (
+from scripts.analysis.metrics import (
     data_flow,
     largest_gap,
     reordering,
@@ -14,6 +13,7 @@ from scripts.metrics import (
     throughput_dip,
     throughput_series,
 )
+from scripts.hosts.capture import TcpPacket, parse_tshark_fields, read_tcp
 from scripts.tests.synth import DPORT, RCV, SND, SPORT, Synth
 
 needs_tshark = pytest.mark.skipif(shutil.which("tshark") is None, reason="needs tshark (make setup)")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scripts.__main__ import main
-from scripts.spec import load, parse, shorten
+from scripts.experiments.spec import load, parse, shorten
 
 
 def base(**kw):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from scripts import spec as specmod
 from scripts.experiment import report
-from scripts.runner import run_experiment
+from scripts.experiments import spec as specmod
+from scripts.experiments.runner import run_experiment
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 # $P4_BUILD_DIR: prebuilt programs (as for control's tests); else build/, compiled when stale

@@ -1,9 +1,9 @@
-"""scripts.runner: which variants share one emulation (pure; the runs themselves are test_runner's)."""
+"""scripts.experiments.runner: which variants share one emulation (pure; the runs themselves are test_runner's)."""
 
 from pathlib import Path
 
-from scripts.runner import emulation_key, share_groups
-from scripts.spec import load, parse
+from scripts.experiments.runner import emulation_key, share_groups
+from scripts.experiments.spec import load, parse
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 

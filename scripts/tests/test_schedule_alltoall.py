@@ -21,7 +21,7 @@ import shutil
 
 import pytest
 
-from scripts import schedule_alltoall
+from scripts.experiments import schedule_alltoall
 
 pytestmark = [
     pytest.mark.root, pytest.mark.slow,

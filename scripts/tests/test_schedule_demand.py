@@ -1,7 +1,7 @@
-"""The demand-aware cycle of scripts/schedule_alltoall.py (--schedule largest-first): from the UDP
+"""The demand-aware cycle of scripts/experiments/schedule_alltoall.py (--schedule largest-first): from the UDP
 workload's demand to the OCS's directed port maps, without an emulation."""
 
-from scripts import schedule_alltoall
+from scripts.experiments import schedule_alltoall
 from topo.generators import ocscore
 
 

@@ -1,4 +1,4 @@
-"""Seed 002's timing measure (scripts/schedule_timing.py): runs, days and nights from send or arrival
+"""Seed 002's timing measure (scripts/experiments/schedule_timing.py): runs, days and nights from send or arrival
 times, and the arrivals read back from a nanosecond capture."""
 
 from __future__ import annotations
@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 from scapy.utils import PcapWriter
 
-from scripts.schedule_timing import ETHERTYPE, FRAME, days_and_nights, read_arrivals, runs, summary
+from scripts.experiments.schedule_timing import (
+    ETHERTYPE,
+    FRAME,
+    days_and_nights,
+    read_arrivals,
+    runs,
+    summary,
+)
 
 
 def test_runs_split_at_port_changes_and_gaps() -> None:

@@ -19,7 +19,7 @@ import shutil
 
 import pytest
 
-from scripts import seed001
+from scripts.experiments import seed001
 
 pytestmark = [
     pytest.mark.root, pytest.mark.slow,

@@ -2,8 +2,15 @@
 
 import pytest
 
-from scripts.seed001 import bijective, flow_name, parse_samples, parser, sampler, server_completion
-from scripts.seed001_report import row, throughput
+from scripts.experiments.seed001 import (
+    bijective,
+    flow_name,
+    parse_samples,
+    parser,
+    sampler,
+    server_completion,
+)
+from scripts.report.seed001 import row, throughput
 
 
 def test_bijective_workloads_are_permutations():

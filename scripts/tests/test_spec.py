@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.spec import load, make_topology, parse, shorten, stretch
+from scripts.experiments.spec import load, make_topology, parse, shorten, stretch
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 

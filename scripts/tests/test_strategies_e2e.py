@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from scripts import spec as specmod
-from scripts.bulk import Bulk
-from scripts.runner import run_experiment
+from scripts.experiments import spec as specmod
+from scripts.experiments.bulk import Bulk
+from scripts.experiments.runner import run_experiment
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 BUILD = Path(os.environ["P4_BUILD_DIR"]) if os.environ.get("P4_BUILD_DIR") else None

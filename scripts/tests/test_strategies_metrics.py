@@ -1,8 +1,8 @@
-"""scripts.strategies: the per-run loss accounting at the optical links (pure parts)."""
+"""scripts.experiments.strategies: the per-run loss accounting at the optical links (pure parts)."""
 
 import pytest
 
-from scripts.strategies import DRAIN_MS, drain_ms, hosts_by_tor, optical_lost
+from scripts.experiments.strategies import DRAIN_MS, drain_ms, hosts_by_tor, optical_lost
 from topo import generators
 
 

@@ -1,4 +1,4 @@
-"""scripts/testreport.py: make test's summary from the steps' records."""
+"""scripts/tools/testreport.py: make test's summary from the steps' records."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.testreport import Record, load, main, record, summary
+from scripts.tools.testreport import Record, load, main, record, summary
 
 
 def _records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *recs: Record) -> Path:

@@ -14,8 +14,8 @@ import pytest
 from emulation import tofino
 from fabric.contract import MODES, PROFILE_TABLE
 from p4rt.schema import P4Schema
-from scripts import tofino_check
-from scripts.p4_contract import local_name
+from scripts.tools import tofino_check
+from scripts.tools.p4_contract import local_name
 from tablegen.entries import switch_state
 from tablegen.graph import Fabric
 from tablegen.routing import planner

@@ -11,7 +11,7 @@ import pytest
 
 from emulation import tofino
 from emulation.tofino import Compiled
-from scripts import tofino_check as tc
+from scripts.tools import tofino_check as tc
 
 BF_P4C = tofino.find_bf_p4c()
 needs_bf_p4c = pytest.mark.skipif(BF_P4C is None, reason="bf-p4c is not installed (not $BF_P4C, on PATH or "

@@ -3,7 +3,7 @@ emulation/ocs's event log, Emulation.port_counters, `ss -tin`)."""
 
 from __future__ import annotations
 
-from scripts.kernel import parse_ss
+from scripts.hosts.kernel import parse_ss
 from topo.generators import ucd4
 from view.graph import build
 from view.timeline import EventFolder, FlowFolder, LinkRates, OcsFolder

@@ -4,7 +4,7 @@ out of range, a 1024-port switch's lines of many channel lists or many queries, 
 their answers, silent connections holding every slot. Bounded in count and time (a few
 seconds in all), every connection on 127.0.0.1. Each test logs its figure:
 `.venv/bin/pytest emulation/ocs/tests/test_reliability.py --log-cli-level=INFO`; the same figures for a
-separate emulator process: `.venv/bin/python scripts/bench_ocs_server.py`.
+separate emulator process: `.venv/bin/python -m scripts.bench.ocs_server`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from emulation.ocs.emulator import MAX_PORTS, EmulatedOcs
 from emulation.ocs.options import ports_arg
 from emulation.ocs.schedule import Schedule, ScheduleRunner, round_robin
 from emulation.ocs.server import MAX_ANSWER, MAX_COMMANDS, MAX_LINE, WORKERS, ScpiServer
-from scripts.bench_ocs_server import flood
+from scripts.bench.ocs_server import flood
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Every method takes a request as its serialized bytes (or message) and returns th
 raises P4RuntimeError (the RPC's status) or RpcAbort (a status with details: a failed Write batch).
 A bad request never stops the service: malformed bytes, invalid UTF-8 in a string field included,
 are INVALID_ARGUMENT; anything unexpected is INTERNAL with its message, and logged.
-server.py serves these methods over gRPC; scripts/bench_p4runtime.py --profile calls them directly.
+server.py serves these methods over gRPC; scripts/bench/p4runtime.py --profile calls them directly.
 """
 
 from __future__ import annotations

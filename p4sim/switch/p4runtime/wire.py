@@ -2,7 +2,7 @@
 
 The protobuf runtime here is the pure-Python one (protobuf 3.20, no C extension): parsing a
 WriteRequest of 1,000 table entries into messages costs ~130 µs per entry, twice the cost of applying
-it (measured with scripts/bench_p4runtime.py and cProfile). This module reads the wire format
+it (measured with scripts/bench/p4runtime.py and cProfile). This module reads the wire format
 (protobuf encoding spec: varints, length-delimited fields) directly. A table entry with only
 table_id, match, action (a direct action, a member or a group) and priority becomes an EntryMsg;
 every other entity, or an entry with any other field, is parsed by protobuf (`p4r.Entity.FromString`)

@@ -1,0 +1,314 @@
+"""Experiment specs: one small YAML file per experiment (scripts/experiments/*.yaml).
+
+A spec names the topology, the kind of experiment, the variants to compare (procedures or
+forwarding modes, each optionally overriding rto_min, OCS options or the hold), the number of runs
+and the timeline. Rates are the emulation's; `reference_rate_mbit` is the seed's, so every result
+states its scale factor. Times (RTO, dark time, hold) are never scaled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import Field, TypeAdapter, with_config
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
+
+from control.plan import MAX_WAIT_S, PROCEDURES
+from control.strategies import STRATEGIES
+from emulation.links import check_rto_min, check_sysctl
+from emulation.ocs.options import check_ocs_args
+from fabric.contract import MODES
+from scripts.experiments.bulk import Bulk
+from scripts.experiments.schema import (
+    FORBID_EXTRA,
+    Bool,
+    Count,
+    Name,
+    NonNegative,
+    Positive,
+    Str,
+    call_checked,
+    checked,
+)
+from topo import generators
+from topo.circuits import ocs_circuits
+from topo.validate import validate
+
+KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule", "strategies")
+GENERATORS = ("ucd4", "fattree", "leafspine")
+MAX_SPEC_BYTES = 1 << 20  # a spec is a page of YAML
+MAX_RUNS = 10_000
+MAX_DURATION_S = 86_400.0  # a day
+MAX_RATE_MBIT = 1e6
+
+Seconds = Annotated[float, Field(gt=0, le=MAX_DURATION_S, allow_inf_nan=False, strict=True)]
+Rate = Annotated[float, Field(ge=0, le=MAX_RATE_MBIT, allow_inf_nan=False, strict=True)]
+Algorithm = Annotated[str, Field(pattern=r"^[a-z0-9_]{1,16}$", strict=True)]  # a TCP congestion control
+
+
+@with_config(FORBID_EXTRA)
+@dataclass(slots=True)
+class Stream:
+    """One traffic stream: TCP (iperf3, rate 0 = unlimited) or sequence-numbered UDP."""
+
+    src: Str
+    dst: Str
+    rate_mbit: Rate = 0.0
+    proto: Literal["tcp", "udp"] = "tcp"
+    role: Literal["dynamic", "static"] = "dynamic"  # the stream the metrics are about; "static" ones alongside
+    cc: Algorithm = "cubic"  # TCP congestion control of the sender's socket (the thesis: CUBIC)
+
+    @property
+    def saturating(self) -> bool:
+        """Unlimited TCP: it fills its bottleneck queue until it drops, whatever the network does."""
+        return self.proto == "tcp" and not self.rate_mbit
+
+
+@with_config(FORBID_EXTRA)
+@dataclass(slots=True)
+class Variant:
+    """One arm of the comparison: what differs from the spec's defaults."""
+
+    name: Name
+    procedure: Literal[PROCEDURES] = "bbm"  # type: ignore[valid-type]
+    mode: Literal[MODES] = "ecmp"  # type: ignore[valid-type]
+    rto_min: Str | None = None
+    ocs_args: list[Str] = field(default_factory=list)  # ocs-emulator options (emulation.ocs.options)
+    hold_s: Annotated[float, Field(ge=0, le=MAX_WAIT_S, allow_inf_nan=False, strict=True)] = 1.0
+    failover: Bool = True  # False: no shadow paths in the tables (the thesis's switches; bbm only)
+    initial_map: Str | None = None  # circuit map before the event (default: the spec's, else the topology's)
+    target_map: Str | None = None  # circuit map after it (default: the spec's)
+    sysctl: dict[Str, Any] = field(default_factory=dict)  # every host's, e.g. net.ipv4.tcp_reordering (check_sysctl)
+    mptcp_subflows: Annotated[int, Field(ge=0, le=8, strict=True)] = 0  # load balancing: 0 TCP; n MPTCP subflows
+    strategy: Literal[STRATEGIES] = "none"  # type: ignore[valid-type]  # kind strategies (control.strategies)
+
+
+@with_config(FORBID_EXTRA)
+@dataclass(slots=True)
+class Workload:
+    """Load-balancing flows (seed 004): classes of sizes, pairs running at once, rounds per run."""
+
+    classes: dict[Str, Count] = field(default_factory=lambda: {"query": 131072, "short": 512000, "long": 26214400})
+    pairs: Count = 8
+    concurrent: Bool = True
+    cc: Algorithm = "cubic"
+    # "pairs": one client per server (seed 004's silent derangement); "noisy": `clients` clients each
+    # fetching from `fan_in` servers at once (seed 004's 2 x 7-to-1 incast), all flows concurrent
+    pattern: Literal["pairs", "noisy"] = "pairs"
+    clients: Count = 2
+    fan_in: Count = 7
+
+
+@with_config(FORBID_EXTRA)
+class Schedule(TypedDict, total=False):
+    """Kind schedule: the OCS's round robin (slots, day and night) and the UDP probe stream's rate."""
+
+    slots: list[Count]
+    day_ms: Positive
+    night_ms: NonNegative
+    pps: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False, strict=True)]
+    gap_ms: NonNegative
+
+
+@with_config(FORBID_EXTRA)
+@dataclass(slots=True)
+class Spec:
+    """A whole experiment."""
+
+    name: Name
+    kind: Literal[KINDS]  # type: ignore[valid-type]
+    description: Str = ""
+    topology: dict[Str, Any] = field(default_factory=lambda: {"generator": "ucd4"})  # make_topology checks it
+    reference_rate_mbit: Annotated[float, Field(gt=0, le=MAX_RATE_MBIT, allow_inf_nan=False, strict=True)] | None = None
+    variants: list[Variant] = field(default_factory=list)
+    runs: Annotated[int, Field(ge=1, le=MAX_RUNS, strict=True)] = 1
+    duration_s: Seconds = 20.0
+    event_at_s: Seconds = 10.0
+    target_map: Str = "reconfigured"
+    initial_map: Str | None = None
+    streams: list[Stream] = field(default_factory=list)
+    workload: Workload = field(default_factory=Workload)
+    schedule: Schedule = field(default_factory=dict)  # type: ignore[assignment]
+    bulk: Bulk = field(default_factory=Bulk)  # kind strategies: seed 003's bulk transfers (scripts.experiments.bulk)
+    path: Str = ""
+
+    @property
+    def link_rate_mbit(self) -> float:
+        """The emulated link rate."""
+        return float(self.topology.get("rate_mbit", 1000.0))
+
+    @property
+    def scale(self) -> float | None:
+        """Emulated rate / the seed's rate (None when the spec names no reference)."""
+        return self.link_rate_mbit / self.reference_rate_mbit if self.reference_rate_mbit else None
+
+
+_SPEC = TypeAdapter(Spec)
+
+
+def _variants(raw: Any, kind: str, defaults: Any, path: str) -> list[Any]:
+    """The variants as mappings: a bare name is a procedure (a mode for load balancing); the defaults under each."""
+    if not isinstance(defaults, dict):
+        raise ValueError(f"{path}: defaults {defaults!r:.60}: expected a mapping of variant keys")
+    if not isinstance(raw, list):
+        raise ValueError(f"{path}: variants {raw!r:.60}: expected a list of names or mappings")
+    out = []
+    for i, item in enumerate(raw):
+        if isinstance(item, str):
+            item = {"name": item, ("mode" if kind == "load-balancing" else "procedure"): item}
+        if not isinstance(item, dict):
+            raise ValueError(f"{path}: variants[{i}] {item!r:.60}: expected a name or a mapping")
+        out.append({**defaults, **item})
+    return out
+
+
+def parse(data: Any, path: str = "<spec>") -> Spec:
+    """A Spec from parsed YAML; ValueError of one line naming the bad key and value."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: {type(data).__name__}; expected a mapping at the top")
+    data = dict(data)
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise ValueError(f"{path}: kind {kind!r:.60}; expected one of {KINDS}")
+    variants = _variants(data.pop("variants", None) or [{"name": "default"}], kind, data.pop("defaults", None) or {},
+                         path)
+    return _checked({**data, "variants": variants, "path": path})
+
+
+def _checked(data: dict[str, Any]) -> Spec:
+    """The schema (types, ranges, names, unknown keys), then the rules across fields."""
+    path = str(data.get("path") or "<spec>")
+    spec = checked(_SPEC, data, path)
+    for i, v in enumerate(spec.variants):
+        _check_variant(v, spec.kind, f"{path}: variants[{i}]")
+    names = [v.name for v in spec.variants]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{path}: variant names {names}; expected each once")
+    try:
+        spec.bulk.check()
+        if spec.kind == "schedule":
+            for v in spec.variants:
+                check_ocs_args(schedule_ocs_args(spec) + v.ocs_args)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    if spec.kind in ("reconfiguration", "route-flip") and not spec.streams:
+        raise ValueError(f"{path}: no streams; expected at least one for kind {spec.kind}")
+    if spec.kind == "strategies" and "hybrid" not in spec.topology:
+        raise ValueError(f"{path}: kind strategies without topology.hybrid; expected a hybrid leaf-spine")
+    if spec.kind in ("reconfiguration", "route-flip") and not spec.event_at_s < spec.duration_s:
+        raise ValueError(f"{path}: event_at_s {spec.event_at_s}; expected inside (0, duration_s={spec.duration_s})")
+    _check_topology(spec, make_topology(spec))
+    return spec
+
+
+def _check_variant(v: Variant, kind: str, where: str) -> None:
+    """A variant's rules beyond its types: options that reach commands, and what goes with what."""
+    if not v.failover and v.procedure != "bbm":
+        raise ValueError(f"{where}: failover false with {v.procedure!r}; expected bbm (the others move traffic "
+                         "to the shadow paths)")
+    try:
+        for key, value in v.sysctl.items():
+            check_sysctl(key, value)
+        check_ocs_args(v.ocs_args)
+        if v.rto_min is not None:
+            check_rto_min(v.rto_min)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    if v.strategy != "none" and kind != "strategies":
+        raise ValueError(f"{where}: strategy {v.strategy!r} with kind {kind!r}; expected kind strategies")
+    if v.mptcp_subflows and kind != "load-balancing":
+        raise ValueError(f"{where}: mptcp_subflows with kind {kind!r}; expected kind load-balancing")
+
+
+def _check_topology(spec: Spec, topo: Any) -> None:
+    """Streams between hosts of the topology; circuit maps its OCS has (a map name, none, pairs, a file)."""
+    hosts = {h.name for h in topo.hosts}
+    for i, s in enumerate(spec.streams):
+        for end in (s.src, s.dst):
+            if end not in hosts:
+                raise ValueError(f"{spec.path}: streams[{i}] host {end!r}: expected one of the topology's "
+                                 f"{len(hosts)} hosts ({', '.join(sorted(hosts)[:6])}, ...)")
+    if not topo.ocs or spec.kind in ("load-balancing", "strategies"):
+        return
+    for i, v in enumerate(spec.variants):  # the maps each variant runs with (its own, else the spec's)
+        for key, m in (("initial_map", v.initial_map or spec.initial_map), ("target_map", v.target_map or spec.target_map)):
+            if m is not None:
+                try:
+                    ocs_circuits(topo, m, topo.ocs[0].name)
+                except (ValueError, KeyError) as exc:
+                    raise ValueError(f"{spec.path}: variants[{i}] {key} {m!r}: {exc}") from None
+
+
+def schedule_ocs_args(spec: Spec) -> list[str]:
+    """Kind schedule: the OCS emulator's round robin from the spec's `schedule` (a variant's own
+    --day-ms/--night-ms, after these, win)."""
+    s = spec.schedule
+    args = ["--schedule", "round-robin", "--day-ms", str(s.get("day_ms", 100)), "--night-ms", str(s.get("night_ms", 10))]
+    if s.get("slots"):
+        args += ["--schedule-slots", ",".join(str(x) for x in s["slots"])]
+    return args
+
+
+def load(path: str | Path) -> Spec:
+    """Read and check one spec file."""
+    p = Path(path)
+    try:
+        with p.open("rb") as f:
+            text = f.read(MAX_SPEC_BYTES + 1)
+        if len(text) > MAX_SPEC_BYTES:
+            raise ValueError(f"spec {str(p)!r}: larger than {MAX_SPEC_BYTES} bytes; expected a YAML page")
+        data = yaml.safe_load(text)
+    except OSError as exc:
+        raise ValueError(f"spec {str(p)!r}: {exc.strerror}; expected a readable YAML file") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"spec {str(p)!r}: not YAML ({str(exc).splitlines()[0]})") from None
+    except RecursionError:  # the YAML reader recurses once per level of nesting
+        raise ValueError(f"spec {str(p)!r}: nested too deep; expected a spec's few levels") from None
+    return parse(data, str(p))
+
+
+def shorten(spec: Spec, runs: int | None = None, duration_s: float | None = None,
+            event_at_s: float | None = None) -> Spec:
+    """A copy with fewer runs or a shorter timeline (the demo's and the tests' versions), checked again."""
+    return _checked(asdict(replace(spec, runs=runs or spec.runs, duration_s=duration_s or spec.duration_s,
+                                   event_at_s=event_at_s or spec.event_at_s)))
+
+
+def stretch(spec: Spec, factor: float | None) -> Spec:
+    """A copy whose bulk transfers and SSE are `factor` times as long (kind strategies: the same rate,
+    so completion times and the round robin's epochs stretch alike, seed 003 §3.1's scaling rule)."""
+    if factor is None or factor == 1:
+        return spec
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= 100:
+        raise ValueError(f"stretch {factor!r}: expected a factor above 0 and at most 100")
+    if spec.kind != "strategies":
+        raise ValueError(f"stretch with kind {spec.kind!r}: expected kind strategies (bulk transfers)")
+    b = spec.bulk
+    bulk = replace(b, mouse_bytes=max(1, round(b.mouse_bytes * factor)),
+                   elephant_bytes=max(1, round(b.elephant_bytes * factor)), sse_s=b.sse_s * factor)
+    return replace(spec, bulk=bulk.check())
+
+
+def make_topology(spec: Spec) -> Any:
+    """The topo.model.Topology the spec describes (topo.generators with its parameters, each checked
+    against the generator's signature first)."""
+    args = dict(spec.topology)
+    gen = args.pop("generator", None)
+    if gen not in GENERATORS:
+        raise ValueError(f"{spec.path}: topology.generator {gen!r:.60}; expected one of {GENERATORS}")
+    hybrid = args.pop("hybrid", None)
+    queue = args.pop("switch_queue_pkts", None)
+    topo = call_checked(getattr(generators, gen), args, f"{spec.path}: topology")
+    if hybrid is not None:
+        if not isinstance(hybrid, dict):
+            raise ValueError(f"{spec.path}: topology.hybrid {hybrid!r:.60}: expected a mapping of hybrid() options")
+        call_checked(generators.hybrid, {"topo": topo, **hybrid}, f"{spec.path}: topology.hybrid")
+    if queue is not None:
+        topo.params["switch_queue_pkts"] = queue  # the emulation bounds every switch port's queue
+    try:
+        return validate(topo)
+    except ValueError as exc:
+        raise ValueError(f"{spec.path}: topology: {exc}") from None

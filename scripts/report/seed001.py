@@ -1,0 +1,119 @@
+"""Seed 001's table and figures from scripts.experiments.seed001's runs.
+
+    .venv/bin/python -m scripts.report.seed001 [--runs results/seed001] [--out docs/figures/seed001]
+
+Reads <runs>/tdc<d>/<variant>/metrics.json; prints a Markdown table (completion time, retransmissions,
+RTT, bursts and lost bursts, the OCS's drops, load average) and writes throughput-over-time and
+completion-time figures (PNG).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+ORDER = ("two-way", "electrical", "one-way")
+
+
+def load(runs: Path) -> list[dict[str, Any]]:
+    """Every run's metrics, by TDC then variant."""
+    out = [json.loads(p.read_text()) for p in sorted(runs.glob("tdc*/*/metrics.json"))]
+    return sorted(out, key=lambda r: (r["tdc"], ORDER.index(r["variant"]) if r["variant"] in ORDER else 9))
+
+
+def row(r: dict[str, Any]) -> str:
+    """One Markdown table row."""
+    fl = list(r["flows"].values())
+    done = [f["fct_s"] for f in fl if f["fct_s"] is not None]
+    rtts = [f["mean_rtt_ms"] for f in fl if f["mean_rtt_ms"]]
+    fct = f"{max(done):.2f} / {sum(done) / len(done):.2f}" if done else "-"
+    if len(done) < len(fl):
+        fct += f" ({len(fl) - len(done)} of {len(fl)} unfinished at {r['timeout_s']:.0f} s)"
+    bursts = f"{r['grants']} / {r['bursts_lost']}" if "grants" in r else "-"
+    drops = (f"{r['ocs_drops']} (night {r['night_drops']}, unlit {r['unlit_drops']})" if "grants" in r else "-")
+    holds = f"{r['hold_overflow']} / {r['hold_expired']}" if "grants" in r else "-"
+    rtt = f"{sum(rtts) / len(rtts):.0f}" if rtts else "-"
+    return (f"| {r['tdc']} | {r['variant']} | {fct} | {sum(f['retransmits'] or 0 for f in fl)} | {rtt} | {bursts} | "
+            f"{drops} | {holds} | {r['load_avg'][0][0]:.1f}-{r['load_avg'][1][0]:.1f} |")
+
+
+def table(rs: list[dict[str, Any]]) -> str:
+    """The Markdown table of every run."""
+    head = ("| TDC | variant | completion max / mean (s) | retransmissions | mean RTT (ms) | bursts / lost | "
+            "OCS drops (frames) | hold overflow / expired | load avg (1 min, start-end) |\n"
+            "|---|---|---|---|---|---|---|---|---|")
+    return "\n".join([head, *(row(r) for r in rs)])
+
+
+def throughput(r: dict[str, Any], bin_s: float = 0.25) -> tuple[list[float], list[float]]:
+    """Aggregate goodput (Mbit/s) over time from every flow's bytes acked (ss samples; what a flow
+    had left when the last sample missed it counts at its completion)."""
+    bins: dict[int, int] = {}
+    for f in r["flows"].values():
+        prev_t, prev_b = 0.0, 0
+        for t, b in f["acked"]:
+            if b >= prev_b and t > prev_t:
+                k = int(t // bin_s)
+                bins[k] = bins.get(k, 0) + (b - prev_b)
+            prev_t, prev_b = t, b
+        if f["fct_s"] is not None and f["bytes"] and f["bytes"] > prev_b:  # the rest, at its completion
+            k = int(f["fct_s"] // bin_s)
+            bins[k] = bins.get(k, 0) + f["bytes"] - prev_b
+    ks = range(0, max(bins) + 1) if bins else range(0)
+    return [k * bin_s for k in ks], [8 * bins.get(k, 0) / bin_s / 1e6 for k in ks]
+
+
+def figures(rs: list[dict[str, Any]], out: Path) -> list[Path]:
+    """Throughput over time per TDC, and completion times, as PNGs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    made = []
+    for tdc in sorted({r["tdc"] for r in rs}):
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        for r in (r for r in rs if r["tdc"] == tdc):
+            ax.plot(*throughput(r), label=r["variant"])
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("goodput, all flows (Mbit/s)")
+        ax.set_title(f"seed 001 at ms scale: TDC {tdc}, {rs[0]['tors']} ToRs")
+        ax.legend()
+        fig.tight_layout()
+        made.append(out / f"throughput-tdc{tdc}.png")
+        fig.savefig(made[-1], dpi=100)
+        plt.close(fig)
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    labels, data = [], []
+    for r in rs:
+        labels.append(f"{r['variant']}\nTDC {r['tdc']}")
+        data.append([f["fct_s"] if f["fct_s"] is not None else r["timeout_s"] for f in r["flows"].values()])
+    ax.boxplot(data, tick_labels=labels)
+    ax.set_ylabel("flow completion (s; unfinished = timeout)")
+    ax.tick_params(axis="x", labelsize=7)
+    fig.tight_layout()
+    made.append(out / "completion.png")
+    fig.savefig(made[-1], dpi=100)
+    plt.close(fig)
+    return made
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", default="results/seed001", metavar="DIR")
+    p.add_argument("--out", default="docs/figures/seed001", metavar="DIR")
+    args = p.parse_args(argv)
+    rs = load(Path(args.runs))
+    if not rs:
+        raise SystemExit(f"--runs {args.runs!r}: no tdc*/*/metrics.json there")
+    print(table(rs))
+    for f in figures(rs, Path(args.out)):
+        print(f"wrote {f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
