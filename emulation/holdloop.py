@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import subprocess
 from dataclasses import dataclass
 
 from emulation.fibre import disable_ipv6
-from emulation.links import root_qdisc_drops, switch_port_offloads_off
+from emulation.linkbatch import run_batch
+from emulation.links import check_ifname, root_qdisc_drops, switch_port_offloads_off
 from topo.model import HOLD_IN_PORT, HOLD_OUT_PORT
 
 log = logging.getLogger(__name__)
@@ -80,25 +80,26 @@ def hold_passes_arg(text: str) -> int:
     return passes
 
 
-def _run(*args: str) -> None:
-    res = subprocess.run(list(args), capture_output=True, text=True, check=False, timeout=10)
-    if res.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)}: {res.stderr.strip() or res.returncode}")
-
-
 def add_hold_loop(loop: HoldLoop, mtu: int, passes_per_s: int = HOLD_PASSES_PER_S,
                   frames: int = HOLD_LOOP_FRAMES) -> HoldLoop:
-    """Create the veth pair, IPv6 and offloads off (as every switch port), the tbf on the out end, up."""
-    tbf = tbf_args(passes_per_s, frames)
-    _run("ip", "link", "add", loop.out_intf, "mtu", str(mtu), "type", "veth", "peer", "name", loop.in_intf,
-         "mtu", str(mtu))
-    for name in loop.names:
-        disable_ipv6(name)
-        switch_port_offloads_off(name)
-    _run("tc", "qdisc", "replace", "dev", loop.out_intf, "root", *tbf)
-    for name in loop.names:
-        _run("ip", "link", "set", "dev", name, "up")
+    """One switch's loop (add_hold_loops)."""
+    add_hold_loops([loop], mtu, passes_per_s, frames)
     return loop
+
+
+def add_hold_loops(loops: list[HoldLoop], mtu: int, passes_per_s: int = HOLD_PASSES_PER_S,
+                   frames: int = HOLD_LOOP_FRAMES) -> None:
+    """Create the veth pairs, IPv6 and offloads off (as every switch port), the tbf on each out end,
+    up: one `ip -batch` to make them, one `tc -batch`, one `ip -batch` to bring them up."""
+    tbf = " ".join(tbf_args(passes_per_s, frames))
+    run_batch(["ip", "-batch", "-"], [f"link add name {check_ifname(lp.out_intf)} mtu {int(mtu)} type veth peer name "
+                                      f"{check_ifname(lp.in_intf)} mtu {int(mtu)}" for lp in loops])
+    for lp in loops:
+        for name in lp.names:
+            disable_ipv6(name)
+            switch_port_offloads_off(name)
+    run_batch(["tc", "-batch", "-"], [f"qdisc replace dev {lp.out_intf} root {tbf}" for lp in loops])
+    run_batch(["ip", "-batch", "-"], [f"link set dev {name} up" for lp in loops for name in lp.names])
 
 
 def loop_drops(loop: HoldLoop) -> int:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import array
+import fcntl
 import json
 import logging
 import os
 import re
+import socket
+import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +30,51 @@ _NETEM: bool | None = None  # netem_available()'s answer, probed once
 SWITCH_PORT_OFFLOADS_OFF = ("tso", "off", "gso", "off", "gro", "off")  # LRO and UFO: always off on a veth
 
 
+# The ethtool ioctl (linux/ethtool.h, linux/sockios.h), as `ethtool -K IF tso off gso off gro off`
+# uses it: the kernel's feature names (one table for every device), then one ETHTOOL_SFEATURES a port
+# that clears those features (tso: every tx-tcp*-segmentation, gso: tx-generic-segmentation, gro:
+# rx-gro) -- one call, no process a port: a k=8 fat-tree has 960 of them
+SIOCETHTOOL = 0x8946
+ETHTOOL_GSTRINGS, ETHTOOL_GSSET_INFO, ETHTOOL_SFEATURES = 0x1B, 0x37, 0x3B
+ETH_SS_FEATURES = 4
+ETH_GSTRING_LEN = 32
+_IFREQ_BYTES = 40  # struct ifreq on a 64-bit kernel: the name, then the union (here ifr_data)
+_OFFLOAD_FEATURES: list[int] | None = None  # the bits SWITCH_PORT_OFFLOADS_OFF clears, read once
+
+
+def _ethtool(sock: socket.socket, ifname: bytes, data: array.array) -> None:
+    """One SIOCETHTOOL call on `data` (its first word the command); OSError as the kernel answers."""
+    fcntl.ioctl(sock.fileno(), SIOCETHTOOL, struct.pack("16sP", ifname, data.buffer_info()[0]).ljust(_IFREQ_BYTES, b"\0"))
+
+
+def _offload_features(sock: socket.socket, ifname: bytes) -> list[int]:
+    """The feature bits of TSO, GSO and GRO in the kernel's feature table (ETH_SS_FEATURES)."""
+    info = array.array("I", [ETHTOOL_GSSET_INFO, 0, 1 << ETH_SS_FEATURES, 0, 0])  # cmd, reserved, u64 mask, data[1]
+    _ethtool(sock, ifname, info)
+    count = info[4]
+    strings = array.array("I", [ETHTOOL_GSTRINGS, ETH_SS_FEATURES, count] + [0] * (count * ETH_GSTRING_LEN // 4))
+    _ethtool(sock, ifname, strings)
+    raw = strings.tobytes()[12:]
+    names = [raw[i * ETH_GSTRING_LEN:(i + 1) * ETH_GSTRING_LEN].split(b"\0")[0].decode() for i in range(count)]
+    return [i for i, n in enumerate(names) if (n.startswith("tx-tcp") and n.endswith("-segmentation"))
+            or n in ("tx-generic-segmentation", "rx-gro")]
+
+
 def switch_port_offloads_off(ifname: str) -> None:
-    """Turn a switch port's segmentation and receive offloads off (a failure is logged, not raised)."""
-    res = subprocess.run(["ethtool", "-K", ifname, *SWITCH_PORT_OFFLOADS_OFF], capture_output=True, text=True,
-                         check=False, timeout=10)
-    if res.returncode != 0:
-        log.warning("%s: ethtool -K %s: %s", ifname, " ".join(SWITCH_PORT_OFFLOADS_OFF), res.stderr.strip())
+    """Turn a root-namespace switch port's segmentation and receive offloads off (SWITCH_PORT_OFFLOADS_OFF),
+    with one ethtool ioctl; a failure is logged, not raised."""
+    global _OFFLOAD_FEATURES
+    name = check_ifname(ifname).encode()
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            if _OFFLOAD_FEATURES is None:
+                _OFFLOAD_FEATURES = _offload_features(sock, name)
+            blocks = [0, 0] * (max(_OFFLOAD_FEATURES, default=0) // 32 + 1)  # (valid, requested) per 32 bits
+            for bit in _OFFLOAD_FEATURES:
+                blocks[2 * (bit // 32)] |= 1 << (bit % 32)  # valid: set these; requested: 0, off
+            _ethtool(sock, name, array.array("I", [ETHTOOL_SFEATURES, len(blocks) // 2, *blocks]))
+    except OSError as exc:
+        log.warning("%s: ethtool -K %s: %s", ifname, " ".join(SWITCH_PORT_OFFLOADS_OFF), exc.strerror)
 
 
 def netem_available() -> bool:

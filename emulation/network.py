@@ -62,12 +62,14 @@ from emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
 from emulation.holdloop import (
     HOLD_PASSES_PER_S,
     HoldLoop,
-    add_hold_loop,
+    add_hold_loops,
     hold_loop_names,
     loop_drops,
     tbf_args,
 )
+from emulation.linkbatch import PremadeLink, VethPair, make_pairs, run_batch, shaping
 from emulation.links import (
+    HostCommand,
     carrier,
     check_rto_min,
     filter_tc_noise,
@@ -302,7 +304,6 @@ class Emulation:
         net = Mininet(topo=None, build=False, controller=None, link=TCLink, autoSetMacs=False,
                       autoStaticArp=False, waitConnected=False)
         self.net = net
-        hmap = self.topo.host_map()
         for h in self.topo.hosts:
             node = net.addHost(self.prefix + h.name, cls=TimedHost, ip=h.ip, mac=h.mac)
             self.hosts[h.name] = node
@@ -319,29 +320,22 @@ class Emulation:
                                  **self._switch_params("ocs", o.device_id, o.grpc_port))
             self.switches[o.name] = node
             self.state.add_process(node.pid, f"switch shell {o.name}")
-        fabric_intfs: list[str] = []
         netem = netem_available()
         if not netem:
             log.info("link delays not emulated: this kernel has no netem qdisc (rates still apply)")
-        queue = self.topo.params.get("switch_queue_pkts")  # frames per switch port; None: the kernel's 1000
-        for lk in self.topo.links:
-            opts = {"bw": lk.rate_mbit, "delay": lk.delay if netem else None}
-            link = net.addLink(self.prefix + lk.a, self.prefix + lk.b, port1=lk.a_port, port2=lk.b_port, **opts)
-            if lk.a not in hmap and lk.b not in hmap:
-                fabric_intfs += [link.intf1.name, link.intf2.name]
-            for end, intf in ((lk.a, link.intf1), (lk.b, link.intf2)):
-                if queue and end not in hmap:
-                    limit_queue(intf.name, queue, opts["delay"])
+        self._add_links(net, netem)
+        queue = self.topo.params.get("switch_queue_pkts")
         for o in self.topo.ocs:
             for p in o.ports:
                 fibre = add_fibre(self.switches[p.switch], p.switch_port, self.switches[o.name], p.port,
                                   self.fibre(o.name, p), FABRIC_MTU, bw=o.rate_mbit, delay=o.delay if netem else None)
                 if queue:
                     limit_queue(fibre.tor_intf, queue, o.delay if netem else None)
-        for s in self.topo.switches:  # every fabric switch's hold loop: two ports of its own, a paced veth pair
-            loop = add_hold_loop(self.hold_loop(s.name), FABRIC_MTU, self.hold_passes)
-            for port, name in loop.ports.items():
-                Intf(name, node=self.switches[s.name], port=port)
+        # every fabric switch's hold loop: two ports of its own, a paced veth pair
+        add_hold_loops([self.hold_loop(s.name) for s in self.topo.switches], FABRIC_MTU, self.hold_passes)
+        for s in self.topo.switches:
+            for port, name in self.hold_loop(s.name).ports.items():
+                Intf(name, node=self.switches[s.name], port=port, up=None)  # up already
         for sw in self.switches.values():
             for intf in sw.intfList():
                 if intf.name != "lo":
@@ -349,14 +343,42 @@ class Emulation:
                     switch_port_offloads_off(intf.name)
         for name in self._planned_interfaces():  # switch ports and the fibres' patch ends
             steer_by_flow(name)
-        for name in fabric_intfs:
-            subprocess.run(["ip", "link", "set", "dev", name, "mtu", str(FABRIC_MTU)], check=True,
-                           capture_output=True, timeout=10)
         self._config_hosts()
         fibres = sum(len(o.ports) for o in self.topo.ocs)
         self.on_progress("links", f"{len(self.hosts)} hosts, {len(net.links)} links"
                          f"{f', {fibres} OCS fibres' if fibres else ''} (fabric MTU {FABRIC_MTU}"
                          f"{'' if netem else ', no delay: kernel lacks netem'}) in {time.monotonic() - t0:.1f} s")
+
+    def _add_links(self, net: Mininet, netem: bool) -> None:
+        """The topology's links (emulation/linkbatch.py): every veth pair in one batch (switch to switch
+        at the fabric's MTU), Mininet's objects over them, then each end shaped at the link's rate (with
+        its delay where the kernel has netem) and a switch port's queue bounded to `switch_queue_pkts`:
+        one `tc -batch` for the switch ports, one a host."""
+        hmap = self.topo.host_map()
+        queue = self.topo.params.get("switch_queue_pkts")  # frames per switch port; None: the kernel's 1000
+        node = {**{n: self.hosts[n] for n in hmap}, **self.switches}
+        pairs, root_tc, host_tc = [], [], {}
+        for lk in self.topo.links:
+            fabric = lk.a not in hmap and lk.b not in hmap
+            pairs.append(VethPair(self.intf(lk.a, lk.a_port), node[lk.a].pid, self.intf(lk.b, lk.b_port),
+                                  node[lk.b].pid, FABRIC_MTU if fabric else None))
+            delay = lk.delay if netem else None
+            for end, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
+                if end in hmap:
+                    host_tc.setdefault(end, []).extend(shaping(self.intf(end, port), lk.rate_mbit, delay))
+                else:
+                    root_tc += shaping(self.intf(end, port), lk.rate_mbit, delay, queue)
+        make_pairs(pairs)
+        for lk in self.topo.links:
+            net.addLink(self.prefix + lk.a, self.prefix + lk.b, port1=lk.a_port, port2=lk.b_port, cls=PremadeLink,
+                        intfName1=self.intf(lk.a, lk.a_port), intfName2=self.intf(lk.b, lk.b_port), up=None)
+        run_batch(["ip", "-batch", "-"], [f"link set dev {self.intf(end, port)} up" for lk in self.topo.links
+                                          for end, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)) if end not in hmap])
+        run_batch(["tc", "-batch", "-"], root_tc)
+        for h, lines in host_tc.items():
+            rc, out = run_in(self.hosts[h], HostCommand(["tc", "-batch", "-"], stdin="\n".join(lines) + "\n"))
+            if rc != 0:
+                raise RuntimeError(f"host {h}: tc -batch failed ({rc}): {out.strip().splitlines()[-2:]}")
 
     def _config_hosts(self) -> None:
         """IP, MAC, offloads off, static ARP for the gateway and the subnet, default route, rto_min."""

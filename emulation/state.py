@@ -26,7 +26,7 @@ import signal
 import stat
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -223,8 +223,15 @@ class RunState:
                    list(intfs), float(started))
 
     def save(self) -> None:
-        """Write the file atomically, never through a link (write_private)."""
-        write_private(self.path, json.dumps(asdict(self), indent=1))
+        """Write the file atomically, never through a link (write_private). Saved on every change, so
+        written field by field, on one line (json's C encoder: with asdict and an indent a k=16 fat-tree's
+        1345 saves took 16 s)."""
+        def proc(p: RunProcess | None) -> dict[str, Any] | None:
+            return None if p is None else {"pid": p.pid, "start_time": p.start_time, "what": p.what}
+
+        write_private(self.path, json.dumps({"run_id": self.run_id, "path": self.path, "owner": proc(self.owner),
+                                             "processes": [proc(p) for p in self.processes],
+                                             "interfaces": self.interfaces, "started": self.started}))
 
     def add_process(self, pid: int, what: str) -> None:
         """Record a started process."""

@@ -16,7 +16,7 @@ from topo.model import (
 )
 
 _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
-_DELAY = re.compile(r"^\d+(\.\d+)?(us|ms|s)$")
+DELAY = re.compile(r"\d+(\.\d+)?(us|ms|s)")  # a link delay as tc reads it (fullmatch: no newline after)
 IFNAMSIZ = 15  # Linux interface names: 15 characters at most; Mininet names them <node>-eth<port>
 MAX_DEVICE_ID = 2**64 - 1  # P4Runtime's device_id is a uint64
 # Mininet's TCLink shapes with `tc ... htb rate %fMbit`: below 1 kbit/s tc refuses the rate (the link
@@ -162,7 +162,7 @@ def _links(topo: Topology) -> None:
         use(lk.a, lk.a_port, what)
         use(lk.b, lk.b_port, what)
         _rate(what, lk.rate_mbit)
-        if not isinstance(lk.delay, str) or not _DELAY.match(lk.delay):
+        if not isinstance(lk.delay, str) or not DELAY.fullmatch(lk.delay):
             raise ValueError(f"{what}: delay={lk.delay!r}: expected a number with us, ms or s (e.g. '0.1ms')")
     for h in topo.hosts:
         if host_links.get(h.name, 0) != 1:
@@ -180,7 +180,7 @@ def _links(topo: Topology) -> None:
                 raise ValueError(f"OCS {o.name} port {p.port}: unknown switch {p.switch!r}")
             use(p.switch, p.switch_port, f"OCS {o.name} port {p.port}")
         _rate(f"OCS {o.name}", o.rate_mbit)
-        if not isinstance(o.delay, str) or not _DELAY.match(o.delay):
+        if not isinstance(o.delay, str) or not DELAY.fullmatch(o.delay):
             raise ValueError(f"OCS {o.name}: delay={o.delay!r}: expected a number with us, ms or s (e.g. '0.1ms')")
         for map_name, circuits in {**o.circuit_maps, "static_circuits": o.static_circuits}.items():
             check_circuits(o.name, oports, circuits, map_name)
