@@ -94,6 +94,7 @@ from emulation.state import (
     secure_dir,
 )
 from emulation.switchhost import SwitchHost
+from emulation.switchproc import stop as stop_process
 from fabric.contract import MODES, SPRAY_KINDS
 from p4rt.client import P4RuntimeClient
 from p4rt.resources import CounterEntry
@@ -442,7 +443,7 @@ class Emulation:
         self.state.add_process(proc.pid, "ocs-emulator")
         line = first_line(proc, self._ocs_log, OCS_START_TIMEOUT_S)
         if "listening on " not in line:
-            _stop_proc(proc)
+            stop_process(proc)
             tail = (self.log_dir / "ocs-emulator.log").read_text(errors="replace").strip().splitlines()
             raise RuntimeError(f"ocs-emulator exited with code {proc.returncode}: {tail[-1] if tail else line}")
         address = line.split("listening on ", 1)[1].split()[0]
@@ -670,7 +671,7 @@ class Emulation:
             self.events.close()
             self.events = None
         if self.ocs is not None:
-            _stop_proc(self.ocs.proc)
+            stop_process(self.ocs.proc)
             if self.ocs.proc.stdout:
                 self.ocs.proc.stdout.close()
             self.ocs = None
@@ -699,15 +700,6 @@ class Emulation:
             self.state = None
 
 
-def _stop_proc(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
 
 
 def _option(args: list[str], name: str) -> str | None:

@@ -15,7 +15,6 @@ import logging
 import os
 import random
 import shlex
-import signal
 import socket
 import subprocess
 import time
@@ -26,6 +25,7 @@ from mininet.node import Switch
 from emulation.nodestart import TimedStart
 from emulation.priority import switch_argv
 from emulation.switchhost import SwitchHost
+from emulation.switchproc import stop
 from p4sim.target import switch_command
 from topo.model import CPU_PORT
 
@@ -186,14 +186,8 @@ class P4Switch(TimedStart, Switch):
         if self.host is not None:
             self.host.stop_device(self.device_id)
             return
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        try:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=5)
+        if self.proc is not None:
+            stop(self.proc, group=True)
 
     def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 - Mininet's signature
         """Stop the process, then let Mininet remove the interfaces."""

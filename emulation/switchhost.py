@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 from emulation.priority import switch_argv
+from emulation.switchproc import KILLED_EXIT_S
 
 log = logging.getLogger(__name__)
 
@@ -89,4 +90,4 @@ class SwitchHost:
                 return
             except subprocess.TimeoutExpired:
                 step()
-        self.proc.wait(timeout=timeout / 2)
+        self.proc.wait(timeout=KILLED_EXIT_S)

@@ -9,6 +9,7 @@ listens, and stopped by its own PID. The PTF runner, the tests and the benchmark
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import socket
 import subprocess
@@ -41,16 +42,25 @@ def wait_ready(proc: subprocess.Popen, port: int, timeout: float = READY_TIMEOUT
     raise RuntimeError(f"switch not listening on 127.0.0.1:{port} after {timeout:.0f} s")
 
 
-def stop(proc: subprocess.Popen, timeout: float = 5.0) -> None:
-    """Stop a process by its PID: SIGTERM, then SIGKILL after `timeout` seconds."""
+# how long a SIGKILLed switch process may take to exit: a p4sim host of 20 devices closes hundreds of
+# packet sockets, each waiting for the kernel's RCU grace period, over 5 s on a loaded machine
+KILLED_EXIT_S = 120.0
+
+
+def stop(proc: subprocess.Popen, timeout: float = 5.0, group: bool = False) -> None:
+    """Stop a process by its PID: SIGTERM, then after `timeout` seconds SIGKILL (to its process group
+    with `group`: it leads one), then wait for its exit (KILLED_EXIT_S)."""
     if proc.poll() is not None:
         return
     proc.send_signal(signal.SIGTERM)
     try:
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout)
+        if group:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+        proc.wait(KILLED_EXIT_S)
 
 
 @dataclass(slots=True)

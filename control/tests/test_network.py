@@ -11,13 +11,10 @@ from control.switch import wait_until
 from control.tests.netbed import SwitchFarm, compile_program
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
-from fabric.contract import SCHEDULE_CONFIG, SLOT_POLICY, TOR_TIME_FLOW_TABLES
-from fabric.schedule import TimeSchedule
 from fabric.state import path_versions
 from p4rt.client import wildcard
 from p4rt.entities import TableEntry
 from tablegen.entries import generate_states
-from tablegen.schedule import cycle_maps, duplex, route_paths, slot_path_entry, tor_schedule_entries
 from topo.generators import leafspine, ucd4
 
 
@@ -89,35 +86,6 @@ def test_switch_restart_is_reconciled(bed):
     assert wait_until(lambda: any(r["event"] == "reconciled" and r["switch"] == "s3" for r in events.records), 15)
     assert entries_of(net, "s3") == before
     assert net.sessions["s3"].reconnects == 1
-
-
-def test_switch_restart_in_a_schedule_run_is_reconciled_to_the_schedule(bed):
-    """A ToR's time-flow schedule and a grant are parts of its desired state (SwitchState.with_tables,
-    SwitchSession.apply): a restart in the middle of the run gets them back, not a state without them."""
-    topo, farm, net, events = bed
-    states = generate_states(topo, "ecmp")
-    net.install(states)
-    ocs = topo.ocs[0]
-    maps = duplex(cycle_maps(ocs, ["initial", "reconfigured"]))
-    schedule = tor_schedule_entries(topo, ocs, "s2", route_paths(states["s2"]), maps, TimeSchedule(2, 10_000, 1_000))
-    net.sync({"s2": net.desired()["s2"].with_tables(TOR_TIME_FLOW_TABLES, schedule)}, trust_cache=True)
-    sess = net.sessions["s2"]
-    policy = next(e for e in schedule if e.table == SLOT_POLICY)
-    grant = slot_path_entry(int(policy.match["path_id"]), 1, 2, "02:00:00:00:00:07", 800, 0, 0)
-    sess.apply(add=[grant])
-    before = entries_of(net, "s2")
-    assert grant.canonical(sess.schema) in before and len(before) == len(states["s2"].entries) + len(schedule)
-    clock = [str(e) for e in sess.read([TableEntry(SCHEDULE_CONFIG, default=True)])]
-    assert "set_schedule" in clock[0]
-    net.start_watch(period=0.1)
-    farm.procs["s2"].stop()
-    farm.procs["s2"].start()
-    assert wait_until(lambda: any(r["event"] == "reconciled" and r["switch"] == "s2" for r in events.records), 15)
-    assert entries_of(net, "s2") == before
-    assert [str(e) for e in sess.read([TableEntry(SCHEDULE_CONFIG, default=True)])] == clock
-    sess.apply(remove=[grant])  # a grant that ended leaves the desired state too
-    assert grant.canonical(sess.schema) not in entries_of(net, "s2")
-    assert sess.sync(sess.desired).empty
 
 
 def test_set_mode_rewrites_only_the_difference(fabric):
