@@ -6,6 +6,8 @@ test_emulator_dataplane.py.)"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from control.events import EventLog
@@ -28,11 +30,26 @@ PAIRINGS = [pytest.param(t, id=t.name) for t in pairings()] + [
     pytest.param(None, id=name, marks=pytest.mark.skip(reason=why)) for name, why in missing_pairings().items()]
 
 
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Target], Pipeline]:
+    """fabric compiled once per compiler of the pairings."""
+    done: dict[str, Pipeline] = {}
+
+    def get(target: Target) -> Pipeline:
+        if target.p4c not in done:
+            out = tmp_path_factory.mktemp("fabric")
+            target.compile(P4SRC / "fabric.p4", out, P4SRC)
+            done[target.p4c] = Pipeline.load("fabric", out / "fabric.p4info.txtpb", out / "fabric.json")
+        return done[target.p4c]
+
+    return get
+
+
 @pytest.mark.parametrize("target", PAIRINGS)
-def test_switch_restart_in_a_schedule_run_is_reconciled_to_the_schedule(target: Target, tmp_path) -> None:
+def test_switch_restart_in_a_schedule_run_is_reconciled_to_the_schedule(
+        target: Target, compiled: Callable[[Target], Pipeline]) -> None:
     topo = ucd4()
-    target.compile(P4SRC / "fabric.p4", tmp_path, P4SRC)
-    pipe = Pipeline.load("fabric", tmp_path / "fabric.p4info.txtpb", tmp_path / "fabric.json")
+    pipe = compiled(target)
     sw = next(s for s in topo.switches if s.name == TOR)
     sw.grpc_port = free_port()
     proc = SwitchProcess(sw.device_id, grpc_port=sw.grpc_port, target=target).start()
