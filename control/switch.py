@@ -263,6 +263,10 @@ class SwitchSession:
                 log.info("%s: synced (%s)", self.name, p)
             return p
 
+    def empty_state(self) -> SwitchState:
+        """A state of this switch's program with nothing in it (what a change starts from before any sync)."""
+        return SwitchState(self.name, self.pipeline.name, self.client.device_id)
+
     def apply(self, add: Sequence[TableEntry] = (), remove: Sequence[TableEntry] = ()) -> SwitchState:
         """Change the desired state by a few table entries and write just that change, without reading or
         diffing the rest (a grant, a circuit): DELETE `remove` (one Write), then INSERT `add` (one Write;
@@ -274,7 +278,7 @@ class SwitchSession:
         joined it but for those the switch refused (a switch that is away gets them with the rest when
         it is back: `recover`)."""
         with self.lock:
-            base = self.desired or SwitchState(self.name, self.pipeline.name, self.client.device_id)
+            base = self.desired or self.empty_state()
             index = self._index(base).copy()
             gone = [encode(self.schema, e) for e in remove]
             drop = {entry_key(p.table_entry) for _, p in gone}

@@ -13,7 +13,6 @@ from emulation.links import check_ifname
 from fabric.contract import CIRCUIT, CROSS_CONNECT
 from p4rt.entities import TableEntry
 from p4rt.errors import P4RuntimeError
-from p4rt.state import SwitchState
 
 log = logging.getLogger(__name__)
 
@@ -76,13 +75,12 @@ class P4RuntimeCircuits:
         run left in any table is deleted)."""
         with self._lock:
             self._installed.clear()
-            self.session.sync(SwitchState(self.session.name, self.session.pipeline.name, self.session.client.device_id))
+            self.session.sync(self.session.empty_state())
 
     def set_tables(self, tables: tuple[str, ...], entries: list[TableEntry]) -> None:
         """Replace what the desired state has in these tables (the time-flow schedule) and sync it."""
         with self._lock:
-            have = self.session.desired or SwitchState(self.session.name, self.session.pipeline.name,
-                                                       self.session.client.device_id)
+            have = self.session.desired or self.session.empty_state()
             self.session.sync(have.with_tables(tables, entries), trust_cache=True)
 
     def set_circuit(self, in_port: int, out_port: int) -> None:
