@@ -109,10 +109,10 @@ def test_idle_connections_hold_no_thread_and_others_are_answered(server):
 
 @pytest.mark.parametrize("server", [{"idle_timeout": 0.3}], indirect=True)
 def test_silent_connections_are_closed_after_the_idle_timeout(server):
-    with connections(server.port, 20) as socks:
-        t0 = time.monotonic()
+    t0 = time.monotonic()  # before the connects: each one's 0.3 s runs from its own (a loaded machine
+    with connections(server.port, 20) as socks:  # took 0.2 s to open the 20 and saw them close 0.1 s after)
         assert all(s.recv(1) == b"" for s in socks)  # the server closed each one
-        assert 0.2 < time.monotonic() - t0 < 3
+        assert 0.3 <= time.monotonic() - t0 < 3
         assert server.stats.idle_closed >= 20
         assert ask(server.port, "*IDN?").startswith("HITLESS")
 
