@@ -32,6 +32,8 @@ Linux interface name. Route changes for a new circuit map: `control.procedures.R
 `emu.controller` and `emu.ocs.driver()` (what the CLI's `reconfigure` does). `start()`/`stop()` or the context
 manager; `stop()` is safe to call twice and after a failed start. Every PID and interface goes into
 a state file (emulation.state) that `python -m emulation clean-net` uses after a killed run.
+The network itself (names, nodes, links, hosts) is built by emulation.netbuild; this module starts
+and stops what runs on it.
 """
 
 from __future__ import annotations
@@ -49,7 +51,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from mininet.link import Intf, TCLink
 from mininet.net import Mininet
 from mininet.node import Host
 
@@ -58,33 +59,14 @@ from control.network import Network
 from control.ocs.driver import duplex_pairs
 from control.procedures import circuits_from_ocs
 from control.switch import Pipeline
-from emulation.fibre import Fibre, add_fibre, disable_ipv6, fibre_names
-from emulation.holdloop import (
-    HOLD_PASSES_PER_S,
-    HoldLoop,
-    add_hold_loops,
-    hold_loop_names,
-    loop_drops,
-    tbf_args,
-)
-from emulation.linkbatch import PremadeLink, VethPair, make_pairs, run_batch, shaping
-from emulation.links import (
-    HostCommand,
-    carrier,
-    check_rto_min,
-    filter_tc_noise,
-    host_commands,
-    limit_queue,
-    netem_available,
-    run_in,
-    steer_by_flow,
-    switch_port_offloads_off,
-)
-from emulation.nodestart import TimedHost
+from emulation.fibre import Fibre
+from emulation.holdloop import HOLD_PASSES_PER_S, HoldLoop, loop_drops, tbf_args
+from emulation.links import carrier, check_rto_min
+from emulation.netbuild import MininetBuild, Names
 from emulation.ocs.options import check_ocs_args
 from emulation.ocs.process import OcsProcess, first_line, ports_up_since
 from emulation.p4switch import P4Switch, SwitchStartError, free_grpc_base, port_is_free
-from emulation.priority import HOST_NICE, SoftirqBoost, nice_argv, set_nice
+from emulation.priority import HOST_NICE, SoftirqBoost, nice_argv
 from emulation.state import (
     RunState,
     clean_state,
@@ -107,7 +89,6 @@ from topo.validate import validate
 
 log = logging.getLogger(__name__)
 
-FABRIC_MTU = 1600  # path tag: fabric links need >= 1504 (p4src/README.md)
 LINK_UP_TIMEOUT_S = 15.0
 # Switches share processes from this many on (a binary that can run several, emulation/switchhost.py),
 # in about this many processes: a process per pod of a k=16 fat-tree, and enough to use every core
@@ -116,11 +97,6 @@ HOST_PROCESSES = 16
 OCS_START_TIMEOUT_S = 30.0
 
 Progress = Callable[[str, str], None]
-
-
-def intf_name(node: str, port: int) -> str:
-    """Mininet's interface name of a node port."""
-    return f"{node}-eth{port}"
 
 
 def renumber_grpc(topo: Topology, base: int) -> Topology:
@@ -173,6 +149,7 @@ class Emulation:
         if prefix and not prefix.replace("_", "").isalnum():
             raise ValueError(f"prefix {prefix!r}: expected letters, digits or _")
         self.prefix = prefix  # Mininet node (and so interface) names are prefix + topology name
+        self.names = Names(self.topo, prefix)
         self.on_progress = on_progress or (lambda stage, detail: log.info("%s: %s", stage, detail))
         self.state: RunState | None = None
         self._boost: SoftirqBoost | None = None
@@ -239,38 +216,21 @@ class Emulation:
             if not port_is_free(dev.grpc_port):
                 raise ValueError(f"gRPC port 127.0.0.1:{dev.grpc_port} of {dev.name}: already in use "
                                  "(another run? `make clean-net`, or another grpc base)")
-        for name in self._planned_interfaces():
+        for name in self.names.interfaces():
             if interface_exists(name):
                 raise ValueError(f"interface {name}: already exists (another run? `make clean-net`)")
 
-    def _planned_interfaces(self) -> list[str]:
-        names = []
-        for lk in self.topo.links:
-            for node, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
-                if node not in self.topo.host_map():
-                    names.append(self.intf(node, port))
-        for o in self.topo.ocs:
-            for p in o.ports:
-                names += self.fibre(o.name, p).names
-        for s in self.topo.switches:
-            names += self.hold_loop(s.name).names
-        hosts = [self.intf(h.name, 0) for h in self.topo.hosts]  # in the hosts' namespaces, never recorded
-        too_long = [n for n in [*names, *hosts] if len(n) > 15]
-        if too_long:
-            raise ValueError(f"interface name {too_long[0]!r}: longer than 15 characters; expected shorter names")
-        return names
-
     def fibre(self, ocs: str, port: OcsPort) -> Fibre:
         """The interfaces of the fibre from a ToR port to an OCS port."""
-        return fibre_names(self.intf(port.switch, port.switch_port), self.intf(ocs, port.port))
+        return self.names.fibre(ocs, port)
 
     def hold_loop(self, switch: str) -> HoldLoop:
         """The interfaces of a fabric switch's hold loop (its ports HOLD_OUT_PORT and HOLD_IN_PORT)."""
-        return hold_loop_names(self.prefix + switch)
+        return self.names.hold_loop(switch)
 
     def intf(self, node: str, port: int) -> str:
         """The Linux interface of a topology node's port."""
-        return intf_name(self.prefix + node, port)
+        return self.names.intf(node, port)
 
     def _switch_params(self, program: str, device_id: int, grpc_port: int) -> dict:
         return {"switch_bin": self.switch_bin, "json_path": str((self.build_dir / f"{program}.json").resolve()),
@@ -300,104 +260,14 @@ class Emulation:
         t0 = time.monotonic()
         assert self.state is not None
         # interfaces are recorded before they exist, so a run killed half-way is still cleaned
-        self.state.add_interfaces(self._planned_interfaces())
-        filter_tc_noise()
-        net = Mininet(topo=None, build=False, controller=None, link=TCLink, autoSetMacs=False,
-                      autoStaticArp=False, waitConnected=False)
-        self.net = net
-        for h in self.topo.hosts:
-            node = net.addHost(self.prefix + h.name, cls=TimedHost, ip=h.ip, mac=h.mac)
-            self.hosts[h.name] = node
-            self.state.add_process(node.pid, f"host {h.name}")
-            set_nice(node.pid, HOST_NICE)  # what the host's shell runs inherits it
+        self.state.add_interfaces(self.names.interfaces())
+        build = MininetBuild(self.names, self.rto_min)
+        self.net, self.hosts, self.switches = build.net, build.hosts, build.switches  # filled as it goes
         self.hosts_of = self._switch_hosts()
-        for s in self.topo.switches:
-            node = net.addSwitch(self.prefix + s.name, cls=P4Switch, host=self.hosts_of.get(s.name),
-                                 **self._switch_params("fabric", s.device_id, s.grpc_port))
-            self.switches[s.name] = node
-            self.state.add_process(node.pid, f"switch shell {s.name}")
-        for o in self.topo.ocs:
-            node = net.addSwitch(self.prefix + o.name, cls=P4Switch,
-                                 **self._switch_params("ocs", o.device_id, o.grpc_port))
-            self.switches[o.name] = node
-            self.state.add_process(node.pid, f"switch shell {o.name}")
-        netem = netem_available()
-        if not netem:
-            log.info("link delays not emulated: this kernel has no netem qdisc (rates still apply)")
-        self._add_links(net, netem)
-        queue = self.topo.params.get("switch_queue_pkts")
-        for o in self.topo.ocs:
-            for p in o.ports:
-                fibre = add_fibre(self.switches[p.switch], p.switch_port, self.switches[o.name], p.port,
-                                  self.fibre(o.name, p), FABRIC_MTU, bw=o.rate_mbit, delay=o.delay if netem else None)
-                if queue:
-                    limit_queue(fibre.tor_intf, queue, o.delay if netem else None)
-        # every fabric switch's hold loop: two ports of its own, a paced veth pair
-        add_hold_loops([self.hold_loop(s.name) for s in self.topo.switches], FABRIC_MTU, self.hold_passes)
-        for s in self.topo.switches:
-            for port, name in self.hold_loop(s.name).ports.items():
-                Intf(name, node=self.switches[s.name], port=port, up=None)  # up already
-        for sw in self.switches.values():
-            for intf in sw.intfList():
-                if intf.name != "lo":
-                    disable_ipv6(intf.name)
-                    switch_port_offloads_off(intf.name)
-        for name in self._planned_interfaces():  # switch ports and the fibres' patch ends
-            steer_by_flow(name)
-        self._config_hosts()
-        fibres = sum(len(o.ports) for o in self.topo.ocs)
-        self.on_progress("links", f"{len(self.hosts)} hosts, {len(net.links)} links"
-                         f"{f', {fibres} OCS fibres' if fibres else ''} (fabric MTU {FABRIC_MTU}"
-                         f"{'' if netem else ', no delay: kernel lacks netem'}) in {time.monotonic() - t0:.1f} s")
-
-    def _add_links(self, net: Mininet, netem: bool) -> None:
-        """The topology's links (emulation/linkbatch.py): every veth pair in one batch (switch to switch
-        at the fabric's MTU), Mininet's objects over them, then each end shaped at the link's rate (with
-        its delay where the kernel has netem) and a switch port's queue bounded to `switch_queue_pkts`:
-        one `tc -batch` for the switch ports, one a host."""
-        hmap = self.topo.host_map()
-        queue = self.topo.params.get("switch_queue_pkts")  # frames per switch port; None: the kernel's 1000
-        node = {**{n: self.hosts[n] for n in hmap}, **self.switches}
-        pairs, root_tc, host_tc = [], [], {}
-        for lk in self.topo.links:
-            fabric = lk.a not in hmap and lk.b not in hmap
-            pairs.append(VethPair(self.intf(lk.a, lk.a_port), node[lk.a].pid, self.intf(lk.b, lk.b_port),
-                                  node[lk.b].pid, FABRIC_MTU if fabric else None))
-            delay = lk.delay if netem else None
-            for end, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
-                if end in hmap:
-                    host_tc.setdefault(end, []).extend(shaping(self.intf(end, port), lk.rate_mbit, delay))
-                else:
-                    root_tc += shaping(self.intf(end, port), lk.rate_mbit, delay, queue)
-        make_pairs(pairs)
-        for lk in self.topo.links:
-            net.addLink(self.prefix + lk.a, self.prefix + lk.b, port1=lk.a_port, port2=lk.b_port, cls=PremadeLink,
-                        intfName1=self.intf(lk.a, lk.a_port), intfName2=self.intf(lk.b, lk.b_port), up=None)
-        run_batch(["ip", "-batch", "-"], [f"link set dev {self.intf(end, port)} up" for lk in self.topo.links
-                                          for end, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)) if end not in hmap])
-        run_batch(["tc", "-batch", "-"], root_tc)
-        for h, lines in host_tc.items():
-            rc, out = run_in(self.hosts[h], HostCommand(["tc", "-batch", "-"], stdin="\n".join(lines) + "\n"))
-            if rc != 0:
-                raise RuntimeError(f"host {h}: tc -batch failed ({rc}): {out.strip().splitlines()[-2:]}")
-
-    def _config_hosts(self) -> None:
-        """IP, MAC, offloads off, static ARP for the gateway and the subnet, default route, rto_min."""
-        att = self.topo.attachments()
-        by_net: dict[str, list] = {}
-        for h in self.topo.hosts:
-            by_net.setdefault(str(h.network), []).append(h)
-        for h in self.topo.hosts:
-            node = self.hosts[h.name]
-            eth = self.intf(h.name, 0)
-            node.configDefault()  # IP, MAC and lo from the addHost params (Mininet's build() does this)
-            gw_mac = att[h.name][2]
-            peers = [p for p in by_net[str(h.network)] if p.name != h.name]
-            for cmd in host_commands(h, eth, gw_mac, peers, self.rto_min):
-                rc, out = run_in(node, cmd)
-                if rc != 0 and not cmd.may_fail:
-                    raise RuntimeError(f"host {h.name}: {' '.join(cmd.argv[:3])} failed ({rc}): "
-                                       f"{out.strip().splitlines()[-2:]}")
+        build.add_nodes(self.state, self._switch_params, self.hosts_of)
+        build.add_links(self.hold_passes)
+        build.config_hosts()
+        self.on_progress("links", build.summary(time.monotonic() - t0))
 
     def _start_switches(self) -> None:
         t0 = time.monotonic()

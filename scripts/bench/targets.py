@@ -246,7 +246,7 @@ def bench_fattree(target: Target, build: Path, k: int) -> dict[str, float]:
 
     emu = Emulation.isolated(generators.fattree(k), "ecmp", build_dir=build, switch_bin=target.switch,
                              on_progress=progress)
-    planned = emu._planned_interfaces()
+    planned = emu.names.interfaces()
     t0 = last[0] = time.perf_counter()
     try:
         emu.start()
