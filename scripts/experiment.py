@@ -38,6 +38,12 @@ def report(spec: Spec, out: Path, say=say_flush, max_load: float | None = None) 
             say(strategies_markdown(spec, summarize_strategies(out, spec, max_load)))
         say(f"[{spec.name}] summary: {out / 'summary.md'}")
         return summary
+    if spec.kind == "reservation":
+        from scripts.report import seed001
+
+        runs = seed001.load(out)
+        seed001.report(runs, out, say)
+        return {"runs": len(runs)}
     summary = summarize(out, spec)
     data = load_runs(out, spec)
     if spec.kind == "load-balancing":

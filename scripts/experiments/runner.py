@@ -26,6 +26,7 @@ from p4sim.target import Target
 from scripts.experiments.lb import LoadBalancing
 from scripts.experiments.reconf import Reconfiguration
 from scripts.experiments.schedule import ScheduleTiming
+from scripts.experiments.seed001 import ReservationRun, summary
 from scripts.experiments.spec import Spec, Variant, make_topology, schedule_ocs_args
 from scripts.experiments.strategies import Strategies
 
@@ -62,6 +63,8 @@ def _experiment(emu: Any, spec: Spec, variant: Variant):
         return LoadBalancing(emu, spec, variant)
     if spec.kind == "strategies":
         return Strategies(emu, spec, variant)
+    if spec.kind == "reservation":
+        return ReservationRun(emu, spec, variant)
 
     return ScheduleTiming(emu, spec, variant)
 
@@ -111,16 +114,11 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
         for group in share_groups(spec, pending):
             first = group[0][0]
             topo = make_topology(spec)
-            ocs_args = list(first.ocs_args)
-            if topo.ocs and "--seed" not in ocs_args and "--instant" not in ocs_args:
-                ocs_args += ["--seed", str(seed)]
-            if spec.kind == "schedule":
-                ocs_args = schedule_ocs_args(spec) + ocs_args  # the variant's --day-ms/--night-ms win
-            circuits = "none" if spec.kind in ("schedule", "strategies") else (first.initial_map or spec.initial_map)
-            emu = Emulation.isolated(topo, first.mode, build_dir=build, switch_bin=switch_bin, ocs_args=ocs_args,
-                                     circuits=circuits if topo.ocs else None, rto_min=first.rto_min,
-                                     log_dir=out / first.name / "emulation",
+            opts = emulation_options(spec, first, bool(topo.ocs), seed)
+            emu = Emulation.isolated(topo, first.mode, build_dir=build, switch_bin=switch_bin, rto_min=first.rto_min,
+                                     log_dir=emulation_log_dir(spec, out, group), **opts,
                                      on_progress=lambda st, d, v=first.name: log.info("%s %s: %s", v, st, d))
+            ocs_args = opts["ocs_args"]
             shared = f", shared by {', '.join(v.name for v, _ in group)}" if len(group) > 1 else ""
             say(f"[{spec.name}] {first.name}: starting {topo.name} ({len(topo.switches)} switches, "
                 f"mode {first.mode}, rto_min {first.rto_min or 'default'}, ocs {' '.join(ocs_args) or 'default'}"
@@ -163,6 +161,38 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
 # kinds whose every run starts by resetting the circuits and all tables to its variant's own (so
 # variants that start the same emulation can share one): seed 003's strategies (Strategies.reset)
 SHARING_KINDS = ("strategies",)
+# kinds whose every run needs an emulation of its own: seed 001's reservation (the holds' registers,
+# the hosts' TCP state and the OCS's clock start afresh)
+FRESH_KINDS = ("reservation",)
+# the OCS emulator of kind reservation: its data-plane round robin lights every fibre until a run's
+# controller replaces its tables (seed001.optical_setup)
+RESERVATION_OCS_ARGS = ["--instant", "--schedule", "round-robin", "--schedule-mode", "dataplane"]
+
+
+def emulation_log_dir(spec: Spec, out: Path, group: list[tuple[Variant, list[int]]]) -> Path:
+    """Where an emulation's logs go: its run's folder for a kind that starts one a run, else its first
+    variant's."""
+    variant, todo = group[0]
+    return run_dir(out, variant, todo[0]) / "emulation" if spec.kind in FRESH_KINDS else out / variant.name / "emulation"
+
+
+def emulation_options(spec: Spec, variant: Variant, has_ocs: bool, seed: int) -> dict[str, Any]:
+    """The kind's and the variant's options of the emulation a variant starts (Emulation.isolated's
+    ocs_args, circuits and hold_passes)."""
+    ocs_args = list(variant.ocs_args)
+    if spec.kind == "schedule":
+        ocs_args = schedule_ocs_args(spec) + ocs_args  # the variant's --day-ms/--night-ms win
+    if spec.kind == "reservation":
+        ocs_args = RESERVATION_OCS_ARGS + ocs_args
+    if has_ocs and "--seed" not in ocs_args and "--instant" not in ocs_args:
+        ocs_args += ["--seed", str(seed)]
+    opts: dict[str, Any] = {"ocs_args": ocs_args}
+    if has_ocs:
+        opts["circuits"] = ("none" if spec.kind in ("schedule", "strategies", "reservation")
+                            else variant.initial_map or spec.initial_map)
+    if spec.kind == "reservation":
+        opts["hold_passes"] = spec.reservation.hold_passes
+    return opts
 
 
 def emulation_key(variant: Variant) -> tuple:
@@ -174,8 +204,11 @@ def emulation_key(variant: Variant) -> tuple:
 
 def share_groups(spec: Spec, pending: list[tuple[Variant, list[int]]]) -> list[list[tuple[Variant, list[int]]]]:
     """The pending variants (with their missing runs) in spec order, consecutive ones that start the
-    same emulation grouped to share one when the kind resets everything per run; else one each."""
+    same emulation grouped to share one when the kind resets everything per run; a group a run when
+    the kind needs a fresh emulation each time; else one each."""
     groups: list[list[tuple[Variant, list[int]]]] = []
+    if spec.kind in FRESH_KINDS:
+        return [[(variant, [i])] for variant, todo in pending for i in todo]
     for item in pending:
         if spec.kind in SHARING_KINDS and groups and emulation_key(groups[-1][0][0]) == emulation_key(item[0]):
             groups[-1].append(item)
@@ -202,6 +235,8 @@ def one_line(m: dict[str, Any]) -> str:
             parts.append(f"{cls} fct p50 {1000 * fct[len(fct) // 2]:.0f} ms util {c['utilisation']['mean_over_max']:.2f}"
                          + ("" if c["rate_check_ok"] else " RATE-CHECK-FAILED"))
         return "; ".join(parts)
+    if "tdc" in m:
+        return summary(m)
     if "day_ms" in m:
         return f"day {m['day_ms'].get('mean', 0):.1f} ms, night {m['night_ms'].get('mean', 0):.1f} ms"
     gap = m.get("max_gap_ms", 0.0)

@@ -1,12 +1,15 @@
 """Seed 001: TCP over a slotted optical core with two-way vs one-way reservation, and the electrical
 leaf-spine, on bijective workloads of TDC d (each ToR's host sends to the hosts of the next d ToRs).
+Kind `reservation` of the experiment runner:
 
-    sudo .venv/bin/python -m scripts.experiments.seed001 [--tors 4] [--tdc 1,3] [--variants two-way,one-way,electrical]
-        [--flow-kb 128] [--rate-mbit 10] [--electrical-mbit 10] [--slot-ms 10] [--night-ms 1] [--out results/seed001]
+    sudo .venv/bin/python -m scripts run scripts/experiments/seed001-reservation.yaml [--out results/seed001]
 
+A variant is a reservation (two-way, one-way, electrical) at a TDC; the spec's `reservation:` section
+holds the timing (spec.Reservation) and `duration_s` is each run's timeout (unfinished flows are
+killed). Every run starts its own emulation (the holds' registers and TCP's state start empty).
 Scale: the paper's microseconds are milliseconds here and its 10 Gbit/s is 10 Mbit/s, so bytes per
 unit of time (a 50 KB burst lasts 40 ms) and the timing (T_sw = T_proc = T_oh = 1 ms) keep their
-ratios; flows are `--flow-kb` instead of 25 MB x 40 per server. Topology: ocscore(N ToRs, one host
+ratios; flows are `flow_kb` instead of 25 MB x 40 per server. Topology: ocscore(N ToRs, one host
 each, one optical uplink each, one electrical spine). Optical variants hold every ToR-to-ToR packet
 in its destination's virtual output queue (SlotHold) until a grant lights its slots
 (control/reservation_agent.py); electrical writes no schedule (routes via the spine). TCP: scripts.hosts.flows
@@ -17,9 +20,7 @@ ToRs' hold counters, the load average.
 
 from __future__ import annotations
 
-import argparse
 import json
-import logging
 import os
 import re
 import sys
@@ -32,8 +33,6 @@ from control.grants import Burst, Calendar, OneWay, TwoWay
 from control.reservation import Timing
 from control.reservation_agent import PathState, ReservationAgent
 from control.switch import Pipeline, SwitchSession
-from emulation.holdloop import HOLD_PASSES_PER_S, hold_passes_arg
-from emulation.links import check_rto_min, check_sysctl, set_sysctls
 from fabric.contract import (
     DARK_DROPS,
     HOLD_COUNTERS,
@@ -44,6 +43,7 @@ from fabric.contract import (
     TOR_TIME_FLOW_TABLES,
 )
 from fabric.schedule import TimeSchedule
+from scripts.experiments.spec import Reservation
 from scripts.hosts.hostproc import HostProcs, wait_listening
 from scripts.hosts.kernel import SS_MARK
 from tablegen.entries import network_states
@@ -51,14 +51,9 @@ from tablegen.graph import Fabric
 from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entries, tor_base_entries
 from tablegen.schedule import clock_entries, light_spans, route_paths
 from topo.circuits import resolve_circuits
-from topo.generators import ocscore
 from topo.model import HOLD_OUT_PORT
-from topo.validate import validate
 
-log = logging.getLogger(__name__)
-ROOT = Path(__file__).resolve().parents[2]
 BASE_PORT = 5600
-VARIANTS = ("two-way", "one-way", "electrical")
 OCS_DROPS = (*SCHEDULE_DROP_COUNTERS, DARK_DROPS)  # dark: the schedule was off
 
 
@@ -102,33 +97,33 @@ def sampler(period_s: float, out: Path) -> list[str]:
             'ss -tinH state connected >> "$1" 2>/dev/null; sleep "$2"; done', "sampler", str(out), f"{period_s:g}"]
 
 
-def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace,
-                  variant: str) -> tuple[ReservationAgent, dict[str, Any]]:
+def optical_setup(emu: Any, topo: Any, s: Reservation, variant: str,
+                  rate_mbit: float) -> tuple[ReservationAgent, dict[str, Any]]:
     """Write the calendar and the holds, start the reservation controller; the agent and the clocks
     (offset, error and after-guard of each switch, us). Every write is a change of a switch's desired
     state, through its session: the ToRs' the controller's, the OCS's one of its own (primary over the
     emulator's, which wrote the round robin)."""
     o = topo.ocs[0]
     net = emu.controller
-    ocs = SwitchSession(o.name, f"127.0.0.1:{o.grpc_port}", o.device_id, Pipeline.from_build("ocs", build),
+    ocs = SwitchSession(o.name, f"127.0.0.1:{o.grpc_port}", o.device_id, Pipeline.from_build("ocs", emu.build_dir),
                         election_id=(0, 5))
     ocs.connect()
     fabric = Fabric(topo, resolve_circuits(topo, "none"))
     states = {st.name: st for st in network_states(fabric, "ecmp")}
-    slot_us, night_us = round(args.slot_ms * 1000), round(args.night_ms * 1000)
+    slot_us, night_us = round(s.slot_ms * 1000), round(s.night_ms * 1000)
     offsets = {sw.name: net.clock(sw.name) for sw in topo.switches}
     offsets[o.name] = measure_client(ocs.client)
     tors = sorted({p.switch for p in o.ports}, key=lambda n: int(n.removeprefix("leaf")))
-    after = {n: offsets[n].after_guard_us(offsets[o.name].error_us, args.after_us) for n in tors}
-    send_us = slot_us - night_us - args.before_us - max(after.values())  # a ToR's guarded day
+    after = {n: offsets[n].after_guard_us(offsets[o.name].error_us, s.after_us) for n in tors}
+    send_us = slot_us - night_us - s.before_us - max(after.values())  # a ToR's guarded day
     if send_us < 1:
-        raise ValueError(f"--slot-ms {args.slot_ms}: its day less the guards (before {args.before_us} us, after "
+        raise ValueError(f"--slot-ms {s.slot_ms}: its day less the guards (before {s.before_us} us, after "
                          f"{max(after.values())} us) leaves a ToR no time to send")
-    cal = Calendar(time.monotonic() + 1.0, slot_us / 1e6, night_us / 1e6, args.cycle_slots, send_us / 1e6)
+    cal = Calendar(time.monotonic() + 1.0, slot_us / 1e6, night_us / 1e6, s.cycle_slots, send_us / 1e6)
     index = {name: i for i, name in enumerate(tors)}
 
     def sched(name: str) -> TimeSchedule:
-        return TimeSchedule(args.cycle_slots, slot_us - night_us, night_us, offsets[name].to_switch(cal.epoch_s))
+        return TimeSchedule(s.cycle_slots, slot_us - night_us, night_us, offsets[name].to_switch(cal.epoch_s))
 
     # the OCS's clock replaces the emulator's round robin (which lit the fibres), its slots empty
     ocs.sync(ocs.adopt().with_tables(OCS_TIME_FLOW_TABLES, clock_entries(sched(o.name))), trust_cache=True)
@@ -137,142 +132,149 @@ def optical_setup(emu: Any, topo: Any, build: Path, args: argparse.Namespace,
     for name in tors:
         routes = route_paths(states[name])
         bases[name] = net.desired()[name].with_tables(TOR_TIME_FLOW_TABLES, tor_base_entries(
-            topo, o, name, routes, sched(name), max_hold_us=args.max_hold_ms * 1000, depth=args.depth,
-            before_us=args.before_us, after_us=after[name], fresh_us=args.fresh_us))
-        light = light_spans(sched(name), args.before_us, after[name])
+            topo, o, name, routes, sched(name), max_hold_us=s.max_hold_ms * 1000, depth=s.depth,
+            before_us=s.before_us, after_us=after[name], fresh_us=s.fresh_us))
+        light = light_spans(sched(name), s.before_us, after[name])
         paths[name] = [PathState(index[name], index[dst], pid,
                                  lambda s, a=name, b=dst, p=pid, lt=light: grant_tor_entries(topo, o, a, b, p, s, lt),
                                  lambda s, a=name, b=dst: grant_ocs_entries(o, a, b, s))
                        for dst, pid in sorted(grant_paths(topo, o, name, routes).items())]
     net.sync(bases, step="reservation-holds", trust_cache=True)
-    timing = Timing(switch_s=night_us / 1e6, proc_s=args.proc_ms / 1000, overhead_s=args.proc_ms / 1000,
-                    guard_s=args.guard_ms / 1000, rate_bps=args.rate_mbit * 1e6)
-    burst = Burst(cap_bytes=args.depth * 1514)
+    timing = Timing(switch_s=night_us / 1e6, proc_s=s.proc_ms / 1000, overhead_s=s.proc_ms / 1000,
+                    guard_s=s.guard_ms / 1000, rate_bps=rate_mbit * 1e6)
+    burst = Burst(cap_bytes=s.depth * 1514)
     scheduler = (TwoWay if variant == "two-way" else OneWay)(len(tors), cal, timing, burst)
     agent = ReservationAgent(scheduler, {n: net.sessions[n] for n in tors}, ocs, paths,
-                             poll_s=args.poll_ms / 1000, max_burst=args.burst_kb * 1000,
-                             assembly_s=(args.slot_ms if args.assembly_ms is None else args.assembly_ms) / 1000,
-                             loop_passes=args.hold_passes, growth=args.burst_growth,
+                             poll_s=s.poll_ms / 1000, max_burst=s.burst_kb * 1000,
+                             assembly_s=(s.slot_ms if s.assembly_ms is None else s.assembly_ms) / 1000,
+                             loop_passes=s.hold_passes, growth=s.burst_growth,
                              lead_floor_s=timing.proc_s + timing.overhead_s,  # the model's trip, when writes are quicker
-                             drop_ports=sorted(p.port for p in o.ports), audit_every=args.audit_every)
+                             drop_ports=sorted(p.port for p in o.ports), audit_every=s.audit_every)
     clocks = {n: (c.offset_us, c.error_us, after.get(n)) for n, c in offsets.items()}
     time.sleep(max(0.0, cal.epoch_s - time.monotonic()))
     agent.start()
     return agent, clocks
 
 
-def run(variant: str, tdc: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    """One run of one variant at one TDC in a fresh emulation."""
-    from emulation.network import Emulation
-    from p4sim.target import Target
+class ReservationRun:
+    """Kind reservation: one run of a variant (a reservation at a TDC) on the runner's emulation."""
 
-    topo = validate(ocscore(args.tors, 1, uplinks=1, spines=1, rate_mbit=args.rate_mbit,
-                            spine_mbit=args.electrical_mbit))
-    build = Path(args.build)
-    Target.from_env().ensure_build(build, ROOT / "p4src")
-    rdir = out / f"tdc{tdc}" / variant
-    rdir.mkdir(parents=True, exist_ok=True)
-    # the emulator's data-plane round robin lights every fibre; optical runs replace its tables
-    ocs_args = ["--instant", "--schedule", "round-robin", "--schedule-mode", "dataplane"]
-    emu = Emulation.isolated(topo, "ecmp", build_dir=build, ocs_args=ocs_args, circuits="none",
-                             log_dir=rdir / "emulation", hold_passes=args.hold_passes, rto_min=args.rto_min)
-    topo = emu.topo  # renumbered to free gRPC ports
-    procs = HostProcs()
-    agent: ReservationAgent | None = None
-    try:
-        emu.start()
-        hosts = emu.hosts
-        set_sysctls(hosts, dict(args.sysctl))
-        names = [f"h{t}_1" for t in range(1, args.tors + 1)]
-        addr = {h.name: h.address for h in topo.hosts}
-        # each pair of the workload carries `flows_per_pair` TCP flows (the paper: a server's 40 flows)
-        flows = [(src, d, k) for src, d in bijective(args.tors, tdc) for k in range(args.flows_per_pair)]
-        ports = {BASE_PORT + i for i in range(len(flows))}
-        for i, (src, _d, _k) in enumerate(flows):  # scripts.hosts.flows: the server sends, the client times to FIN
-            procs.start(hosts[names[src]], [sys.executable, "-m", "scripts.hosts.flows", "serve", "--port", str(BASE_PORT + i),
-                                            "--size", str(args.flow_kb * 1024), "--cc", "reno"], f"serve {i}")
-        for i, (src, _d, _k) in enumerate(flows):
-            wait_listening(hosts[names[src]], BASE_PORT + i, "t")
-        if variant != "electrical":
-            agent, clocks = optical_setup(emu, topo, build, args, variant)
-            drops0 = agent.ocs.counter_packets(OCS_DROPS, agent.drop_ports)
-        senders = sorted({f[0] for f in flows})
-        for src in senders:
-            procs.start(hosts[names[src]], sampler(args.sample_s, rdir / f"ss-{src}.txt"), f"ss {src}")
-        load0 = os.getloadavg()
-        t0, t0_wall = time.monotonic(), time.time()
-        clients = []
-        for i, (src, d, k) in enumerate(flows):
-            clients.append(procs.start(hosts[names[d]], [sys.executable, "-m", "scripts.hosts.flows", "fetch", "--dst",
-                                                         addr[names[src]], "--port", str(BASE_PORT + i)],
-                                       f"fetch {flow_name(src, d, k)}", rdir / f"fct-{src}-{d}-{k}.json"))
-        unfinished = 0
-        for p in clients:
-            try:
-                p.wait(timeout=max(0.1, t0 + args.timeout - time.monotonic()))
-            except Exception:
-                unfinished += 1
-                procs.stop(p)
-        wall = time.monotonic() - t0
-        load1 = os.getloadavg()
-        result: dict[str, Any] = {"variant": variant, "tdc": tdc, "tors": args.tors, "flow_kb": args.flow_kb,
-                                  "flows_per_pair": args.flows_per_pair,
-                                  "rate_mbit": args.rate_mbit, "electrical_mbit": args.electrical_mbit or args.rate_mbit,
-                                  "slot_ms": args.slot_ms, "night_ms": args.night_ms, "rto_min": args.rto_min,
-                                  "sysctl": dict(args.sysctl),
-                                  "wall_s": wall, "timeout_s": args.timeout, "unfinished": unfinished,
-                                  "load_avg": [load0, load1], "flows": {}}
-        samples: dict[int, list[tuple[float, int, float | None, int]]] = {}
-        for src in senders:
-            f = rdir / f"ss-{src}.txt"
-            samples.update(parse_samples(f.read_text() if f.exists() else "", ports))
-        for i, (src, d, k) in enumerate(flows):
-            try:
-                fct = json.loads((rdir / f"fct-{src}-{d}-{k}.json").read_text())
-            except (OSError, ValueError):
-                fct = {}
-            ss = samples.get(BASE_PORT + i, [])
-            rtts = [x[2] for x in ss if x[2] is not None]
-            result["flows"][flow_name(src, d, k)] = {
-                "fct_s": fct.get("fct_s"), "bytes": fct.get("bytes"),
-                "retransmits": max((x[3] for x in ss), default=0),
-                "mean_rtt_ms": sum(rtts) / len(rtts) if rtts else None,
-                "acked": [(round(x[0] - t0_wall, 3), x[1]) for x in ss]}
-        result["servers"] = server_completion(result["flows"])
-        if agent is not None:
-            agent.stop()
-            drops = {k: v - drops0[k] for k, v in agent.ocs.counter_packets(OCS_DROPS, agent.drop_ports).items()}
-            holds = {k: 0 for k in HOLD_COUNTERS}
-            by_tor = {}
-            for name, states in agent.paths.items():
-                by_tor[name] = agent.tors[name].counter_packets(HOLD_COUNTERS, [st.path_id for st in states])
-                for k, v in by_tor[name].items():
-                    holds[k] += v
-                # frames the ToR's own port queues dropped (into them minus out of them), every port
-                ports = [p for p in topo.switch_map()[name].ports if p < HOLD_OUT_PORT]
-                q = agent.tors[name].counter_packets((PORT_ENQ, PORT_DEQ), ports)
-                by_tor[name]["queue_drops"] = q[PORT_ENQ] - q[PORT_DEQ]
-            holds["queue_drops"] = sum(v["queue_drops"] for v in by_tor.values())
-            grants = agent.grants
-            result.update({"clocks": clocks,
-                           "grants": len(grants), "bursts_lost": sum(g["lost"] for g in grants),
-                           "grants_late": sum(g["late"] for g in grants), "write_errors": agent.write_errors,
-                           "refused": agent.refused, "audits": agent.audits,
-                           "audit_conflicts": agent.audit_conflicts[:20],
-                           "polls": agent.polls, "mean_poll_ms": 1000 * agent.poll_time_s / max(1, agent.polls),
-                           **drops, "ocs_drops": sum(drops.values()), **holds, "holds_by_tor": by_tor})
-            (rdir / "grants.json").write_text(json.dumps(grants))
-            (rdir / "ocs-drops.json").write_text(json.dumps({"epoch_s": agent.scheduler.cal.epoch_s,
-                                                             "ports": {st.src: p for p, st in []},
-                                                             "log": agent.drop_log}))
-            agent.ocs.close()
-        (rdir / "metrics.json").write_text(json.dumps(result, indent=1))
-        return result
-    finally:
-        if agent is not None:
-            agent._stop.set()
-        procs.stop_all()
-        emu.stop()
+    def __init__(self, emu: Any, spec: Any, variant: Any) -> None:
+        self.emu, self.spec, self.variant = emu, spec, variant
+
+    def close(self) -> None:
+        """Nothing outlives a run."""
+
+    def run(self, rdir: Path) -> dict[str, Any]:
+        """The workload's flows, the reservation controller for an optical variant; returns the metrics
+        (also metrics.json)."""
+        emu, spec, s = self.emu, self.spec, self.spec.reservation
+        variant, tdc, topo = self.variant.reservation, self.variant.tdc, emu.topo
+        rdir.mkdir(parents=True, exist_ok=True)
+        tors = sorted({p.switch for p in topo.ocs[0].ports}, key=lambda n: int(n.removeprefix("leaf")))
+        procs = HostProcs()
+        agent: ReservationAgent | None = None
+        try:
+            hosts = emu.hosts
+            names = [f"h{t}_1" for t in range(1, len(tors) + 1)]
+            addr = {h.name: h.address for h in topo.hosts}
+            # each pair of the workload carries `flows_per_pair` TCP flows (the paper: a server's 40 flows)
+            flows = [(src, d, k) for src, d in bijective(len(tors), tdc) for k in range(s.flows_per_pair)]
+            ports = {BASE_PORT + i for i in range(len(flows))}
+            for i, (src, _d, _k) in enumerate(flows):  # scripts.hosts.flows: the server sends, the client times to FIN
+                procs.start(hosts[names[src]], [sys.executable, "-m", "scripts.hosts.flows", "serve", "--port",
+                                                str(BASE_PORT + i), "--size", str(s.flow_kb * 1024), "--cc", "reno"],
+                            f"serve {i}")
+            for i, (src, _d, _k) in enumerate(flows):
+                wait_listening(hosts[names[src]], BASE_PORT + i, "t")
+            if variant != "electrical":
+                agent, clocks = optical_setup(emu, topo, s, variant, spec.link_rate_mbit)
+                drops0 = agent.ocs.counter_packets(OCS_DROPS, agent.drop_ports)
+                holds0 = {name: agent.tors[name].counter_packets(HOLD_COUNTERS, [st.path_id for st in states])
+                          for name, states in agent.paths.items()}
+            senders = sorted({f[0] for f in flows})
+            for src in senders:
+                procs.start(hosts[names[src]], sampler(s.sample_s, rdir / f"ss-{src}.txt"), f"ss {src}")
+            load0 = os.getloadavg()
+            t0, t0_wall = time.monotonic(), time.time()
+            clients = []
+            for i, (src, d, k) in enumerate(flows):
+                clients.append(procs.start(hosts[names[d]], [sys.executable, "-m", "scripts.hosts.flows", "fetch",
+                                                             "--dst", addr[names[src]], "--port", str(BASE_PORT + i)],
+                                           f"fetch {flow_name(src, d, k)}", rdir / f"fct-{src}-{d}-{k}.json"))
+            unfinished = 0
+            for p in clients:
+                try:
+                    p.wait(timeout=max(0.1, t0 + spec.duration_s - time.monotonic()))
+                except Exception:
+                    unfinished += 1
+                    procs.stop(p)
+            wall = time.monotonic() - t0
+            load1 = os.getloadavg()
+            spine = next((lk.rate_mbit for lk in topo.links if {lk.a, lk.b} & set(tors)
+                          and not {lk.a, lk.b} & {h.name for h in topo.hosts}), spec.link_rate_mbit)
+            result: dict[str, Any] = {"name": self.variant.name, "variant": variant, "tdc": tdc, "tors": len(tors),
+                                      "flow_kb": s.flow_kb, "flows_per_pair": s.flows_per_pair,
+                                      "rate_mbit": spec.link_rate_mbit, "electrical_mbit": spine,
+                                      "slot_ms": s.slot_ms, "night_ms": s.night_ms, "rto_min": self.variant.rto_min,
+                                      "sysctl": dict(self.variant.sysctl),
+                                      "wall_s": wall, "timeout_s": spec.duration_s, "unfinished": unfinished,
+                                      "load_avg": [load0, load1], "flows": {}}
+            samples: dict[int, list[tuple[float, int, float | None, int]]] = {}
+            for src in senders:
+                f = rdir / f"ss-{src}.txt"
+                samples.update(parse_samples(f.read_text() if f.exists() else "", ports))
+            for i, (src, d, k) in enumerate(flows):
+                try:
+                    fct = json.loads((rdir / f"fct-{src}-{d}-{k}.json").read_text())
+                except (OSError, ValueError):
+                    fct = {}
+                ss = samples.get(BASE_PORT + i, [])
+                rtts = [x[2] for x in ss if x[2] is not None]
+                result["flows"][flow_name(src, d, k)] = {
+                    "fct_s": fct.get("fct_s"), "bytes": fct.get("bytes"),
+                    "retransmits": max((x[3] for x in ss), default=0),
+                    "mean_rtt_ms": sum(rtts) / len(rtts) if rtts else None,
+                    "acked": [(round(x[0] - t0_wall, 3), x[1]) for x in ss]}
+            result["servers"] = server_completion(result["flows"])
+            if agent is not None:
+                agent.stop()
+                result.update(agent_metrics(agent, topo, drops0, holds0, clocks))
+                (rdir / "grants.json").write_text(json.dumps(agent.grants))
+                (rdir / "ocs-drops.json").write_text(json.dumps({"epoch_s": agent.scheduler.cal.epoch_s,
+                                                                 "log": agent.drop_log}))
+                agent.ocs.close()
+            (rdir / "metrics.json").write_text(json.dumps(result, indent=1))
+            return result
+        finally:
+            if agent is not None:
+                agent._stop.set()
+            procs.stop_all()
+
+
+def agent_metrics(agent: ReservationAgent, topo: Any, drops0: dict[str, int], holds0: dict[str, dict[str, int]],
+                  clocks: dict[str, Any]) -> dict[str, Any]:
+    """What the reservation controller and the switches counted over a run (counters less their
+    values at its start `drops0`, `holds0`)."""
+    drops = {k: v - drops0[k] for k, v in agent.ocs.counter_packets(OCS_DROPS, agent.drop_ports).items()}
+    holds = {k: 0 for k in HOLD_COUNTERS}
+    by_tor = {}
+    for name, states in agent.paths.items():
+        counts = agent.tors[name].counter_packets(HOLD_COUNTERS, [st.path_id for st in states])
+        by_tor[name] = {k: v - holds0[name][k] for k, v in counts.items()}
+        for k, v in by_tor[name].items():
+            holds[k] += v
+        # frames the ToR's own port queues dropped (into them minus out of them), every port
+        ports = [p for p in topo.switch_map()[name].ports if p < HOLD_OUT_PORT]
+        q = agent.tors[name].counter_packets((PORT_ENQ, PORT_DEQ), ports)
+        by_tor[name]["queue_drops"] = q[PORT_ENQ] - q[PORT_DEQ]
+    holds["queue_drops"] = sum(v["queue_drops"] for v in by_tor.values())
+    grants = agent.grants
+    return {"clocks": clocks, "grants": len(grants), "bursts_lost": sum(g["lost"] for g in grants),
+            "grants_late": sum(g["late"] for g in grants), "write_errors": agent.write_errors,
+            "refused": agent.refused, "audits": agent.audits, "audit_conflicts": agent.audit_conflicts[:20],
+            "polls": agent.polls, "mean_poll_ms": 1000 * agent.poll_time_s / max(1, agent.polls),
+            **drops, "ocs_drops": sum(drops.values()), **holds, "holds_by_tor": by_tor}
 
 
 def flow_name(src: int, dst: int, k: int) -> str:
@@ -310,104 +312,3 @@ def summary(r: dict[str, Any]) -> str:
                  f"{r['queue_drops']}, poll "
                  f"{r['mean_poll_ms']:.1f} ms")
     return line + f"; load {r['load_avg'][0][0]:.1f}-{r['load_avg'][1][0]:.1f}"
-
-
-def sysctl_arg(text: str) -> tuple[str, str]:
-    """KEY=VALUE for --sysctl, checked (emulation.links.check_sysctl)."""
-    key, sep, value = text.partition("=")
-    try:
-        check_sysctl(key, value if sep else None)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return key, value
-
-
-def parser() -> argparse.ArgumentParser:
-    """The command line (the end-to-end test builds its settings from it too)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tors", type=int, default=4, metavar="N")
-    p.add_argument("--tdc", default="1,3", metavar="D[,D]")
-    p.add_argument("--variants", default=",".join(VARIANTS), metavar="V[,V]")
-    p.add_argument("--flow-kb", type=int, default=128, metavar="KB", help="bytes each flow sends (KB)")
-    p.add_argument("--flows-per-pair", type=int, default=1, metavar="N",
-                   help="TCP flows between each pair of the workload (the paper: 40 per server)")
-    p.add_argument("--rate-mbit", type=float, default=10.0, metavar="MBIT")
-    p.add_argument("--electrical-mbit", type=float, default=None, metavar="MBIT",
-                   help="the ToRs' links to the electrical spine (default: --rate-mbit; below it, an electrical "
-                        "fabric oversubscribed against the optical core)")
-    p.add_argument("--slot-ms", type=float, default=10.0, metavar="MS")
-    p.add_argument("--night-ms", type=float, default=1.0, metavar="MS", help="T_sw")
-    p.add_argument("--proc-ms", type=float, default=10.0, metavar="MS", help="T_proc = T_oh")
-    p.add_argument("--cycle-slots", type=int, default=300, metavar="N",
-                   help="slots per cycle; a ToR with guards takes 3 phase ranges per slot (1024 at most)")
-    p.add_argument("--guard-ms", type=float, default=0.0, metavar="MS",
-                   help="T_guard: slack added to each window (the day budget keeps a burst within it)")
-    p.add_argument("--poll-ms", type=float, default=10.0, metavar="MS",
-                   help="how often each ToR's queues are read (a read costs the switch CPU the hold loops need)")
-    p.add_argument("--burst-kb", type=int, default=50, metavar="KB", help="largest burst granted at once")
-    p.add_argument("--assembly-ms", type=float, default=None, metavar="MS",
-                   help="T_a: a burst assembles this long before its request, unless --burst-kb waits "
-                        "(default: one slot)")
-    p.add_argument("--burst-growth", type=float, default=0.0, metavar="X",
-                   help="a burst adds X times its queue's arrival rate until its window (0: the paper's, "
-                        "what the queue held when it asked)")
-    p.add_argument("--max-hold-ms", type=int, default=1500, metavar="MS")
-    p.add_argument("--depth", type=int, default=48, metavar="N", help="hold depth per path (the VOQ)")
-    p.add_argument("--hold-passes", type=hold_passes_arg, default=HOLD_PASSES_PER_S, metavar="N",
-                   help="passes a second of each switch's hold loop (its paced port pair: emulation/holdloop.py)")
-    p.add_argument("--before-us", type=int, default=3000, metavar="US")
-    p.add_argument("--after-us", type=int, default=None, metavar="US",
-                   help="guard after each night at the ToRs (default: the ToR's and the OCS's clock error bounds)")
-    p.add_argument("--fresh-us", type=int, default=None, metavar="US",
-                   help="how old a lit decision may be when egress takes the packet (default: half of --before-us)")
-    p.add_argument("--audit-every", type=int, default=20, metavar="N",
-                   help="read the OCS's slot_circuit every N x 50 ms and check no output is lit twice")
-    p.add_argument("--rto-min", default=None, metavar="TIME",
-                   help="TCP rto_min on every host route (e.g. 1s; default: the kernel's 200 ms). The paper's "
-                        "minimum RTO is far above its RTT; here the RTT is 0.1-0.5 s")
-    p.add_argument("--sysctl", type=sysctl_arg, action="append", default=[], metavar="KEY=VALUE",
-                   help="a net.* sysctl in every host (repeatable), e.g. net.ipv4.tcp_reordering=300")
-    p.add_argument("--sample-s", type=float, default=0.2, metavar="S", help="ss sampling period")
-    p.add_argument("--timeout", type=float, default=40.0, metavar="S", help="per run; unfinished flows are killed")
-    p.add_argument("--build", default=str(ROOT / "build"), metavar="DIR")
-    p.add_argument("--out", default=str(ROOT / "results" / "seed001"), metavar="DIR")
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    if os.geteuid() != 0:
-        raise SystemExit("seed001: needs root (Mininet); expected sudo")
-    if args.rto_min:
-        try:
-            check_rto_min(args.rto_min)
-        except ValueError as exc:
-            raise SystemExit(f"--rto-min: {exc}") from None
-    if args.slot_ms * 1000 - args.night_ms * 1000 - args.before_us - (args.after_us or 0) < 1:
-        raise SystemExit(f"--slot-ms {args.slot_ms}: its day less the guards (--before-us {args.before_us}, "
-                         f"--after-us {args.after_us}) leaves a ToR no time to send")
-    if not 1 <= args.flows_per_pair <= 64:
-        raise SystemExit(f"--flows-per-pair {args.flows_per_pair}: expected 1..64")
-    variants = args.variants.split(",")
-    for v in variants:
-        if v not in VARIANTS:
-            raise SystemExit(f"variant {v!r}: expected one of {', '.join(VARIANTS)}")
-    try:
-        tdcs = [int(x) for x in args.tdc.split(",")]
-        for d in tdcs:
-            bijective(args.tors, d)
-    except ValueError as exc:
-        raise SystemExit(f"--tdc {args.tdc!r}: {exc}") from None
-    out = Path(args.out)
-    for d in tdcs:
-        for v in variants:
-            try:
-                print(summary(run(v, d, args, out)), flush=True)
-            except ValueError as exc:  # a setting the emulation's clocks make impossible (the guards)
-                raise SystemExit(f"seed001: {exc}") from None
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -18,6 +18,7 @@ from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only 
 
 from control.plan import MAX_WAIT_S, PROCEDURES
 from control.strategies import STRATEGIES
+from emulation.holdloop import HOLD_PASSES_PER_S, tbf_args
 from emulation.links import check_rto_min, check_sysctl
 from emulation.ocs.options import check_ocs_args
 from fabric.contract import MODES
@@ -37,8 +38,9 @@ from topo import generators
 from topo.circuits import ocs_circuits
 from topo.validate import validate
 
-KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule", "strategies")
-GENERATORS = ("ucd4", "fattree", "leafspine")
+KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule", "strategies", "reservation")
+GENERATORS = ("ucd4", "fattree", "leafspine", "ocscore")
+RESERVATIONS = ("two-way", "one-way", "electrical")  # kind reservation: seed 001's variants
 MAX_SPEC_BYTES = 1 << 20  # a spec is a page of YAML
 MAX_RUNS = 10_000
 MAX_DURATION_S = 86_400.0  # a day
@@ -84,6 +86,10 @@ class Variant:
     sysctl: dict[Str, Any] = field(default_factory=dict)  # every host's, e.g. net.ipv4.tcp_reordering (check_sysctl)
     mptcp_subflows: Annotated[int, Field(ge=0, le=8, strict=True)] = 0  # load balancing: 0 TCP; n MPTCP subflows
     strategy: Literal[STRATEGIES] = "none"  # type: ignore[valid-type]  # kind strategies (control.strategies)
+    # kind reservation: how the optical core is reserved (two-way, one-way, or no OCS: the electrical
+    # spine) and the workload's TDC (each ToR's host sends to the hosts of the next `tdc` ToRs)
+    reservation: Literal[RESERVATIONS] | None = None  # type: ignore[valid-type]
+    tdc: Annotated[int, Field(ge=1, le=255, strict=True)] | None = None
 
 
 @with_config(FORBID_EXTRA)
@@ -100,6 +106,44 @@ class Workload:
     pattern: Literal["pairs", "noisy"] = "pairs"
     clients: Count = 2
     fan_in: Count = 7
+
+
+Micros = Annotated[int, Field(ge=0, le=10_000_000, strict=True)]
+
+
+@with_config(FORBID_EXTRA)
+@dataclass(slots=True)
+class Reservation:
+    """Kind reservation (seed 001): the flows, the calendar, the reservation controller and the ToRs'
+    holds; the paper's microseconds are milliseconds here (scripts/experiments/seed001.py)."""
+
+    flow_kb: Count = 128  # bytes each flow sends (KB)
+    flows_per_pair: Annotated[int, Field(ge=1, le=64, strict=True)] = 1  # the paper: 40 per server
+    slot_ms: Positive = 10.0
+    night_ms: NonNegative = 1.0  # T_sw
+    proc_ms: NonNegative = 10.0  # T_proc = T_oh
+    cycle_slots: Annotated[int, Field(ge=2, le=1024, strict=True)] = 300  # a guarded ToR: 3 phase ranges a slot
+    guard_ms: NonNegative = 0.0  # T_guard: slack added to each window
+    poll_ms: Positive = 10.0  # the controller reads each ToR's holds this often
+    burst_kb: Count = 50  # largest burst granted at once
+    assembly_ms: NonNegative | None = None  # how long a VOQ assembles before it asks (default slot_ms)
+    burst_growth: NonNegative = 0.0  # a window's extra bytes per byte a second the path grows
+    max_hold_ms: Count = 1500
+    depth: Count = 48  # hold depth per path (the VOQ)
+    hold_passes: Count = HOLD_PASSES_PER_S  # each ToR's hold loop, passes a second (emulation/holdloop.py)
+    before_us: Micros = 3000  # the ToR's guard before each night
+    after_us: Micros | None = None  # ... after it (default: the ToR's and the OCS's clock error bounds)
+    fresh_us: Micros | None = None  # a lit decision older than this at egress goes round again
+    audit_every: Annotated[int, Field(ge=0, strict=True)] = 20  # read the OCS's slot_circuit back every N rounds
+    sample_s: Positive = 0.2  # ss sampling period
+
+    def check(self) -> Reservation:
+        """The rules across fields; ValueError naming the first that fails."""
+        if self.slot_ms * 1000 - self.night_ms * 1000 - self.before_us - (self.after_us or 0) < 1:
+            raise ValueError(f"reservation.slot_ms {self.slot_ms}: its day less the guards (before_us "
+                             f"{self.before_us}, after_us {self.after_us}) leaves a ToR no time to send")
+        tbf_args(self.hold_passes)
+        return self
 
 
 @with_config(FORBID_EXTRA)
@@ -133,6 +177,7 @@ class Spec:
     workload: Workload = field(default_factory=Workload)
     schedule: Schedule = field(default_factory=dict)  # type: ignore[assignment]
     bulk: Bulk = field(default_factory=Bulk)  # kind strategies: seed 003's bulk transfers (scripts.experiments.bulk)
+    reservation: Reservation = field(default_factory=Reservation)
     path: Str = ""
 
     @property
@@ -158,7 +203,8 @@ def _variants(raw: Any, kind: str, defaults: Any, path: str) -> list[Any]:
     out = []
     for i, item in enumerate(raw):
         if isinstance(item, str):
-            item = {"name": item, ("mode" if kind == "load-balancing" else "procedure"): item}
+            key = {"load-balancing": "mode", "reservation": "reservation"}.get(kind, "procedure")
+            item = {"name": item, key: item}
         if not isinstance(item, dict):
             raise ValueError(f"{path}: variants[{i}] {item!r:.60}: expected a name or a mapping")
         out.append({**defaults, **item})
@@ -189,6 +235,7 @@ def _checked(data: dict[str, Any]) -> Spec:
         raise ValueError(f"{path}: variant names {names}; expected each once")
     try:
         spec.bulk.check()
+        spec.reservation.check()
         if spec.kind == "schedule":
             for v in spec.variants:
                 check_ocs_args(schedule_ocs_args(spec) + v.ocs_args)
@@ -221,6 +268,10 @@ def _check_variant(v: Variant, kind: str, where: str) -> None:
         raise ValueError(f"{where}: strategy {v.strategy!r} with kind {kind!r}; expected kind strategies")
     if v.mptcp_subflows and kind != "load-balancing":
         raise ValueError(f"{where}: mptcp_subflows with kind {kind!r}; expected kind load-balancing")
+    given = (v.reservation is not None, v.tdc is not None)
+    if given != ((True, True) if kind == "reservation" else (False, False)):
+        raise ValueError(f"{where}: reservation {v.reservation!r}, tdc {v.tdc!r} with kind {kind!r}; expected both "
+                         "with kind reservation and neither with another")
 
 
 def _check_topology(spec: Spec, topo: Any) -> None:
@@ -231,6 +282,16 @@ def _check_topology(spec: Spec, topo: Any) -> None:
             if end not in hosts:
                 raise ValueError(f"{spec.path}: streams[{i}] host {end!r}: expected one of the topology's "
                                  f"{len(hosts)} hosts ({', '.join(sorted(hosts)[:6])}, ...)")
+    if spec.kind == "reservation":
+        tors = len({p.switch for o in topo.ocs for p in o.ports})
+        for i, v in enumerate(spec.variants):
+            if len(topo.ocs) != 1 or not 1 <= (v.tdc or 0) < tors:
+                raise ValueError(f"{spec.path}: variants[{i}] tdc {v.tdc}: expected 1..{tors - 1} for the "
+                                 f"{tors} ToRs of one OCS")
+            if v.reservation == "electrical" and len(topo.switches) == tors:
+                raise ValueError(f"{spec.path}: variants[{i}] reservation electrical: the topology has no "
+                                 "electrical spine; expected topology.spines >= 1")
+        return
     if not topo.ocs or spec.kind in ("load-balancing", "strategies"):
         return
     for i, v in enumerate(spec.variants):  # the maps each variant runs with (its own, else the spec's)

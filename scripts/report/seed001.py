@@ -1,8 +1,9 @@
-"""Seed 001's table and figures from scripts.experiments.seed001's runs.
+"""Seed 001's table and figures from the runs of a kind reservation spec (scripts.experiments.seed001);
+`python -m scripts run|report` prints them, or by hand:
 
-    .venv/bin/python -m scripts.report.seed001 [--runs results/seed001] [--out docs/figures/seed001]
+    .venv/bin/python -m scripts.report.seed001 [--runs results/e9-seed001-reservation] [--out docs/figures/seed001]
 
-Reads <runs>/tdc<d>/<variant>/metrics.json; prints a Markdown table (completion time, retransmissions,
+Reads <runs>/<variant>/run-<i>/metrics.json; prints a Markdown table (completion time, retransmissions,
 RTT, bursts and lost bursts, the OCS's drops, load average) and writes throughput-over-time and
 completion-time figures (PNG).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ ORDER = ("two-way", "electrical", "one-way")
 
 def load(runs: Path) -> list[dict[str, Any]]:
     """Every run's metrics, by TDC then variant."""
-    out = [json.loads(p.read_text()) for p in sorted(runs.glob("tdc*/*/metrics.json"))]
+    out = [json.loads(p.read_text()) for p in sorted(runs.glob("*/run-*/metrics.json"))]
     return sorted(out, key=lambda r: (r["tdc"], ORDER.index(r["variant"]) if r["variant"] in ORDER else 9))
 
 
@@ -103,16 +105,25 @@ def figures(rs: list[dict[str, Any]], out: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", default="results/seed001", metavar="DIR")
+    p.add_argument("--runs", default="results/e9-seed001-reservation", metavar="DIR")
     p.add_argument("--out", default="docs/figures/seed001", metavar="DIR")
     args = p.parse_args(argv)
     rs = load(Path(args.runs))
     if not rs:
-        raise SystemExit(f"--runs {args.runs!r}: no tdc*/*/metrics.json there")
-    print(table(rs))
-    for f in figures(rs, Path(args.out)):
-        print(f"wrote {f}")
+        raise SystemExit(f"--runs {args.runs!r}: no <variant>/run-<i>/metrics.json there")
+    report(rs, Path(args.out), print)
     return 0
+
+
+def report(rs: list[dict[str, Any]], out: Path, say: Callable[[str], None]) -> list[Path]:
+    """The table (also <out>/summary.md) and the figures of these runs; the files written."""
+    out.mkdir(parents=True, exist_ok=True)
+    text = table(rs)
+    (out / "summary.md").write_text(text + "\n")
+    say(text)
+    files = figures(rs, out)
+    say(f"summary: {out / 'summary.md'}, figures: {', '.join(f.name for f in files)}")
+    return files
 
 
 if __name__ == "__main__":

@@ -13,13 +13,19 @@ drops 1-5% at the OCS under any schedule (docs/experiments.md, time-sliced sched
 docs/seed001-reservation.md), which a strict zero would test instead of the reservation.
 """
 
-import argparse
+import json
 import os
 import shutil
+from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 
-from scripts.experiments import seed001
+from scripts.experiments import spec as specmod
+from scripts.experiments.runner import run_experiment
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+BUILD = Path(os.environ["P4_BUILD_DIR"]) if os.environ.get("P4_BUILD_DIR") else None
 
 pytestmark = [
     pytest.mark.root, pytest.mark.slow,
@@ -28,19 +34,19 @@ pytestmark = [
 ]
 
 
-def args(tmp) -> argparse.Namespace:
-    argv = ["--tors", "3", "--flow-kb", "64", "--sample-s", "0.5", "--timeout", "40", "--audit-every", "5",
-            "--out", str(tmp)]
-    if os.environ.get("P4_BUILD_DIR"):
-        argv += ["--build", os.environ["P4_BUILD_DIR"]]
-    return seed001.parser().parse_args(argv)
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
+    """The e9 spec at 3 ToRs, TDC 2, 64 KB flows, 40 s at most, the OCS read back every 5 rounds."""
+    data = asdict(specmod.load(EXPERIMENTS / "e9-seed001-reservation.yaml"))
+    data["topology"]["tors"] = 3
+    data["reservation"].update(flow_kb=64, sample_s=0.5, audit_every=5)
+    data["variants"] = [{"name": v, "reservation": v, "tdc": 2} for v in ("two-way", "one-way")]
+    spec = specmod.parse({**data, "duration_s": 40.0}, "test_seed001")
     out = tmp_path_factory.mktemp("seed001")
-    a = args(out)
-    return {v: seed001.run(v, 2, a, out) for v in ("two-way", "one-way")}
+    lines: list[str] = []
+    counts = run_experiment(spec, out, say=lines.append, build=BUILD)
+    assert counts == {"skipped": 0, "ran": 2, "failed": 0}, lines
+    return {v: json.loads((out / v / "run-000" / "metrics.json").read_text()) for v in ("two-way", "one-way")}
 
 
 def test_two_way_never_lights_an_output_twice(runs):

@@ -1,5 +1,6 @@
 """Spec files: every shipped spec loads; bad specs fail with one line naming the key."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,35 @@ def test_variants_shorthand_and_defaults():
     lb = parse({"name": "y", "kind": "load-balancing", "topology": {"generator": "fattree"}, "variants": ["spray"]})
     assert lb.variants[0].mode == "spray"
     assert shorten(s, runs=2, duration_s=5, event_at_s=2).runs == 2
+
+
+def reservation(**kw):
+    d = {"name": "r", "kind": "reservation", "topology": {"generator": "ocscore", "tors": 3, "spines": 1},
+         "defaults": {"tdc": 2}, "variants": ["two-way", "one-way", "electrical"]}
+    d.update(kw)
+    return d
+
+
+def test_reservation_variants_are_a_reservation_at_a_tdc():
+    s = parse(reservation())
+    assert [(v.name, v.reservation, v.tdc) for v in s.variants] == [
+        ("two-way", "two-way", 2), ("one-way", "one-way", 2), ("electrical", "electrical", 2)]
+    assert s.reservation.slot_ms == 10 and s.reservation.depth == 48
+
+
+@pytest.mark.parametrize("data, msg", [
+    (reservation(defaults={"tdc": 3}), "tdc 3: expected 1..2 for the 3 ToRs"),
+    (reservation(defaults={}), "reservation 'two-way', tdc None with kind 'reservation'"),
+    (reservation(variants=["two-way", "both-ways"]), "reservation 'both-ways'"),
+    (reservation(topology={"generator": "ocscore", "tors": 3}), "reservation electrical: the topology has no"),
+    (reservation(reservation={"slot_ms": 4}), "reservation.slot_ms 4.0: its day less the guards"),
+    (reservation(reservation={"hold_passes": 0}), "reservation.hold_passes 0"),
+    (reservation(reservation={"slots_ms": 4}), "unknown key 'slots_ms'"),
+    (base(variants=[{"name": "a", "tdc": 1}]), "reservation None, tdc 1 with kind 'reconfiguration'"),
+])
+def test_bad_reservation_specs_say_what_is_wrong(data, msg):
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        parse(data)
 
 
 @pytest.mark.parametrize("data, msg", [
