@@ -44,6 +44,15 @@ def report(spec: Spec, out: Path, say=say_flush, max_load: float | None = None) 
         runs = seed001.load(out)
         seed001.report(runs, out, say)
         return {"runs": len(runs)}
+    if spec.kind == "alltoall":
+        from scripts.experiments.schedule_alltoall import summary_line
+
+        lines = [f"- {d.parent.name} {d.name}: {summary_line(json.loads((d / 'metrics.json').read_text()))}"
+                 for v in spec.variants for d in sorted((out / v.name).glob("run-*")) if (d / "metrics.json").exists()]
+        (out / "summary.md").write_text("\n".join(lines) + "\n")
+        say("\n".join(lines))
+        say(f"[{spec.name}] summary: {out / 'summary.md'}")
+        return {"runs": len(lines)}
     summary = summarize(out, spec)
     data = load_runs(out, spec)
     if spec.kind == "load-balancing":

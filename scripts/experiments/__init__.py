@@ -1,2 +1,2 @@
-"""The experiments: their specs (the YAML files here), one module per kind, the runner, and the
-standalone seed experiments (seed001, schedule_alltoall, schedule_timing)."""
+"""The experiments: their specs (the YAML files here), one module per kind (seed001: reservation,
+schedule_alltoall: alltoall), the runner, and the standalone schedule_timing."""

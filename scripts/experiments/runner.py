@@ -26,6 +26,7 @@ from p4sim.target import Target
 from scripts.experiments.lb import LoadBalancing
 from scripts.experiments.reconf import Reconfiguration
 from scripts.experiments.schedule import ScheduleTiming
+from scripts.experiments.schedule_alltoall import AlltoallRun, alltoall_ocs_args, summary_line
 from scripts.experiments.seed001 import ReservationRun, summary
 from scripts.experiments.spec import Spec, Variant, make_topology, schedule_ocs_args
 from scripts.experiments.strategies import Strategies
@@ -65,6 +66,8 @@ def _experiment(emu: Any, spec: Spec, variant: Variant):
         return Strategies(emu, spec, variant)
     if spec.kind == "reservation":
         return ReservationRun(emu, spec, variant)
+    if spec.kind == "alltoall":
+        return AlltoallRun(emu, spec, variant)
 
     return ScheduleTiming(emu, spec, variant)
 
@@ -113,7 +116,7 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
             pending.append((variant, todo))
         for group in share_groups(spec, pending):
             first = group[0][0]
-            topo = make_topology(spec)
+            topo = make_topology(spec, first)
             opts = emulation_options(spec, first, bool(topo.ocs), seed)
             emu = Emulation.isolated(topo, first.mode, build_dir=build, switch_bin=switch_bin, rto_min=first.rto_min,
                                      log_dir=emulation_log_dir(spec, out, group), **opts,
@@ -161,9 +164,9 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
 # kinds whose every run starts by resetting the circuits and all tables to its variant's own (so
 # variants that start the same emulation can share one): seed 003's strategies (Strategies.reset)
 SHARING_KINDS = ("strategies",)
-# kinds whose every run needs an emulation of its own: seed 001's reservation (the holds' registers,
-# the hosts' TCP state and the OCS's clock start afresh)
-FRESH_KINDS = ("reservation",)
+# kinds whose every run needs an emulation of its own: seed 001's reservation and seed 002's
+# all-to-all (the holds' registers, the hosts' TCP state and the OCS's clock start afresh)
+FRESH_KINDS = ("reservation", "alltoall")
 # the OCS emulator of kind reservation: its data-plane round robin lights every fibre until a run's
 # controller replaces its tables (seed001.optical_setup)
 RESERVATION_OCS_ARGS = ["--instant", "--schedule", "round-robin", "--schedule-mode", "dataplane"]
@@ -184,14 +187,16 @@ def emulation_options(spec: Spec, variant: Variant, has_ocs: bool, seed: int) ->
         ocs_args = schedule_ocs_args(spec) + ocs_args  # the variant's --day-ms/--night-ms win
     if spec.kind == "reservation":
         ocs_args = RESERVATION_OCS_ARGS + ocs_args
+    if spec.kind == "alltoall" and has_ocs:
+        ocs_args = alltoall_ocs_args(spec.alltoall) + ocs_args
     if has_ocs and "--seed" not in ocs_args and "--instant" not in ocs_args:
         ocs_args += ["--seed", str(seed)]
     opts: dict[str, Any] = {"ocs_args": ocs_args}
     if has_ocs:
-        opts["circuits"] = ("none" if spec.kind in ("schedule", "strategies", "reservation")
+        opts["circuits"] = ("none" if spec.kind in ("schedule", "strategies", "reservation", "alltoall")
                             else variant.initial_map or spec.initial_map)
-    if spec.kind == "reservation":
-        opts["hold_passes"] = spec.reservation.hold_passes
+    if spec.kind in ("reservation", "alltoall"):
+        opts["hold_passes"] = (spec.reservation if spec.kind == "reservation" else spec.alltoall).hold_passes
     return opts
 
 
@@ -199,7 +204,7 @@ def emulation_key(variant: Variant) -> tuple:
     """What the emulation a variant starts depends on (the runner's Emulation.isolated arguments and
     _tune_hosts); the rest of a variant (procedure, strategy, hold, failover) is its experiment's."""
     return (variant.mode, tuple(variant.ocs_args), variant.rto_min, variant.initial_map,
-            tuple(sorted(variant.sysctl.items())))
+            tuple(sorted(variant.sysctl.items())), json.dumps(variant.topology, sort_keys=True))
 
 
 def share_groups(spec: Spec, pending: list[tuple[Variant, list[int]]]) -> list[list[tuple[Variant, list[int]]]]:
@@ -237,6 +242,8 @@ def one_line(m: dict[str, Any]) -> str:
         return "; ".join(parts)
     if "tdc" in m:
         return summary(m)
+    if "gating" in m:
+        return summary_line(m)
     if "day_ms" in m:
         return f"day {m['day_ms'].get('mean', 0):.1f} ms, night {m['night_ms'].get('mean', 0):.1f} ms"
     gap = m.get("max_gap_ms", 0.0)

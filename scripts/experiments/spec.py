@@ -38,9 +38,10 @@ from topo import generators
 from topo.circuits import ocs_circuits
 from topo.validate import validate
 
-KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule", "strategies", "reservation")
+KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule", "strategies", "reservation", "alltoall")
 GENERATORS = ("ucd4", "fattree", "leafspine", "ocscore")
 RESERVATIONS = ("two-way", "one-way", "electrical")  # kind reservation: seed 001's variants
+GATINGS = ("blind", "ungated", "gated", "electrical")  # kind alltoall: seed 002's ToRs (schedule_alltoall.py)
 MAX_SPEC_BYTES = 1 << 20  # a spec is a page of YAML
 MAX_RUNS = 10_000
 MAX_DURATION_S = 86_400.0  # a day
@@ -90,6 +91,8 @@ class Variant:
     # spine) and the workload's TDC (each ToR's host sends to the hosts of the next `tdc` ToRs)
     reservation: Literal[RESERVATIONS] | None = None  # type: ignore[valid-type]
     tdc: Annotated[int, Field(ge=1, le=255, strict=True)] | None = None
+    gating: Literal[GATINGS] | None = None  # type: ignore[valid-type]  # kind alltoall: what the ToRs do
+    topology: dict[Str, Any] | None = None  # a fabric of the variant's own instead of the spec's (same keys)
 
 
 @with_config(FORBID_EXTRA)
@@ -146,6 +149,33 @@ class Reservation:
         return self
 
 
+Rate_pps = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False, strict=True)]
+
+
+@with_config(FORBID_EXTRA)
+@dataclass(slots=True)
+class Alltoall:
+    """Kind alltoall (seed 002): every host's traffic to every other over the OCS's time-flow schedule
+    (scripts/experiments/schedule_alltoall.py); `duration_s` is how long the senders send."""
+
+    proto: Literal["udp", "tcp"] = "udp"  # udp: paced datagrams (loss, dark drops); tcp: iperf3 (goodput)
+    pps: Rate_pps = 50.0  # datagrams a second of each of the N(N-1) streams
+    hot_pps: Rate_pps | None = None  # ... of the two between ToR 1's and ToR 2's hosts (default pps)
+    size: Annotated[int, Field(ge=1, le=1472, strict=True)] = 64  # UDP payload of each datagram
+    schedule: Literal["round-robin", "largest-first"] = "round-robin"  # the OCS's cycle (control/demand.py)
+    day_ms: Positive = 10.0
+    night_ms: NonNegative = 1.0
+    before_us: Micros = 2000  # gated: the ToR's guard before each night
+    after_us: Micros | None = None  # ... after it (default: the ToR's and the OCS's clock error bounds)
+    depth: Count = 64  # hold depth per destination ToR
+    hold_passes: Count = HOLD_PASSES_PER_S
+
+    def check(self) -> Alltoall:
+        """The rules across fields; ValueError naming the first that fails."""
+        tbf_args(self.hold_passes)
+        return self
+
+
 @with_config(FORBID_EXTRA)
 class Schedule(TypedDict, total=False):
     """Kind schedule: the OCS's round robin (slots, day and night) and the UDP probe stream's rate."""
@@ -178,6 +208,7 @@ class Spec:
     schedule: Schedule = field(default_factory=dict)  # type: ignore[assignment]
     bulk: Bulk = field(default_factory=Bulk)  # kind strategies: seed 003's bulk transfers (scripts.experiments.bulk)
     reservation: Reservation = field(default_factory=Reservation)
+    alltoall: Alltoall = field(default_factory=Alltoall)
     path: Str = ""
 
     @property
@@ -203,7 +234,7 @@ def _variants(raw: Any, kind: str, defaults: Any, path: str) -> list[Any]:
     out = []
     for i, item in enumerate(raw):
         if isinstance(item, str):
-            key = {"load-balancing": "mode", "reservation": "reservation"}.get(kind, "procedure")
+            key = {"load-balancing": "mode", "reservation": "reservation", "alltoall": "gating"}.get(kind, "procedure")
             item = {"name": item, key: item}
         if not isinstance(item, dict):
             raise ValueError(f"{path}: variants[{i}] {item!r:.60}: expected a name or a mapping")
@@ -236,6 +267,7 @@ def _checked(data: dict[str, Any]) -> Spec:
     try:
         spec.bulk.check()
         spec.reservation.check()
+        spec.alltoall.check()
         if spec.kind == "schedule":
             for v in spec.variants:
                 check_ocs_args(schedule_ocs_args(spec) + v.ocs_args)
@@ -248,6 +280,9 @@ def _checked(data: dict[str, Any]) -> Spec:
     if spec.kind in ("reconfiguration", "route-flip") and not spec.event_at_s < spec.duration_s:
         raise ValueError(f"{path}: event_at_s {spec.event_at_s}; expected inside (0, duration_s={spec.duration_s})")
     _check_topology(spec, make_topology(spec))
+    for v in spec.variants:
+        if v.topology is not None:
+            make_topology(spec, v)
     return spec
 
 
@@ -272,6 +307,9 @@ def _check_variant(v: Variant, kind: str, where: str) -> None:
     if given != ((True, True) if kind == "reservation" else (False, False)):
         raise ValueError(f"{where}: reservation {v.reservation!r}, tdc {v.tdc!r} with kind {kind!r}; expected both "
                          "with kind reservation and neither with another")
+    if (v.gating is not None) != (kind == "alltoall"):
+        raise ValueError(f"{where}: gating {v.gating!r} with kind {kind!r}; expected one with kind alltoall, "
+                         "else none")
 
 
 def _check_topology(spec: Spec, topo: Any) -> None:
@@ -282,6 +320,12 @@ def _check_topology(spec: Spec, topo: Any) -> None:
             if end not in hosts:
                 raise ValueError(f"{spec.path}: streams[{i}] host {end!r}: expected one of the topology's "
                                  f"{len(hosts)} hosts ({', '.join(sorted(hosts)[:6])}, ...)")
+    if spec.kind == "alltoall":
+        for i, v in enumerate(spec.variants):
+            own = make_topology(spec, v)
+            if v.gating != "electrical" and len(own.ocs) != 1:
+                raise ValueError(f"{spec.path}: variants[{i}] gating {v.gating}: expected a topology with one OCS")
+        return
     if spec.kind == "reservation":
         tors = len({p.switch for o in topo.ocs for p in o.ports})
         for i, v in enumerate(spec.variants):
@@ -353,10 +397,10 @@ def stretch(spec: Spec, factor: float | None) -> Spec:
     return replace(spec, bulk=bulk.check())
 
 
-def make_topology(spec: Spec) -> Any:
-    """The topo.model.Topology the spec describes (topo.generators with its parameters, each checked
-    against the generator's signature first)."""
-    args = dict(spec.topology)
+def make_topology(spec: Spec, variant: Variant | None = None) -> Any:
+    """The topo.model.Topology the spec describes, or the variant's own when it names one
+    (topo.generators with its parameters, each checked against the generator's signature first)."""
+    args = dict(variant.topology if variant is not None and variant.topology is not None else spec.topology)
     gen = args.pop("generator", None)
     if gen not in GENERATORS:
         raise ValueError(f"{spec.path}: topology.generator {gen!r:.60}; expected one of {GENERATORS}")

@@ -53,6 +53,13 @@ def reservation(**kw):
     return d
 
 
+def test_alltoall_variants_may_bring_their_own_fabric():
+    s = parse(reservation(kind="alltoall", defaults={}, variants=["gated", {"name": "electrical", "gating": "electrical",
+                          "topology": {"generator": "leafspine", "leaves": 3, "spines": 1, "hosts_per_leaf": 1}}]))
+    assert [v.gating for v in s.variants] == ["gated", "electrical"]
+    assert make_topology(s, s.variants[0]).ocs and not make_topology(s, s.variants[1]).ocs
+
+
 def test_reservation_variants_are_a_reservation_at_a_tdc():
     s = parse(reservation())
     assert [(v.name, v.reservation, v.tdc) for v in s.variants] == [
@@ -69,6 +76,11 @@ def test_reservation_variants_are_a_reservation_at_a_tdc():
     (reservation(reservation={"hold_passes": 0}), "reservation.hold_passes 0"),
     (reservation(reservation={"slots_ms": 4}), "unknown key 'slots_ms'"),
     (base(variants=[{"name": "a", "tdc": 1}]), "reservation None, tdc 1 with kind 'reconfiguration'"),
+    (base(variants=[{"name": "a", "gating": "gated"}]), "gating 'gated' with kind 'reconfiguration'"),
+    (reservation(kind="alltoall", defaults={}, variants=["gated", "sometimes"]), "gating 'sometimes'"),
+    (reservation(kind="alltoall", defaults={}, variants=[{"name": "g", "gating": "gated", "topology": {
+        "generator": "leafspine", "leaves": 3, "spines": 1}}]), "gating gated: expected a topology with one OCS"),
+    (reservation(kind="alltoall", defaults={}, variants=["blind"], alltoall={"size": 9000}), "alltoall.size 9000"),
 ])
 def test_bad_reservation_specs_say_what_is_wrong(data, msg):
     with pytest.raises(ValueError, match=re.escape(msg)):
