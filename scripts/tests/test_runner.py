@@ -6,26 +6,15 @@ without shadow paths must show a gap of at least ~400 ms and an RTO; mbb must dr
 """
 
 import json
-import os
-import shutil
-from pathlib import Path
 
 import pytest
 
 from scripts.experiment import report
 from scripts.experiments import spec as specmod
 from scripts.experiments.runner import run_experiment
+from scripts.tests.emulated import BUILD, EXPERIMENTS, needs_mininet
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
-# $P4_BUILD_DIR: prebuilt programs (as for control's tests); else build/, compiled when stale
-BUILD = Path(os.environ["P4_BUILD_DIR"]) if os.environ.get("P4_BUILD_DIR") else None
-TOOLS = ("tcpdump", "tshark", "iperf3", "mn")
-
-pytestmark = [
-    pytest.mark.root, pytest.mark.slow,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root (Mininet)"),
-    pytest.mark.skipif(any(shutil.which(t) is None for t in TOOLS), reason=f"needs {', '.join(TOOLS)} (make setup)"),
-]
+pytestmark = needs_mininet("tcpdump", "tshark", "iperf3")
 
 
 @pytest.fixture(scope="module")

@@ -16,24 +16,12 @@ are the physics and the accounting, not tuned numbers:
 - the OCS keeping time for the schedule ran at real-time priority.
 """
 
-import json
-import os
-import shutil
-from pathlib import Path
-
 import pytest
 
 from scripts.experiments import spec as specmod
-from scripts.experiments.runner import run_experiment
+from scripts.tests.emulated import EXPERIMENTS, needs_mininet, run_once
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
-BUILD = Path(os.environ["P4_BUILD_DIR"]) if os.environ.get("P4_BUILD_DIR") else None
-
-pytestmark = [
-    pytest.mark.root, pytest.mark.slow,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root (Mininet)"),
-    pytest.mark.skipif(shutil.which("mn") is None, reason="needs Mininet (make setup)"),
-]
+pytestmark = needs_mininet()
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +30,7 @@ def runs(tmp_path_factory):
     spec = specmod.shorten(specmod.load(EXPERIMENTS / "e10-seed002-alltoall.yaml"), runs=1, duration_s=5)
     spec.alltoall.pps = 20.0
     spec.variants = [v for v in spec.variants if v.name in ("blind", "gated")]
-    out = tmp_path_factory.mktemp("alltoall")
-    lines: list[str] = []
-    counts = run_experiment(spec, out, say=lines.append, build=BUILD)
-    assert counts == {"skipped": 0, "ran": 2, "failed": 0}, lines
-    return {v: json.loads((out / v / "run-000" / "metrics.json").read_text()) for v in ("blind", "gated")}
+    return run_once(spec, tmp_path_factory.mktemp("alltoall"))
 
 
 def counted_drops(r: dict) -> int:

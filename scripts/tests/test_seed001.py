@@ -13,25 +13,14 @@ drops 1-5% at the OCS under any schedule (docs/experiments.md, time-sliced sched
 docs/seed001-reservation.md), which a strict zero would test instead of the reservation.
 """
 
-import json
-import os
-import shutil
 from dataclasses import asdict
-from pathlib import Path
 
 import pytest
 
 from scripts.experiments import spec as specmod
-from scripts.experiments.runner import run_experiment
+from scripts.tests.emulated import EXPERIMENTS, needs_mininet, run_once
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
-BUILD = Path(os.environ["P4_BUILD_DIR"]) if os.environ.get("P4_BUILD_DIR") else None
-
-pytestmark = [
-    pytest.mark.root, pytest.mark.slow,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root (Mininet)"),
-    pytest.mark.skipif(shutil.which("mn") is None, reason="needs Mininet (make setup)"),
-]
+pytestmark = needs_mininet()
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +30,7 @@ def runs(tmp_path_factory):
     data["topology"]["tors"] = 3
     data["reservation"].update(flow_kb=64, sample_s=0.5, audit_every=5)
     data["variants"] = [{"name": v, "reservation": v, "tdc": 2} for v in ("two-way", "one-way")]
-    spec = specmod.parse({**data, "duration_s": 40.0}, "test_seed001")
-    out = tmp_path_factory.mktemp("seed001")
-    lines: list[str] = []
-    counts = run_experiment(spec, out, say=lines.append, build=BUILD)
-    assert counts == {"skipped": 0, "ran": 2, "failed": 0}, lines
-    return {v: json.loads((out / v / "run-000" / "metrics.json").read_text()) for v in ("two-way", "one-way")}
+    return run_once(specmod.parse({**data, "duration_s": 40.0}, "test_seed001"), tmp_path_factory.mktemp("seed001"))
 
 
 def test_two_way_never_lights_an_output_twice(runs):

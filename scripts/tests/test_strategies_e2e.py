@@ -8,26 +8,17 @@ into the moved link while it is dark: seed 003 §4.1's strays), DT under mbb los
 """
 
 import json
-import os
-import shutil
-from pathlib import Path
 
 import pytest
 
 from scripts.experiments import spec as specmod
 from scripts.experiments.bulk import Bulk
 from scripts.experiments.runner import run_experiment
+from scripts.tests.emulated import BUILD, EXPERIMENTS, needs_mininet
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
-BUILD = Path(os.environ["P4_BUILD_DIR"]) if os.environ.get("P4_BUILD_DIR") else None
-TOOLS = ("mn",)
 MSS = 1448
 
-pytestmark = [
-    pytest.mark.root, pytest.mark.slow,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root (Mininet)"),
-    pytest.mark.skipif(any(shutil.which(t) is None for t in TOOLS), reason=f"needs {', '.join(TOOLS)} (make setup)"),
-]
+pytestmark = needs_mininet()
 
 ELEPHANT, MOUSE = 1_500_000, 100_000
 
