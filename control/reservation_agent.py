@@ -137,12 +137,14 @@ class ReservationAgent:
     the ToRs' hold loops (0: a window allows nothing for them); growth: a burst adds this many times its
     queue's arrival rate until its window; lead_floor_s: the least lead of a window over its request;
     drop_ports: the OCS ports whose drops are logged with their time; audit_every: DIAGNOSIS_S periods
-    between reads of the OCS's slot_circuit (0: never)."""
+    between reads of the OCS's slot_circuit (0: never); on_thread: called first in every thread the
+    agent starts (its priority, e.g. emulation.priority.emulated_control_thread)."""
 
     def __init__(self, scheduler: Scheduler, tors: dict[str, SwitchSession], ocs: SwitchSession,
                  paths: dict[str, list[PathState]], poll_s: float = 0.005, max_burst: int = 50_000,
                  max_pending: int = 3, assembly_s: float = 0.0, loop_passes: float = 0.0, growth: float = 0.0,
-                 lead_floor_s: float = 0.0, drop_ports: Sequence[int] = (), audit_every: int = 0) -> None:
+                 lead_floor_s: float = 0.0, drop_ports: Sequence[int] = (), audit_every: int = 0,
+                 on_thread: Callable[[], None] | None = None) -> None:
         if not poll_s > 0 or max_burst < 1 or max_pending < 1:
             raise ValueError(f"poll {poll_s!r} s, max burst {max_burst!r} B, max pending {max_pending!r}: "
                              "expected > 0, >= 1 and >= 1")
@@ -150,6 +152,7 @@ class ReservationAgent:
         self.poll_s, self.max_burst, self.max_pending = poll_s, max_burst, max_pending
         self.assembly_s, self.loop_passes, self.growth = assembly_s, loop_passes, growth
         self.lead_floor_s, self.drop_ports, self.audit_every = lead_floor_s, list(drop_ports), audit_every
+        self.on_thread = on_thread or (lambda: None)
         self.grants: list[dict[str, Any]] = []  # every grant, for the report
         self.polls = 0  # rounds of a ToR's loop (read, requests, writes), all ToRs'
         self.poll_time_s = 0.0
@@ -258,7 +261,8 @@ class ReservationAgent:
 
     def _run(self) -> None:
         """A loop per ToR (its reads and its grants' writes run beside the other ToRs'), the drop log
-        and the audit here."""
+        and the audit here (the ToRs' loops inherit this thread's priority, `on_thread`)."""
+        self.on_thread()
         self._names = {states[0].src: name for name, states in self.paths.items() if states}
         loops = [threading.Thread(target=self._tor_loop, args=(name, states), name=f"reservation-{name}", daemon=True)
                  for name, states in self.paths.items()]

@@ -33,6 +33,7 @@ from control.grants import Burst, Calendar, OneWay, TwoWay
 from control.reservation import Timing
 from control.reservation_agent import PathState, ReservationAgent
 from control.switch import Pipeline, SwitchSession
+from emulation.priority import emulated_control_thread
 from fabric.contract import (
     DARK_DROPS,
     HOLD_COUNTERS,
@@ -149,7 +150,8 @@ def optical_setup(emu: Any, topo: Any, s: Reservation, variant: str,
                              assembly_s=(s.slot_ms if s.assembly_ms is None else s.assembly_ms) / 1000,
                              loop_passes=s.hold_passes, growth=s.burst_growth,
                              lead_floor_s=timing.proc_s + timing.overhead_s,  # the model's trip, when writes are quicker
-                             drop_ports=sorted(p.port for p in o.ports), audit_every=s.audit_every)
+                             drop_ports=sorted(p.port for p in o.ports), audit_every=s.audit_every,
+                             on_thread=emulated_control_thread)  # the paper's scheduler: part of the network
     clocks = {n: (c.offset_us, c.error_us, after.get(n)) for n, c in offsets.items()}
     time.sleep(max(0.0, cal.epoch_s - time.monotonic()))
     agent.start()
