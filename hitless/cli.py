@@ -67,7 +67,8 @@ COMMANDS = (
             "experiments"),
     Command("view", "view.cli", "replay finished runs in the live view's page (run-topo/experiment run --view: live)",
             "experiments"),
-    Command("setup", "hitless.system", "what pip cannot install: Debian's packages (apt) and Mininet", "set-up"),
+    Command("setup", "hitless.system", "what pip cannot install: Debian's packages (apt), Mininet, p4runtime's "
+            "modules for this protobuf", "set-up"),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
 ALIASES = {"run": "run-topo", "tablegen": "tables"}

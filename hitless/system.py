@@ -1,10 +1,11 @@
 """`hitless setup`: what pip cannot install. Debian's packages (debian-packages.txt beside this file:
-Mininet and its mnexec, iproute2, iperf3, tshark, Python's headers, ...) with apt, and Mininet's
-Python package, which only Debian ships, linked into this Python's environment.
+Mininet and its mnexec, iproute2, iperf3, tshark, Python's headers, ...) with apt, Mininet's Python
+package, which only Debian ships, linked into this Python's environment, and p4runtime's protobuf
+modules regenerated for this environment's protobuf runtime (hitless/protogen.py).
 
 Standard library only: `make setup` runs this file with the system's python3 before any virtual
 environment exists (`python3 hitless/system.py packages`), then with the environment's Python to link
-Mininet (`python -m hitless.system mininet`).
+Mininet (`python -m hitless.system mininet`); the p4runtime step imports what pip installed.
 """
 
 from __future__ import annotations
@@ -88,8 +89,8 @@ def link_mininet() -> Path | None:
     return link
 
 
-def setup(packages: bool = True, mininet: bool = True) -> list[str]:
-    """Install the Debian packages, then link Mininet; returns one line per thing done."""
+def setup(packages: bool = True, mininet: bool = True, p4runtime: bool = True) -> list[str]:
+    """Install the Debian packages, link Mininet, regenerate p4runtime's modules; one line per thing done."""
     out = []
     if packages:
         done = install_packages(debian_packages())
@@ -97,14 +98,19 @@ def setup(packages: bool = True, mininet: bool = True) -> list[str]:
     if mininet:
         link = link_mininet()
         out.append(f"linked Mininet into {link.parent}" if link else "Mininet imports")
+    if p4runtime:
+        from hitless import protogen  # this environment's Python, with what pip installed
+
+        out.append(protogen.ensure())
     return out
 
 
 def build_parser(prog: str = "python -m hitless.system") -> argparse.ArgumentParser:
     """The argument parser of `hitless setup`."""
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    p.add_argument("what", nargs="?", choices=("all", "packages", "mininet"), default="all",
-                   help="packages: apt only; mininet: link it into this Python only (default all)")
+    p.add_argument("what", nargs="?", choices=("all", "packages", "mininet", "p4runtime"), default="all",
+                   help="packages: apt only; mininet: link it into this Python only; p4runtime: regenerate "
+                        "its modules for this Python's protobuf only (default all)")
     return p
 
 
@@ -112,9 +118,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m hitless.system") 
     """Entry point."""
     args = build_parser(prog).parse_args(argv)
     try:
-        for line in setup(args.what in ("all", "packages"), args.what in ("all", "mininet")):
+        for line in setup(args.what in ("all", "packages"), args.what in ("all", "mininet"),
+                          args.what in ("all", "p4runtime")):
             print(f"[setup] {line}")
-    except (ValueError, RuntimeError, OSError) as exc:
+    except (ValueError, RuntimeError, OSError, ImportError) as exc:
         print(f"[setup] {exc}", file=sys.stderr)
         return 1
     return 0

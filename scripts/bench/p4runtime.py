@@ -32,6 +32,7 @@ from p4sim.switch.device import Device
 from p4sim.switch.p4runtime.proto import p4r, p4r_grpc
 from p4sim.switch.p4runtime.service import P4RuntimeService
 from p4sim.switch.p4runtime.testing import load_p4info, program_files
+from scripts.bench.route_entries import add_routes
 
 REPO = Path(__file__).resolve().parents[2]
 ROUTE_TABLE = "RtIngress.route"
@@ -65,15 +66,7 @@ def build_batches(p4info, n: int, batch: int, utype: int) -> list[p4r.WriteReque
     reqs = []
     for start in range(0, n, batch):
         req = p4r.WriteRequest(device_id=1, election_id=p4r.Uint128(low=1))
-        for i in range(start, min(start + batch, n)):
-            te = req.updates.add(type=utype).entity.table_entry
-            te.table_id = table.preamble.id
-            fm = te.match.add(field_id=table.match_fields[0].id)
-            fm.lpm.value = (0x0A000000 + i).to_bytes(4, "big")
-            fm.lpm.prefix_len = 32
-            te.action.action.action_id = action.preamble.id
-            te.action.action.params.add(param_id=action.params[0].id, value=bytes([1 + i % 8]))
-            te.action.action.params.add(param_id=action.params[1].id, value=(i + 1).to_bytes(6, "big"))
+        add_routes(req, table, action, start, min(start + batch, n), utype)
         reqs.append(req)
     return reqs
 

@@ -55,26 +55,29 @@ ERROR_PAYLOAD = 64
 M = TypeVar("M", bound=Message)
 
 try:
-    API_VERSION = metadata.version("p4runtime")
+    API_VERSION = metadata.version("p4runtime").split("+", 1)[0]  # no local label (hitless/protogen.py's +upb)
 except metadata.PackageNotFoundError:  # pragma: no cover
     API_VERSION = "1.4.1"
 
 
 def decode(cls: type[M], data: bytes | M) -> M:
-    """Parse a request; INVALID_ARGUMENT naming the message for malformed bytes or a string field
-    that is not UTF-8 (the pure-Python protobuf runtime raises UnicodeDecodeError for those)."""
+    """Parse a request; INVALID_ARGUMENT naming the message for malformed bytes, or the string field
+    that is not UTF-8."""
     if not isinstance(data, bytes):
         return data
     try:
         return cls.FromString(data)
     except (DecodeError, UnicodeDecodeError) as e:
-        raise invalid(f"malformed {cls.DESCRIPTOR.name}: {_reason(e)}") from None
+        raise invalid(f"malformed {cls.DESCRIPTOR.name}: {_reason(e, cls, data)}") from None
 
 
-def _reason(e: Exception) -> str:
+def _reason(e: Exception, cls: type[Message], data: bytes) -> str:
     if isinstance(e, UnicodeDecodeError):
-        # the runtime appends "in field: p4.v1.WriteRequest.role" to the reason; keep that part
+        # the pure-Python runtime appends "in field: p4.v1.WriteRequest.role" to the reason; keep that part
         where = str(e).rpartition(" in field: ")[2] if " in field: " in str(e) else "a string field"
+        return f"{where} is not valid UTF-8"
+    where = wire.bad_utf8_field(cls.DESCRIPTOR, data)  # upb's DecodeError does not say
+    if where is not None:
         return f"{where} is not valid UTF-8"
     return str(e) or type(e).__name__
 
@@ -263,7 +266,7 @@ class P4RuntimeService:
         try:
             msg = wire.decode_write(data) if isinstance(data, bytes) else wire.from_proto(data)
         except (DecodeError, UnicodeDecodeError) as e:
-            raise invalid(f"malformed WriteRequest: {_reason(e)}") from None
+            raise invalid(f"malformed WriteRequest: {_reason(e, p4r.WriteRequest, data)}") from None
         self._check_device(msg.device_id)
         self.arbiter.check_writer(msg.role, msg.election_id)
         self._check_pipeline()

@@ -1,8 +1,9 @@
 """A fast decoder of WriteRequest bytes for the hot path: plain table entries without protobuf objects.
 
-The protobuf runtime here is the pure-Python one (protobuf 3.20, no C extension): parsing a
-WriteRequest of 1,000 table entries into messages costs ~130 µs per entry, twice the cost of applying
-it (measured with scripts/bench/p4runtime.py and cProfile). This module reads the wire format
+Written when the runtime was protobuf 3.20's pure-Python one: parsing a WriteRequest of 1,000 table
+entries into messages cost ~130 µs per entry, twice the cost of applying it (measured with
+scripts/bench/p4runtime.py and cProfile); upb parses in ~0.3 µs an entry, but reading the parsed
+messages' fields from Python still costs (scripts/bench/proto_runtime.py). This module reads the wire format
 (protobuf encoding spec: varints, length-delimited fields) directly. A table entry with only
 table_id, match, action (a direct action, a member or a group) and priority becomes an EntryMsg;
 every other entity, or an entry with any other field, is parsed by protobuf (`p4r.Entity.FromString`)
@@ -12,6 +13,8 @@ so no field is ever ignored.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from p4sim.switch.p4runtime.entries import EntryMsg
 from p4sim.switch.p4runtime.proto import p4r
@@ -234,6 +237,42 @@ def decode_write(data: bytes) -> WriteMsg:
         return msg
     except (_Fallback, IndexError, UnicodeDecodeError):
         return from_proto(p4r.WriteRequest.FromString(data))
+
+
+def bad_utf8_field(desc: Descriptor, data: bytes) -> str | None:
+    """The full name of the first string field in `data` (a `desc` message) that is not UTF-8, else None.
+    The upb runtime's DecodeError does not name it (the pure-Python runtime's UnicodeDecodeError did)."""
+    try:
+        return _bad_utf8(desc, data, 0, len(data))
+    except (_Fallback, IndexError):
+        return None
+
+
+def _bad_utf8(desc: Descriptor, buf: bytes, pos: int, end: int) -> str | None:
+    while pos < end:
+        key, pos = _varint(buf, pos)
+        wire_type = key & 7
+        if wire_type == 0:
+            _, pos = _varint(buf, pos)
+        elif wire_type in (1, 5):
+            pos += 8 if wire_type == 1 else 4
+        elif wire_type == 2:
+            s, pos = _len(buf, pos, end)
+            field = desc.fields_by_number.get(key >> 3)
+            if field is None:
+                continue
+            if field.type == FieldDescriptor.TYPE_STRING:
+                try:
+                    buf[s:pos].decode()
+                except UnicodeDecodeError:
+                    return field.full_name
+            elif field.type == FieldDescriptor.TYPE_MESSAGE:
+                found = _bad_utf8(field.message_type, buf, s, pos)
+                if found:
+                    return found
+        else:  # groups: not in proto3
+            return None
+    return None
 
 
 def from_proto(req: p4r.WriteRequest) -> WriteMsg:
