@@ -10,6 +10,7 @@ period, so a change is seen 0-200 ms after it happens, as on bmv2.
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import os
 import select
@@ -17,10 +18,12 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from typing import BinaryIO, Protocol
 
 from p4sim.switch import engine
 from p4sim.switch.engine import Recirculation, resume, run
+from p4sim.switch.linkwatch import LinkWatch
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +51,7 @@ def with_vlan_tag(frame: bytes, ancillary: list[tuple[int, int, bytes]]) -> byte
             tpid = tpid if status & TP_STATUS_VLAN_TPID_VALID else 0x8100
             return frame[:12] + struct.pack("!HH", tpid, tci) + frame[12:]
     return frame
-PORT_POLL_S = 0.2  # bmv2's PortMonitor period
+PORT_POLL_S = 0.2  # bmv2's PortMonitor period: link changes show at these ticks (LinkFollower)
 
 
 def iface_exists(name: str) -> bool:
@@ -64,6 +67,47 @@ def iface_up(name: str) -> bool:
             return f.read(1) == "u"
     except OSError:
         return False
+
+
+class LinkFollower:
+    """A device's ports kept in step with their links from start to stop, as bmv2's PortMonitor keeps
+    them: a change shows at the device's next tick (every PORT_POLL_S, `apply`), 0-200 ms after it
+    happened. The changes come from the kernel's announcements (p4sim.switch.linkwatch), noted as they
+    arrive, instead of reading every port's operstate at each tick."""
+
+    def __init__(self, dev: Device) -> None:
+        self.dev = dev
+        self._watching: list[tuple[str, Callable[[bool], None]]] = []
+        self._pending: dict[int, bool] = {}
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Watch every port's link, then read each once (a change between the two is not missed)."""
+        watch = LinkWatch.shared(iface_up)
+        for port, ifname in self.dev.ports.items():
+            cb = functools.partial(self._note, port)
+            watch.watch(ifname, cb)
+            self._watching.append((ifname, cb))
+        for port, ifname in self.dev.ports.items():
+            self._note(port, iface_up(ifname))
+
+    def _note(self, port: int, up: bool) -> None:
+        with self._lock:
+            self._pending[port] = up
+
+    def apply(self) -> None:
+        """The tick: record every port whose link changed since the last (Device.set_port_status)."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for port, up in pending.items():
+            self.dev.set_port_status(port, up)
+
+    def stop(self) -> None:
+        """Stop watching."""
+        watch = LinkWatch.shared(iface_up)
+        for ifname, cb in self._watching:
+            watch.unwatch(ifname, cb)
+        self._watching.clear()
 
 
 class PcapWriter:
@@ -147,18 +191,21 @@ class PortIO:
         self._view = memoryview(self._buf)
         self._stop = False
         self._thread: threading.Thread | None = None
+        self._links = LinkFollower(dev)
         for port, ifname in dev.ports.items():
             dev._up[port] = iface_up(ifname)
 
     def start(self) -> None:
         """Start the I/O thread."""
         self.dev.recirculation = Recirculation()
+        self._links.start()
         self._thread = threading.Thread(target=self._loop, name="p4sim-ports", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         """Stop the I/O thread and close every socket."""
         self._stop = True
+        self._links.stop()
         os.write(self._wake_w, b"x")
         if self._thread is not None:
             self._thread.join(timeout=5)
@@ -196,11 +243,6 @@ class PortIO:
             if e.errno not in (errno.ENETDOWN, errno.ENXIO, errno.EAGAIN, errno.ENOBUFS, errno.EMSGSIZE):
                 log.warning("port %d: send failed: %s", port, e)
 
-    def poll_link_state(self) -> None:
-        """Read every port's operstate once (bmv2's PortMonitor tick) and record changes."""
-        for port, ifname in self.dev.ports.items():
-            self.dev.set_port_status(port, iface_up(ifname))
-
     def _loop(self) -> None:
         ep = select.epoll()
         for fd in self._fd_port:
@@ -208,19 +250,19 @@ class PortIO:
         ep.register(self._wake_r, select.EPOLLIN)
         dev = self.dev
         clock = time.monotonic
-        next_poll = clock() + PORT_POLL_S
+        next_tick = clock() + PORT_POLL_S
         try:
             while not self._stop:
                 now = clock()
-                if now >= next_poll:
-                    self.poll_link_state()
-                    next_poll += PORT_POLL_S
-                    if next_poll <= now:  # fell behind (a long stall): keep the period, skip the backlog
-                        next_poll = now + PORT_POLL_S
+                if now >= next_tick:
+                    self._links.apply()
+                    next_tick += PORT_POLL_S
+                    if next_tick <= now:  # fell behind (a long stall): keep the period, skip the backlog
+                        next_tick = now + PORT_POLL_S
                 recirc = dev.recirculation
                 if recirc:
                     self._recirculate(dev, recirc)
-                wait = 0.0 if recirc else max(0.0, next_poll - clock())
+                wait = 0.0 if recirc else max(0.0, next_tick - clock())
                 for fd, ev in ep.poll(wait):
                     if fd == self._wake_r:
                         return

@@ -20,7 +20,7 @@ from p4sim.switch import engine
 from p4sim.switch.engine import Recirculation, resume, run
 from p4sim.switch.native.lib import ffi, rt
 from p4sim.switch.native.state import NativePre
-from p4sim.switch.ports import PORT_POLL_S, iface_exists, iface_up
+from p4sim.switch.ports import PORT_POLL_S, LinkFollower, iface_exists, iface_up
 
 log = logging.getLogger(__name__)
 
@@ -170,17 +170,20 @@ class NativePortIO:
         self._stop = False
         self._thread: threading.Thread | None = None
         self._seen = dict.fromkeys((*STATS, "ring_drops"), 0)
+        self._links = LinkFollower(dev)
 
     def start(self) -> None:
         """Start the packet loop's thread."""
         self.dev.recirculation = Recirculation()  # for a pipeline the Python path runs
         rt().p4s_dev_io(self.dev.native.ptr, 1)
+        self._links.start()
         self._thread = threading.Thread(target=self._loop, name="p4sim-ports", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         """Stop the thread and close every port."""
         self._stop = True
+        self._links.stop()
         rt().p4s_dev_wake(self.dev.native.ptr)
         if self._thread is not None:
             self._thread.join(timeout=5)
@@ -194,11 +197,6 @@ class NativePortIO:
         """Transmit a frame on a port (unknown or down ports drop it, counted)."""
         with self.dev.lock:
             rt().p4s_dev_send(self.dev.native.ptr, port, frame, len(frame))
-
-    def poll_link_state(self) -> None:
-        """Read every port's operstate once (bmv2's PortMonitor tick) and record changes."""
-        for port, ifname in self.dev.ports.items():
-            self.dev.set_port_status(port, iface_up(ifname))
 
     def _merge_stats(self) -> None:
         now = self.dev.native.stats()
@@ -227,7 +225,7 @@ class NativePortIO:
                 log.exception("packet loop: handling the data plane's events failed")
             now = clock()
             if now >= next_poll:
-                self.poll_link_state()
+                self._links.apply()
                 self._merge_stats()
                 next_poll += PORT_POLL_S
                 if next_poll <= now:  # fell behind (a long stall): keep the period, skip the backlog
