@@ -2,7 +2,7 @@
 leaf-spine, on bijective workloads of TDC d (each ToR's host sends to the hosts of the next d ToRs).
 Kind `reservation` of the experiment runner:
 
-    sudo .venv/bin/python -m scripts run scripts/experiments/seed001-reservation.yaml [--out results/seed001]
+    sudo .venv/bin/python -m scripts run scripts/experiments/e9-seed001-reservation.yaml [--out results/seed001]
 
 A variant is a reservation (two-way, one-way, electrical) at a TDC; the spec's `reservation:` section
 holds the timing (spec.Reservation) and `duration_s` is each run's timeout (unfinished flows are
@@ -213,8 +213,7 @@ class ReservationRun:
                     procs.stop(p)
             wall = time.monotonic() - t0
             load1 = os.getloadavg()
-            spine = next((lk.rate_mbit for lk in topo.links if {lk.a, lk.b} & set(tors)
-                          and not {lk.a, lk.b} & {h.name for h in topo.hosts}), spec.link_rate_mbit)
+            spine = spec.topology.get("spine_mbit") or spec.link_rate_mbit  # ocscore's default
             result: dict[str, Any] = {"name": self.variant.name, "variant": variant, "tdc": tdc, "tors": len(tors),
                                       "flow_kb": s.flow_kb, "flows_per_pair": s.flows_per_pair,
                                       "rate_mbit": spec.link_rate_mbit, "electrical_mbit": spine,
