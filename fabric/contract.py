@@ -61,6 +61,21 @@ SLOT_CROSS_CONNECT, SLOT_DARK = "slot_cross_connect", "slot_dark"
 # a switch's part of a schedule, replaced as one (SwitchState.with_tables): the clock (its default entry
 # switches the schedule on), the phases, and a ToR's policies and slot routes or the OCS's slot circuits
 TOR_TIME_FLOW_TABLES = (SCHEDULE_CONFIG, SCHEDULE_PHASE, SLOT_POLICY, SLOT_PATH)
+# seed 001's reservation loop in the data plane (p4src/README.md, "Reservation loop"): a ToR's and the
+# OCS's configuration tables and actions, the loop's modes (reservation_config's mode - 1), and the
+# clone sessions that copy a ToR's requests to its uplinks (RESERVATION_SESSION_BASE + uplink port)
+RESERVATION_CONFIG, GRANT_PATH, WINDOW_MORE, WINDOW_LENGTH = "reservation_config", "grant_path", "window_more", "window_length"
+SET_RESERVATION, GRANT_UPLINK, SET_MORE, SET_WINDOW = "set_reservation", "grant_uplink", "set_more", "set_window"
+TOR_LOOP_TABLES = (RESERVATION_CONFIG, GRANT_PATH, WINDOW_MORE, WINDOW_LENGTH)
+OCS_LOOP_TABLES = (RESERVATION_CONFIG, WINDOW_LENGTH)
+LOOP_MODES = ("two-way", "one-way")
+RESERVATION_SESSION_BASE = 1000
+# the loop's counters: a ToR's by path id (requests or announcements sent, windows granted, refused,
+# grants for no request out), its forged reservation frames by port, and its loop time in 32 us
+# buckets; the OCS's by input port
+LOOP_TOR_COUNTERS = ("resv_requests", "resv_grants", "resv_refused", "resv_late")
+RESV_FORGED, RESV_LOOP_TIME, RESV_LOOP_BUCKET_US, RESV_LOOP_BUCKETS = "resv_forged", "resv_loop_time", 32, 256
+LOOP_OCS_COUNTERS = ("resv_booked", "resv_refused", "resv_collided")
 OCS_TIME_FLOW_TABLES = (SCHEDULE_CONFIG, SCHEDULE_PHASE, SLOT_CIRCUIT)
 
 # table -> (match fields, actions allowed, action profile or None)

@@ -29,7 +29,9 @@
 //              | version: failover copy | path tag | path_version
 //            flowlet: gate (flowlet_config + registers) | drain probe: the flow's version
 //                     (ACK to a held TCP flow: window 0; one segment left: drain probe)
-//  scheduling (a packet with a path): ScheduleClock -> slot_route (slot_policy hit: a path
+//  scheduling (a packet with a path): ScheduleClock -> reservation (grant_path hit: seed 001's loop:
+//    a granted window lights this slot; a burst ready sends a request; a grant frame sets a window)
+//    -> slot_route (slot_policy hit: a path
 //    through the OCS): slot_path (path_id, slot) --lit--> the slot's uplink, dmac
 //      | unlit: slot_hold (out of HOLD_OUT_PORT, back on HOLD_IN_PORT, decided again) | electrical
 //    path_select: path (path_id, version) --static--> port, dmac
@@ -60,6 +62,7 @@
 #include "include/v1model/uplink_clock.p4"
 #include "include/fabric/slot_route.p4"
 #include "include/v1model/slot_hold.p4"
+#include "include/v1model/reservation_tor.p4"
 #include "include/fabric/dispatch.p4"
 #include "include/v1model/pipeline.p4"
 #include "include/v1model/intrinsics.p4"
@@ -84,7 +87,8 @@ control FabricIngress(inout fabric_headers_t hdr,
     SlotRoute() slot_route;
     register<bit<32>>(HOLD_PATHS) hold_depth;  // SlotHold's: packets of each path in the hold loop
     SlotHold(hold_depth) slot_hold;
-    Scheduling(hold_depth, clock, slot_route, slot_hold, path_select, failover) scheduling;
+    Reservation() reservation;
+    Scheduling(hold_depth, clock, reservation, slot_route, slot_hold, path_select, failover) scheduling;
     FabricIngressOut(port_enq) ingress_out;
 
     apply {
@@ -105,10 +109,15 @@ control FabricEgress(inout fabric_headers_t hdr,
     EgressRewrite() egress_rewrite;
     FabricEgressIn(port_deq) egress_in;
     HoldLoopOut(hold_stale, port_tx, egress_rewrite) hold_loop_out;
+    ReservationOut() reservation_out;
 
     apply {
         egress_in.apply(meta, standard_metadata);
-        hold_loop_out.apply(hdr, meta, standard_metadata);
+        if (meta.is_clone == 1 && meta.resv_kind != 0) {
+            reservation_out.apply(hdr, meta);  // a reservation request's copy (include/v1model/reservation_tor.p4)
+        } else {
+            hold_loop_out.apply(hdr, meta, standard_metadata);
+        }
     }
 }
 

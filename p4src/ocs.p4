@@ -1,5 +1,5 @@
 // ocs.p4: an emulated optical circuit switch (v1model). A one-to-one cross-connect on ingress
-// port alone; frames pass unchanged (they are never parsed); dark ports drop and count.
+// port alone; frames pass unchanged (only a reservation frame is parsed); dark ports drop and count.
 // Control-plane contract: p4src/README.md. A manifest: the dispatch and the cross-connect are
 // include/ocs/ (shared with tna/ocs.p4), v1model's intrinsic metadata include/v1model/ocs_intrinsics.p4.
 // The controls are declared here and handed to the ones that apply them, so the P4 names are these
@@ -7,9 +7,14 @@
 //
 //  ingress: port_rx -> packet-out? --yes--> packet_out.egress_port
 //                        | no
-//                      schedule on? (ScheduleClock: schedule_config, schedule_phase on the arrival time)
+//                      ScheduleClock (schedule_config, schedule_phase on the arrival time)
+//                      reservation frame? --yes--> OcsScheduler: request: Algorithm 1 on the horizons,
+//                        | no                        the window into the calendar (one cell a pass,
+//                        |                           recirculated), the grant out of its input port
+//                      schedule on?
 //                        | no                              | yes
-//                      circuit (ingress_port)            slot_circuit (slot, night, ingress_port)
+//                      circuit (ingress_port)            calendar cell (ingress_port, slot) while it holds,
+//                                                        else slot_circuit (slot, night, ingress_port)
 //                        --> cross_connect(port)           --> slot_cross_connect(port)
 //                        | dark(): drop, dark_drops        | miss: drop, night_drops / unlit_drops
 //           drop, or the egress port; port_enq
@@ -30,6 +35,7 @@
 #include "include/schedule/clock.p4"
 #include "include/ocs/timeflow.p4"
 #include "include/ocs/dispatch.p4"
+#include "include/v1model/reservation_ocs.p4"
 #include "include/v1model/ocs_intrinsics.p4"
 
 control OcsIngress(inout ocs_headers_t hdr,
@@ -42,7 +48,12 @@ control OcsIngress(inout ocs_headers_t hdr,
     Circuit() circuit;
     ScheduleClock() clock;
     TimeFlow() time_flow;
-    OcsDispatch(clock, time_flow, circuit) dispatch;
+    // Seed 001's reservation scheduler: requests in, grants out, the windows in the calendar, which
+    // data frames take before the time-flow table (include/v1model/reservation_ocs.p4).
+    register<bit<64>>(RESV_CALENDAR_SIZE) calendar;
+    CalendarFlow(calendar, time_flow) calendar_flow;
+    OcsScheduler(calendar) scheduler;
+    OcsDispatch(clock, scheduler, calendar_flow, circuit) dispatch;
     OcsIngressOut(port_enq) ingress_out;
 
     apply {

@@ -196,7 +196,10 @@ class SlotHoldOrderTest(SlotTest):
 
     def runTest(self) -> None:
         always = TimeSchedule(slots=1, day_us=1_000_000, night_us=0)
-        self.setup_path("hold", slot1=False, sched=always, depth=250)
+        # held up to 10 s: on a machine where bmv2 forwards barely more than the loop's 4000 passes a
+        # second (4,500 frames/s measured on one, 15,000 on another) a round of 200 takes far longer
+        # than 50 ms, and what is tested is the order, not the bound
+        self.setup_path("hold", slot1=False, sched=always, depth=250, max_hold_us=10_000_000)
         lit = uplink(0, 2, path=self.path)
         self.delete(lit)
         c0 = self.hold_counts()
@@ -213,6 +216,11 @@ class SlotHoldOrderTest(SlotTest):
             self.send(1, tcp_packet(ip_id=1000 + sent))
             sent += 1
         got = self.collect(timeout=1.5)
+        while len(got) < sent:  # a slow switch drains over several seconds; stop at the first quiet 1.5 s
+            more = self.collect(timeout=1.5)
+            if not more:
+                break
+            got += more
         c = {k: v - c0[k] for k, v in self.hold_counts().items()}
         self.assertEqual({p for p, _ in got}, {2}, f"ports {sorted({p for p, _ in got})}")
         ids = [Ether(raw)[IP].id - 1000 for _, raw in got]
@@ -254,9 +262,11 @@ class SlotHoldBoundsTest(SlotTest):
     path = 11
 
     def runTest(self) -> None:
-        # Slot 0's day is 100 ms of a 1 s cycle; max hold 50 ms: an unlit burst mostly expires.
+        # Slot 0's day is 100 ms of a 1 s cycle; max hold 150 ms: an unlit burst mostly expires. (50 ms
+        # let each packet expire before the next arrived where PTF sends a frame every 10-20 ms: no
+        # overflow in 8 attempts on one machine.)
         sched = TimeSchedule(slots=2, day_us=100_000, night_us=400_000)
-        self.setup_path("hold", slot1=False, max_hold_us=50_000, depth=3, sched=sched)
+        self.setup_path("hold", slot1=False, max_hold_us=150_000, depth=3, sched=sched)
         n = 6
         for attempt in range(8):
             c0 = self.hold_counts()
@@ -269,7 +279,7 @@ class SlotHoldBoundsTest(SlotTest):
             unlit = entered + overflow
             what = f"entered {entered} overflow {overflow} released {released} expired {expired} got {len(got)}"
             # Overflow only once `depth` packets are held: all entered in this burst (the last one's
-            # are gone, 50 ms at most). Entered may exceed depth: a packet arriving lit while its
+            # are gone, 150 ms at most). Entered may exceed depth: a packet arriving lit while its
             # path holds packets joins them and leaves with them (SlotHoldOrderTest); CI once saw
             # 4 entered and 4 released of a burst.
             if overflow:

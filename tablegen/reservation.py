@@ -25,7 +25,7 @@ from tablegen.schedule import (
 from topo.model import Ocs, Topology
 
 
-def _attachment(ocs: Ocs, switch: str) -> tuple[int, int]:
+def attachment(ocs: Ocs, switch: str) -> tuple[int, int]:
     """(OCS port, switch port) of a ToR's one uplink on the OCS."""
     mine = sorted((p.port, p.switch_port) for p in ocs.ports if p.switch == switch)
     if len(mine) != 1:
@@ -55,8 +55,8 @@ def grant_tor_entries(topo: Topology, ocs: Ocs, src: str, dst: str, path_id: int
     bounded by the uplink's rate until the window's last day ends (the budget, UplinkClock): the
     window carries what it can and the rest stays held (control/grants.py, "The burst"). `light`:
     the ToR's `light_spans` (tablegen.schedule)."""
-    _, up = _attachment(ocs, src)
-    _, far = _attachment(ocs, dst)
+    _, up = attachment(ocs, src)
+    _, far = attachment(ocs, dst)
     dmac = next(s.ports for s in topo.switches if s.name == dst)[far]
     spans, cycle = light
     return [slot_path_entry(path_id, s, up, dmac, uplink_byte_ns(ocs), day, night)
@@ -66,6 +66,6 @@ def grant_tor_entries(topo: Topology, ocs: Ocs, src: str, dst: str, path_id: int
 def grant_ocs_entries(ocs: Ocs, src: str, dst: str, slots: list[int]) -> list[TableEntry]:
     """The OCS's `slot_circuit` for a window: src's port lit to dst's by day, and by night after the
     first slot (the circuit does not change into the window's later slots)."""
-    a, _ = _attachment(ocs, src)
-    b, _ = _attachment(ocs, dst)
+    a, _ = attachment(ocs, src)
+    b, _ = attachment(ocs, dst)
     return [slot_circuit_entry(s, night, a, b) for n, s in enumerate(slots) for night in ((0, 1) if n else (0,))]

@@ -22,6 +22,8 @@ const bit<16> ETHERTYPE_PROBE    = 0x88B6;
 const bit<16> ETHERTYPE_DRAIN_MARK = 0x88B7;
 // A held packet round its hold loop (hold_mark_h; include/<target>/slot_hold.p4), both targets.
 const bit<16> ETHERTYPE_HOLD_MARK = 0x88B8;
+// A reservation's control frame (reservation_h: request, grant, announce) on a ToR's OCS uplink (seed 001).
+const bit<16> ETHERTYPE_RESERVATION = 0x88B9;
 
 const bit<8> IP_PROTO_ICMP = 1;
 const bit<8> IP_PROTO_TCP  = 6;
@@ -43,6 +45,12 @@ const bit<2> MULTIPATH_SPRAY = 2;
 // (include/v1model/slot_hold.p4); a held packet round its loop keeps it in hold_mark_h instead.
 #define FL_HOLD 3
 
+// Field list of a reservation request's clone, ToR ingress to egress (include/v1model/reservation_tor.p4).
+#define FL_RESERVATION 4
+// ... and of the OCS scheduler's booking passes (include/v1model/reservation_ocs.p4): their state is
+// in the frame; the parser tells a pass by its instance type.
+#define FL_BOOKING 5
+
 // The schedule clock's phase is a fraction of the cycle in SCHEDULE_PHASE_BITS bits (v1model).
 #define SCHEDULE_PHASE_BITS 20
 const bit<32> SCHEDULE_PHASE_MASK = 0xFFFFF;
@@ -58,6 +66,20 @@ const bit<2> SLOT_DROP = 3;  // the hold is full or the packet waited longer tha
 #ifndef DRAIN_PROBE_SESSION
 #define DRAIN_PROBE_SESSION 100
 #endif
+
+// A reservation frame's kind (reservation_h.kind): a ToR's request (two-way), the scheduler's grant,
+// a ToR's announcement of the window it took (one-way), and the OCS's own booking pass (a request or
+// announcement that recirculates to write the calendar one slot a pass; accepted only recirculated).
+const bit<8> RESV_REQUEST  = 1;
+const bit<8> RESV_GRANT    = 2;
+const bit<8> RESV_ANNOUNCE = 3;
+const bit<8> RESV_BOOKING  = 4;
+// reservation_config's mode at a ToR.
+const bit<2> RESV_OFF     = 0;
+const bit<2> RESV_TWO_WAY = 1;
+const bit<2> RESV_ONE_WAY = 2;
+// A reservation frame's length: Ethernet and reservation_h (ReservationOut cuts the copy to it).
+#define RESV_FRAME_BYTES 50
 
 // Half the range of a bit<32>: a difference below it is "not negative" (sequence order modulo 2^32).
 const bit<32> HALF_32 = 32w0x80000000;

@@ -56,6 +56,29 @@ header hold_mark_h {
     hdr.hold_mark.since = (held_since); \
     hdr.ethernet.ether_type = ETHERTYPE_HOLD_MARK
 
+// A reservation's control frame (seed 001; include/v1model/reservation_tor.p4, reservation_ocs.p4), on
+// a ToR's uplink to the OCS, as a burst header travels on its own wavelength: a ToR's request (the
+// burst's bytes, to the OCS port of the destination ToR) or announcement (one-way: the window it took),
+// the scheduler's grant back (the window, or refused). The ToR's own fields are echoed in the grant.
+// Slots are indexes in the cycle of the schedule both switches run (schedule/clock.p4).
+header reservation_h {
+    bit<8>    kind;       // RESV_REQUEST, RESV_GRANT, RESV_ANNOUNCE (RESV_BOOKING: the OCS's own pass)
+    bit<8>    refused;    // grant: 1 when no window fits within a cycle (the ToR asks again later)
+    path_id_t path_id;    // the ToR's path (echoed)
+    bit<16>   dst_port;   // the OCS port of the destination ToR's uplink
+    bit<16>   seq;        // the request's number at its ToR (echoed: a late grant is told apart)
+    bit<16>   req_slot;   // the ToR's slot when it asked (echoed: the window's offset counts from it)
+    bit<16>   start;      // grant, announce: the window's first slot
+    bit<16>   slots;      // its length in slots
+    bit<32>   bytes;      // request, announce: the burst
+    bit<48>   asked_at;   // the ToR's time when it asked (echoed: the loop's time, on the ToR's clock)
+    // The OCS's booking passes (one calendar cell a pass, include/v1model/reservation_ocs.p4).
+    bit<16>   in_port;    // the OCS port the request came in on (where the grant goes)
+    bit<16>   cursor;     // the next cell's slot
+    bit<16>   left;       // cells left to write
+    bit<48>   expires;    // the next cell's end (the OCS's time)
+}
+
 // The MBB path tag: the path version decided once by the ingress switch of the packet.
 header path_tag_t {
     version_t version;
@@ -123,6 +146,7 @@ struct fabric_headers_t {
     packet_in_t  packet_in;
     ethernet_t   ethernet;
     hold_mark_h  hold_mark;
+    reservation_h reservation;
     path_tag_t   path_tag;
     ipv4_t       ipv4;
     tcp_t        tcp;
@@ -131,11 +155,13 @@ struct fabric_headers_t {
     arp_t        arp;
 }
 
-// The OCS parses nothing but the controller header: the frame is payload.
+// The OCS parses nothing but the controller header and a reservation frame: any other frame is payload.
 struct ocs_headers_t {
     TARGET_OCS_HEADERS
-    packet_out_t packet_out;
-    packet_in_t  packet_in;
+    packet_out_t  packet_out;
+    packet_in_t   packet_in;
+    ethernet_t    ethernet;
+    reservation_h reservation;
 }
 
 #endif  // P4SRC_INCLUDE_HEADERS_P4_

@@ -107,6 +107,35 @@ struct fabric_metadata_t {
     version_t held_version;
     @field_list(FL_HOLD)
     bit<1>    stale;          // egress found its lit decision stale: ingress decides again
+    // Seed 001's reservation at a ToR (include/v1model/reservation_tor.p4): the path's uplink to the
+    // OCS (grant_path), and the granted window when it lights this slot (SlotRoute takes it as it
+    // takes a slot_path entry).
+    bit<1>     grant_path;     // the path is reserved (grant_path hit)
+    port_t     grant_port;
+    mac_addr_t grant_dmac;
+    bit<32>    grant_byte_ns;
+    bit<16>    grant_ocs_port; // the OCS port of the destination ToR's uplink
+    bit<32>    grant_session;  // the clone session to the uplink (a request's copy leaves there)
+    bit<1>     grant_found;    // a window lights this slot
+    bit<32>    grant_day_more;
+    bit<32>    grant_night_more;
+    // The reservation frame a request's clone becomes at egress (ReservationOut); 0: none.
+    @field_list(FL_RESERVATION)
+    bit<8>     resv_kind;
+    @field_list(FL_RESERVATION)
+    path_id_t  resv_path_id;
+    @field_list(FL_RESERVATION)
+    bit<16>    resv_dst_port;
+    @field_list(FL_RESERVATION)
+    bit<16>    resv_seq;
+    @field_list(FL_RESERVATION)
+    bit<16>    resv_slot;      // request: the ToR's slot; announce: the window's first
+    @field_list(FL_RESERVATION)
+    bit<16>    resv_slots;     // announce: the window's length
+    @field_list(FL_RESERVATION)
+    bit<32>    resv_bytes;
+    @field_list(FL_RESERVATION)
+    bit<48>    resv_asked_at;
     // v1model's order of the controls (include/v1model/): the packet came round the hold loop
     // (HoldLoopIn: its mark was on), and goes on to the schedule (Scheduling runs only for a packet
     // with a path). Tofino runs every control, flat, and uses neither.
@@ -120,6 +149,8 @@ struct ocs_metadata_t {
     bit<1> drop;
     time_t now;               // arrival time (schedule clock)
     schedule_t sched;
+    @field_list(FL_BOOKING)
+    bit<1> recirculated;      // v1model: a booking pass of the reservation scheduler (reservation_ocs.p4)
 }
 
 #endif  // P4SRC_INCLUDE_METADATA_P4_

@@ -123,4 +123,15 @@
 #define HOLD_PATHS 1024
 #endif
 
+// Seed 001's reservation loop (include/v1model/reservation_*.p4): slots a cycle at most (the OCS's
+// calendar has one cell per input port and slot: PORT_COUNTER_SIZE x RESV_SLOTS), and the loop-time
+// histogram's buckets (32 us each; the last: longer).
+#ifndef RESV_SLOTS
+#define RESV_SLOTS 512
+#endif
+#define RESV_CALENDAR_SIZE 262144
+#define RESV_WINDOW_MORE_SIZE 8192
+#define RESV_WINDOW_LENGTH_SIZE 64
+#define RESV_LOOP_BUCKETS 256
+
 #endif  // P4SRC_INCLUDE_SIZES_P4_

@@ -36,7 +36,8 @@ control OcsIngress(inout ocs_headers_t hdr,
     Circuit() circuit;
     ScheduleClock() clock;
     TimeFlow() time_flow;
-    OcsDispatch(clock, time_flow, circuit) dispatch;
+    NoScheduler() scheduler;
+    OcsDispatch(clock, scheduler, time_flow, circuit) dispatch;
     OcsIngressOut(port_enq) ingress_out;
 
     apply {

@@ -28,34 +28,23 @@ import time
 from pathlib import Path
 from typing import Any
 
-from control.clock import measure_client
-from control.grants import Burst, Calendar, OneWay, TwoWay
+from control.grants import Burst, OneWay, TwoWay
 from control.reservation import Timing
 from control.reservation_agent import PathState, ReservationAgent
-from control.switch import Pipeline, SwitchSession
 from emulation.priority import emulated_control_thread
-from fabric.contract import (
-    DARK_DROPS,
-    HOLD_COUNTERS,
-    OCS_TIME_FLOW_TABLES,
-    PORT_DEQ,
-    PORT_ENQ,
-    SCHEDULE_DROP_COUNTERS,
-    TOR_TIME_FLOW_TABLES,
-)
-from fabric.schedule import TimeSchedule
+from fabric.contract import HOLD_COUNTERS, PORT_DEQ, PORT_ENQ
+from scripts.experiments.seed001_core import OCS_DROPS, slotted, tor_holds
+from scripts.experiments.seed001_loop import DataPlaneLoop, loop_metrics, loop_setup
 from scripts.experiments.spec import Reservation
 from scripts.hosts.hostproc import HostProcs, wait_listening
 from scripts.hosts.kernel import SS_MARK
-from tablegen.entries import network_states
-from tablegen.graph import Fabric
-from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entries, tor_base_entries
-from tablegen.schedule import clock_entries, light_spans, route_paths
-from topo.circuits import resolve_circuits
+from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entries
+from tablegen.schedule import light_spans, route_paths
 from topo.model import HOLD_OUT_PORT
 
 BASE_PORT = 5600
-OCS_DROPS = (*SCHEDULE_DROP_COUNTERS, DARK_DROPS)  # dark: the schedule was off
+# the controller-driven loop's variants and the scheduler each runs (the data plane's: two-way, one-way)
+CONTROLLER_LOOPS = {"two-way-controller": "two-way", "one-way-controller": "one-way"}
 
 
 def bijective(tors: int, tdc: int) -> list[tuple[int, int]]:
@@ -100,62 +89,39 @@ def sampler(period_s: float, out: Path) -> list[str]:
 
 def optical_setup(emu: Any, topo: Any, s: Reservation, variant: str,
                   rate_mbit: float) -> tuple[ReservationAgent, dict[str, Any]]:
-    """Write the calendar and the holds, start the reservation controller; the agent and the clocks
-    (offset, error and after-guard of each switch, us). Every write is a change of a switch's desired
-    state, through its session: the ToRs' the controller's, the OCS's one of its own (primary over the
-    emulator's, which wrote the round robin)."""
+    """The controller-driven loop (variants two-way-controller, one-way-controller): write the
+    calendar and the holds, start the reservation controller; the agent and the clocks. Every write
+    is a change of a switch's desired state, through its session: the ToRs' the controller's, the
+    OCS's one of its own (primary over the emulator's, which wrote the round robin)."""
     o = topo.ocs[0]
     net = emu.controller
-    ocs = SwitchSession(o.name, f"127.0.0.1:{o.grpc_port}", o.device_id, Pipeline.from_build("ocs", emu.build_dir),
-                        election_id=(0, 5))
-    ocs.connect()
-    fabric = Fabric(topo, resolve_circuits(topo, "none"))
-    states = {st.name: st for st in network_states(fabric, "ecmp")}
-    slot_us, night_us = round(s.slot_ms * 1000), round(s.night_ms * 1000)
-    offsets = {sw.name: net.clock(sw.name) for sw in topo.switches}
-    offsets[o.name] = measure_client(ocs.client)
-    tors = sorted({p.switch for p in o.ports}, key=lambda n: int(n.removeprefix("leaf")))
-    after = {n: offsets[n].after_guard_us(offsets[o.name].error_us, s.after_us) for n in tors}
-    send_us = slot_us - night_us - s.before_us - max(after.values())  # a ToR's guarded day
-    if send_us < 1:
-        raise ValueError(f"--slot-ms {s.slot_ms}: its day less the guards (before {s.before_us} us, after "
-                         f"{max(after.values())} us) leaves a ToR no time to send")
-    cal = Calendar(time.monotonic() + 1.0, slot_us / 1e6, night_us / 1e6, s.cycle_slots, send_us / 1e6)
+    core = slotted(emu, topo, s)
+    cal, tors = core.cal, core.tors
+    night_us = round(s.night_ms * 1000)
     index = {name: i for i, name in enumerate(tors)}
-
-    def sched(name: str) -> TimeSchedule:
-        return TimeSchedule(s.cycle_slots, slot_us - night_us, night_us, offsets[name].to_switch(cal.epoch_s))
-
-    # the OCS's clock replaces the emulator's round robin (which lit the fibres), its slots empty
-    ocs.sync(ocs.adopt().with_tables(OCS_TIME_FLOW_TABLES, clock_entries(sched(o.name))), trust_cache=True)
     paths: dict[str, list[PathState]] = {}
-    bases = {}
     for name in tors:
-        routes = route_paths(states[name])
-        bases[name] = net.desired()[name].with_tables(TOR_TIME_FLOW_TABLES, tor_base_entries(
-            topo, o, name, routes, sched(name), max_hold_us=s.max_hold_ms * 1000, depth=s.depth,
-            before_us=s.before_us, after_us=after[name], fresh_us=s.fresh_us))
-        light = light_spans(sched(name), s.before_us, after[name])
+        routes = route_paths(core.states[name])
+        light = light_spans(core.sched(name, s), s.before_us, core.after[name])
         paths[name] = [PathState(index[name], index[dst], pid,
                                  lambda s, a=name, b=dst, p=pid, lt=light: grant_tor_entries(topo, o, a, b, p, s, lt),
                                  lambda s, a=name, b=dst: grant_ocs_entries(o, a, b, s))
                        for dst, pid in sorted(grant_paths(topo, o, name, routes).items())]
-    net.sync(bases, step="reservation-holds", trust_cache=True)
+    net.sync(tor_holds(emu, topo, s, core), step="reservation-holds", trust_cache=True)
     timing = Timing(switch_s=night_us / 1e6, proc_s=s.proc_ms / 1000, overhead_s=s.proc_ms / 1000,
                     guard_s=s.guard_ms / 1000, rate_bps=rate_mbit * 1e6)
     burst = Burst(cap_bytes=s.depth * 1514)
     scheduler = (TwoWay if variant == "two-way" else OneWay)(len(tors), cal, timing, burst)
-    agent = ReservationAgent(scheduler, {n: net.sessions[n] for n in tors}, ocs, paths,
+    agent = ReservationAgent(scheduler, {n: net.sessions[n] for n in tors}, core.ocs, paths,
                              poll_s=s.poll_ms / 1000, max_burst=s.burst_kb * 1000,
                              assembly_s=(s.slot_ms if s.assembly_ms is None else s.assembly_ms) / 1000,
                              loop_passes=s.hold_passes, growth=s.burst_growth,
                              lead_floor_s=timing.proc_s + timing.overhead_s,  # the model's trip, when writes are quicker
                              drop_ports=sorted(p.port for p in o.ports), audit_every=s.audit_every,
                              on_thread=emulated_control_thread)  # the paper's scheduler: part of the network
-    clocks = {n: (c.offset_us, c.error_us, after.get(n)) for n, c in offsets.items()}
     time.sleep(max(0.0, cal.epoch_s - time.monotonic()))
     agent.start()
-    return agent, clocks
+    return agent, core.clocks()
 
 
 class ReservationRun:
@@ -176,6 +142,7 @@ class ReservationRun:
         tors = sorted({p.switch for p in topo.ocs[0].ports}, key=lambda n: int(n.removeprefix("leaf")))
         procs = HostProcs()
         agent: ReservationAgent | None = None
+        dp: DataPlaneLoop | None = None
         try:
             hosts = emu.hosts
             names = [f"h{t}_1" for t in range(1, len(tors) + 1)]
@@ -189,11 +156,15 @@ class ReservationRun:
                             f"serve {i}")
             for i, (src, _d, _k) in enumerate(flows):
                 wait_listening(hosts[names[src]], BASE_PORT + i, "t")
-            if variant != "electrical":
-                agent, clocks = optical_setup(emu, topo, s, variant, spec.link_rate_mbit)
+            if variant in CONTROLLER_LOOPS:
+                agent, clocks = optical_setup(emu, topo, s, CONTROLLER_LOOPS[variant], spec.link_rate_mbit)
                 drops0 = agent.ocs.counter_packets(OCS_DROPS, agent.drop_ports)
                 holds0 = {name: agent.tors[name].counter_packets(HOLD_COUNTERS, [st.path_id for st in states])
                           for name, states in agent.paths.items()}
+            elif variant != "electrical":
+                dp = loop_setup(emu, topo, s, variant, tdc)
+                counts0 = dp.counts()
+                time.sleep(max(0.0, dp.epoch_s - time.monotonic()))
             senders = sorted({f[0] for f in flows})
             for src in senders:
                 procs.start(hosts[names[src]], sampler(s.sample_s, rdir / f"ss-{src}.txt"), f"ss {src}")
@@ -238,6 +209,8 @@ class ReservationRun:
                     "mean_rtt_ms": sum(rtts) / len(rtts) if rtts else None,
                     "acked": [(round(x[0] - t0_wall, 3), x[1]) for x in ss]}
             result["servers"] = server_completion(result["flows"])
+            if dp is not None:
+                result.update(loop_metrics(dp, topo, counts0))
             if agent is not None:
                 agent.stop()
                 result.update(agent_metrics(agent, topo, drops0, holds0, clocks))
@@ -248,6 +221,8 @@ class ReservationRun:
             (rdir / "metrics.json").write_text(json.dumps(result, indent=1))
             return result
         finally:
+            if dp is not None:
+                dp.ocs.close()
             if agent is not None:
                 agent._stop.set()
             procs.stop_all()
@@ -310,6 +285,10 @@ def summary(r: dict[str, Any]) -> str:
         line += (f"; bursts {r['grants']} lost {r['bursts_lost']} (late {r['grants_late']}), OCS drops "
                  f"{r['ocs_drops']} (night {r['night_drops']} unlit {r['unlit_drops']} dark {r['dark_drops']}), held "
                  f"{r['hold_entered']} overflow {r['hold_overflow']} expired {r['hold_expired']}, ToR queue drops "
-                 f"{r['queue_drops']}, poll "
-                 f"{r['mean_poll_ms']:.1f} ms")
+                 f"{r['queue_drops']}")
+    if "mean_poll_ms" in r:
+        line += f", poll {r['mean_poll_ms']:.1f} ms"
+    if "loop_time_us" in r and r["loop_time_us"]["grants"]:
+        lt = r["loop_time_us"]
+        line += f", loop time median {lt['median']:.0f} us p99 {lt['p99']:.0f} us ({lt['grants']} grants)"
     return line + f"; load {r['load_avg'][0][0]:.1f}-{r['load_avg'][1][0]:.1f}"

@@ -40,7 +40,9 @@ from topo.validate import validate
 
 KINDS = ("reconfiguration", "route-flip", "load-balancing", "schedule", "strategies", "reservation", "alltoall")
 GENERATORS = ("ucd4", "fattree", "leafspine", "ocscore")
-RESERVATIONS = ("two-way", "one-way", "electrical")  # kind reservation: seed 001's variants
+# kind reservation: seed 001's variants: the reservation loop in the data plane (two-way, one-way), driven by
+# the controller (the same schedulers, for a switch that only P4Runtime can program), or the electrical fabric
+RESERVATIONS = ("two-way", "one-way", "two-way-controller", "one-way-controller", "electrical")
 GATINGS = ("blind", "ungated", "gated", "electrical")  # kind alltoall: seed 002's ToRs (schedule_alltoall.py)
 MAX_SPEC_BYTES = 1 << 20  # a spec is a page of YAML
 MAX_RUNS = 10_000
@@ -141,6 +143,10 @@ class Reservation:
     after_us: Micros | None = None  # ... after it (default: the ToR's and the OCS's clock error bounds)
     fresh_us: Micros | None = None  # a lit decision older than this at egress goes round again
     audit_every: Annotated[int, Field(ge=0, strict=True)] = 20  # read the OCS's slot_circuit back every N rounds
+    # the loop in the data plane (scripts/experiments/seed001_loop.py): a request unanswered this long is asked
+    # again (default two slots), and the slots a grant's trip adds beyond the next slot boundary
+    loop_retry_ms: Positive | None = None
+    loop_trip_slots: Annotated[int, Field(ge=0, le=16, strict=True)] = 0
     sample_s: Positive = 0.2  # ss sampling period
 
     def check(self) -> Reservation:

@@ -1,5 +1,7 @@
 """End to end on Mininet: seed 001's two-way and one-way reservation, 3 ToRs, TDC 2 (each ToR's
-host sends to both others, so two sources compete for every destination's downlink).
+host sends to both others, so two sources compete for every destination's downlink): the loop in the
+data plane (two-way, one-way: requests and grants between the ToRs and the OCS's scheduler) and the
+controller's loop (two-way-controller).
 
 Needs root, Mininet and the compiled programs (build/ or $P4C); about 2 min. The assertions are the
 physics, not tuned numbers: two-way reservation never lights one output from two inputs (read back
@@ -29,12 +31,24 @@ def runs(tmp_path_factory):
     data = asdict(specmod.load(EXPERIMENTS / "e9-seed001-reservation.yaml"))
     data["topology"]["tors"] = 3
     data["reservation"].update(flow_kb=64, sample_s=0.5, audit_every=5)
-    data["variants"] = [{"name": v, "reservation": v, "tdc": 2} for v in ("two-way", "one-way")]
+    data["variants"] = [{"name": v, "reservation": v, "tdc": 2} for v in ("two-way", "one-way", "two-way-controller")]
     return run_once(specmod.parse({**data, "duration_s": 40.0}, "test_seed001"), tmp_path_factory.mktemp("seed001"))
 
 
-def test_two_way_never_lights_an_output_twice(runs):
+def test_data_plane_two_way_grants_every_burst_without_a_controller(runs):
+    """Every request answered by the OCS's scheduler, no window lost to contention (none can be: the
+    horizons), and the loop (request sent to grant received) well inside a slot. The bound is a whole
+    slot, not the issue's 10%: that is measured by the experiment, not asserted on a loaded CI machine."""
     r = runs["two-way"]
+    assert r["loop"] == "data plane" and r["grants"] > 10, r
+    assert r["bursts_lost"] == 0 and r["booked"] >= r["grants"], r
+    assert r["loop_time_us"]["grants"] >= r["grants"], r["loop_time_us"]  # refused answers are timed too
+    assert r["loop_time_us"]["median"] < r["loop_time_us"]["slot_us"], r["loop_time_us"]
+    assert all(f["fct_s"] is not None for f in r["flows"].values()), "every flow completed"
+
+
+def test_two_way_controller_never_lights_an_output_twice(runs):
+    r = runs["two-way-controller"]
     assert r["grants"] > 10, r
     assert r["bursts_lost"] == 0
     assert r["audits"] > 0, "the OCS's slot_circuit was never read back"

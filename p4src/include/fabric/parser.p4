@@ -19,6 +19,9 @@ parser FabricPacketParser(packet_in packet, inout fabric_headers_t hdr, inout fa
             ETHERTYPE_IPV4: parse_ipv4;
             ETHERTYPE_ARP: parse_arp;
             ETHERTYPE_HOLD_MARK: parse_hold_mark;
+#ifndef __TARGET_TOFINO__
+            ETHERTYPE_RESERVATION: parse_reservation;  // v1model's reservation loop (TNA: not yet)
+#endif
 #ifdef __TARGET_TOFINO__
             ETHERTYPE_DRAIN_MARK: parse_drain_mark;
 #endif
@@ -35,6 +38,15 @@ parser FabricPacketParser(packet_in packet, inout fabric_headers_t hdr, inout fa
             ETHERTYPE_IPV4: parse_ipv4;
             default: accept;
         }
+    }
+#endif
+
+#ifndef __TARGET_TOFINO__
+    // A reservation frame (a grant at a ToR; include/v1model/reservation_tor.p4): not IPv4, so
+    // Dispatch drops it, after the reservation control has read it.
+    state parse_reservation {
+        packet.extract(hdr.reservation);
+        transition accept;
     }
 #endif
 

@@ -103,6 +103,14 @@ control SlotRoute(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
         if (meta.has_path == 1) {
             slot_path.apply();
         }
+#ifndef __TARGET_TOFINO__
+        if (meta.grant_found == 1) {
+            // A reserved path's window lights this slot (v1model's reservation loop,
+            // include/v1model/reservation_tor.p4; not on TNA yet): as a slot_path entry would.
+            slot_port(meta.grant_port, meta.grant_dmac, meta.grant_byte_ns, meta.grant_day_more,
+                      meta.grant_night_more);
+        }
+#endif
         if (meta.sched.on == 1 && scheduled == 1) {
             // By day, or by night in a window (the circuit goes on from the slot before: no
             // switching): lit; meta.slot_more, the light after the current range. Else the path's

@@ -62,4 +62,12 @@ control OcsEgressOut(inout ocs_headers_t hdr, in egress_intrinsic_metadata_t eg_
     }
 }
 
+// No reservation scheduler on TNA yet (v1model's: include/v1model/reservation_ocs.p4); the parser
+// parses no reservation frame, so this never runs.
+control NoScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta) {
+    apply {
+        meta.drop = 1;
+    }
+}
+
 #endif  // P4SRC_INCLUDE_TNA_OCS_INTRINSICS_P4_

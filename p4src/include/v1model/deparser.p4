@@ -12,6 +12,7 @@ control FabricDeparser(packet_out packet, in fabric_headers_t hdr) {
         packet.emit(hdr.packet_in);
         packet.emit(hdr.ethernet);
         packet.emit(hdr.hold_mark);
+        packet.emit(hdr.reservation);
         packet.emit(hdr.path_tag);
         packet.emit(hdr.ipv4);
         packet.emit(hdr.tcp);

@@ -55,6 +55,8 @@ const liveness_t LIVENESS_DOWN = 0;
 
 // standard_metadata.instance_type of an ingress-to-egress clone (simple_switch)
 #define INSTANCE_TYPE_INGRESS_CLONE 32w1
+// ... and of a recirculated packet
+#define INSTANCE_TYPE_RECIRCULATED 32w4
 
 // DECLARE_* macros end with their own ';' (some declare nothing on a target).
 // Counters: indexed by port, and direct (counted by the table itself).

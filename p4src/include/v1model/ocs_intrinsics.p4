@@ -13,7 +13,9 @@ control OcsIngressIn(inout ocs_metadata_t meta, inout standard_metadata_t standa
 
     apply {
         meta.now = standard_metadata.ingress_global_timestamp;
-        port_rx.count((bit<32>) standard_metadata.ingress_port);
+        if (meta.recirculated == 0) {  // a booking pass was counted when it arrived
+            port_rx.count((bit<32>) standard_metadata.ingress_port);
+        }
     }
 }
 
@@ -40,7 +42,11 @@ control OcsEgressOut(inout ocs_headers_t hdr, in ocs_metadata_t meta,
             hdr.packet_in._pad = 0;
             hdr.packet_in.timestamp = (bit<48>) meta.now;
         }
-        port_tx.count((bit<32>) standard_metadata.egress_port);
+        if (hdr.reservation.isValid() && hdr.reservation.kind == RESV_BOOKING) {
+            recirculate_preserving_field_list(FL_BOOKING);  // the scheduler's next booking pass
+        } else {
+            port_tx.count((bit<32>) standard_metadata.egress_port);
+        }
     }
 }
 

@@ -38,6 +38,8 @@ parser FabricParser(packet_in packet,
         meta.liveness_pick = 1;
         meta.slot_decision = SLOT_PATH;
         meta.slot_byte_ns = 0;
+        meta.grant_path = 0;
+        meta.grant_found = 0;
         transition select(standard_metadata.ingress_port) {
             CPU_PORT: parse_packet_out;
             default: parse_packet;

@@ -29,18 +29,27 @@ control Forwarding(inout fabric_headers_t hdr, inout fabric_metadata_t meta)
     }
 }
 
-// A packet with a path (meta.scheduled): the slot of the schedule and the path's policy (SlotRoute),
+// A packet with a path (meta.scheduled): the slot of the schedule, the path's reservation (a window
+// granted, a request to send), the path's policy (SlotRoute),
 // the hold (SlotHold), and for what they leave to it the path table and failover. hold_depth is
 // SlotHold's register: SlotRoute reads it (meta.hold_queued) so a new packet of a path that holds
 // packets joins them.
 control Scheduling(inout fabric_headers_t hdr, inout fabric_metadata_t meta)
-                  (register<bit<32>> hold_depth, ClockControl clock, FabricControl slot_route,
-                   FabricMetaControl slot_hold, FabricControl path_select, FabricControl failover) {
+                  (register<bit<32>> hold_depth, ClockControl clock, FabricControl reservation,
+                   FabricControl slot_route, FabricMetaControl slot_hold, FabricControl path_select,
+                   FabricControl failover) {
 
     apply {
         if (meta.scheduled) {
             hold_depth.read(meta.hold_queued, (bit<32>) meta.path_id);
             clock.apply(meta.now, meta.sched);
+        }
+        // Seed 001's reservation loop (include/v1model/reservation_tor.p4): a path's window and its
+        // requests, and a grant (a reservation frame, which Dispatch dropped).
+        if (meta.scheduled || hdr.reservation.isValid()) {
+            reservation.apply(hdr, meta);
+        }
+        if (meta.scheduled) {
             slot_route.apply(hdr, meta);
             slot_hold.apply(meta);
             if (meta.slot_decision == SLOT_PATH) {
