@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from mininet.link import Link
 
 from emulation.links import check_ifname
+from fabric.contract import ETHERTYPE_RESERVATION
 from topo.validate import DELAY
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,8 @@ def make_pairs(pairs: list[VethPair]) -> None:
 def shaping(ifname: str, rate_mbit: float | None, delay: str | None = None, queue_pkts: int | None = None) -> list[str]:
     """The `tc -batch` lines that shape one interface's egress as Mininet's TCLink does (HTB class 5:1
     at the rate, burst 15k; with a delay a netem child 10:), and with `queue_pkts` bound its queue
-    (emulation.links.limit_queue: the netem's limit, or a pfifo leaf). A rate above MAX_SHAPED_MBIT
+    (emulation.links.limit_queue: the netem's limit, or a pfifo leaf); reservation frames take class 5:2,
+    of the same rate (p4src/README.md, "Reservation loop": the control wavelength). A rate above MAX_SHAPED_MBIT
     is left unshaped (TCLink's limit, logged); no rate: nothing."""
     name = check_ifname(ifname)
     if rate_mbit is None:
@@ -74,7 +76,11 @@ def shaping(ifname: str, rate_mbit: float | None, delay: str | None = None, queu
     if delay is not None and not DELAY.fullmatch(delay):
         raise ValueError(f"{name}: delay {delay!r}: expected a number with us, ms or s (e.g. '0.1ms')")
     lines = [f"qdisc add dev {name} root handle 5:0 htb default 1",
-             f"class add dev {name} parent 5:0 classid 5:1 htb rate {float(rate_mbit):f}Mbit burst 15k"]
+             f"class add dev {name} parent 5:0 classid 5:1 htb rate {float(rate_mbit):f}Mbit burst 15k",
+             # reservation frames (seed 001's loop, ether type 0x88B9) on a wavelength of their own: a
+             # class of the same rate beside the data's, so a request or grant never waits behind a burst
+             f"class add dev {name} parent 5:0 classid 5:2 htb rate {float(rate_mbit):f}Mbit burst 15k",
+             f"filter add dev {name} parent 5:0 protocol {ETHERTYPE_RESERVATION:#x} prio 1 u32 match u32 0 0 flowid 5:2"]
     limit = f" limit {int(queue_pkts)}" if queue_pkts else ""
     if delay:
         lines.append(f"qdisc add dev {name} parent 5:1 handle 10: netem delay {delay}{limit}")

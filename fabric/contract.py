@@ -36,6 +36,8 @@ DRAIN_PROBE_SESSION = 100
 # fabric.p4's ether types (p4src/include/defines.p4): the MBB path tag and the controller's probes
 ETHERTYPE_PATH_TAG = 0x88B5
 ETHERTYPE_PROBE = 0x88B6
+# ... and seed 001's reservation frames (requests, grants: p4src/README.md, "Reservation loop")
+ETHERTYPE_RESERVATION = 0x88B9
 
 # The short P4 names (p4src/README.md) of fabric.p4's and ocs.p4's tables, action profiles and
 # actions: the only place outside tests where the Python side spells them.

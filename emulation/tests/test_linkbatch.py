@@ -20,6 +20,8 @@ def test_lines_are_one_command_each() -> None:
     assert shaping("s1-eth1", 20, "0.1ms", 64) == [
         "qdisc add dev s1-eth1 root handle 5:0 htb default 1",
         "class add dev s1-eth1 parent 5:0 classid 5:1 htb rate 20.000000Mbit burst 15k",
+        "class add dev s1-eth1 parent 5:0 classid 5:2 htb rate 20.000000Mbit burst 15k",
+        "filter add dev s1-eth1 parent 5:0 protocol 0x88b9 prio 1 u32 match u32 0 0 flowid 5:2",
         "qdisc add dev s1-eth1 parent 5:1 handle 10: netem delay 0.1ms limit 64"]
     assert shaping("s1-eth1", None) == [] and shaping("s1-eth1", 2000) == []  # unshaped, as TCLink
     with pytest.raises(ValueError, match="interface name"):
@@ -32,7 +34,8 @@ def test_lines_are_one_command_each() -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root for veth pairs")
 @pytest.mark.parametrize("queue", [None, 64])
 def test_shaping_is_tclinks(queue: int | None) -> None:
-    """Without a delay (this kernel has no netem): HTB at the rate, and a switch port's queue bound."""
+    """Without a delay (this kernel has no netem): HTB at the rate, and a switch port's queue bound, as
+    TCLink's; plus the reservation frames' class and its filter."""
     tag = uuid.uuid4().hex[:4]
     ours, theirs = (f"lb{tag}a", f"lb{tag}b"), (f"lb{tag}c", f"lb{tag}d")
     pid = os.getpid()  # this process's namespace: the root one
@@ -49,9 +52,14 @@ def test_shaping_is_tclinks(queue: int | None) -> None:
             out = subprocess.run(["tc", what, "show", "dev", name], check=True, capture_output=True, text=True).stdout
             return out.replace(name, "IF")
 
-        for what in ("qdisc", "class"):
-            assert show(ours[0], what) == show(theirs[0], what)
+        assert show(ours[0], "qdisc") == show(theirs[0], "qdisc")
+        # TCLink's class, and beside it the reservation frames' (seed 001's control wavelength)
+        ours_classes = show(ours[0], "class").splitlines()
+        assert [c for c in ours_classes if "htb 5:2 " not in c] == show(theirs[0], "class").splitlines()
+        assert any("htb 5:2 " in c and "rate 20Mbit" in c for c in ours_classes), ours_classes
         assert "htb 5:1" in show(ours[0], "class") and "rate 20Mbit" in show(ours[0], "class")
+        filters = show(ours[0], "filter")
+        assert "protocol [35001]" in filters and "flowid 5:2" in filters, filters
     finally:
         for name in (ours[0], theirs[0]):
             subprocess.run(["ip", "link", "del", name], capture_output=True)
