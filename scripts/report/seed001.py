@@ -4,7 +4,7 @@
     .venv/bin/python -m scripts.report.seed001 [--runs results/e9-seed001-reservation] [--out docs/figures/seed001]
 
 Reads <runs>/<variant>/run-<i>/metrics.json; prints a Markdown table (completion time, retransmissions,
-RTT, bursts and lost bursts, the OCS's drops, load average) and writes throughput-over-time and
+RTT, bursts and lost bursts, the OCS's drops, the data-plane loop's time, load average) and writes throughput-over-time and
 completion-time figures (PNG).
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ORDER = ("two-way", "electrical", "one-way")
+ORDER = ("two-way", "two-way-controller", "electrical", "one-way", "one-way-controller")
 
 
 def load(runs: Path) -> list[dict[str, Any]]:
@@ -37,15 +37,17 @@ def row(r: dict[str, Any]) -> str:
     drops = (f"{r['ocs_drops']} (night {r['night_drops']}, unlit {r['unlit_drops']})" if "grants" in r else "-")
     holds = f"{r['hold_overflow']} / {r['hold_expired']}" if "grants" in r else "-"
     rtt = f"{sum(rtts) / len(rtts):.0f}" if rtts else "-"
+    lt = r.get("loop_time_us") or {}
+    loop = f"{lt['median']:.0f} / {lt['p99']:.0f}" if lt.get("grants") else "-"
     return (f"| {r['tdc']} | {r['variant']} | {fct} | {sum(f['retransmits'] or 0 for f in fl)} | {rtt} | {bursts} | "
-            f"{drops} | {holds} | {r['load_avg'][0][0]:.1f}-{r['load_avg'][1][0]:.1f} |")
+            f"{drops} | {holds} | {loop} | {r['load_avg'][0][0]:.1f}-{r['load_avg'][1][0]:.1f} |")
 
 
 def table(rs: list[dict[str, Any]]) -> str:
     """The Markdown table of every run."""
     head = ("| TDC | variant | completion max / mean (s) | retransmissions | mean RTT (ms) | bursts / lost | "
-            "OCS drops (frames) | hold overflow / expired | load avg (1 min, start-end) |\n"
-            "|---|---|---|---|---|---|---|---|---|")
+            "OCS drops (frames) | hold overflow / expired | loop time median / p99 (us) | load avg (1 min, start-end) |\n"
+            "|---|---|---|---|---|---|---|---|---|---|")
     return "\n".join([head, *(row(r) for r in rs)])
 
 

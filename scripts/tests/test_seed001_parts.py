@@ -53,7 +53,7 @@ def test_throughput_and_row():
     assert t == [0.0, 0.25, 0.5]
     assert mbit == pytest.approx([8 * 1000 / 0.25 / 1e6, 8 * 2000 / 0.25 / 1e6, 8 * 1000 / 0.25 / 1e6])
     assert row(r) == ("| 1 | one-way | 0.60 / 0.60 (1 of 2 unfinished at 40 s) | 4 | 20 | 5 / 2 | "
-                      "7 (night 1, unlit 6) | 0 / 1 | 3.0-4.0 |")
+                      "7 (night 1, unlit 6) | 0 / 1 | - | 3.0-4.0 |")
 
 
 def test_sampler_keeps_its_path_out_of_the_shell_text(tmp_path):
