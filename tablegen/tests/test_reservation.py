@@ -3,20 +3,8 @@
 import pytest
 
 from fabric.schedule import TimeSchedule
-from tablegen.entries import network_states
-from tablegen.graph import Fabric
 from tablegen.reservation import grant_ocs_entries, grant_paths, grant_tor_entries, tor_base_entries
 from tablegen.schedule import light_spans, route_paths, uplink_byte_ns
-from topo.circuits import resolve_circuits
-from topo.generators import ocscore
-
-
-@pytest.fixture(scope="module")
-def net():
-    topo = ocscore(3, 1, uplinks=1, spines=1)
-    fabric = Fabric(topo, resolve_circuits(topo, "none"))
-    states = {st.name: st for st in network_states(fabric, "ecmp")}
-    return topo, topo.ocs[0], states
 
 
 def canon(e):
@@ -25,8 +13,8 @@ def canon(e):
     return f"{e.table} {m} -> {e.action}({p})"
 
 
-def test_base_entries_hold_every_optical_path_and_light_none(net):
-    topo, ocs, docs = net
+def test_base_entries_hold_every_optical_path_and_light_none(ocscore3):
+    topo, ocs, docs = ocscore3
     sched = TimeSchedule(10, 4000, 1000, 123)
     entries = tor_base_entries(topo, ocs, "leaf1", route_paths(docs["leaf1"]), sched, max_hold_us=1_500_000,
                                depth=48, before_us=1500, after_us=300)
@@ -37,8 +25,8 @@ def test_base_entries_hold_every_optical_path_and_light_none(net):
     assert tables.count("schedule_phase") == 30  # night, day, guard before the next night: per slot
 
 
-def test_grant_entries(net):
-    topo, ocs, docs = net
+def test_grant_entries(ocscore3):
+    topo, ocs, docs = ocscore3
     paths = grant_paths(topo, ocs, "leaf1", route_paths(docs["leaf1"]))
     assert sorted(paths) == ["leaf2", "leaf3"]
     a = next(p for p in ocs.ports if p.switch == "leaf1")
@@ -68,7 +56,7 @@ def test_grant_entries(net):
                    f"slot_circuit slot=1 night=1 ingress_port={a.port} -> slot_cross_connect(port={b.port})"]
 
 
-def test_a_switch_without_one_uplink_is_refused(net):
-    topo, ocs, _ = net
+def test_a_switch_without_one_uplink_is_refused(ocscore3):
+    topo, ocs, _ = ocscore3
     with pytest.raises(ValueError, match="spine1.*expected exactly one uplink"):
         grant_ocs_entries(ocs, "spine1", "leaf1", [0])

@@ -5,23 +5,11 @@ slots, a grant path per destination ToR, the clone session to the uplink, and re
 import pytest
 
 from fabric.schedule import TimeSchedule
-from tablegen.entries import network_states
-from tablegen.graph import Fabric
 from tablegen.reservation import attachment
 from tablegen.reservation_loop import Loop, ocs_loop_entries, tor_loop_entries, window_length_entries
 from tablegen.schedule import light_spans, route_paths, run_mores
-from topo.circuits import resolve_circuits
-from topo.generators import ocscore
 
 SCHED = TimeSchedule(10, 9000, 1000)
-
-
-@pytest.fixture(scope="module")
-def net():
-    topo = ocscore(3, 1, uplinks=1, spines=1)
-    fabric = Fabric(topo, resolve_circuits(topo, "none"))
-    states = {st.name: st for st in network_states(fabric, "ecmp")}
-    return topo, topo.ocs[0], states
 
 
 def loop(**kw):
@@ -45,8 +33,8 @@ def test_window_lengths_agree_with_the_burst_rule(kw):
     assert lp.slots_for(7_500) == (1 if not kw else 2)  # 6 ms at 10 Mbit/s: the first slot's send time
 
 
-def test_tor_loop(net):
-    topo, ocs, states = net
+def test_tor_loop(ocscore3):
+    topo, ocs, states = ocscore3
     lp = loop()
     light = light_spans(SCHED, 1500, 300)
     entries, clones = tor_loop_entries(topo, ocs, "leaf1", route_paths(states["leaf1"]), lp, light)
