@@ -132,7 +132,7 @@ class RefusedBeyondCycleTest(ReservationTest):
         _, g = self.ask(3, 1, 30_000)
         self.assertEqual((g.kind, g.refused, g.slots), (GRANT, 1, 0), "refused")
         self.assertEqual(self.read_counter("resv_refused", 3)[0], r0 + 1)
-        _, g = self.ask(3, 2, 500)  # another output: input 3 is busy to offset 7, a slot is left
+        _, g = self.ask(4, 2, 500)  # another input and output: neither busy, the next slot
         self.assertEqual((g.refused, g.slots), (0, 1))
 
 
