@@ -138,8 +138,8 @@ class RefusedBeyondCycleTest(ReservationTest):
 
 @group("ocs")
 class ForgedBookingTest(ReservationTest):
-    """A booking frame from a port (not the OCS's own recirculation) and a grant sent to the OCS are
-    dropped; the calendar does not light for them."""
+    """A frame from a port of a kind the OCS does not take, with booking state (cursor, cells left,
+    until) and all, and a grant sent to the OCS are dropped; the calendar does not light for them."""
 
     def runTest(self) -> None:
         for cur in range(OCS_SCHED.slots):

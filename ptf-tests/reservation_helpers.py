@@ -14,7 +14,8 @@ from p4rt.entities import TableEntry
 from tablegen.reservation_loop import Loop
 
 ETHERTYPE_RESERVATION = 0x88B9
-REQUEST, GRANT, ANNOUNCE, BOOKING = 1, 2, 3, 4
+REQUEST, GRANT, ANNOUNCE = 1, 2, 3
+BOOKING = 4  # no kind of the OCS's: its booking passes keep the request's kind, their state set on arrival
 SCHED = TimeSchedule(slots=8, day_us=80_000, night_us=20_000)
 # the OCS tests' slots are longer: a test reads the phase counters between frames (two P4Runtime reads
 # of 16 entries), which took 300 ms on a slow p4sim run, and its frames must fall in the slots it expects

@@ -68,12 +68,10 @@ const bit<2> SLOT_DROP = 3;  // the hold is full or the packet waited longer tha
 #endif
 
 // A reservation frame's kind (reservation_h.kind): a ToR's request (two-way), the scheduler's grant,
-// a ToR's announcement of the window it took (one-way), and the OCS's own booking pass (a request or
-// announcement that recirculates to write the calendar one slot a pass; accepted only recirculated).
+// a ToR's announcement of the window it took (one-way). The OCS's booking passes keep the kind.
 const bit<8> RESV_REQUEST  = 1;
 const bit<8> RESV_GRANT    = 2;
 const bit<8> RESV_ANNOUNCE = 3;
-const bit<8> RESV_BOOKING  = 4;
 // reservation_config's mode at a ToR.
 const bit<2> RESV_OFF     = 0;
 const bit<2> RESV_TWO_WAY = 1;

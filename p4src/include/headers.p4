@@ -62,7 +62,7 @@ header hold_mark_h {
 // the scheduler's grant back (the window, or refused). The ToR's own fields are echoed in the grant.
 // Slots are indexes in the cycle of the schedule both switches run (schedule/clock.p4).
 header reservation_h {
-    bit<8>    kind;       // RESV_REQUEST, RESV_GRANT, RESV_ANNOUNCE (RESV_BOOKING: the OCS's own pass)
+    bit<8>    kind;       // RESV_REQUEST, RESV_GRANT, RESV_ANNOUNCE
     bit<8>    refused;    // grant: 1 when no window fits within a cycle (the ToR asks again later)
     path_id_t path_id;    // the ToR's path (echoed)
     bit<16>   dst_port;   // the OCS port of the destination ToR's uplink
@@ -72,7 +72,8 @@ header reservation_h {
     bit<16>   slots;      // its length in slots
     bit<32>   bytes;      // request, announce: the burst
     bit<48>   asked_at;   // the ToR's time when it asked (echoed: the loop's time, on the ToR's clock)
-    // The OCS's booking passes (one calendar cell a pass, include/v1model/reservation_ocs.p4).
+    // The OCS's booking passes (one calendar cell a pass, include/v1model/reservation_ocs.p4): set by
+    // the OCS on a frame's arrival, never taken from a port; it recirculates while `left` is not 0.
     bit<16>   in_port;    // the OCS port the request came in on (where the grant goes)
     bit<16>   cursor;     // the next cell's slot
     bit<16>   left;       // cells left to write

@@ -42,7 +42,7 @@ control OcsEgressOut(inout ocs_headers_t hdr, in ocs_metadata_t meta,
             hdr.packet_in._pad = 0;
             hdr.packet_in.timestamp = (bit<48>) meta.now;
         }
-        if (hdr.reservation.isValid() && hdr.reservation.kind == RESV_BOOKING) {
+        if (hdr.reservation.isValid() && hdr.reservation.left != 0) {
             recirculate_preserving_field_list(FL_BOOKING);  // the scheduler's next booking pass
         } else {
             port_tx.count((bit<32>) standard_metadata.egress_port);

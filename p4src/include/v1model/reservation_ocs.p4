@@ -8,8 +8,8 @@
 //
 // refused when it would not end within the cycle (the calendar holds one cycle); both horizons move
 // to the window's end. It writes the window into its calendar (a register, one cell per input port
-// and slot: the output and until when the cell holds), one cell a pass (the frame recirculates,
-// RESV_BOOKING), then sends the grant back out of `in`. Data frames take the calendar's cell of their
+// and slot: the output and until when the cell holds), one cell a pass (the frame recirculates while
+// it has cells left: the state rides in its own header), then sends the grant back out of `in`. Data frames take the calendar's cell of their
 // input and slot while it holds (CalendarFlow), before the time-flow table; the first slot of a window
 // is dark by night (the OCS switches), its later slots are lit through theirs.
 // One-way (RESV_ANNOUNCE): the ToR took the window itself; the OCS books it only if both ports are
@@ -81,13 +81,15 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(registe
     apply {
         reservation_config.apply();
         bit<8> kind = hdr.reservation.kind;
-        if (kind == RESV_BOOKING && meta.recirculated == 0) {
-            meta.drop = 1;  // a booking comes only round the OCS's own recirculation
-        } else if ((kind == RESV_REQUEST || kind == RESV_ANNOUNCE) && meta.recirculated == 0) {
+        if (kind != RESV_REQUEST && kind != RESV_ANNOUNCE) {
+            meta.drop = 1;  // a grant sent to the OCS, or an unknown kind: not the scheduler's
+        } else if (meta.recirculated == 0) {
+            // A frame from a port: its booking state (cursor, left, expires) is set here, never taken.
             bit<16> cur = meta.sched.slot;
             bit<16> in_port = (bit<16>) meta.ingress_port;
             bit<32> dst = (bit<32>) hdr.reservation.dst_port;
             hdr.reservation.in_port = in_port;
+            hdr.reservation.left = 0;
             bit<64> h_in;
             bit<64> h_out;
             horizon_in.read(h_in, (bit<32>) in_port);
@@ -127,8 +129,6 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(registe
                 hdr.reservation.cursor = start;
                 hdr.reservation.left = n;
                 hdr.reservation.expires = meta.now + (bit<48>) (d + 1) * slot_us;
-                hdr.reservation.refused = (bit<8>) kind;  // which kind it was, until the last pass
-                hdr.reservation.kind = RESV_BOOKING;
             } else if (kind == RESV_REQUEST) {
                 resv_refused.count((bit<32>) in_port);
                 hdr.reservation.kind = RESV_GRANT;
@@ -139,13 +139,11 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(registe
                 resv_collided.count((bit<32>) in_port);
                 meta.drop = 1;
             }
-        } else if (kind != RESV_BOOKING) {
-            meta.drop = 1;  // a grant sent to the OCS, or an unknown kind: not the scheduler's
         }
 
-        // A booking pass: one calendar cell; the last one turns the frame into the grant (two-way) or
-        // ends it (one-way); the others recirculate (OcsEgressOut).
-        if (hdr.reservation.kind == RESV_BOOKING && meta.drop == 0) {
+        // A booking pass (the window's first, or one recirculated): one calendar cell; the last turns a
+        // request into its grant, or ends an announcement; the others recirculate (OcsEgressOut: cells left).
+        if (hdr.reservation.left != 0 && meta.drop == 0) {
             bit<64> first = 0;
             if (hdr.reservation.left == hdr.reservation.slots) {
                 first = 1;
@@ -160,9 +158,8 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(registe
             hdr.reservation.left = hdr.reservation.left - 1;
             meta.egress_port = hdr.reservation.in_port[8:0];
             if (hdr.reservation.left == 0) {
-                if ((bit<8>) hdr.reservation.refused == RESV_REQUEST) {
+                if (kind == RESV_REQUEST) {
                     hdr.reservation.kind = RESV_GRANT;
-                    hdr.reservation.refused = 0;
                 } else {
                     meta.drop = 1;  // one-way: booked, nothing to answer
                 }
