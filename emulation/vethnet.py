@@ -159,6 +159,7 @@ class Stream:
         self.frame_for = frame_for
         self.interval = interval
         self.sent = 0
+        self.sent_at: list[float] = []  # time.monotonic() of each frame's send, by sequence number
         self.got: set[int] = set()
         self.arrivals: list[tuple[float, int]] = []
         self._stop = threading.Event()
@@ -173,6 +174,7 @@ class Stream:
     def _send(self) -> None:
         t0 = time.monotonic()
         while not self._stop.is_set():
+            self.sent_at.append(time.monotonic())
             self.tx.send(self.frame_for(self.sent))
             self.sent += 1
             wait = t0 + self.sent * self.interval - time.monotonic()

@@ -5,8 +5,10 @@ a second also loses frames no counter sees (in its receive path: 6-102 of 500 wi
 stopped, 0-38 of them counted); a test's stall has never been that long here. Needs root for the
 veth pairs."""
 
+import itertools
 import logging
 import os
+import time
 
 import pytest
 
@@ -64,12 +66,11 @@ def test_reconfigure_with_traffic(bed, procedure, failover):
     drops0 = queue_drops(net)
     s = stream(tb, "h2", "h3").start()
     try:
-        import time
-
         time.sleep(0.5)
         assert len(s.got) > 50, "no traffic before the reconfiguration"
         rec = Reconfigurer(net, tb.ocs, mode="ecmp", probe_timeout=5, failover=failover)
         new = tb.topo.ocs[0].circuit_maps["reconfigured"]
+        t_run = time.monotonic()
         if procedure == "mbb":  # as the experiments run it: everything computed before the event
             res = rec.run_prepared(rec.prepare(procedure, new, hold_s=0.3))
         else:
@@ -80,7 +81,9 @@ def test_reconfigure_with_traffic(bed, procedure, failover):
     drops = queue_drops(net) - drops0
     seen = (f"{procedure} (failover {failover}): sent {s.sent}, lost {len(s.lost)} {s.lost[:10]}, queue drops "
             f"{drops}, the receiver's socket dropped {s.rx_drops}, longest gap {s.longest_gap_ms():.1f} ms, "
-            f"control {res.control_ms:.1f} ms, steps {res.steps}")
+            f"control {res.control_ms:.1f} ms, steps {res.steps}; the lost were sent at "
+            f"{[round(1000 * (s.sent_at[i] - t_run)) for i in s.lost[:10]]} ms of the run (its steps end at "
+            f"{list(itertools.accumulate(round(ms) for ms in res.steps.values()))} ms but for the OCS's waits)")
     log.warning("%s", seen)
     if procedure == "mbb":
         # hitless: nothing lost, no queue dropped (what reached h3 and its own socket dropped is the

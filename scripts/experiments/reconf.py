@@ -41,6 +41,7 @@ from scripts.experiments.spec import Spec, Stream, Variant
 from scripts.hosts.capture import parse_tcpdump_stats, read_tcp
 from scripts.hosts.hostproc import HostProcs, host_intf, nstat, wait_listening
 from scripts.hosts.kernel import nstat_delta, parse_ss
+from scripts.hosts.machine import busy_pct, cpu_jiffies, loadavg
 from topo.circuits import ocs_circuits
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,11 @@ class Reconfiguration:
                 procs.ss_sampler(hosts[dyn.src], addr[dyn.dst], run_dir / "ss.txt")
             t_start = time.time()
             events.log("traffic-start")
+            quiet = quiet_window(t_start, t_start + self.spec.event_at_s)
+            time.sleep(max(0.0, quiet[0] - time.time()))
+            cpu_quiet = cpu_jiffies()
+            time.sleep(max(0.0, quiet[1] - time.time()))
+            meta["cpu_busy_quiet_pct"] = busy_pct(cpu_quiet, cpu_jiffies()) if quiet[1] > quiet[0] else None
             time.sleep(max(0.0, t_start + self.spec.event_at_s - time.time()))
             meta["t_event"] = time.time()
             if self.spec.kind == "route-flip":
@@ -182,12 +188,9 @@ class Reconfiguration:
         return clients
 
 
-def loadavg() -> list[float] | None:
-    """The machine's 1, 5 and 15 minute load averages (runs are timing-sensitive on shared cores)."""
-    try:
-        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-    except (OSError, ValueError):
-        return None
+def quiet_window(t_start: float, t_event: float) -> tuple[float, float]:
+    """The run's quiet window: the streams settled, the event not begun (baseline gaps, the CPU's load)."""
+    return t_start + 1.0, t_event - 0.2
 
 
 def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
@@ -200,10 +203,11 @@ def analyze(run_dir: Path, spec: Spec) -> dict[str, Any]:
     # emulation's jitter, reported separately as baseline_gap_ms (same measure, quiet window)
     done_s = meta["t_event_done"] - t_event
     window = (0.0, done_s + (0.2 if dyn.proto == "udp" else 2.0))
-    quiet = (meta["t_start"] + 1.0, t_event - 0.2)
+    quiet = quiet_window(meta["t_start"], t_event)
     out: dict[str, Any] = {"variant": meta["variant"]["name"], "procedure": meta["variant"]["procedure"],
                            "scale": meta.get("scale"), "t_event": t_event, "result": meta.get("result"),
                            "nstat": meta.get("nstat"), "loadavg_start": meta.get("loadavg_start"),
+                           "cpu_busy_quiet_pct": meta.get("cpu_busy_quiet_pct"),
                            "loadavg_end": meta.get("loadavg_end")}
     if dyn.proto == "udp":
         arrivals = parse_arrivals((run_dir / f"udp-{tag}.csv").read_text())

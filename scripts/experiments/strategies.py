@@ -30,10 +30,11 @@ from emulation.links import HostCommand, root_qdisc_drops, run_in
 from fabric.contract import DARK_DROPS, PORT_COUNTERS
 from fabric.elephants import differentiated
 from scripts.experiments.bulk import Transfer, class_summary, elephant_hosts, transfers
-from scripts.experiments.reconf import loadavg, port_count_delta, queue_drops
+from scripts.experiments.reconf import port_count_delta, queue_drops
 from scripts.experiments.spec import Spec, Variant
 from scripts.hosts.hostproc import HostProcs, nstat, wait_listening
 from scripts.hosts.kernel import nstat_delta
+from scripts.hosts.machine import busy_pct, cpu_jiffies, loadavg
 from topo.circuits import ocs_circuits
 
 log = logging.getLogger(__name__)
@@ -166,7 +167,7 @@ class Strategies:
             by_dst: dict[tuple[str, str], list[Transfer]] = {}
             for t in self.transfers:
                 by_dst.setdefault((t.dst, t.src), []).append(t)
-            t0 = time.time()
+            t0, cpu0 = time.time(), cpu_jiffies()
             events.log("traffic-start")
             for (dst, src), ts in sorted(by_dst.items()):
                 f = run_dir / f"fetch-{dst}-{src}.jsonl"
@@ -175,7 +176,7 @@ class Strategies:
                                                               ",".join(str(t.port) for t in ts)],
                                                   f"bulk fetch {dst}", f), f))
             current = self._drive(t0, current, fetchers, events, meta)
-            meta["t_end"] = time.time()
+            meta["t_end"], meta["cpu_busy_pct"] = time.time(), busy_pct(cpu0, cpu_jiffies())
             meta["nstat"] = {h: nstat_delta(before[h], nstat(hosts[h])) for h in senders}
             meta["port_counts"] = port_count_delta(counts0, self.port_counts())
             qdisc1 = self.qdisc_drops()
@@ -284,6 +285,7 @@ def analyze(run_dir: Path) -> dict[str, Any]:
            if "optical_qdisc_drops" in meta else None,
            "probes": sum(c.get("probes", 0) for c in meta["changes"]),
            "makespan_s": meta["t_end"] - meta["t_start"],
-           "loadavg_start": meta.get("loadavg_start"), "loadavg_end": meta.get("loadavg_end")}
+           "loadavg_start": meta.get("loadavg_start"), "loadavg_end": meta.get("loadavg_end"),
+           "cpu_busy_pct": meta.get("cpu_busy_pct")}
     (run_dir / "metrics.json").write_text(json.dumps(out, default=str))
     return out
