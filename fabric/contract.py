@@ -70,6 +70,11 @@ RESERVATION_CONFIG, GRANT_PATH, WINDOW_MORE, WINDOW_LENGTH = "reservation_config
 SET_RESERVATION, GRANT_UPLINK, SET_MORE, SET_WINDOW = "set_reservation", "grant_uplink", "set_more", "set_window"
 TOR_LOOP_TABLES = (RESERVATION_CONFIG, GRANT_PATH, WINDOW_MORE, WINDOW_LENGTH)
 OCS_LOOP_TABLES = (RESERVATION_CONFIG, WINDOW_LENGTH)
+# The OCS's scheduler on Tofino adds times where v1model multiplies slots (include/tna/reservation_ocs.p4)
+RESV_SLOT_TIMES, RESV_SPAN, RESV_START_SLOT, RESV_SLOT_PHASE = \
+    "resv_slot_times", "resv_span", "resv_start_slot", "resv_slot_phase"
+SET_SLOT_TIMES, SET_SPAN, SET_START_SLOT, SET_SLOT_PHASE = "set_slot_times", "set_span", "set_start_slot", "set_slot_phase"
+TNA_OCS_LOOP_TABLES = (RESERVATION_CONFIG, WINDOW_LENGTH, RESV_SLOT_TIMES, RESV_SPAN, RESV_START_SLOT, RESV_SLOT_PHASE)
 LOOP_MODES = ("two-way", "one-way")
 RESERVATION_SESSION_BASE = 1000
 # the loop's counters: a ToR's by path id (requests or announcements sent, windows granted, refused,

@@ -7,7 +7,9 @@ loop"; include/v1model/reservation_tor.p4 and reservation_ocs.p4): written once,
   uplink, the clone session that copies a request to the uplink), `window_more` (the light after
   each slot of a window, from the ToR's guarded ranges: `run_mores`), `window_length` (one-way: the
   ToR sizes its own windows), and the clone session;
-- the OCS: `reservation_config` (slots, their length, the grant's trip in slots) and `window_length`.
+- the OCS: `reservation_config` (slots, their length, the grant's trip in slots) and `window_length`;
+  on Tofino (`tna_ocs_loop_entries`) the times its scheduler adds instead of multiplying: each slot's
+  earliest window and latest end, n slots' length, the slot at each boundary.
 A ToR's holds and clock are tablegen.reservation's `tor_base_entries`, the OCS's clock `clock_entries`.
 Pure functions: entries and clone sessions, which join the switches' desired states.
 """
@@ -24,8 +26,16 @@ from fabric.contract import (
     LOOP_MODES,
     RESERVATION_CONFIG,
     RESERVATION_SESSION_BASE,
+    RESV_SLOT_PHASE,
+    RESV_SLOT_TIMES,
+    RESV_SPAN,
+    RESV_START_SLOT,
     SET_MORE,
     SET_RESERVATION,
+    SET_SLOT_PHASE,
+    SET_SLOT_TIMES,
+    SET_SPAN,
+    SET_START_SLOT,
     SET_WINDOW,
     WINDOW_LENGTH,
     WINDOW_MORE,
@@ -88,16 +98,19 @@ class Loop:
         return min(n, self.max_slots)
 
 
-def window_length_entries(loop: Loop) -> list[TableEntry]:
-    """`window_length`: the bytes each window length carries, as ranges (the last to 2^32 - 1)."""
+def window_length_entries(loop: Loop, unit_bits: int = 0) -> list[TableEntry]:
+    """`window_length`: the bytes each window length carries, as ranges (the last to 2^32 - 1).
+    unit_bits: the key counts 2^unit_bits bytes (Tofino: TNA_WINDOW_UNIT_BITS); a unit that two
+    lengths share matches both, and the longer wins (its priority is its length)."""
     entries, low = [], 0
     for n in range(1, loop.max_slots + 1):
         # the most bytes n slots carry: the first slot's send_us and n - 1 whole slots, less the loop's wait
         high = MAX_BYTES if n == loop.max_slots else math.floor(
             (loop.send_us + (n - 1) * loop.slot_us - loop.lost_us) * loop.pace * loop.rate_mbit / 8)
         if high >= low:
-            entries.append(TableEntry(WINDOW_LENGTH, {"bytes": {"low": low, "high": high}}, SET_WINDOW,
-                                      {"length": n}, priority=1))
+            key = {"low": low >> unit_bits, "high": high >> unit_bits}
+            entries.append(TableEntry(WINDOW_LENGTH, {"bytes": key}, SET_WINDOW, {"length": n},
+                                      priority=n if unit_bits else 1))
             low = high + 1
     return entries
 
@@ -157,3 +170,30 @@ def ocs_loop_entries(loop: Loop) -> list[TableEntry]:
     return [TableEntry(RESERVATION_CONFIG, action=SET_RESERVATION, default=True,
                        params={"slots": loop.slots, "slot_len_us": loop.slot_us, "trip": loop.trip_slots}),
             *window_length_entries(loop)]
+
+
+TNA_SLOTS = 64  # include/tna/reservation_ocs.p4: RESV_TNA_SLOTS, the calendar's slots a cycle
+TNA_WINDOW_UNIT_BITS = 12  # include/schedule/window_length.p4: Tofino's key counts 4 KiB (a range takes 20 bits)
+
+
+def tna_ocs_loop_entries(loop: Loop, cycle_units: int) -> list[TableEntry]:
+    """The OCS's loop on Tofino (include/tna/reservation_ocs.p4) for a schedule whose cycle is
+    `cycle_units` 1.024 us units (fabric.schedule_clock.TnaClock.cycle_units): every length in units,
+    slot edges at multiples of one slot's units, so the slots must divide the cycle evenly."""
+    if loop.slots > TNA_SLOTS:
+        raise ValueError(f"TNA loop slots={loop.slots}: expected at most {TNA_SLOTS} (RESV_TNA_SLOTS)")
+    unit, rest = divmod(cycle_units, loop.slots)
+    if rest or unit < 1:
+        raise ValueError(f"TNA loop: {loop.slots} slots in a cycle of {cycle_units} units: expected slots that "
+                         "divide the cycle (its slot edges are multiples of one slot's units)")
+    return [TableEntry(RESERVATION_CONFIG, action=SET_RESERVATION, default=True,
+                       params={"slots": loop.slots, "slot_len": unit, "cycle_len": cycle_units}),
+            *window_length_entries(loop, TNA_WINDOW_UNIT_BITS),
+            *(TableEntry(RESV_SLOT_TIMES, {"slot": s}, SET_SLOT_TIMES,
+                         {"earliest": (s + 1 + loop.trip_slots) * unit, "limit": s * unit + cycle_units})
+              for s in range(loop.slots)),
+            *(TableEntry(RESV_SPAN, {"slots": n}, SET_SPAN, {"length": n * unit}) for n in range(1, loop.max_slots + 1)),
+            *(TableEntry(RESV_START_SLOT, {"phase": e * unit}, SET_START_SLOT, {"slot": e % loop.slots})
+              for e in range(2 * loop.slots)),
+            *(TableEntry(RESV_SLOT_PHASE, {"slot": s}, SET_SLOT_PHASE, {"phase": s * unit, "next": s * unit + cycle_units})
+              for s in range(loop.slots))]

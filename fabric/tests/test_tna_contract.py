@@ -22,12 +22,14 @@ from pathlib import Path
 import pytest
 
 from emulation import tofino
+from fabric.contract import TNA_OCS_LOOP_TABLES
 from fabric.schedule import TimeSchedule
 from fabric.schedule_clock import V1MODEL, TnaClock, clock_for, clock_for_widths
 from p4rt.proto import p4i
 from p4rt.schema import P4Schema
 from p4sim.target import Target
 from scripts.tools.p4_contract import Interface, Table, compare, from_p4c_ir, from_p4info, local_name
+from tablegen.reservation_loop import Loop, tna_ocs_loop_entries
 from tablegen.schedule import clock_entries, ocs_schedule_entries
 
 P4SRC = Path(__file__).resolve().parents[2] / "p4src"
@@ -41,12 +43,27 @@ TOFINO_DIFFERENCES = {
        "Tofino's clock is 32 bits of 1.024 us units and its cycle a power of two (a mask): it cannot "
        "multiply by a run-time 64-bit scale (p4src/README.md, time-flow tables)"
        for ctl in ("OcsIngress", "FabricIngress")},
-    # Not on TNA yet: seed 001's reservation loop is v1model's first (issue 35; p4src/README.md,
-    # "Reservation loop": its TNA shape is the next step); each table is named, so nothing else may differ
+    # Not on TNA yet: seed 001's reservation loop is v1model's (issue 35; p4src/README.md, "Reservation
+    # loop"): the OCS's Tofino scheduler is built but left out by default (-DRESV_TNA_SCHEDULER: 15 of
+    # Tofino 1's 12 stages); each table is named, so nothing else may differ
     **{f"table {t}: only in v1model": "the reservation loop: v1model only so far (p4src/README.md)"
        for t in ("FabricIngress.reservation.grant_path", "FabricIngress.reservation.reservation_config",
                  "FabricIngress.reservation.window_more", "FabricIngress.reservation.window.window_length",
                  "OcsIngress.scheduler.reservation_config", "OcsIngress.scheduler.window.window_length")},
+}
+# The OCS's scheduler on Tofino (-DRESV_TNA_SCHEDULER, include/tna/reservation_ocs.p4): times where
+# v1model multiplies slots, and the window's bytes in 4 KiB units (Tofino's range match takes 20 bits).
+SCHEDULER = "-DRESV_TNA_SCHEDULER"
+SCHEDULER_DIFFERENCES = {
+    **{k: v for k, v in TOFINO_DIFFERENCES.items() if not k.startswith("table OcsIngress.scheduler.")},
+    "action OcsIngress.scheduler.set_reservation: parameters [('slots', 16), ('slot_len_us', 32), ('trip', 16)] "
+    "!= [('slots', 16), ('slot_len', 32), ('cycle_len', 32)]":
+        "Tofino cannot multiply: a slot's and the cycle's length in 1.024 us units, the trip inside resv_slot_times",
+    "table OcsIngress.scheduler.window.window_length: match fields [('bytes', 32, 'range')] != [('bytes', 20, 'range')]":
+        "Tofino's range match takes at most 20 bits: the burst in 4 KiB units",
+    **{f"table OcsIngress.scheduler.{t}: only in tna": "Tofino's scheduler adds times the controller wrote "
+       "where v1model multiplies slots (p4src/README.md, \"Reservation loop\")"
+       for t in ("resv_slot_phase", "resv_slot_times", "resv_span", "resv_start_slot")},
 }
 # The PTF tests whose behaviour differs on TNA, and how (p4src/README.md: the rows of "v1model and
 # TNA" they name, and "The PTF suite on Tofino", which marks them *differs*). Every other PTF test's
@@ -77,20 +94,21 @@ NEEDS_P4C = pytest.mark.skipif(not INCLUDE.is_dir() or shutil.which("p4c-bm2-ss"
 
 
 @pytest.fixture(scope="module")
-def tna_front_end(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, int], Interface]:
-    """p4c's IR interface of a TNA program for a Tofino generation, compiled once per module."""
+def tna_front_end(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Interface]:
+    """p4c's IR interface of a TNA program for a Tofino generation (and defines), compiled once per module."""
     out = tmp_path_factory.mktemp("tna")
-    done: dict[tuple[str, int], Interface] = {}
+    done: dict[tuple[str, int, tuple[str, ...]], Interface] = {}
 
-    def interface(program: str, generation: int) -> Interface:
-        if (program, generation) not in done:
-            ir = out / f"{program}.{generation}.ir.json"
-            argv = ["p4c-bm2-ss", f"-D__TARGET_TOFINO__={generation}", "-I", str(INCLUDE), "-I", str(P4SRC),
+    def interface(program: str, generation: int, *defines: str) -> Interface:
+        key = (program, generation, defines)
+        if key not in done:
+            ir = out / f"{program}.{generation}.{len(done)}.ir.json"
+            argv = ["p4c-bm2-ss", f"-D__TARGET_TOFINO__={generation}", *defines, "-I", str(INCLUDE), "-I", str(P4SRC),
                     str(P4SRC / "tna" / f"{program}.p4"), "-o", str(out / "x.json"), "--toJSON", str(ir)]
             proc = subprocess.run(argv, capture_output=True, text=True, check=False)
             assert ir.exists(), f"p4c wrote no IR: {proc.stderr[-2000:]}"
-            done[(program, generation)] = from_p4c_ir(ir)
-        return done[(program, generation)]
+            done[key] = from_p4c_ir(ir)
+        return done[key]
 
     return interface
 
@@ -98,7 +116,7 @@ def tna_front_end(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, in
 @NEEDS_P4C
 @pytest.mark.parametrize("generation", [1, 2], ids=["tna", "t2na"])
 @pytest.mark.parametrize("program", PROGRAMS)
-def test_front_end_interface_matches(v1model: dict[str, Interface], tna_front_end: Callable[[str, int], Interface],
+def test_front_end_interface_matches(v1model: dict[str, Interface], tna_front_end: Callable[..., Interface],
                                      program: str, generation: int) -> None:
     assert compare(v1model[program], tna_front_end(program, generation), TOFINO_DIFFERENCES) == []
 
@@ -148,9 +166,29 @@ def assert_tna_clock_entries_fit(schema: P4Schema, program: str) -> None:
         clock_entries(TimeSchedule(3, 10_000, 1_000), clock=V1MODEL)[0].to_proto(schema)
 
 
+def assert_tna_loop_entries_fit(schema: P4Schema) -> None:
+    """The OCS's reservation loop entries for Tofino (tablegen.reservation_loop.tna_ocs_loop_entries)
+    encode against the TNA program: every table of the scheduler, names, widths, the range of
+    window_length."""
+    loop = Loop("two-way", slots=8, slot_us=1024, send_us=900, rate_mbit=100.0, trip_slots=1, max_slots=4)
+    docs = tna_ocs_loop_entries(loop, 8 << 10)
+    assert {d.table for d in docs} == set(TNA_OCS_LOOP_TABLES)
+    for d in docs:
+        d.to_proto(schema)
+
+
+@NEEDS_P4C
+@pytest.mark.parametrize("generation", [1, 2], ids=["tna", "t2na"])
+def test_the_tna_scheduler_offers_the_ocs_interface_and_its_entries_fit(
+        v1model: dict[str, Interface], tna_front_end: Callable[..., Interface], generation: int) -> None:
+    tna = tna_front_end("ocs", generation, SCHEDULER)
+    assert compare(v1model["ocs"], tna, SCHEDULER_DIFFERENCES) == []
+    assert_tna_loop_entries_fit(p4info_of(tna))
+
+
 @NEEDS_P4C
 @pytest.mark.parametrize("program", PROGRAMS)
-def test_tna_clock_entries_fit_the_tna_program(tna_front_end: Callable[[str, int], Interface], program: str) -> None:
+def test_tna_clock_entries_fit_the_tna_program(tna_front_end: Callable[..., Interface], program: str) -> None:
     tna = tna_front_end(program, 1)
     control = "OcsIngress" if program == "ocs" else "FabricIngress"
     assert clock_for_widths(dict(tna.actions[f"{control}.clock.set_schedule"])) == TnaClock()

@@ -151,6 +151,7 @@ struct ocs_metadata_t {
     schedule_t sched;
     @field_list(FL_BOOKING)
     bit<1> recirculated;      // v1model: a booking pass of the reservation scheduler (reservation_ocs.p4)
+    TARGET_OCS_METADATA
 }
 
 #endif  // P4SRC_INCLUDE_METADATA_P4_

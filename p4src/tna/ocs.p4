@@ -21,6 +21,9 @@
 #include "../include/schedule/clock.p4"
 #include "../include/ocs/timeflow.p4"
 #include "../include/ocs/dispatch.p4"
+#ifdef RESV_TNA_SCHEDULER
+#include "../include/tna/reservation_ocs.p4"
+#endif
 #include "../include/tna/ocs_intrinsics.p4"
 
 control OcsIngress(inout ocs_headers_t hdr,
@@ -36,8 +39,19 @@ control OcsIngress(inout ocs_headers_t hdr,
     Circuit() circuit;
     ScheduleClock() clock;
     TimeFlow() time_flow;
+#ifdef RESV_TNA_SCHEDULER
+    // Seed 001's reservation scheduler (include/tna/reservation_ocs.p4): the windows in the calendar,
+    // which data frames take before the time-flow table. Not by default: it needs 15 of Tofino 1's
+    // 12 stages yet (p4src/README.md, "Reservation loop").
+    Register<bit<32>, bit<16>>(RESV_TNA_CELLS) calendar_output;  // a cell: its output, first << 15
+    Register<time_t, bit<16>>(RESV_TNA_CELLS) calendar_until;    // and until when it holds
+    CalendarFlow(calendar_output, calendar_until, time_flow) calendar_flow;
+    OcsScheduler(calendar_output, calendar_until) scheduler;
+    OcsDispatch(clock, scheduler, calendar_flow, circuit) dispatch;
+#else
     NoScheduler() scheduler;
     OcsDispatch(clock, scheduler, time_flow, circuit) dispatch;
+#endif
     OcsIngressOut(port_enq) ingress_out;
 
     apply {

@@ -6,7 +6,13 @@ import pytest
 
 from fabric.schedule import TimeSchedule
 from tablegen.reservation import attachment
-from tablegen.reservation_loop import Loop, ocs_loop_entries, tor_loop_entries, window_length_entries
+from tablegen.reservation_loop import (
+    Loop,
+    ocs_loop_entries,
+    tna_ocs_loop_entries,
+    tor_loop_entries,
+    window_length_entries,
+)
 from tablegen.schedule import light_spans, route_paths, run_mores
 
 SCHED = TimeSchedule(10, 9000, 1000)
@@ -58,6 +64,28 @@ def test_ocs_loop():
     entries = ocs_loop_entries(loop(trip_slots=1))
     assert entries[0].default and entries[0].params == {"slots": 10, "slot_len_us": 10_000, "trip": 1}
     assert {e.table for e in entries[1:]} == {"window_length"}
+
+
+def test_tna_ocs_loop_times():
+    # 8 slots in a cycle of 2^13 units: 1024 units a slot; a grant's trip of 1 slot
+    entries = tna_ocs_loop_entries(loop(slots=8, trip_slots=1, max_slots=4), 8 << 10)
+    by = {}
+    for e in entries:
+        by.setdefault(e.table, []).append(e)
+    assert by["reservation_config"][0].params == {"slots": 8, "slot_len": 1024, "cycle_len": 8192}
+    times = {e.match["slot"]: e.params for e in by["resv_slot_times"]}
+    # asked in slot 7: the earliest window begins at slot 7 + 1 + 1 = 9, the next cycle's slot 1
+    assert times[0] == {"earliest": 2048, "limit": 8192} and times[7] == {"earliest": 9216, "limit": 15360}
+    assert [e.params["length"] for e in by["resv_span"]] == [1024, 2048, 3072, 4096]
+    starts = {e.match["phase"]: e.params["slot"] for e in by["resv_start_slot"]}
+    assert len(starts) == 16 and starts[0] == 0 and starts[9216] == 1 and 100 not in starts
+    assert {e.match["slot"]: e.params for e in by["resv_slot_phase"]}[3] == {"phase": 3072, "next": 3072 + 8192}
+
+
+@pytest.mark.parametrize("slots, units, word", [(8, 8190, "divide the cycle"), (70, 70 << 10, "at most 64")])
+def test_tna_ocs_loop_refuses_what_tofino_cannot_hold(slots, units, word):
+    with pytest.raises(ValueError, match=word):
+        tna_ocs_loop_entries(loop(slots=slots, max_slots=4), units)
 
 
 @pytest.mark.parametrize("kw, word", [

@@ -23,9 +23,9 @@ control OcsDispatch(inout ocs_headers_t hdr, inout ocs_metadata_t meta)
             hdr.packet_out.setInvalid();
         } else {
             clock.apply(meta.now, meta.sched);
-#ifndef __TARGET_TOFINO__
-            // a reservation frame (the parser knows it by its ether type); TNA has no scheduler yet
-            // (its parser parses no reservation frame), and no stage is spent on the test
+#if !defined(__TARGET_TOFINO__) || defined(RESV_TNA_SCHEDULER)
+            // a reservation frame (the parser knows it by its ether type); TNA's default parses none
+            // (its scheduler does not fit Tofino 1 yet: -DRESV_TNA_SCHEDULER), and no stage is spent
             if (hdr.reservation.isValid()) {
                 scheduler.apply(hdr, meta);
             } else

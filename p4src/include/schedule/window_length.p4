@@ -27,6 +27,14 @@
         dst = dst - (cycle); \
     }
 
+// The key: the burst's bytes (v1model), or its 4 KiB units on Tofino, whose range match takes at most
+// 20 bits (5 nibbles); tablegen/reservation_loop.py writes the ranges in the target's units.
+#ifdef __TARGET_TOFINO__
+#define WINDOW_KEY(bytes) (bytes)[31:12]
+#else
+#define WINDOW_KEY(bytes) (bytes)
+#endif
+
 control WindowLength(in bit<32> burst_bytes, out bit<16> slots) {
 
     action set_window(bit<16> length) {
@@ -39,7 +47,7 @@ control WindowLength(in bit<32> burst_bytes, out bit<16> slots) {
 
     table window_length {
         key = {
-            burst_bytes: range @name("bytes");
+            WINDOW_KEY(burst_bytes): range @name("bytes");
         }
         actions = {
             set_window;

@@ -24,6 +24,10 @@
 
 #include "../defines.p4"
 
+// The OCS's reservation scheduler recirculates its booking passes (include/tna/reservation_ocs.p4)
+// through the same port.
+#define RESV_RECIRC_PORT HOLD_RECIRC_PORT
+
 // global_tstamp (ns) >> 10: units of 1.024 us in 32 bits, the width of a stateful ALU. It wraps
 // after 73 minutes, so times compare modulo 2^32: a is later than b when b - a is negative.
 typedef bit<32> time_t;
@@ -41,6 +45,8 @@ typedef bit<32> time_t;
 #define TIME_AFTER(a, b) ((bit<32>) ((b) - (a)) >= HALF_32)
 // A difference of two times (computed before: a gateway compares a field with a constant) is negative.
 #define TIME_NEGATIVE(d) ((d) >= HALF_32)
+// The same of a 16-bit difference of slots.
+#define SLOT_NEGATIVE(d) ((d) >= 16w0x8000)
 
 // A new lit packet joins the packets its path holds in SlotHold on Tofino (include/tna/slot_hold.p4),
 // where hold_depth is read and written in one access: reading it here as well would be a second.
@@ -128,6 +134,28 @@ header ocs_bridged_h {
     @padding bit<7> _pad;
 }
 
+// The reservation scheduler's booking state round its recirculation (include/tna/reservation_ocs.p4):
+// the horizons the first pass saw, which the commit finds unchanged or refuses, the window's end, and
+// until when the next cell holds (v1model keeps that in reservation_h's 48-bit `expires`; a 32-bit
+// slice of it would tie the header's containers). After the reservation header on the recirculation
+// port only: never on a wire.
+header resv_booking_h {
+    bit<8> pass;              // what the next pass does: RESV_PASS_START, _WINDOW, _COMMIT, _CELLS, _REFUSED
+    time_t seen_in;           // the horizons as the read pass took them
+    time_t seen_out;
+    time_t start;             // the earliest start (read pass: the window pass makes it the window's)
+    time_t cycle_start;
+    time_t limit;             // the latest end
+    time_t end;               // the window's end (the commit sets both horizons to it)
+    time_t until;             // the next cell's end
+}
+const bit<8> RESV_PASS_READ = 0;     // a frame from a port (no booking header yet)
+const bit<8> RESV_PASS_START = 1;
+const bit<8> RESV_PASS_WINDOW = 2;
+const bit<8> RESV_PASS_COMMIT = 3;
+const bit<8> RESV_PASS_CELLS = 4;
+const bit<8> RESV_PASS_REFUSED = 5;
+
 // The header of a mirrored copy: its kind (BRIDGED_KIND_DRAIN_PROBE, BRIDGED_KIND_HOLD_RETURN), and
 // a drain probe's version (the flow's, read by the held ACK: flowlet_state.p4).
 header mirror_h {
@@ -164,7 +192,10 @@ struct flowlet_pending_t {
 const bit<8> FLOW_PENDING = 2;
 
 #define TARGET_HEADERS bridged_h bridged; bridged_slot_h bridged_slot; drain_mark_h drain_mark;
-#define TARGET_OCS_HEADERS ocs_bridged_h bridged;
+#define TARGET_OCS_HEADERS ocs_bridged_h bridged; resv_booking_h resv_booking;
+// The calendar's index and two stateful-ALU inputs (include/tna/reservation_ocs.p4), shared by its
+// read (a data frame: its cell, now) and its write (a booking pass: its cell, the output word and end).
+#define TARGET_OCS_METADATA bit<16> cell_index; time_t cell_time; bit<32> cell_word;
 // The resubmit data and mirror header, the drain probe's pseudo-header TCP length (a deparser
 // checksum takes no constant but 0), a held ACK's checksum residual (ZERO_WINDOW), the flowlet
 // gate's intermediate values (include/tna/flowlet_state.p4), and the hold's (uplink_clock.p4,

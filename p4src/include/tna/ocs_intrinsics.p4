@@ -62,8 +62,9 @@ control OcsEgressOut(inout ocs_headers_t hdr, in egress_intrinsic_metadata_t eg_
     }
 }
 
-// No reservation scheduler on TNA yet (v1model's: include/v1model/reservation_ocs.p4); the parser
-// parses no reservation frame, so this never runs.
+// No reservation scheduler (the default TNA OCS): its Tofino shape, include/tna/reservation_ocs.p4,
+// is compiled with -DRESV_TNA_SCHEDULER and does not fit Tofino 1's stages yet (p4src/README.md,
+// "Reservation loop"); without it the parser parses no reservation frame, so this never runs.
 control NoScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta) {
     apply {
         meta.drop = 1;

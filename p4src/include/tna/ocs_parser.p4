@@ -1,5 +1,8 @@
 // TNA parsers and deparsers of ocs.p4: the frame is never parsed (an optical switch ignores
-// headers); only the controller header, and the ingress port bridged to egress for packet-ins.
+// headers); only the controller header, and the ingress port bridged to egress for packet-ins. With
+// the reservation scheduler (-DRESV_TNA_SCHEDULER, include/tna/reservation_ocs.p4) the Ethernet
+// header too, for its ether type: a reservation frame is the scheduler's (on the recirculation port
+// with its booking state).
 #ifndef P4SRC_INCLUDE_TNA_OCS_PARSER_P4_
 #define P4SRC_INCLUDE_TNA_OCS_PARSER_P4_
 
@@ -19,7 +22,12 @@ parser OcsIngressParser(packet_in packet,
         meta.drop = 0;
         transition select(ig_intr_md.ingress_port) {
             CPU_PORT: parse_packet_out;
+#ifdef RESV_TNA_SCHEDULER
+            RESV_RECIRC_PORT: parse_booking_ethernet;
+            default: parse_ethernet;
+#else
             default: accept;
+#endif
         }
     }
 
@@ -27,6 +35,36 @@ parser OcsIngressParser(packet_in packet,
         packet.extract(hdr.packet_out);
         transition accept;
     }
+
+#ifdef RESV_TNA_SCHEDULER
+    state parse_ethernet {
+        packet.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_RESERVATION: parse_reservation;
+            default: accept;
+        }
+    }
+
+    state parse_reservation {
+        packet.extract(hdr.reservation);
+        transition accept;
+    }
+
+    // A booking pass: only the scheduler's frames come round this port.
+    state parse_booking_ethernet {
+        packet.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_RESERVATION: parse_booking;
+            default: accept;
+        }
+    }
+
+    state parse_booking {
+        packet.extract(hdr.reservation);
+        packet.extract(hdr.resv_booking);
+        transition accept;
+    }
+#endif
 }
 
 control OcsIngressDeparser(packet_out packet,
@@ -35,6 +73,9 @@ control OcsIngressDeparser(packet_out packet,
                            in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     apply {
         packet.emit(hdr.bridged);
+        packet.emit(hdr.ethernet);
+        packet.emit(hdr.reservation);
+        packet.emit(hdr.resv_booking);
     }
 }
 

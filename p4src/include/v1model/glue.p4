@@ -18,6 +18,7 @@ typedef bit<48> time_t;
 // Nothing beyond the shared headers and metadata.
 #define TARGET_HEADERS
 #define TARGET_OCS_HEADERS
+#define TARGET_OCS_METADATA
 #define TARGET_METADATA
 
 // The hold loop (include/v1model/slot_hold.p4): a held packet leaves by HOLD_OUT_PORT and comes back
