@@ -30,8 +30,10 @@ from tablegen.reservation_loop import ocs_loop_entries
 
 
 class ReservationTest(ScheduleTest):
-    """The OCS's clock (OCS_SCHED), the loop's config and window lengths; a cycle's wait first, so the
-    horizons and calendar cells an earlier test left (registers no entry resets) have expired."""
+    """The OCS's clock (OCS_SCHED), the loop's config and window lengths; a cycle's wait at the end,
+    so the horizons and calendar cells a test booked (registers no entry resets) have expired before
+    the next test, whichever: a cell that still holds switches its input whatever schedule that test
+    installs (ocs_schedule's tests after these saw frames leave by a window's output)."""
 
     def setUp(self) -> None:
         super().setUp()
@@ -39,7 +41,10 @@ class ReservationTest(ScheduleTest):
         cfg = ocs_loop_entries(loop(sched=OCS_SCHED))[0]
         self.set_default(cfg.table, cfg.action, cfg.params)
         self.insert(*length_entries())
-        time.sleep(OCS_SCHED.cycle_ns / 1e9)
+
+    def tearDown(self) -> None:
+        time.sleep(OCS_SCHED.cycle_ns / 1e9)  # a window ends within a cycle of its request
+        super().tearDown()
 
     def ask(self, port: int, dst: int, nbytes: int, seq: int = 1, kind: int = REQUEST, start: int = 0,
             slots: int = 0) -> tuple[int, object | None]:

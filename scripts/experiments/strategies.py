@@ -167,6 +167,7 @@ class Strategies:
             by_dst: dict[tuple[str, str], list[Transfer]] = {}
             for t in self.transfers:
                 by_dst.setdefault((t.dst, t.src), []).append(t)
+            nxt = self._prepare_first(current, events)
             t0, cpu0 = time.time(), cpu_jiffies()
             events.log("traffic-start")
             for (dst, src), ts in sorted(by_dst.items()):
@@ -175,7 +176,7 @@ class Strategies:
                                                               "--dst", self.addr[src], "--ports",
                                                               ",".join(str(t.port) for t in ts)],
                                                   f"bulk fetch {dst}", f), f))
-            current = self._drive(t0, current, fetchers, events, meta)
+            current = self._drive(t0, current, nxt, fetchers, events, meta)
             meta["t_end"], meta["cpu_busy_pct"] = time.time(), busy_pct(cpu0, cpu_jiffies())
             meta["nstat"] = {h: nstat_delta(before[h], nstat(hosts[h])) for h in senders}
             meta["port_counts"] = port_count_delta(counts0, self.port_counts())
@@ -200,13 +201,18 @@ class Strategies:
         return self.rec.prepare(self.variant.procedure, want, old=current, hold_s=self.variant.hold_s,
                                 transforms=self.transforms, events=events)
 
-    def _drive(self, t0: float, current: list, fetchers: list, events: EventLog, meta: dict) -> list:
+    def _prepare_first(self, current: list, events: EventLog) -> Plan | None:
+        """The strategy's first change, prepared before the traffic starts (on a loaded machine an mbb
+        plan's setup and encoding took longer than a whole run's transfers: e6's test saw no change)."""
+        first = {"on-demand": self.maps[0] if self.maps else None, "ut": self._next_map(0), "dt": self._next_map(0)}
+        return self._prepare(first.get(self.variant.strategy), current, events)
+
+    def _drive(self, t0: float, current: list, nxt: Plan | None, fetchers: list, events: EventLog,
+               meta: dict) -> list:
         """Change the circuits as the strategy says until every fetcher has exited; returns the map."""
         strategy, bulk = self.variant.strategy, self.spec.bulk
         deadline = t0 + 20 * bulk.sse_s + 600
         slot = 0
-        first = {"on-demand": self.maps[0] if self.maps else None, "ut": self._next_map(slot), "dt": self._next_map(slot)}
-        nxt = self._prepare(first.get(strategy), current, events)
         while any(p.poll() is None for _d, p, _f in fetchers):
             now = time.time()
             if now > deadline:
