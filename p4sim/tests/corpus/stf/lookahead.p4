@@ -66,7 +66,11 @@ control I(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
         hdr.seen.setValid();
         hdr.seen.len_x4 = m.len_x4;
         hdr.seen.d1 = m.d1;
-        hdr.seen.kind = (bit<8>) hdr.pre.kind;
+        // an invalid header's field is undefined (bmv2 kept the previous packet's value): 0 unless parsed
+        hdr.seen.kind = 0;
+        if (hdr.pre.isValid()) {
+            hdr.seen.kind = (bit<8>) hdr.pre.kind;
+        }
         sm.egress_spec = 1;
     }
 }
