@@ -73,9 +73,11 @@ control OcsIngressDeparser(packet_out packet,
                            in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     apply {
         packet.emit(hdr.bridged);
+#ifdef RESV_TNA_SCHEDULER
         packet.emit(hdr.ethernet);
         packet.emit(hdr.reservation);
         packet.emit(hdr.resv_booking);
+#endif
     }
 }
 

@@ -237,14 +237,10 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(Registe
         size = RESV_TNA_SLOTS;
     }
 
-    // n slots of time (no multiplier): one entry per window length; a copy for each chain.
+    // n slots of time (no multiplier): one entry per window length.
     time_t span = 0;
-    time_t span_b = 0;
-    time_t span_c = 0;
     action set_span(time_t length) {
         span = length;
-        span_b = length;
-        span_c = length;
     }
 
     table resv_span {
