@@ -27,6 +27,9 @@ from p4sim.target import P4SRC
 log = logging.getLogger(__name__)
 
 PROGRAMS = ("fabric", "ocs")
+# Builds of a program with a compile-time option, checked beside the programs (make tofino-check):
+# name -> (the program, its defines). ocs-scheduler: the OCS with seed 001's reservation scheduler.
+VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {"ocs-scheduler": ("ocs", ("-DRESV_TNA_SCHEDULER",))}
 # ../shared/toolchain/install.sh's place for it (PREFIX /usr/local); it does not go on PATH.
 INSTALLED_BF_P4C = Path("/usr/local/lib/p4ref/tofino/bin/bf-p4c")
 COMPILE_TIMEOUT_S = 1800
@@ -113,10 +116,12 @@ def error_lines(output: str) -> list[str]:
 def bf_p4c_argv(bf_p4c: str, program: str, target: Chip, out: Path, p4src: Path = P4SRC) -> list[str]:
     """The bf-p4c command compiling p4src/tna/<program>.p4 for `target` into `out`, with resource logs
     and a P4Info of P4Runtime's own externs (action profiles, counters, registers), which Stratum and
-    this controller speak, not Tofino's (barefoot.ActionSelector, DynHash, ...)."""
-    return [bf_p4c, "--target", target.name, "--arch", target.arch, *target.options, "-I", str(p4src),
+    this controller speak, not Tofino's (barefoot.ActionSelector, DynHash, ...). A variant's name
+    (VARIANTS) compiles its program with its defines."""
+    source, defines = VARIANTS.get(program, (program, ()))
+    return [bf_p4c, "--target", target.name, "--arch", target.arch, *target.options, *defines, "-I", str(p4src),
             "-o", str(out), "--verbose", "1", "--p4runtime-files", str(out / f"{program}.p4info.txtpb"),
-            "--p4runtime-force-std-externs", str(p4src / "tna" / f"{program}.p4")]
+            "--p4runtime-force-std-externs", str(p4src / "tna" / f"{source}.p4")]
 
 
 def _version(bf_p4c: str) -> str:
@@ -142,10 +147,15 @@ def _cached(out: Path, key: str, program: str, target: Chip) -> Compiled | None:
         stamp = json.loads((out / STAMP).read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(stamp, dict) or stamp.get("key") != key or stamp.get("ok") is not True:
+    if not isinstance(stamp, dict) or stamp.get("key") != key or not isinstance(stamp.get("ok"), bool):
         return None
-    done = Compiled(program, target, out, True, float(stamp.get("seconds", 0)), True, argv=list(stamp.get("argv", [])))
-    return done if done.p4info.is_file() and done.config.is_file() else None
+    ok, errors = stamp["ok"], stamp.get("errors")
+    if not ok and not (isinstance(errors, list) and errors and all(isinstance(e, str) for e in errors)):
+        return None
+    done = Compiled(program, target, out, ok, float(stamp.get("seconds", 0)), True, errors=[] if ok else errors,
+                    argv=list(stamp.get("argv", [])))
+    # a failed compile is reused too (its errors), so a known failure costs one compile per source change
+    return done if not ok or (done.p4info.is_file() and done.config.is_file()) else None
 
 
 def _pipes(out: Path) -> list[str]:
@@ -171,8 +181,8 @@ def write_conf(bf_p4c: str, program: str, target: Chip, out: Path) -> Path:
 def compile_program(bf_p4c: str, program: str, target: Chip, work: Path, p4src: Path = P4SRC) -> Compiled:
     """Compile one TNA program for one chip into <work>/<chip>/<program>/, or reuse that folder when
     nothing it depends on changed; then its .conf and packed BfPipelineConfig."""
-    if program not in PROGRAMS:
-        raise ValueError(f"TNA program {program!r}: expected one of {', '.join(PROGRAMS)}")
+    if program not in PROGRAMS and program not in VARIANTS:
+        raise ValueError(f"TNA program {program!r}: expected one of {', '.join((*PROGRAMS, *VARIANTS))}")
     # absolute: bf-p4c and p4c-gen-conf write these paths into the conf, read from its own folder
     work, p4src = work.resolve(), p4src.resolve()
     out = work / target.name / program

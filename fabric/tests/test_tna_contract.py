@@ -44,24 +44,25 @@ TOFINO_DIFFERENCES = {
        "multiply by a run-time 64-bit scale (p4src/README.md, time-flow tables)"
        for ctl in ("OcsIngress", "FabricIngress")},
     # Not on TNA yet: seed 001's reservation loop is v1model's (issue 35; p4src/README.md, "Reservation
-    # loop"): the OCS's Tofino scheduler is built but left out by default (-DRESV_TNA_SCHEDULER: 15 of
+    # loop"): the OCS's Tofino scheduler is built but left out by default (-DRESV_TNA_SCHEDULER: 13 of
     # Tofino 1's 12 stages); each table is named, so nothing else may differ
     **{f"table {t}: only in v1model": "the reservation loop: v1model only so far (p4src/README.md)"
        for t in ("FabricIngress.reservation.grant_path", "FabricIngress.reservation.reservation_config",
                  "FabricIngress.reservation.window_more", "FabricIngress.reservation.window.window_length",
                  "OcsIngress.scheduler.reservation_config", "OcsIngress.scheduler.window.window_length")},
 }
-# The OCS's scheduler on Tofino (-DRESV_TNA_SCHEDULER, include/tna/reservation_ocs.p4): times where
-# v1model multiplies slots, and the window's bytes in 4 KiB units (Tofino's range match takes 20 bits).
+# The OCS's scheduler on Tofino (-DRESV_TNA_SCHEDULER, include/tna/reservation_ocs.p4): the passes that
+# read and move the horizons run in egress (OcsEgress.booking), so their tables are named there; times
+# where v1model multiplies slots (set_reservation: a slot's and the cycle's length in 1.024 us units, the
+# trip inside resv_slot_times), and the window's bytes in 4 KiB units (Tofino's range match takes 20 bits).
 SCHEDULER = "-DRESV_TNA_SCHEDULER"
+IN_EGRESS = ("Tofino's scheduler reads and moves the horizons in the egress of its recirculation port, "
+             "where the data frames' chain does not hold its passes back (p4src/README.md, \"Reservation loop\")")
 SCHEDULER_DIFFERENCES = {
     **{k: v for k, v in TOFINO_DIFFERENCES.items() if not k.startswith("table OcsIngress.scheduler.")},
-    "action OcsIngress.scheduler.set_reservation: parameters [('slots', 16), ('slot_len_us', 32), ('trip', 16)] "
-    "!= [('slots', 16), ('slot_len', 32), ('cycle_len', 32)]":
-        "Tofino cannot multiply: a slot's and the cycle's length in 1.024 us units, the trip inside resv_slot_times",
-    "table OcsIngress.scheduler.window.window_length: match fields [('bytes', 32, 'range')] != [('bytes', 20, 'range')]":
-        "Tofino's range match takes at most 20 bits: the burst in 4 KiB units",
-    **{f"table OcsIngress.scheduler.{t}: only in tna": "Tofino's scheduler adds times the controller wrote "
+    **{f"table OcsIngress.scheduler.{t}: only in v1model": IN_EGRESS for t in ("reservation_config", "window.window_length")},
+    **{f"table OcsEgress.booking.{t}: only in tna": IN_EGRESS for t in ("reservation_config", "window.window_length")},
+    **{f"table OcsEgress.booking.{t}: only in tna": "Tofino's scheduler adds times the controller wrote "
        "where v1model multiplies slots (p4src/README.md, \"Reservation loop\")"
        for t in ("resv_slot_phase", "resv_slot_times", "resv_span", "resv_start_slot")},
 }

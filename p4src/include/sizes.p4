@@ -130,8 +130,11 @@
 #define RESV_SLOTS 512
 #endif
 #define RESV_CALENDAR_SIZE 262144
-#define RESV_WINDOW_MORE_SIZE 8192
-#define RESV_WINDOW_LENGTH_SIZE 64
+// window_more: an entry per slot and window length, so the longest the loop allows (tablegen's Loop:
+// 512 slots x 127) fits; a ToR's hold loop shared by 8 busy paths stretches a 48-frame window to 40
+// slots (e11, TDC 8: 12,000 entries)
+#define RESV_WINDOW_MORE_SIZE 65536
+#define RESV_WINDOW_LENGTH_SIZE 128  // a range per window length (Loop: at most 127)
 #define RESV_LOOP_BUCKETS 256
 
 #endif  // P4SRC_INCLUDE_SIZES_P4_

@@ -41,8 +41,8 @@ control OcsIngress(inout ocs_headers_t hdr,
     TimeFlow() time_flow;
 #ifdef RESV_TNA_SCHEDULER
     // Seed 001's reservation scheduler (include/tna/reservation_ocs.p4): the windows in the calendar,
-    // which data frames take before the time-flow table. Not by default: it needs 15 of Tofino 1's
-    // 12 stages yet (p4src/README.md, "Reservation loop").
+    // which data frames take before the time-flow table. Not by default: it needs 13 of Tofino 1's
+    // 12 stages yet (Tofino 2: 13 of 20; p4src/README.md, "Reservation loop").
     Register<bit<32>, bit<16>>(RESV_TNA_CELLS) calendar_output;  // a cell: its output, first << 15
     Register<time_t, bit<16>>(RESV_TNA_CELLS) calendar_until;    // and until when it holds
     CalendarFlow(calendar_output, calendar_until, time_flow) calendar_flow;
@@ -71,8 +71,16 @@ control OcsEgress(inout ocs_headers_t hdr,
     DECLARE_PORT_COUNTER(port_deq)
     DECLARE_PORT_COUNTER(port_tx)
     OcsEgressOut(port_deq, port_tx) egress_out;
+#ifdef RESV_TNA_SCHEDULER
+    OcsBooking() booking;  // the scheduler's passes that read and move the horizons
+#endif
 
     apply {
+#ifdef RESV_TNA_SCHEDULER
+        if (hdr.resv_booking.isValid()) {
+            booking.apply(hdr);
+        }
+#endif
         egress_out.apply(hdr, eg_intr_md, eg_prsr_md);
     }
 }

@@ -60,6 +60,21 @@ def port_count_delta(before: dict, after: dict) -> dict[str, dict[str, dict[int,
                 for c, cells in counters.items()} for s, counters in after.items()}
 
 
+def close_run(meta: dict[str, Any], hosts: Any, nstat_before: dict[str, dict[str, int]], counts_before: dict,
+              counts_after: dict) -> None:
+    """A run's closing figures into its meta: each host's nstat counters since `nstat_before` (by
+    host name), the ports' counts between the two reads, the load average."""
+    meta["nstat"] = {h: nstat_delta(nstat_before[h], nstat(hosts[h])) for h in nstat_before}
+    meta["port_counts"] = port_count_delta(counts_before, counts_after)
+    meta["loadavg_end"] = loadavg()
+
+
+def write_run(run_dir: Path, meta: dict[str, Any], t_start: float) -> None:
+    """run.json: the run's meta, with its start time."""
+    meta["t_start"] = t_start
+    (run_dir / "run.json").write_text(json.dumps(meta, indent=1, default=str))
+
+
 class Reconfiguration:
     """Runs of one variant on one emulation: reset to the initial map, traffic, procedure, analysis."""
 
@@ -149,15 +164,12 @@ class Reconfiguration:
                 c.wait(timeout=self.spec.duration_s + 30)
             meta["t_end"] = time.time()
             time.sleep(0.5)  # the last segments reach the receiver's capture
-            meta["nstat"] = {n: nstat_delta(before[n], nstat(hosts[n])) for n in before}
-            meta["port_counts"] = port_count_delta(counts_before, self.port_counts())
+            close_run(meta, hosts, before, counts_before, self.port_counts())
             meta["capture_exit"] = procs.stop_captures()
-            meta["loadavg_end"] = loadavg()
         finally:
             procs.stop_all()
             events.close()
-        meta["t_start"] = t_start
-        (run_dir / "run.json").write_text(json.dumps(meta, indent=1, default=str))
+        write_run(run_dir, meta, t_start)
         metrics = analyze(run_dir, self.spec)
         return metrics
 

@@ -43,6 +43,9 @@ from tablegen.schedule import light_spans, route_paths
 from topo.model import HOLD_OUT_PORT
 
 BASE_PORT = 5600
+# every client connects at one wall-clock time (the paper's flows start together): this long after
+# the clients are launched, each launch a new Python process in a host's namespace
+START_MARGIN_S, START_PER_FLOW_S = 0.5, 0.05
 # the controller-driven loop's variants and the scheduler each runs (the data plane's: two-way, one-way)
 CONTROLLER_LOOPS = {"two-way-controller": "two-way", "one-way-controller": "one-way"}
 
@@ -147,8 +150,10 @@ class ReservationRun:
             hosts = emu.hosts
             names = [f"h{t}_1" for t in range(1, len(tors) + 1)]
             addr = {h.name: h.address for h in topo.hosts}
-            # each pair of the workload carries `flows_per_pair` TCP flows (the paper: a server's 40 flows)
-            flows = [(src, d, k) for src, d in bijective(len(tors), tdc) for k in range(s.flows_per_pair)]
+            # each pair of the workload carries `flows_per_pair` TCP flows, or its share of a server's
+            # `flows_per_server` (the paper: 40 flows a server at every TDC)
+            per_pair = s.flows_per_server // tdc if s.flows_per_server else s.flows_per_pair
+            flows = [(src, d, k) for src, d in bijective(len(tors), tdc) for k in range(per_pair)]
             ports = {BASE_PORT + i for i in range(len(flows))}
             for i, (src, _d, _k) in enumerate(flows):  # scripts.hosts.flows: the server sends, the client times to FIN
                 procs.start(hosts[names[src]], [sys.executable, "-m", "scripts.hosts.flows", "serve", "--port",
@@ -169,11 +174,13 @@ class ReservationRun:
             for src in senders:
                 procs.start(hosts[names[src]], sampler(s.sample_s, rdir / f"ss-{src}.txt"), f"ss {src}")
             load0 = os.getloadavg()
-            t0, t0_wall = time.monotonic(), time.time()
+            t0_wall = time.time() + START_MARGIN_S + START_PER_FLOW_S * len(flows)
+            t0 = time.monotonic() + (t0_wall - time.time())
             clients = []
             for i, (src, d, k) in enumerate(flows):
                 clients.append(procs.start(hosts[names[d]], [sys.executable, "-m", "scripts.hosts.flows", "fetch",
-                                                             "--dst", addr[names[src]], "--port", str(BASE_PORT + i)],
+                                                             "--dst", addr[names[src]], "--port", str(BASE_PORT + i),
+                                                             "--at", f"{t0_wall:.6f}"],
                                            f"fetch {flow_name(src, d, k)}", rdir / f"fct-{src}-{d}-{k}.json"))
             unfinished = 0
             for p in clients:
@@ -184,9 +191,10 @@ class ReservationRun:
                     procs.stop(p)
             wall = time.monotonic() - t0
             load1 = os.getloadavg()
-            spine = spec.topology.get("spine_mbit") or spec.link_rate_mbit  # ocscore's default
+            fabric = self.variant.topology if self.variant.topology is not None else spec.topology
+            spine = fabric.get("spine_mbit") or spec.link_rate_mbit  # ocscore's default
             result: dict[str, Any] = {"name": self.variant.name, "variant": variant, "tdc": tdc, "tors": len(tors),
-                                      "flow_kb": s.flow_kb, "flows_per_pair": s.flows_per_pair,
+                                      "flow_kb": s.flow_kb, "flows_per_pair": per_pair,
                                       "rate_mbit": spec.link_rate_mbit, "electrical_mbit": spine,
                                       "slot_ms": s.slot_ms, "night_ms": s.night_ms, "rto_min": self.variant.rto_min,
                                       "sysctl": dict(self.variant.sysctl),
@@ -203,8 +211,9 @@ class ReservationRun:
                     fct = {}
                 ss = samples.get(BASE_PORT + i, [])
                 rtts = [x[2] for x in ss if x[2] is not None]
+                late = fct["t_start"] - t0_wall if "t_start" in fct else None  # > 0: its process came late
                 result["flows"][flow_name(src, d, k)] = {
-                    "fct_s": fct.get("fct_s"), "bytes": fct.get("bytes"),
+                    "fct_s": fct.get("fct_s"), "bytes": fct.get("bytes"), "late_s": late,
                     "retransmits": max((x[3] for x in ss), default=0),
                     "mean_rtt_ms": sum(rtts) / len(rtts) if rtts else None,
                     "acked": [(round(x[0] - t0_wall, 3), x[1]) for x in ss]}
@@ -259,15 +268,16 @@ def flow_name(src: int, dst: int, k: int) -> str:
 
 
 def server_completion(flows: dict[str, dict[str, Any]]) -> dict[str, float | None]:
-    """Per sender (the paper's completion time: a server's last byte of its last flow): the latest
-    of its flows' completions, None if any did not finish."""
+    """Per sender (the paper's completion time: a server's last byte of its last flow, from the
+    common start): the latest of its flows' ends, a flow whose process started late ending that much
+    later, None if any did not finish."""
     out: dict[str, float | None] = {}
     for name, f in flows.items():
         src = name.split("->")[0]
         if f["fct_s"] is None or out.get(src, 0.0) is None:
             out[src] = None
         else:
-            out[src] = max(out.get(src) or 0.0, f["fct_s"])
+            out[src] = max(out.get(src) or 0.0, f["fct_s"] + max(0.0, f.get("late_s") or 0.0))
     return out
 
 

@@ -123,7 +123,10 @@ class Reservation:
     holds; the paper's microseconds are milliseconds here (scripts/experiments/seed001.py)."""
 
     flow_kb: Count = 128  # bytes each flow sends (KB)
-    flows_per_pair: Annotated[int, Field(ge=1, le=64, strict=True)] = 1  # the paper: 40 per server
+    flows_per_pair: Annotated[int, Field(ge=1, le=64, strict=True)] = 1
+    # every server's flows in all, split evenly over its TDC destination racks (the paper: 40 at every
+    # TDC); when set, each pair carries flows_per_server / TDC flows instead of flows_per_pair
+    flows_per_server: Annotated[int, Field(ge=1, le=64, strict=True)] | None = None
     slot_ms: Positive = 10.0
     night_ms: NonNegative = 1.0  # T_sw
     proc_ms: NonNegative = 10.0  # T_proc = T_oh
@@ -341,6 +344,10 @@ def _check_topology(spec: Spec, topo: Any) -> None:
             if len(topo.ocs) != 1 or not 1 <= (v.tdc or 0) < tors:
                 raise ValueError(f"{spec.path}: variants[{i}] tdc {v.tdc}: expected 1..{tors - 1} for the "
                                  f"{tors} ToRs of one OCS")
+            per_server = spec.reservation.flows_per_server
+            if per_server is not None and per_server % v.tdc:
+                raise ValueError(f"{spec.path}: variants[{i}] tdc {v.tdc}: reservation.flows_per_server "
+                                 f"{per_server} does not split evenly over {v.tdc} destination racks")
             if v.reservation == "electrical" and len(topo.switches) == tors:
                 raise ValueError(f"{spec.path}: variants[{i}] reservation electrical: the topology has no "
                                  "electrical spine; expected topology.spines >= 1")

@@ -30,10 +30,9 @@ from emulation.links import HostCommand, root_qdisc_drops, run_in
 from fabric.contract import DARK_DROPS, PORT_COUNTERS
 from fabric.elephants import differentiated
 from scripts.experiments.bulk import Transfer, class_summary, elephant_hosts, transfers
-from scripts.experiments.reconf import port_count_delta, queue_drops
+from scripts.experiments.reconf import close_run, queue_drops, write_run
 from scripts.experiments.spec import Spec, Variant
 from scripts.hosts.hostproc import HostProcs, nstat, wait_listening
-from scripts.hosts.kernel import nstat_delta
 from scripts.hosts.machine import busy_pct, cpu_jiffies, loadavg
 from topo.circuits import ocs_circuits
 
@@ -178,16 +177,13 @@ class Strategies:
                                                   f"bulk fetch {dst}", f), f))
             current = self._drive(t0, current, nxt, fetchers, events, meta)
             meta["t_end"], meta["cpu_busy_pct"] = time.time(), busy_pct(cpu0, cpu_jiffies())
-            meta["nstat"] = {h: nstat_delta(before[h], nstat(hosts[h])) for h in senders}
-            meta["port_counts"] = port_count_delta(counts0, self.port_counts())
+            close_run(meta, hosts, before, counts0, self.port_counts())
             qdisc1 = self.qdisc_drops()
             meta["optical_qdisc_drops"] = {k: qdisc1[k] - qdisc0[k] for k in qdisc1}
-            meta["loadavg_end"] = loadavg()
         finally:
             procs.stop_all()
             events.close()
-        meta["t_start"] = t0
-        (run_dir / "run.json").write_text(json.dumps(meta, indent=1, default=str))
+        write_run(run_dir, meta, t0)
         return analyze(run_dir)
 
     def _next_map(self, slot: int) -> list | None:

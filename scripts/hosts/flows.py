@@ -2,7 +2,7 @@
 the client times connect() to the server's FIN (the flow completion time).
 
 `python -m scripts.hosts.flows serve --port 6000 --size 131072`   (one connection, then exit)
-`python -m scripts.hosts.flows fetch --dst 10.2.0.2 --port 6000`  (prints JSON: fct_s, bytes, t_start)
+`python -m scripts.hosts.flows fetch --dst 10.2.0.2 --port 6000 [--at <epoch>]`  (prints JSON: fct_s, bytes, t_start)
 """
 
 from __future__ import annotations
@@ -56,8 +56,11 @@ def serve(port: int, size: int, timeout: float = 60.0, cc: str | None = None, mp
     return sent
 
 
-def fetch(dst: str, port: int, timeout: float = 120.0, mptcp: bool = False) -> dict[str, float]:
-    """Connect, request, read to EOF; returns t_start (epoch), fct_s and bytes."""
+def fetch(dst: str, port: int, timeout: float = 120.0, mptcp: bool = False, at: float | None = None) -> dict[str, float]:
+    """Connect, request, read to EOF; returns t_start (epoch), fct_s and bytes. at: connect at this
+    wall-clock time (epoch seconds; flows of many processes start together), or at once if past."""
+    if at is not None:
+        time.sleep(max(0.0, at - time.time()))
     t_wall = time.time()
     t0 = time.monotonic()
     s = stream_socket(mptcp)
@@ -85,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("fetch")
     b.add_argument("--dst", required=True, metavar="<ip>")
     b.add_argument("--port", type=int, required=True, metavar="<port>")
+    b.add_argument("--at", type=float, metavar="<epoch>", help="connect at this wall-clock time (default: at once)")
     for q in (a, b):
         q.add_argument("--mptcp", action="store_true", help="an MPTCP socket (IPPROTO_MPTCP) instead of TCP")
     args = p.parse_args(argv)
@@ -92,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "serve":
             print(serve(args.port, args.size, cc=args.cc, mptcp=args.mptcp))
         else:
-            print(json.dumps(fetch(args.dst, args.port, mptcp=args.mptcp)))
+            print(json.dumps(fetch(args.dst, args.port, mptcp=args.mptcp, at=args.at)))
     except (ValueError, OSError) as exc:
         print(f"flows: {exc}", file=sys.stderr)
         return 2

@@ -25,6 +25,52 @@ def load(runs: Path) -> list[dict[str, Any]]:
     return sorted(out, key=lambda r: (r["tdc"], ORDER.index(r["variant"]) if r["variant"] in ORDER else 9))
 
 
+def label(r: dict[str, Any]) -> str:
+    """The variant, with the electrical spine's oversubscription where it has one (1:3: a third of
+    the optical uplinks' rate)."""
+    spine, rate = r.get("electrical_mbit"), r.get("rate_mbit")
+    if r["variant"] == "electrical" and spine and rate and spine < rate:
+        return f"electrical 1:{rate / spine:.3g}"
+    return r["variant"]
+
+
+def mean_fct(r: dict[str, Any]) -> float:
+    """A run's mean flow completion time, an unfinished flow counting as the run's timeout."""
+    fcts = [f["fct_s"] if f["fct_s"] is not None else r["timeout_s"] for f in r["flows"].values()]
+    return sum(fcts) / len(fcts)
+
+
+def mean_server(r: dict[str, Any]) -> float | None:
+    """A run's mean server completion time (the paper's: a server's last flow done, from the common
+    start), an unfinished server counting as the run's timeout; None for a run without it."""
+    servers = r.get("servers")
+    if not servers:
+        return None
+    ends = [t if t is not None else r["timeout_s"] for t in servers.values()]
+    return sum(ends) / len(ends)
+
+
+def spread(values: list[float]) -> str:
+    """The mean of some runs' figures and their range."""
+    return f"{sum(values) / len(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
+def cells(rs: list[dict[str, Any]]) -> str:
+    """One Markdown row per TDC and variant over its runs: the mean flow and server completion times'
+    means and ranges, the bursts lost in all of them (the paper's ordering is on the mean)."""
+    by: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for r in rs:
+        by.setdefault((r["tdc"], label(r)), []).append(r)
+    lines = ["| TDC | variant | runs | mean flow completion (s): mean of runs (min-max) | mean server completion "
+             "(s), the same | bursts lost (all runs) |", "|---|---|---|---|---|---|"]
+    for (tdc, name), runs in by.items():
+        servers = [m for m in map(mean_server, runs) if m is not None]
+        lost = sum(r["bursts_lost"] for r in runs) if all("bursts_lost" in r for r in runs) else "-"
+        lines.append(f"| {tdc} | {name} | {len(runs)} | {spread([mean_fct(r) for r in runs])} | "
+                     f"{spread(servers) if servers else '-'} | {lost} |")
+    return "\n".join(lines)
+
+
 def row(r: dict[str, Any]) -> str:
     """One Markdown table row."""
     fl = list(r["flows"].values())
@@ -39,7 +85,7 @@ def row(r: dict[str, Any]) -> str:
     rtt = f"{sum(rtts) / len(rtts):.0f}" if rtts else "-"
     lt = r.get("loop_time_us") or {}
     loop = f"{lt['median']:.0f} / {lt['p99']:.0f}" if lt.get("grants") else "-"
-    return (f"| {r['tdc']} | {r['variant']} | {fct} | {sum(f['retransmits'] or 0 for f in fl)} | {rtt} | {bursts} | "
+    return (f"| {r['tdc']} | {label(r)} | {fct} | {sum(f['retransmits'] or 0 for f in fl)} | {rtt} | {bursts} | "
             f"{drops} | {holds} | {loop} | {r['load_avg'][0][0]:.1f}-{r['load_avg'][1][0]:.1f} |")
 
 
@@ -81,7 +127,7 @@ def figures(rs: list[dict[str, Any]], out: Path) -> list[Path]:
     for tdc in sorted({r["tdc"] for r in rs}):
         fig, ax = plt.subplots(figsize=(7, 3.5))
         for r in (r for r in rs if r["tdc"] == tdc):
-            ax.plot(*throughput(r), label=r["variant"])
+            ax.plot(*throughput(r), label=label(r))
         ax.set_xlabel("time (s)")
         ax.set_ylabel("goodput, all flows (Mbit/s)")
         ax.set_title(f"seed 001 at ms scale: TDC {tdc}, {rs[0]['tors']} ToRs")
@@ -93,7 +139,7 @@ def figures(rs: list[dict[str, Any]], out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(7, 3.5))
     labels, data = [], []
     for r in rs:
-        labels.append(f"{r['variant']}\nTDC {r['tdc']}")
+        labels.append(f"{label(r)}\nTDC {r['tdc']}")
         data.append([f["fct_s"] if f["fct_s"] is not None else r["timeout_s"] for f in r["flows"].values()])
     ax.boxplot(data, tick_labels=labels)
     ax.set_ylabel("flow completion (s; unfinished = timeout)")
@@ -120,7 +166,10 @@ def main(argv: list[str] | None = None) -> int:
 def report(rs: list[dict[str, Any]], out: Path, say: Callable[[str], None]) -> list[Path]:
     """The table (also <out>/summary.md) and the figures of these runs; the files written."""
     out.mkdir(parents=True, exist_ok=True)
-    text = table(rs)
+    if not rs:
+        say(f"no run of {out} finished (no <variant>/run-<i>/metrics.json): no table, no figures")
+        return []
+    text = table(rs) + "\n\n" + cells(rs)
     (out / "summary.md").write_text(text + "\n")
     say(text)
     files = figures(rs, out)

@@ -9,7 +9,7 @@ from scripts.experiments.seed001 import (
     sampler,
     server_completion,
 )
-from scripts.report.seed001 import row, throughput
+from scripts.report.seed001 import cells, row, throughput
 
 
 def test_bijective_workloads_are_permutations():
@@ -56,6 +56,22 @@ def test_throughput_and_row():
                       "7 (night 1, unlit 6) | 0 / 1 | - | 3.0-4.0 |")
 
 
+def test_cells_average_runs_and_name_the_spines_oversubscription():
+    def run(variant, fcts, spine=10, lost=None):
+        r = {"tdc": 4, "variant": variant, "timeout_s": 40, "rate_mbit": 10, "electrical_mbit": spine,
+             "flows": {str(i): {"fct_s": f} for i, f in enumerate(fcts)}}
+        if lost is not None:
+            r["bursts_lost"] = lost
+        return r
+
+    rs = [run("two-way", [1.0, 3.0], lost=0), run("two-way", [2.0, 4.0], lost=0),
+          run("electrical", [5.0, None], spine=2.5)]
+    rs[0]["servers"], rs[1]["servers"] = {"0": 3.0, "1": 2.0}, {"0": 4.0, "1": None}
+    assert cells(rs).splitlines()[2:] == [
+        "| 4 | two-way | 2 | 2.50 (2.00-3.00) | 12.25 (2.50-22.00) | 0 |",
+        "| 4 | electrical 1:4 | 1 | 22.50 (22.50-22.50) | - | - |"]  # unfinished: the timeout
+
+
 def test_sampler_keeps_its_path_out_of_the_shell_text(tmp_path):
     out = tmp_path / "x; touch $HOME/pwned"
     argv = sampler(0.2, out)
@@ -67,3 +83,5 @@ def test_server_completion_is_its_last_flow_or_none():
              flow_name(1, 2, 1): {"fct_s": None}, flow_name(1, 2, 2): {"fct_s": 4.0}}
     assert list(flows)[:2] == ["0->1", "0->1#1"]
     assert server_completion(flows) == {"0": 3.5, "1": None}
+    flows[flow_name(0, 1, 0)]["late_s"] = 2.5  # its process started 2.5 s after the common start
+    assert server_completion(flows)["0"] == 4.5

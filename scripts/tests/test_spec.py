@@ -75,6 +75,7 @@ def test_reservation_variants_are_a_reservation_at_a_tdc():
     (reservation(reservation={"slot_ms": 4}), "reservation.slot_ms 4.0: its day less the guards"),
     (reservation(reservation={"hold_passes": 0}), "reservation.hold_passes 0"),
     (reservation(reservation={"slots_ms": 4}), "unknown key 'slots_ms'"),
+    (reservation(reservation={"flows_per_server": 3}), "tdc 2: reservation.flows_per_server 3 does not split"),
     (base(variants=[{"name": "a", "tdc": 1}]), "reservation None, tdc 1 with kind 'reconfiguration'"),
     (base(variants=[{"name": "a", "gating": "gated"}]), "gating 'gated' with kind 'reconfiguration'"),
     (reservation(kind="alltoall", defaults={}, variants=["gated", "sometimes"]), "gating 'sometimes'"),

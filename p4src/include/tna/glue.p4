@@ -135,21 +135,30 @@ header ocs_bridged_h {
 }
 
 // The reservation scheduler's booking state round its recirculation (include/tna/reservation_ocs.p4):
-// the horizons the first pass saw, which the commit finds unchanged or refuses, the window's end, and
-// until when the next cell holds (v1model keeps that in reservation_h's 48-bit `expires`; a 32-bit
-// slice of it would tie the header's containers). After the reservation header on the recirculation
-// port only: never on a wire.
+// the clock as the request arrived (ingress reads it; egress's passes use it), the configuration the
+// ingress's cell passes need (egress reads reservation_config), the horizons the first pass saw, which
+// the commit finds unchanged or refuses, the window's end, and until when the next cell holds
+// (v1model keeps that in reservation_h's 48-bit `expires`; a 32-bit slice of it would tie the
+// header's containers). After the reservation header on the recirculation port only: never on a wire.
 header resv_booking_h {
-    bit<8> pass;              // what the next pass does: RESV_PASS_START, _WINDOW, _COMMIT, _CELLS, _REFUSED
+    bit<8> pass;              // what the next pass does: RESV_PASS_READ, _START, _WINDOW, _COMMIT, _CELLS, _REFUSED
+    bit<7> _pad;
+    bit<1> sched_on;          // the clock at arrival: a schedule runs,
+    slot_t slot;              // its slot,
+    time_t now;               // the arrival time
+    time_t phase;             // and the time since the cycle began
+    slot_t last_slot;         // the cycle's last slot (reservation_config)
+    time_t slot_len;          // a slot's length
     time_t seen_in;           // the horizons as the read pass took them
     time_t seen_out;
-    time_t start;             // the earliest start (read pass: the window pass makes it the window's)
+    time_t earliest;          // the earliest start (read pass)
+    time_t start;             // the window's start (start pass)
     time_t cycle_start;
     time_t limit;             // the latest end
     time_t end;               // the window's end (the commit sets both horizons to it)
     time_t until;             // the next cell's end
 }
-const bit<8> RESV_PASS_READ = 0;     // a frame from a port (no booking header yet)
+const bit<8> RESV_PASS_READ = 0;     // a frame from a port (ingress set the booking header)
 const bit<8> RESV_PASS_START = 1;
 const bit<8> RESV_PASS_WINDOW = 2;
 const bit<8> RESV_PASS_COMMIT = 3;

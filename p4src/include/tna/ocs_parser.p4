@@ -91,8 +91,33 @@ parser OcsEgressParser(packet_in packet,
         meta.ingress_port = 0;  // ocs.p4's egress reads hdr.bridged (bf-p4c aligns it like packet_in_t's port)
         meta.egress_port = eg_intr_md.egress_port;
         meta.drop = 0;
+#ifdef RESV_TNA_SCHEDULER
+        transition select(eg_intr_md.egress_port) {
+            RESV_RECIRC_PORT: parse_booking_ethernet;
+            default: accept;
+        }
+#else
+        transition accept;
+#endif
+    }
+
+#ifdef RESV_TNA_SCHEDULER
+    // A booking pass on its way round (include/tna/reservation_ocs.p4, OcsBooking): the ingress
+    // gave it the booking header.
+    state parse_booking_ethernet {
+        packet.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_RESERVATION: parse_booking;
+            default: accept;
+        }
+    }
+
+    state parse_booking {
+        packet.extract(hdr.reservation);
+        packet.extract(hdr.resv_booking);
         transition accept;
     }
+#endif
 }
 
 control OcsEgressDeparser(packet_out packet,
@@ -101,6 +126,11 @@ control OcsEgressDeparser(packet_out packet,
                           in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
     apply {
         packet.emit(hdr.packet_in);
+#ifdef RESV_TNA_SCHEDULER
+        packet.emit(hdr.ethernet);
+        packet.emit(hdr.reservation);
+        packet.emit(hdr.resv_booking);
+#endif
     }
 }
 

@@ -29,15 +29,23 @@
 // that horizon: slots left unused, never a window twice), then CELLS (one cell a pass, as on
 // v1model: the calendar is a register; the last sends the grant out of the input port). A refusal is
 // a pass of its own (REFUSED: counted, the grant sent back or the announcement dropped). A request of
-// n slots takes n + 4 passes (v1model: n). Each pass a short chain: a subtraction or addition a step,
+// n slots takes n + 4 passes (v1model: n). The passes are split between the two halves of the
+// pipeline a recirculated frame crosses: the ingress (OcsScheduler) sets the booking header on a
+// frame from a port (the clock as it arrived), writes the calendar's cells and sends refusals and
+// grants; the egress of the recirculation port (OcsBooking) runs READ, START, WINDOW and COMMIT, the
+// horizons' registers and the slot tables. So the data frames' path through the ingress (the
+// calendar's read, the time-flow table) waits behind the cell pass's chain only, not Algorithm 1's.
+// Each pass a short chain: a subtraction or addition a step,
 // identity-hash copies where a chain hands a value on (the clock's fields are sliced by the phase
 // key, and an ALU reads only containers of its destination's group).
 //
-// Status: compiles with -DRESV_TNA_SCHEDULER through bf-p4c's PHV allocation and table placement,
-// but needs 15 of Tofino 1's 12 stages (bf-p4c 9.13.4): the placement orders the passes' tables one
-// after another (the calendar's accesses land in stage 11, after the window pass's chain) where they
-// are mutually exclusive; Tofino 2's assembler stops on a CLOT of the parsed reservation header.
-// tna/ocs.p4 leaves it out by default (NoScheduler), and p4src/README.md says what would fit it.
+// Status (bf-p4c 9.13.4, `make tofino-check`'s ocs-scheduler): compiles for Tofino 2 in 13 of its 20
+// stages; Tofino 1 needs the same 13 of its 12. What fills the stages is the hash distribution units
+// (six a stage, shared by ingress and egress; an identity copy of 32 bits takes two): the copies of
+// ~30 values between chains need 11 stages of them alone (68 units of the 120 Tofino 2 has), and the
+// horizons' and the calendar's accesses fix where each chain runs. Fewer copies (values the ingress
+// writes into the booking header once, in the containers the egress's ALUs read) would fit Tofino 1.
+// tna/ocs.p4 leaves it out by default (NoScheduler).
 //
 // The calendar on Tofino: two registers of RESV_TNA_PORTS x RESV_TNA_SLOTS cells (the output port |
 // first << 15, and until when the cell holds: a pair register took more stateful-ALU inputs than its
@@ -107,6 +115,121 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(Registe
 
     DECLARE_RESV_CELL
 
+    RegisterAction<bit<32>, bit<16>, bit<32>>(calendar_output) write_output = {
+        void apply(inout bit<32> word) {
+            word = meta.cell_word;
+        }
+    };
+    RegisterAction<time_t, bit<16>, bit<8>>(calendar_until) write_until = {
+        void apply(inout time_t until) {
+            until = meta.cell_time;
+        }
+    };
+    Counter<bit<64>, bit<32>>(PORT_COUNTER_SIZE, CounterType_t.PACKETS_AND_BYTES) resv_booked;
+    Counter<bit<64>, bit<32>>(PORT_COUNTER_SIZE, CounterType_t.PACKETS_AND_BYTES) resv_refused;
+    Counter<bit<64>, bit<32>>(PORT_COUNTER_SIZE, CounterType_t.PACKETS_AND_BYTES) resv_collided;
+
+    // A cell pass: one cell, then the next cell's slot and end.
+    Hash<time_t>(HashAlgorithm_t.IDENTITY) next_until_hash;
+    time_t next_until = 0;
+    bit<16> from_last = 0;    // 0: the cursor is at the cycle's last slot
+    STEP(cell_step, meta.cell_index = RESV_CELL(hdr.reservation.in_port, hdr.reservation.cursor))
+    STEP(from_last_step, from_last = hdr.reservation.cursor - hdr.resv_booking.last_slot)
+    STEP(next_until_step, next_until = hdr.resv_booking.until + hdr.resv_booking.slot_len)
+    STEP(next_until_copy, hdr.resv_booking.until = next_until_hash.get({ next_until }))
+    // One write to the reservation header an action (Tofino packs its fields into shared containers,
+    // and an action writes a container from at most two sources, one contiguous run of it).
+    STEP(cursor_next, hdr.reservation.cursor = hdr.reservation.cursor + 1)
+    STEP(cursor_wrap, hdr.reservation.cursor = 0)
+    STEP(left_down, hdr.reservation.left = hdr.reservation.left - 1)
+    STEP(in_port_set, hdr.reservation.in_port = (bit<16>) meta.ingress_port)
+    STEP(left_clear, hdr.reservation.left = 0)
+    STEP(refused_set, hdr.reservation.refused = 1)
+    STEP(slots_clear, hdr.reservation.slots = 0)
+
+    // No window (a pass of its own, so every other pass ends in a recirculation): a request's refused
+    // grant back out of its input, an announcement's collision.
+    action refuse() {
+        hdr.resv_booking.setInvalid();
+        meta.egress_port = hdr.reservation.in_port[8:0];
+        hdr.reservation.kind = RESV_GRANT;
+    }
+
+    action collide() {
+        hdr.resv_booking.setInvalid();
+        meta.drop = 1;
+    }
+
+    apply {
+        bit<8> kind = hdr.reservation.kind;
+        bit<32> in_index = (bit<32>) hdr.reservation.in_port;
+        if (kind != RESV_REQUEST && kind != RESV_ANNOUNCE) {
+            meta.drop = 1;  // a grant sent to the OCS, or an unknown kind: not the scheduler's
+        } else if (!hdr.resv_booking.isValid()) {
+            // A frame from a port: its booking state, with the clock as it arrived, for the egress's
+            // read pass (OcsBooking).
+            in_port_set.apply();
+            left_clear.apply();
+            hdr.resv_booking.setValid();
+            hdr.resv_booking.pass = RESV_PASS_READ;
+            hdr.resv_booking._pad = 0;
+            hdr.resv_booking.sched_on = meta.sched.on;
+            hdr.resv_booking.slot = meta.sched.slot;
+            hdr.resv_booking.now = meta.now;
+            hdr.resv_booking.phase = meta.sched.phase;
+            meta.egress_port = RESV_RECIRC_PORT;
+        } else if (hdr.resv_booking.pass == RESV_PASS_CELLS) {
+            // A cell pass: the window's first cell is dark by night (the OCS switches in it).
+            meta.cell_word = (bit<32>) hdr.reservation.dst_port[8:0];
+            if (hdr.reservation.left == hdr.reservation.slots) {
+                meta.cell_word = RESV_CELL_FIRST | (bit<32>) hdr.reservation.dst_port[8:0];
+                resv_booked.count(in_index);  // committed: counted once, on its first cell
+            }
+            meta.cell_time = hdr.resv_booking.until;
+            cell_step.apply();
+            write_output.execute(meta.cell_index);
+            write_until.execute(meta.cell_index);
+            from_last_step.apply();
+            if (from_last == 0) {
+                cursor_wrap.apply();
+            } else {
+                cursor_next.apply();
+            }
+            next_until_step.apply();
+            next_until_copy.apply();
+            meta.egress_port = RESV_RECIRC_PORT;
+            if (hdr.reservation.left == 1) {
+                // this pass writes the last cell: the grant goes back, or the announcement ends
+                hdr.resv_booking.setInvalid();
+                meta.egress_port = hdr.reservation.in_port[8:0];
+                if (kind == RESV_REQUEST) {
+                    hdr.reservation.kind = RESV_GRANT;
+                } else {
+                    meta.drop = 1;  // one-way: booked, nothing to answer
+                }
+            }
+            left_down.apply();
+        } else if (hdr.resv_booking.pass == RESV_PASS_REFUSED) {
+            if (kind == RESV_REQUEST) {
+                resv_refused.count(in_index);
+                refuse();
+                refused_set.apply();
+                slots_clear.apply();
+            } else {
+                resv_collided.count(in_index);
+                collide();
+            }
+        } else {
+            meta.egress_port = RESV_RECIRC_PORT;  // the egress's passes (OcsBooking)
+        }
+    }
+}
+
+// The passes that read and move the horizons, in the egress of the recirculation port (a booking
+// frame's way back to the ingress): READ, START, WINDOW, COMMIT; each sets the next pass, REFUSED
+// where no window fits.
+control OcsBooking(inout ocs_headers_t hdr) {
+
     // The horizons' stateful ALUs take two inputs each, whichever action runs: to read, now and a
     // cycle ahead of now; to commit, the horizon the first pass took and the window's end.
     time_t in_ref = 0;
@@ -155,19 +278,6 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(Registe
             }
         }
     };
-    RegisterAction<bit<32>, bit<16>, bit<32>>(calendar_output) write_output = {
-        void apply(inout bit<32> word) {
-            word = meta.cell_word;
-        }
-    };
-    RegisterAction<time_t, bit<16>, bit<8>>(calendar_until) write_until = {
-        void apply(inout time_t until) {
-            until = meta.cell_time;
-        }
-    };
-    Counter<bit<64>, bit<32>>(PORT_COUNTER_SIZE, CounterType_t.PACKETS_AND_BYTES) resv_booked;
-    Counter<bit<64>, bit<32>>(PORT_COUNTER_SIZE, CounterType_t.PACKETS_AND_BYTES) resv_refused;
-    Counter<bit<64>, bit<32>>(PORT_COUNTER_SIZE, CounterType_t.PACKETS_AND_BYTES) resv_collided;
     WindowLength() window;
 
     bit<16> last_slot = 0;
@@ -180,6 +290,8 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(Registe
     action set_reservation(bit<16> slots, time_t slot_len, time_t cycle_len) {
         last_slot = slots - 1;
         slot_time = slot_len;
+        hdr.resv_booking.last_slot = slots - 1;  // for the cell passes (ingress)
+        hdr.resv_booking.slot_len = slot_len;
         cycle_time = cycle_len;
         cycle_time_b = cycle_len;
     }
@@ -206,7 +318,7 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(Registe
 
     table resv_slot_times {
         key = {
-            meta.sched.slot: exact @name("slot");
+            hdr.resv_booking.slot: exact @name("slot");
         }
         actions = {
             set_slot_times;
@@ -302,19 +414,19 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(Registe
     time_t h_in = 0;
     time_t h_out = 0;
     bit<16> announced_ahead = 0;  // the announced slot - the current one (0 or negative: not ahead)
-    STEP(now_in_copy, in_ref = now_in_hash.get({ meta.now }))
-    STEP(now_out_copy, out_ref = now_out_hash.get({ meta.now }))
-    STEP(now_copy, now = now_hash.get({ meta.now }))
-    STEP(phase_copy, phase = phase_hash.get({ meta.sched.phase }))
+    STEP(now_in_copy, in_ref = now_in_hash.get({ hdr.resv_booking.now }))
+    STEP(now_out_copy, out_ref = now_out_hash.get({ hdr.resv_booking.now }))
+    STEP(now_copy, now = now_hash.get({ hdr.resv_booking.now }))
+    STEP(phase_copy, phase = phase_hash.get({ hdr.resv_booking.phase }))
     STEP(in_ahead_step, in_arg = in_ref + cycle_time)
     STEP(out_ahead_step, out_arg = out_ref + cycle_time_b)
-    STEP(announced_ahead_step, announced_ahead = hdr.reservation.start - meta.sched.slot)
+    STEP(announced_ahead_step, announced_ahead = hdr.reservation.start - hdr.resv_booking.slot)
     STEP(cycle_start_step, cycle_start = now - phase)
     STEP(earliest_step, earliest = cycle_start + first)
     STEP(limit_step, limit = cycle_start + limit_phase)
     STEP(seen_in_copy, hdr.resv_booking.seen_in = seen_in_hash.get({ h_in }))
     STEP(seen_out_copy, hdr.resv_booking.seen_out = seen_out_hash.get({ h_out }))
-    STEP(earliest_copy, hdr.resv_booking.start = earliest_hash.get({ earliest }))
+    STEP(earliest_copy, hdr.resv_booking.earliest = earliest_hash.get({ earliest }))
     STEP(cycle_start_copy, hdr.resv_booking.cycle_start = cycle_start_hash.get({ cycle_start }))
     STEP(limit_copy, hdr.resv_booking.limit = limit_hash.get({ limit }))
 
@@ -346,7 +458,7 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(Registe
     time_t first_until = 0;
     STEP(h_in_copy, h_in_b = h_in_hash.get({ hdr.resv_booking.seen_in }))
     STEP(h_out_copy, h_out_b = h_out_hash.get({ hdr.resv_booking.seen_out }))
-    STEP(earliest_back, earliest_b = earliest_back_hash.get({ hdr.resv_booking.start }))
+    STEP(earliest_back, earliest_b = earliest_back_hash.get({ hdr.resv_booking.earliest }))
     STEP(in_late_step, in_late = h_in_b - earliest_b)
     STEP(out_late_step, out_late = h_out_b - earliest_b)
     STEP(out_after_in_step, out_after_in = h_out_b - h_in_b)
@@ -372,87 +484,15 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(Registe
     STEP(end_in_back, in_arg = end_in_hash.get({ hdr.resv_booking.end }))
     STEP(end_out_back, out_arg = end_out_hash.get({ hdr.resv_booking.end }))
 
-    // A cell pass: one cell, then the next cell's slot and end.
-    Hash<time_t>(HashAlgorithm_t.IDENTITY) next_until_hash;
-    time_t next_until = 0;
-    bit<16> from_last = 0;    // 0: the cursor is at the cycle's last slot
-    STEP(cell_step, meta.cell_index = RESV_CELL(hdr.reservation.in_port, hdr.reservation.cursor))
-    STEP(from_last_step, from_last = hdr.reservation.cursor - last_slot)
-    STEP(next_until_step, next_until = hdr.resv_booking.until + slot_time)
-    STEP(next_until_copy, hdr.resv_booking.until = next_until_hash.get({ next_until }))
-
-    // No window (a pass of its own, so every other pass ends in a recirculation): a request's refused
-    // grant back out of its input, an announcement's collision.
-    action refuse() {
-        hdr.resv_booking.setInvalid();
-        meta.egress_port = hdr.reservation.in_port[8:0];
-        hdr.reservation.kind = RESV_GRANT;
-        hdr.reservation.refused = 1;
-        hdr.reservation.slots = 0;
-    }
-
-    action collide() {
-        hdr.resv_booking.setInvalid();
-        meta.drop = 1;
-    }
-
     apply {
         reservation_config.apply();
         bit<8> kind = hdr.reservation.kind;
         bit<32> in_index = (bit<32>) hdr.reservation.in_port;
         bit<32> out_index = (bit<32>) hdr.reservation.dst_port;
-        bit<8> pass = RESV_PASS_READ;
-        if (hdr.resv_booking.isValid()) {
-            pass = hdr.resv_booking.pass;
-        }
-        if (kind != RESV_REQUEST && kind != RESV_ANNOUNCE) {
-            meta.drop = 1;  // a grant sent to the OCS, or an unknown kind: not the scheduler's
-        } else if (pass == RESV_PASS_CELLS) {
-            // A cell pass: the window's first cell is dark by night (the OCS switches in it).
-            meta.cell_word = (bit<32>) hdr.reservation.dst_port[8:0];
-            if (hdr.reservation.left == hdr.reservation.slots) {
-                meta.cell_word = RESV_CELL_FIRST | (bit<32>) hdr.reservation.dst_port[8:0];
-                resv_booked.count(in_index);  // committed: counted once, on its first cell
-            }
-            meta.cell_time = hdr.resv_booking.until;
-            cell_step.apply();
-            write_output.execute(meta.cell_index);
-            write_until.execute(meta.cell_index);
-            from_last_step.apply();
-            bit<16> next = hdr.reservation.cursor + 1;
-            if (from_last == 0) {
-                next = 0;
-            }
-            hdr.reservation.cursor = next;
-            next_until_step.apply();
-            next_until_copy.apply();
-            meta.egress_port = RESV_RECIRC_PORT;
-            if (hdr.reservation.left == 1) {
-                // this pass writes the last cell: the grant goes back, or the announcement ends
-                hdr.resv_booking.setInvalid();
-                meta.egress_port = hdr.reservation.in_port[8:0];
-                if (kind == RESV_REQUEST) {
-                    hdr.reservation.kind = RESV_GRANT;
-                } else {
-                    meta.drop = 1;  // one-way: booked, nothing to answer
-                }
-            }
-            hdr.reservation.left = hdr.reservation.left - 1;
-        } else if (pass == RESV_PASS_REFUSED) {
-            if (kind == RESV_REQUEST) {
-                resv_refused.count(in_index);
-                refuse();
-            } else {
-                resv_collided.count(in_index);
-                collide();
-            }
-        } else if (pass == RESV_PASS_READ) {
-            // A frame from a port: its booking state set here, never taken. Both horizons read (not
-            // yet written), the earliest start and the latest end.
-            hdr.reservation.in_port = (bit<16>) meta.ingress_port;
-            in_index = (bit<32>) meta.ingress_port;
-            hdr.reservation.left = 0;
-            hdr.resv_booking.setValid();
+        bit<8> pass = hdr.resv_booking.pass;
+        if (pass == RESV_PASS_READ) {
+            // A frame from a port (the ingress set its booking state, never taken from a port): both
+            // horizons read (not yet written), the earliest start and the latest end.
             now_in_copy.apply();
             now_out_copy.apply();
             now_copy.apply();
@@ -486,10 +526,9 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(Registe
             hdr.reservation.slots = n;
             hdr.reservation.left = n;
             hdr.resv_booking.pass = RESV_PASS_START;
-            if (n == 0 || meta.sched.on == 0 || out_index >= RESV_TNA_PORTS) {
+            if (n == 0 || hdr.resv_booking.sched_on == 0 || out_index >= RESV_TNA_PORTS) {
                 hdr.resv_booking.pass = RESV_PASS_REFUSED;
             }
-            meta.egress_port = RESV_RECIRC_PORT;
         } else if (pass == RESV_PASS_START) {
             // The window's start: the latest of the earliest and both horizons (an announcement
             // takes its slots or none: a port busy past its start is a collision).
@@ -518,7 +557,6 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(Registe
             if (kind == RESV_ANNOUNCE && (in_busy == 1 || out_busy == 1)) {
                 hdr.resv_booking.pass = RESV_PASS_REFUSED;
             }
-            meta.egress_port = RESV_RECIRC_PORT;
         } else if (pass == RESV_PASS_WINDOW) {
             // Its end, whether it fits in the cycle, its first slot, its first cell's end.
             start_end_copy.apply();
@@ -539,7 +577,6 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(Registe
             if (on_boundary == 0 || span == 0 || TIME_NEGATIVE(margin)) {
                 hdr.resv_booking.pass = RESV_PASS_REFUSED;
             }
-            meta.egress_port = RESV_RECIRC_PORT;
         } else if (pass == RESV_PASS_COMMIT) {
             // Both horizons to the window's end, unless either changed since the read.
             seen_in_back.apply();
@@ -552,7 +589,6 @@ control OcsScheduler(inout ocs_headers_t hdr, inout ocs_metadata_t meta)(Registe
                     hdr.resv_booking.pass = RESV_PASS_CELLS;
                 }
             }
-            meta.egress_port = RESV_RECIRC_PORT;
         }
     }
 }
