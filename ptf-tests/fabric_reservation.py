@@ -29,11 +29,12 @@ class LoopTest(FabricTest, ScheduleMixin):
 
     path = 0
 
-    def setup_loop(self, mode: str = "two-way", retry_us: int = 5_000_000, offset_slots: int = 1) -> None:
+    def setup_loop(self, mode: str = "two-way", retry_us: int = 5_000_000, offset_slots: int = 1,
+                   burst_bytes: int = 50_000) -> None:
         self.add_route("10.0.2.0/24", self.path)
         self.set_version(self.path, 0)
         self.install_clock(SCHED)
-        lp = loop(mode, retry_us=retry_us, offset=offset_slots)
+        lp = loop(mode, retry_us=retry_us, offset=offset_slots, burst_bytes=burst_bytes)
         cfg = tor_config_entry(lp)
         self.set_default(cfg.table, cfg.action, cfg.params)
         self.insert(request_session(UPLINK))
@@ -144,6 +145,28 @@ class LostGrantAsksAgainTest(LoopTest):
         self.assertEqual([p for p, _ in got], [UPLINK], "released once, by the uplink")
         self.assertEqual(got[0][1], bytes(routed(pkt, UPLINK, next_hop_mac(UPLINK), 0)))
         self.assertEqual(self.count("resv_late"), l0 + 1, "the first grant came late")
+
+
+@group("fabric")
+class NextWindowAskedInLastSlotTest(LoopTest):
+    """Two-way with a whole burst queued: in its window's last slot a path asks for the next window
+    (so one can follow back to back), and the packet of that slot still leaves in it."""
+
+    path = 35
+
+    def runTest(self) -> None:
+        self.setup_loop(burst_bytes=1)  # any queue is a whole burst
+        pkt, _ = self.send_held(5)
+        req = self.request()
+        start = (req.req_slot + 3) % SCHED.slots
+        self.send(UPLINK, frame(kind=GRANT, path_id=self.path, seq=req.seq, req_slot=req.req_slot,
+                                asked_at=req.asked_at, start=start, slots=1))
+        got = self.collect(timeout=1.5, limit=2)
+        data = [f for p, f in got if parse(f) is None]
+        asks = [parse(f) for p, f in got if parse(f) is not None]
+        self.assertEqual(data, [bytes(routed(pkt, UPLINK, next_hop_mac(UPLINK), 0))], f"the packet: {got}")
+        self.assertEqual([(a.kind, a.seq, a.req_slot) for a in asks], [(REQUEST, (req.seq + 1) % 65536, start)],
+                         "the next request, from the window's (only, so last) slot")
 
 
 @group("fabric")

@@ -109,7 +109,8 @@ def test_fabric_every_table_kind(sw: RunningSwitch, sh: ShellProcess) -> None:
         "FabricIngress.flowlet.flow_pending_since", "FabricIngress.flowlet.flow_pending_wanted",
         "FabricIngress.flowlet.flow_sent_end", "FabricIngress.flowlet.flow_version",
         "FabricIngress.hold_depth", "FabricIngress.path_select.spray_rr",
-        "FabricIngress.reservation.resv_mean_len", "FabricIngress.reservation.resv_request",
+        "FabricIngress.reservation.resv_mean_len", "FabricIngress.reservation.resv_next",
+        "FabricIngress.reservation.resv_request",
         "FabricIngress.reservation.resv_window", "FabricIngress.reservation.uplink_horizon",
         "FabricIngress.slot_route.uplink_clock.uplink_free"]
 

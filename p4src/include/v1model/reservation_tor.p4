@@ -10,12 +10,14 @@
 //   a slot_path entry (the uplink, its budget to the window's end from `window_more`: lit through
 //   the window's inner nights, not the first slot's);
 // - no window and no request out, and a burst ready (the queue's bytes, packets x their mean length,
-//   at least `burst_bytes`, or a held packet waiting `assembly_us`: mixed timer and size): two-way
+//   at least `burst_bytes`, or a held packet waiting `assembly_us`: mixed timer and size; two-way:
+//   also in the window's last slot, with a whole burst queued and no next window yet): two-way
 //   sends a request (an ingress-to-egress copy of the packet to the uplink's clone session, which
 //   egress makes a reservation frame: ReservationOut); one-way takes the window itself (the first
 //   slots its uplink is free, `one_way_offset` slots ahead at the earliest) and announces it;
 // - a request out longer than `retry_us` unanswered (lost, refused): it asks again (a new number).
-// A grant (a reservation frame on the path's uplink, the request's number echoed) sets the window:
+// A grant (a reservation frame on the path's uplink, the request's number echoed) sets the window
+// (resv_next while the current one is on: it takes the current's place when that ends):
 // the start slot's first occurrence after the slot the ToR asked in, on the ToR's own clock (slots
 // are the schedule's, both switches run it). A grant for no request out is late (resv_late); a
 // reservation frame on any other port, or of another kind, is forged (resv_forged): dropped.
@@ -34,6 +36,7 @@
 control Reservation(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
 
     register<bit<64>>(HOLD_PATHS) resv_window;    // by path: (until << 16) | start << 8 | length
+    register<bit<64>>(HOLD_PATHS) resv_next;      // by path: the window granted while one is on (as resv_window)
     register<bit<64>>(HOLD_PATHS) resv_request;   // by path: (asked at << 16) | number (asked at 0: none out)
     register<bit<32>>(HOLD_PATHS) resv_mean_len;  // by path: its packets' mean length (1/8 moving average)
     register<bit<64>>(PORT_COUNTER_SIZE) uplink_horizon;  // one-way, by uplink: (end << 16) | end slot
@@ -156,8 +159,15 @@ control Reservation(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
                         resv_refused.count(index);  // still out: asked again after retry_us
                     } else {
                         bit<48> until = hdr.reservation.asked_at + (bit<48>) (k + n) * slot_us;
-                        resv_window.write(index, ((bit<64>) until << 16) | ((bit<64>) hdr.reservation.start[7:0] << 8) |
-                                                 (bit<64>) n[7:0]);
+                        bit<64> granted = ((bit<64>) until << 16) | ((bit<64>) hdr.reservation.start[7:0] << 8) |
+                                          (bit<64>) n[7:0];
+                        bit<64> current;
+                        resv_window.read(current, index);
+                        if (TIME_AFTER(current[63:16], now)) {
+                            resv_next.write(index, granted);  // asked in the current window's last slot
+                        } else {
+                            resv_window.write(index, granted);
+                        }
                         resv_request.write(index, (bit<64>) request[15:0]);  // answered
                         resv_grants.count(index);
                     }
@@ -170,10 +180,22 @@ control Reservation(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
             bit<16> cur = meta.sched.slot;
             bit<64> w;
             resv_window.read(w, index);
+            bit<64> nx;
+            resv_next.read(nx, index);
+            bool window_on = TIME_AFTER(w[63:16], now);
+            bool next_on = TIME_AFTER(nx[63:16], now);
+            if (!window_on && next_on) {
+                // the current window is over: the one granted during it takes its place
+                w = nx;
+                resv_window.write(index, nx);
+                resv_next.write(index, 0);
+                window_on = true;
+                next_on = false;
+            }
             bit<48> until = w[63:16];
             bit<16> start = (bit<16>) w[15:8];
             bit<16> n = (bit<16>) w[7:0];
-            bool window_on = TIME_AFTER(until, now);
+            bool closing = false;  // the window's last slot is under way
             // The window, from the start of its first slot: (n + 1) slots before its end at the latest.
             if (window_on && now + (bit<48>) (n + 1) * slot_us >= until) {
                 bit<16> rel = cur - start;
@@ -182,6 +204,7 @@ control Reservation(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
                 }
                 if (rel < n) {
                     left = n - 1 - rel;
+                    closing = left == 0;
                     meta.grant_day_more = 0;
                     meta.grant_night_more = 0;
                     window_more.apply();
@@ -212,7 +235,12 @@ control Reservation(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
             bool pending = asked_at != 0;
             bool aged = assembly_us == 0 || (meta.held == 1 && now - meta.hold_since >= assembly_us);
             bool due = !window_on && !pending && (ask >= burst || aged);
-            if (mode == RESV_TWO_WAY && (due || (pending && now - asked_at >= retry_us))) {
+            // two-way asks for the next window in the current one's last slot when the queue holds a
+            // whole burst (more than that slot carries: granted back to back when the ports are free,
+            // the scheduler starting it at the horizon, this window's end); one-way takes its window
+            // itself, so only with none on
+            bool due_next = due || (closing && !next_on && !pending && ask >= burst);
+            if (mode == RESV_TWO_WAY && (due_next || (pending && now - asked_at >= retry_us))) {
                 bit<16> seq = request[15:0] + 1;
                 resv_request.write(index, ((bit<64>) now << 16) | (bit<64>) seq);
                 meta.resv_kind = RESV_REQUEST;
