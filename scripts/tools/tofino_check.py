@@ -18,7 +18,9 @@ import argparse
 import json
 import logging
 import math
+import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,17 +127,19 @@ class Report:
 
 
 def check(bf: str, programs: list[str], chips: list[Chip], work: Path) -> Report:
-    """Compile (or reuse) every program for every chip and hold each to the check."""
+    """Compile (or reuse) every program for every chip, as many at once as the machine has cores
+    (bf-p4c runs on one), and hold each to the check."""
     report = Report([], [], {})
-    for program in programs:
-        for target in chips:
-            c = compile_program(bf, program, target, work)
-            used = resources(c.out) if c.ok else None
-            report.rows.append([program, target.name, *(used.row() if used else ["failed"] * 6)])
-            report.times.append(f"{program} on {target.name} {c.seconds:.0f} s" + (" (reused)" if c.cached else ""))
-            bad = problems(c, used)
-            if bad:
-                report.failures[f"{program} on {target.name}"] = bad
+    jobs = [(program, target) for program in programs for target in chips]
+    with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        compiled = list(pool.map(lambda job: compile_program(bf, job[0], job[1], work), jobs))
+    for (program, target), c in zip(jobs, compiled, strict=True):
+        used = resources(c.out) if c.ok else None
+        report.rows.append([program, target.name, *(used.row() if used else ["failed"] * 6)])
+        report.times.append(f"{program} on {target.name} {c.seconds:.0f} s" + (" (reused)" if c.cached else ""))
+        bad = problems(c, used)
+        if bad:
+            report.failures[f"{program} on {target.name}"] = bad
     return report
 
 
