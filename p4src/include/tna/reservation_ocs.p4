@@ -280,7 +280,6 @@ control OcsBooking(inout ocs_headers_t hdr) {
     };
     WindowLength() window;
 
-    bit<16> last_slot = 0;
     time_t slot_time = 0;
     time_t cycle_time = 0;    // copies of one length for each chain that adds it (an ALU reads
     time_t cycle_time_b = 0;  // only containers of its destination's group)
@@ -288,7 +287,6 @@ control OcsBooking(inout ocs_headers_t hdr) {
     // The schedule's slots a cycle, a slot's and the cycle's length (time_t units: the cycle's is the
     // schedule's mask + 1). Trip slots are in resv_slot_times' earliest.
     action set_reservation(bit<16> slots, time_t slot_len, time_t cycle_len) {
-        last_slot = slots - 1;
         slot_time = slot_len;
         hdr.resv_booking.last_slot = slots - 1;  // for the cell passes (ingress)
         hdr.resv_booking.slot_len = slot_len;
