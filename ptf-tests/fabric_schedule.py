@@ -193,6 +193,7 @@ class SlotHoldOrderTest(SlotTest):
     while packets keep coming: every packet held before the write leaves before any sent after it."""
 
     path = 9
+    attempts = 3
 
     def runTest(self) -> None:
         always = TimeSchedule(slots=1, day_us=1_000_000, night_us=0)
@@ -201,12 +202,21 @@ class SlotHoldOrderTest(SlotTest):
         # than 50 ms, and what is tested is the order, not the bound
         self.setup_path("hold", slot1=False, sched=always, depth=250, max_hold_us=10_000_000)
         lit = uplink(0, 2, path=self.path)
+        # An attempt in which the held packets all drained before the first later one arrived (the
+        # test's own process descheduled past the drain on a loaded machine) tested nothing: its order
+        # is checked all the same, and the test tries again, at most ATTEMPTS times.
+        for _ in range(self.attempts):
+            if self.attempt(lit, 200):
+                return
+        self.fail(f"in {self.attempts} attempts every held packet drained before a later one arrived")
+
+    def attempt(self, lit, held: int) -> bool:
+        """Hold `held` packets, write the uplink, send 40 more; check the order. Whether a later
+        packet found packets still held (joined them)."""
         self.delete(lit)
         c0 = self.hold_counts()
         # enough held that their drain takes rounds of the loop (200 at 4000 passes a second: 50 ms a
-        # round), while the later packets are sent back to back right after the write (a few ms): the
-        # later ones must find packets still held, however slow this test's own process runs
-        held = 200
+        # round), while the later packets are sent back to back right after the write (a few ms)
         for i in range(held):
             self.send(1, tcp_packet(ip_id=1000 + i))
         self.assertEqual(self.collect(timeout=0.2), [], "no uplink yet: everything held")
@@ -228,8 +238,9 @@ class SlotHoldOrderTest(SlotTest):
         first_late = min(i for i, x in enumerate(ids) if x >= held)
         self.assertEqual(sorted(ids[:first_late]), list(range(held)),
                          f"the held packets leave before any later one: {ids}")
-        self.assertGreater(c["entered"], held, f"later packets joined the held ones: {c}")
         self.assertEqual((c["overflow"], c["expired"]), (0, 0), f"{c}")
+        self.assertGreaterEqual(c["entered"], held, f"every packet sent before the write was held: {c}")
+        return c["entered"] > held
 
 
 @group("fabric")

@@ -47,6 +47,15 @@ from topo.circuits import ocs_circuits
 log = logging.getLogger(__name__)
 
 BASE_PORT = 5201
+WRITE_MS = 8  # a fixed-rate iperf3 writes blocks of this much of its rate (write_bytes)
+
+
+def write_bytes(rate_mbit: float) -> int:
+    """iperf3's block (-l) for a stream at `rate_mbit`: WRITE_MS of its rate, at least 1 KB. iperf3's
+    own 128 KB is a burst every 65 ms at 16 Mbit/s and every 262 ms at 4: the silences between
+    bursts are what the gap measures would read, and their quiet-time baselines would hide a stall
+    of that length."""
+    return max(1024, round(rate_mbit * 1e6 / 8 * WRITE_MS / 1000))
 
 
 def initial_map(spec: Spec, variant: Variant) -> str | None:
@@ -185,7 +194,7 @@ class Reconfiguration:
                 argv = ["iperf3", "-c", addr[s.dst], "-p", str(port), "-t", str(self.spec.duration_s), "-J",
                         "-i", "0.1", "-C", s.cc]
                 if s.rate_mbit:
-                    argv += ["-b", f"{s.rate_mbit}M"]
+                    argv += ["-b", f"{s.rate_mbit}M", "-l", str(write_bytes(s.rate_mbit))]
                 clients.append(procs.start(hosts[s.src], argv, f"iperf3 -c {tag}", run_dir / f"iperf3-{tag}.json"))
             else:
                 pps = s.rate_mbit * 1e6 / 8 / 64 if s.rate_mbit else 1000.0

@@ -398,6 +398,20 @@ def shorten(spec: Spec, runs: int | None = None, duration_s: float | None = None
                                    event_at_s=event_at_s or spec.event_at_s)))
 
 
+def at_rate(spec: Spec, rate_mbit: float | None) -> Spec:
+    """A copy whose dynamic streams (the ones the metrics are about) send at `rate_mbit`: the same
+    experiment on a machine that cannot carry the spec's rate with room (scripts/hosts/machine.py)."""
+    if rate_mbit is None:
+        return spec
+    if isinstance(rate_mbit, bool) or not isinstance(rate_mbit, (int, float)) or not 0 < rate_mbit <= 100_000:
+        raise ValueError(f"rate {rate_mbit!r}: expected Mbit/s above 0 and at most 100000")
+    if not any(s.role == "dynamic" and s.rate_mbit for s in spec.streams):
+        raise ValueError(f"rate with spec {spec.name!r}: expected a dynamic stream of a fixed rate to set")
+    streams = [replace(s, rate_mbit=float(rate_mbit)) if s.role == "dynamic" and s.rate_mbit else s
+               for s in spec.streams]
+    return _checked(asdict(replace(spec, streams=streams)))
+
+
 def stretch(spec: Spec, factor: float | None) -> Spec:
     """A copy whose bulk transfers and SSE are `factor` times as long (kind strategies: the same rate,
     so completion times and the round robin's epochs stretch alike, seed 003 §3.1's scaling rule)."""

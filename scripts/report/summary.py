@@ -12,6 +12,7 @@ from typing import Any
 from fabric.contract import MODES
 from scripts.analysis.metrics import percentile
 from scripts.experiments.spec import Spec
+from scripts.hosts.machine import CPU_BUSY_MAX
 
 # seed 000, Abstract and Ch. 5 (single stream, 50 runs each) and section 4.3 (dual stream)
 THESIS = {
@@ -119,6 +120,9 @@ def reconf_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     out["clean_in_window_runs"] = sum(clean_in_window(r) for r in runs)
     out["truly_hitless_runs"] = sum(truly_hitless(r) for r in runs)
     out["loadavg_1m_stats"] = stats([r["loadavg_start"][0] for r in runs if r.get("loadavg_start")])
+    busy = [r["cpu_busy_quiet_pct"] for r in runs if r.get("cpu_busy_quiet_pct") is not None]
+    out["cpu_busy_quiet_stats"] = stats(busy)
+    out["busy_quiet_runs"] = sum(b > CPU_BUSY_MAX for b in busy)
     tg = [r.get("thesis_gap_ms", r.get("max_gap_ms")) for r in runs]
     tg = [g for g in tg if g is not None]
     # seed 000 section 4.2.4: "75% of the link unavailability is below 200ms ... one half ... below 20ms"
@@ -251,6 +255,19 @@ def thesis_points_markdown(v: dict[str, Any]) -> list[str]:
         lines.append(f"| {label} | {ost} | " + " | ".join(val(p, key, stat) for p in procs[:1]) + f" | {mbb} | "
                      + " | ".join(val(p, key, stat) for p in procs[1:]) + " |")
     return lines
+
+
+def busy_lines(v: dict[str, Any]) -> list[str]:
+    """How busy the cores were before the event, per variant, where the runs read it."""
+    busy = {n: s for n, s in v.items() if (s.get("cpu_busy_quiet_stats") or {}).get("n")}
+    if not busy:
+        return []
+    return ["", "Cores busy before the event (% of both, in each run's quiet window; above "
+            f"{CPU_BUSY_MAX:.0f}% the machine had no room left for the event's own work, and what such a run "
+            "measures is the machine: `--rate` runs the dynamic stream slower): "
+            + "; ".join(f"{n} mean {_f(s['cpu_busy_quiet_stats'].get('mean'), '.0f')}, max "
+                        f"{_f(s['cpu_busy_quiet_stats'].get('max'), '.0f')}, {s['busy_quiet_runs']} of "
+                        f"{s['cpu_busy_quiet_stats']['n']} runs above" for n, s in busy.items()) + "."]
 
 
 def both_ends_markdown(v: dict[str, Any], scale: float | None) -> list[str]:
@@ -404,6 +421,7 @@ def markdown(spec: Spec, summary: dict[str, Any]) -> str:
                          f"{_f(s['rto_count'], '.2f')} ({_f(s.get('rtos_before_event'), '.2f')}) | {_f(s['lost_packets'])} | {_f(s['reordered'])} | "
                          f"{_f(s['throughput_dip_pct'], '.0f')} | {_f(s['throughput_mbps'])} / "
                          f"{_f(s['throughput_after_mbps'])} | {s['hitless_runs']}/{s['runs']} |")
+        lines += busy_lines(v)
         if spec.kind == "reconfiguration" and any(s.get("sender_data_gap_ms") is not None for s in v.values()):
             lines += both_ends_markdown(v, summary["scale"])
         if spec.kind == "reconfiguration" and len(spec.streams) == 1:

@@ -59,6 +59,11 @@ def test_reconf_summary_verdict():
                   "variants": ["mbb"]})
     md = markdown(spec, {"scale": None, "link_rate_mbit": 20, "reference_rate_mbit": None, "variants": {"mbb": s}})
     assert "NOT hitless: 1 of 2 runs" in md
+    assert "Cores busy" not in md  # runs that did not read the cores say nothing of them
+    runs = [dict(r, cpu_busy_quiet_pct=b) for r, b in zip(runs, (45.0, 97.5), strict=True)]
+    md = markdown(spec, {"scale": None, "link_rate_mbit": 20, "reference_rate_mbit": None,
+                         "variants": {"mbb": reconf_summary(runs)}})
+    assert "mbb mean 71, max 98, 1 of 2 runs above" in md
     assert percentile([1, 2, 3, 4], 50) == 2 and percentile([1, 2, 3, 4], 99) == 4
 
 

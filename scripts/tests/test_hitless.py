@@ -30,11 +30,11 @@ import pytest
 from p4sim.target import REAL_COMPILER, REAL_SWITCH, Target, pairings
 from scripts.experiments import spec as specmod
 from scripts.experiments.runner import run_experiment
+from scripts.hosts.machine import CPU_BUSY_MAX
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 TOOLS = ("tcpdump", "tshark", "iperf3", "mn")
 RUNS = 3
-CPU_BUSY_MAX = 70.0  # % of all cores in the quiet window: at most this busy before the event, or slower
 MIN_RATE_MBIT = 2.0  # the slowest rate tried (an eighth of e1's)
 
 pytestmark = [
@@ -56,10 +56,8 @@ def stacks() -> list:
 
 def mbb_runs(spec: Any, rate: float, runs: int, out: Path) -> list[dict]:
     """`runs` runs of e1 mbb with the moved stream at `rate` Mbit/s, into out; their metrics."""
-    streams = [replace(s, rate_mbit=rate) if s.role == "dynamic" else s for s in spec.streams]
-    at_rate = replace(spec, runs=runs, streams=streams)
     lines: list[str] = []
-    counts = run_experiment(at_rate, out, say=lines.append, build=out.parent / "build")
+    counts = run_experiment(replace(specmod.at_rate(spec, rate), runs=runs), out, say=lines.append, build=out.parent / "build")
     assert counts == {"skipped": 0, "ran": runs, "failed": 0}, lines
     return [json.loads((out / "mbb" / f"run-{i:03d}" / "metrics.json").read_text()) for i in range(runs)]
 

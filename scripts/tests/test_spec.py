@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from scripts.experiments.spec import load, make_topology, parse, shorten, stretch
+from scripts.experiments.reconf import write_bytes
+from scripts.experiments.spec import at_rate, load, make_topology, parse, shorten, stretch
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
@@ -130,3 +131,24 @@ def test_stretch_scales_sizes_and_sse_only():
         stretch(spec, 0)
     with pytest.raises(ValueError, match="stretch with kind 'reconfiguration': expected kind strategies"):
         stretch(parse(base()), 2)
+
+
+def test_at_rate_sets_the_dynamic_fixed_rate_streams_only():
+    spec = parse(base(streams=[{"src": "h2", "dst": "h3", "rate_mbit": 16},
+                               {"src": "h1", "dst": "h4", "rate_mbit": 5, "role": "static"},
+                               {"src": "h4", "dst": "h1"}]))
+    slow = at_rate(spec, 4)
+    assert [s.rate_mbit for s in slow.streams] == [4.0, 5.0, 0.0]  # static and saturating ones keep theirs
+    assert [s.rate_mbit for s in spec.streams] == [16.0, 5.0, 0.0]  # the original is left alone
+    assert at_rate(spec, None) is spec
+    for bad in (0, -1, True, "4"):
+        with pytest.raises(ValueError, match="expected Mbit/s above 0"):
+            at_rate(spec, bad)
+    with pytest.raises(ValueError, match="expected a dynamic stream of a fixed rate"):
+        at_rate(parse(base()), 4)
+
+
+def test_iperf_blocks_follow_the_rate():
+    # a block every WRITE_MS at any rate (iperf3's own 128 KB would leave 65-262 ms silences)
+    assert write_bytes(16) == 16_000 and write_bytes(4) == 4_000
+    assert write_bytes(0.1) == 1024  # never below 1 KB
