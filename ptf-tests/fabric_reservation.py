@@ -170,6 +170,45 @@ class NextWindowAskedInLastSlotTest(LoopTest):
 
 
 @group("fabric")
+class NextWindowFollowsAtOnceTest(LoopTest):
+    """A next window granted back to back (starting in the slot after the current one's last) is the
+    path's from that slot's start, though the current window's until (counted from when the ToR
+    asked, up to a slot into the asking slot) is still ahead: a packet there leaves on its first pass,
+    it does not go round the loop until the until passes. The first grant echoes the request's time
+    50 ms later, as if the ToR had asked 50 ms into its slot, so that the until falls at least 50 ms
+    into the next window's first slot."""
+
+    path = 36
+    late_ask_us = 50_000
+
+    def runTest(self) -> None:
+        self.setup_loop(burst_bytes=1)  # any queue is a whole burst: the window's last slot asks again
+        before = self.phase_counts()
+        self.send_held(40)
+        r1 = self.request()
+        w1 = (r1.req_slot + 3) % SCHED.slots
+        self.send(UPLINK, frame(kind=GRANT, path_id=self.path, seq=r1.seq, req_slot=r1.req_slot,
+                                asked_at=r1.asked_at + self.late_ask_us, start=w1, slots=1))
+        got = self.collect(timeout=1.5, limit=2)
+        asks = [parse(f) for _, f in got if parse(f) is not None]
+        self.assertEqual([a.req_slot for a in asks], [w1], f"the next request, from the window's slot: {got}")
+        w2 = (w1 + 1) % SCHED.slots
+        self.send(UPLINK, frame(kind=GRANT, path_id=self.path, seq=asks[0].seq, req_slot=w1,
+                                asked_at=asks[0].asked_at, start=w2, slots=2))
+        time.sleep(0.09)  # past the first window's day: the packet is the second window's
+        pkt = tcp_packet(ip_id=41)
+        self.send(HOST, pkt)
+        got = self.collect(timeout=1.5, limit=1)
+        self.assertEqual(got, [(UPLINK, bytes(routed(pkt, UPLINK, next_hop_mac(UPLINK), 0)))], "it left in the window")
+        phases = self.classified(before)
+        waited = phases.count((w2, False))
+        self.assertLessEqual(waited, 1, f"{waited} passes in slot {w2}'s day: it waited for the first window's until")
+        self.assertTrue(set(phases) & {(w2, False), ((w2 + 1) % SCHED.slots, False)},
+                        f"it left in the second window's day: {sorted(set(phases))}")
+        testutils.verify_no_other_packets(self)
+
+
+@group("fabric")
 class OneWayAnnounceTest(LoopTest):
     """One-way: the ToR takes the first slot at least `offset` ahead on its free uplink, announces it
     (no answer needed) and sends the packet in that slot's day."""

@@ -17,7 +17,7 @@
 //   slots its uplink is free, `one_way_offset` slots ahead at the earliest) and announces it;
 // - a request out longer than `retry_us` unanswered (lost, refused): it asks again (a new number).
 // A grant (a reservation frame on the path's uplink, the request's number echoed) sets the window
-// (resv_next while the current one is on: it takes the current's place when that ends):
+// (resv_next while the current one is on: it takes the current's place from the slot after the current's last):
 // the start slot's first occurrence after the slot the ToR asked in, on the ToR's own clock (slots
 // are the schedule's, both switches run it). A grant for no request out is late (resv_late); a
 // reservation frame on any other port, or of another kind, is forged (resv_forged): dropped.
@@ -184,7 +184,17 @@ control Reservation(inout fabric_headers_t hdr, inout fabric_metadata_t meta) {
             resv_next.read(nx, index);
             bool window_on = TIME_AFTER(w[63:16], now);
             bool next_on = TIME_AFTER(nx[63:16], now);
-            if (!window_on && next_on) {
+            // The current window's slots are spent from the slot after its last (rel >= n), though its
+            // until, which counts from when the ToR asked (up to a slot into the asking slot), may be
+            // ahead: the next window, granted in the last slot, may start right there. (A next window
+            // is only asked for in the current one's last slot, so while one waits, rel >= n means
+            // after the window, never before its start.)
+            bit<16> w_rel = meta.sched.slot - (bit<16>) w[15:8];
+            if (meta.sched.slot < (bit<16>) w[15:8]) {
+                w_rel = w_rel + cycle_slots;
+            }
+            bool spent = w_rel >= (bit<16>) w[7:0];
+            if ((!window_on || spent) && next_on) {
                 // the current window is over: the one granted during it takes its place
                 w = nx;
                 resv_window.write(index, nx);
