@@ -204,7 +204,7 @@ class SlotHoldOrderTest(SlotTest):
         lit = uplink(0, 2, path=self.path)
         # An attempt in which the held packets all drained before the first later one arrived (the
         # test's own process descheduled past the drain on a loaded machine) tested nothing: its order
-        # is checked all the same, and the test tries again, at most ATTEMPTS times.
+        # is checked all the same, and the test tries again, `attempts` times at most.
         for _ in range(self.attempts):
             if self.attempt(lit, 200):
                 return

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 PROC_STAT = Path("/proc/stat")
-CPU_BUSY_MAX = 70.0  # % of all cores in a run's quiet window above which it has no room left for the event
 PROC_LOADAVG = Path("/proc/loadavg")
+CPU_BUSY_MAX = 70.0  # % of all cores in a run's quiet window above which it has no room left for the event
 
 
 def loadavg() -> list[float] | None:
