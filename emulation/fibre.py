@@ -10,19 +10,14 @@ fibre whose light goes. No switch process ever has its own interface set adminis
 from __future__ import annotations
 
 import logging
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from mininet.link import TCIntf
 
+from emulation.links import run_checked
+
 log = logging.getLogger(__name__)
-
-
-def _ip(*args: str) -> None:
-    res = subprocess.run(list(args), capture_output=True, text=True, check=False, timeout=10)
-    if res.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)}: {res.stderr.strip() or res.returncode}")
 
 
 def disable_ipv6(ifname: str) -> None:
@@ -54,8 +49,8 @@ def patch(a: str, b: str) -> None:
     whatever process reads y, stays up: a link that loses light on one side only.
     """
     for src, dst in ((a, b), (b, a)):
-        _ip("tc", "qdisc", "add", "dev", src, "handle", "ffff:", "ingress")
-        _ip("tc", "filter", "add", "dev", src, "parent", "ffff:", "protocol", "all", "u32", "match", "u32", "0", "0",
+        run_checked("tc", "qdisc", "add", "dev", src, "handle", "ffff:", "ingress")
+        run_checked("tc", "filter", "add", "dev", src, "parent", "ffff:", "protocol", "all", "u32", "match", "u32", "0", "0",
             "action", "mirred", "egress", "redirect", "dev", dst)
 
 
@@ -68,12 +63,12 @@ def add_fibre(tor_node, tor_port: int, ocs_node, ocs_port: int, fibre: Fibre, mt
               bw: float | None = None, delay: str | None = None) -> Fibre:
     """Create the fibre's interfaces, patch them, attach the switch ends to their Mininet nodes."""
     t, o = fibre.patch
-    _ip("ip", "link", "add", fibre.tor_intf, "mtu", str(mtu), "type", "veth", "peer", "name", t, "mtu", str(mtu))
-    _ip("ip", "link", "add", fibre.ocs_intf, "mtu", str(mtu), "type", "veth", "peer", "name", o, "mtu", str(mtu))
+    run_checked("ip", "link", "add", fibre.tor_intf, "mtu", str(mtu), "type", "veth", "peer", "name", t, "mtu", str(mtu))
+    run_checked("ip", "link", "add", fibre.ocs_intf, "mtu", str(mtu), "type", "veth", "peer", "name", o, "mtu", str(mtu))
     patch(t, o)
     for name in fibre.names:
         disable_ipv6(name)
-        _ip("ip", "link", "set", "dev", name, "up")
+        run_checked("ip", "link", "set", "dev", name, "up")
     params = {"bw": bw, "delay": delay}
     TCIntf(fibre.tor_intf, node=tor_node, port=tor_port, **params)
     TCIntf(fibre.ocs_intf, node=ocs_node, port=ocs_port, **params)

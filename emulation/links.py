@@ -42,6 +42,13 @@ _IFREQ_BYTES = 40  # struct ifreq on a 64-bit kernel: the name, then the union (
 _OFFLOAD_FEATURES: list[int] | None = None  # the bits SWITCH_PORT_OFFLOADS_OFF clears, read once
 
 
+def run_checked(*argv: str, timeout: float = 10) -> None:
+    """Run one command (ip, tc, ssh-keygen, ...); RuntimeError with its own words when it fails."""
+    res = subprocess.run(list(argv), capture_output=True, text=True, check=False, timeout=timeout)
+    if res.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: {(res.stderr or res.stdout).strip() or res.returncode}")
+
+
 def _ethtool(sock: socket.socket, ifname: bytes, data: array.array) -> None:
     """One SIOCETHTOOL call on `data` (its first word the command); OSError as the kernel answers."""
     fcntl.ioctl(sock.fileno(), SIOCETHTOOL, struct.pack("16sP", ifname, data.buffer_info()[0]).ljust(_IFREQ_BYTES, b"\0"))

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from emulation.cluster import ssh_options
-from emulation.links import check_ifname
+from emulation.links import check_ifname, run_checked
 
 SSHD = "/usr/sbin/sshd"
 SSH_PORT = 22
@@ -81,7 +81,7 @@ class LocalServer:
                      ["ip", "-n", self.name, "link", "set", "lo", "up"],
                      ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.dir / "host")],
                      ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.dir / "id")]):
-            run(argv)
+            run_checked(*argv)
         shutil.copy(self.dir / "id.pub", self.dir / "authorized_keys")
         (self.dir / "sshd_config").write_text(
             f"ListenAddress {self.address}:{SSH_PORT}\nHostKey {self.dir / 'host'}\n"
@@ -89,9 +89,9 @@ class LocalServer:
             f"PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
             f"PidFile none\nPermitTunnel yes\nMaxSessions 1000\nMaxStartups 1000\n")
         Path("/run/sshd").mkdir(parents=True, exist_ok=True)  # sshd's privilege separation folder
-        self.sshd = subprocess.Popen(["ip", "netns", "exec", self.name, SSHD, "-D", "-e", "-f",
-                                      str(self.dir / "sshd_config")], stdout=subprocess.DEVNULL,
-                                     stderr=open(self.dir / "sshd.log", "wb"))  # noqa: SIM115 - the child keeps it
+        with open(self.dir / "sshd.log", "wb") as log:  # the child keeps its own copy of the descriptor
+            self.sshd = subprocess.Popen(["ip", "netns", "exec", self.name, SSHD, "-D", "-e", "-f",
+                                          str(self.dir / "sshd_config")], stdout=subprocess.DEVNULL, stderr=log)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.sshd.poll() is not None:
@@ -127,9 +127,3 @@ class LocalServer:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
 
-
-def run(argv: list[str]) -> None:
-    """Run one command; its own words in the error when it fails."""
-    r = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if r.returncode:
-        raise RuntimeError(f"{' '.join(argv)}: {(r.stderr or r.stdout).strip()}")
