@@ -13,7 +13,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -54,15 +54,18 @@ class Network:
     def __init__(self, topo: Topology, pipeline: Pipeline, host: str = "127.0.0.1",
                  election_id: tuple[int, int] = (0, 1), events: EventLog | None = None,
                  timeout: float = 10.0, batch_size: int = 1000, names: Iterable[str] | None = None,
-                 tls: TlsOptions | None = None) -> None:
+                 tls: TlsOptions | None = None, addresses: Mapping[str, str] | None = None) -> None:
+        """`host`: where every switch's P4Runtime server listens, unless `addresses` names the switch's
+        own (a cluster's switches listen on their servers' addresses, emulation/cluster.py)."""
         self.topo = topo
+        where = dict(addresses or {})
         self.events = events or EventLog()
         only = set(names) if names is not None else None
         self.sessions: dict[str, SwitchSession] = {}
         for sw in topo.switches:
             if only is not None and sw.name not in only:
                 continue
-            sess = SwitchSession(sw.name, f"{host}:{sw.grpc_port}", sw.device_id, pipeline, election_id,
+            sess = SwitchSession(sw.name, f"{where.get(sw.name, host)}:{sw.grpc_port}", sw.device_id, pipeline, election_id,
                                  timeout, batch_size, tls)
             sess.client.on_packet_in(lambda pkt, n=sw.name: self._on_packet(n, pkt))
             sess.on_primary_change = lambda s, what, other: self.events.log(what, switch=s.name, election_id=other)

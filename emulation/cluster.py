@@ -14,23 +14,36 @@ What the cluster edition does not do here, and what this module adds around its 
   known-hosts file, so nothing is written to the user's ~/.ssh.
 - **Nothing left behind**: a remote node's shell is a local `ssh` process that outlives Mininet's
   SIGHUP; `ClusterHost.terminate` stops it.
+- **P4 switches on any server** (`ClusterSwitch`): the cluster edition has only Open vSwitch. A remote
+  P4 switch runs the same command line on its server (`RemoteProcess`: over `ssh -tt`, so a lost
+  session hangs it up; its PID there is the first line it prints; stopped by that PID), its P4Runtime
+  server listening on the server's address, where the controller reaches it. The servers share the
+  project's path and toolchain (the switch binary resolved to a full path here, the same there).
 """
 
 from __future__ import annotations
 
+import shlex
+import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 from mininet.examples.cluster import MininetCluster, RemoteHost, RemoteLink, RemoteMixin
 from mininet.link import Link
+from mininet.topo import Topo as MininetTopo
 
-from emulation.links import check_ifname
-from emulation.netbuild import FABRIC_MTU
+from emulation.links import SWITCH_PORT_OFFLOADS_OFF, HostCommand, check_ifname
+from emulation.netbuild import FABRIC_MTU, Names, SwitchParams, config_hosts, run_or_raise
+from emulation.p4switch import P4Switch, SwitchStartError, port_is_free
+from topo.model import Topology
 
 VXLAN_PORT = 4789
 VXLAN_OVERHEAD = 50  # bytes a VXLAN tunnel adds on IPv4: outer Ethernet 14, IP 20, UDP 8, VXLAN 8
 SHELL_STOP_S = 5.0
+REMOTE_START_S = 30.0  # a remote process's first line (its PID) arrives within this
 
 
 def ssh_options(identity: Path, known_hosts: Path) -> list[str]:
@@ -44,9 +57,20 @@ def with_options(base: list[str], options: list[str]) -> list[str]:
     return base[:1] + list(options) + base[1:]
 
 
-class ClusterHost(RemoteHost):
-    """A Mininet host on the server its topology entry names (`server`, `serverIP`), reached with the
-    run's ssh options; its local ssh process is stopped with it."""
+def stop_local(proc: subprocess.Popen, timeout: float = SHELL_STOP_S) -> None:
+    """Stop a local process (an ssh session) and wait for it: SIGTERM, then SIGKILL after `timeout`."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class RemoteShellMixin(RemoteMixin):
+    """A cluster edition node reached with the run's ssh options (`ssh_opts`), whose remote shell's
+    local ssh process is stopped with it (Mininet's SIGHUP leaves it running)."""
 
     def __init__(self, name: str, ssh_opts: list[str] | tuple[str, ...] = (), **params: Any) -> None:
         self.sshbase = with_options(RemoteMixin.sshbase, list(ssh_opts))
@@ -55,14 +79,99 @@ class ClusterHost(RemoteHost):
     def terminate(self) -> None:
         """Mininet's SIGHUP to the shell, then the ssh process of a remote shell, until it exits."""
         super().terminate()
-        shell = self.shell
-        if self.isRemote and shell is not None and shell.poll() is None:
-            shell.terminate()
+        if self.isRemote and self.shell is not None:
+            stop_local(self.shell)
+
+
+class ClusterHost(RemoteShellMixin, RemoteHost):
+    """A Mininet host on the server its topology entry names (`server`, `serverIP`)."""
+
+
+class RemoteProcess:
+    """A command run on a node's server in its root namespace, its output into `log` there. The local
+    `ssh -tt` session lives as long as the command (a session that breaks hangs it up); the command's
+    PID on the server is the first line it prints. Duck-types the parts of `subprocess.Popen` a switch
+    node uses (`poll`, `returncode`, `pid`: the remote one)."""
+
+    def __init__(self, node: RemoteMixin, argv: list[str], log: Path, timeout: float = REMOTE_START_S) -> None:
+        script = (f"mkdir -p {shlex.quote(str(log.parent))} && echo $$ && "
+                  f"exec {shlex.join(argv)} > {shlex.quote(str(log))} 2>&1 < /dev/null")
+        self.node = node
+        # ssh joins its words with spaces for the remote shell: the script goes as one quoted word
+        self.ssh = node.rpopen(["sh", "-c", shlex.quote(script)], sudo=False)
+        self.pid = self._first_line(timeout)
+
+    def _first_line(self, timeout: float) -> int:
+        assert self.ssh.stdout is not None
+        deadline = time.monotonic() + timeout
+        line = b""
+        while not line.endswith(b"\n"):
+            ch = self.ssh.stdout.read(1)
+            if not ch or time.monotonic() > deadline:
+                stop_local(self.ssh)
+                raise SwitchStartError(f"on {self.node.server}: no PID from the remote shell: {line!r}")
+            line += ch
+        try:
+            return int(line.strip())
+        except ValueError:
+            stop_local(self.ssh)
+            raise SwitchStartError(f"on {self.node.server}: {line.decode(errors='replace').strip()}") from None
+
+    @property
+    def returncode(self) -> int | None:
+        return self.ssh.returncode
+
+    def poll(self) -> int | None:
+        """None while the remote command runs (its ssh session is open)."""
+        return self.ssh.poll()
+
+    def stop(self, timeout: float = SHELL_STOP_S) -> None:
+        """SIGTERM to the remote PID, SIGKILL after `timeout`, then the session closes with it."""
+        if self.ssh.poll() is None:
+            self.node.rcmd(["kill", "-TERM", str(self.pid)], sudo=False)
             try:
-                shell.wait(SHELL_STOP_S)
+                self.ssh.wait(timeout)
             except subprocess.TimeoutExpired:
-                shell.kill()
-                shell.wait()
+                self.node.rcmd(["kill", "-KILL", str(self.pid)], sudo=False)
+        stop_local(self.ssh)
+
+
+class ClusterSwitch(RemoteShellMixin, P4Switch):
+    """A P4 switch (emulation/p4switch.py) on the server its entry names: on a remote one its process
+    runs there (`RemoteProcess`) and its P4Runtime server listens on the server's address."""
+
+    def __init__(self, name: str, **params: Any) -> None:
+        super().__init__(name, **params)
+        if self.isRemote:
+            if self.host is not None:
+                raise ValueError(f"switch {name}: a shared switch process runs on this machine only, "
+                                 f"not on server {self.server}")
+            self.grpc_host = self.serverIP
+            bin_path = shutil.which(shlex.split(self.switch_bin)[0])
+            if bin_path is None:
+                raise ValueError(f"switch {name}: {self.switch_bin!r} not found here, so not at its path on "
+                                 f"{self.server} either (servers share the toolchain's paths)")
+            self.switch_bin = shlex.join([bin_path, *shlex.split(self.switch_bin)[1:]])
+
+    def grpc_port_free(self) -> bool:
+        return port_is_free(self.grpc_port, self.grpc_host, bind=not self.isRemote)
+
+    def launch(self, cmd: list[str]) -> Any:
+        if not self.isRemote:
+            return super().launch(cmd)
+        return RemoteProcess(self, cmd, self.log_path)
+
+    def stop_process(self) -> None:
+        if isinstance(self.proc, RemoteProcess):
+            self.proc.stop()
+        else:
+            super().stop_process()
+
+    def log_tail(self, lines: int = 1) -> str:
+        if not self.isRemote:
+            return super().log_tail(lines)
+        out = self.rcmd(["tail", "-n", str(lines), str(self.log_path)], sudo=False)
+        return " | ".join(x.strip() for x in out.splitlines() if x.strip())
 
 
 class VxlanLink(RemoteLink):
@@ -117,5 +226,71 @@ class Cluster(MininetCluster):
     def __init__(self, *args: Any, ssh_opts: list[str] | tuple[str, ...] = (), **params: Any) -> None:
         self.sshcmd = with_options(MininetCluster.sshcmd, list(ssh_opts))
         params.setdefault("host", ClusterHost)
+        params.setdefault("switch", ClusterSwitch)
         params.setdefault("link", VxlanLink)
         super().__init__(*args, **params)
+
+
+TOP_TIER = ("core", "spine")  # switch roles that join pods; every other switch belongs to one
+
+
+def place_by_pod(topo: Topology, servers: list[str]) -> dict[str, str]:
+    """Each node's server, so that most links stay on one server: a pod (what stays connected once the
+    top tier is taken away: a fat-tree's pod with its hosts, a leaf with its hosts) lies whole on one
+    server, pods in topology order in shares as even as the servers allow; the top tier's switches
+    round robin; an OCS on the first server (its fibres to other servers are tunnels)."""
+    if not servers or len(set(servers)) != len(servers):
+        raise ValueError(f"servers {servers!r}: expected one or more distinct names")
+    top = [s.name for s in topo.switches if s.role in TOP_TIER]
+    graph = nx.Graph()
+    order = [s.name for s in topo.switches] + [h.name for h in topo.hosts]
+    graph.add_nodes_from(n for n in order if n not in top)
+    graph.add_edges_from((lk.a, lk.b) for lk in topo.links if lk.a not in top and lk.b not in top)
+    rank = {n: i for i, n in enumerate(order)}
+    pods = sorted((sorted(c, key=rank.__getitem__) for c in nx.connected_components(graph)), key=lambda c: rank[c[0]])
+    out: dict[str, str] = {}
+    for i, pod in enumerate(pods):
+        server = servers[i * len(servers) // len(pods)]
+        out.update(dict.fromkeys(pod, server))
+    out.update({name: servers[i % len(servers)] for i, name in enumerate(top)})
+    out.update({o.name: servers[0] for o in topo.ocs})
+    return out
+
+
+def mininet_topo(names: Names, server_of: dict[str, str], switch_params: SwitchParams,
+                 ssh_opts: list[str]) -> MininetTopo:
+    """The cluster edition's Topo of a topology (node names under `names`' prefix): every host and P4
+    switch (fabric and OCS programs, parameters from `switch_params`) with its server (`server_of`, by
+    topology name), links with their ports. Fibres and hold loops are not part of it."""
+    topo, node = names.topo, names.node
+    mt = MininetTopo()
+    for h in topo.hosts:
+        mt.addHost(node(h.name), ip=h.ip, mac=h.mac, server=server_of[h.name], ssh_opts=ssh_opts)
+    for program, devs in (("fabric", topo.switches), ("ocs", topo.ocs)):
+        for d in devs:
+            mt.addSwitch(node(d.name), cls=ClusterSwitch, server=server_of[d.name], ssh_opts=ssh_opts,
+                         **switch_params(program, d.device_id, d.grpc_port))
+    for lk in topo.links:
+        mt.addLink(node(lk.a), node(lk.b), port1=lk.a_port, port2=lk.b_port)
+    return mt
+
+
+def config_nodes(net: Cluster, names: Names, rto_min: str | None = None) -> None:
+    """A started cluster network made ready to forward: hosts as on one machine (emulation.netbuild),
+    links between switches at the fabric's MTU, switch ports without IPv6 and segmentation offloads;
+    each command run on the node's own server."""
+    topo = names.topo
+    hmap = topo.host_map()
+    config_hosts(names, {h: net[names.node(h)] for h in hmap}, rto_min)
+    for lk in topo.links:
+        if lk.a in hmap or lk.b in hmap:
+            continue
+        for end, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
+            run_or_raise(net[names.node(end)], f"switch {end}",
+                         HostCommand(["ip", "link", "set", "dev", names.intf(end, port), "mtu", str(FABRIC_MTU)]))
+    for sw in net.switches:
+        for intf in sw.intfList():
+            if intf.name != "lo":
+                run_or_raise(sw, f"switch {sw.name}", HostCommand(
+                    ["sysctl", "-qw", f"net.ipv6.conf.{check_ifname(intf.name)}.disable_ipv6=1"], may_fail=True))
+                run_or_raise(sw, f"switch {sw.name}", HostCommand(["ethtool", "-K", intf.name, *SWITCH_PORT_OFFLOADS_OFF]))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from mininet.link import Intf, TCLink
 from mininet.net import Mininet
@@ -178,25 +179,11 @@ class MininetBuild:
                                           for end, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)) if end not in hmap])
         run_batch(["tc", "-batch", "-"], root_tc)
         for h, lines in host_tc.items():
-            rc, out = run_in(self.hosts[h], HostCommand(["tc", "-batch", "-"], stdin="\n".join(lines) + "\n"))
-            if rc != 0:
-                raise RuntimeError(f"host {h}: tc -batch failed ({rc}): {out.strip().splitlines()[-2:]}")
+            run_or_raise(self.hosts[h], f"host {h}", HostCommand(["tc", "-batch", "-"], stdin="\n".join(lines) + "\n"))
 
     def config_hosts(self) -> None:
         """IP, MAC, offloads off, static ARP for the gateway and the subnet, default route, rto_min."""
-        att = self.topo.attachments()
-        by_net: dict[str, list] = {}
-        for h in self.topo.hosts:
-            by_net.setdefault(str(h.network), []).append(h)
-        for h in self.topo.hosts:
-            node = self.hosts[h.name]
-            node.configDefault()  # IP, MAC and lo from the addHost params (Mininet's build() does this)
-            peers = [p for p in by_net[str(h.network)] if p.name != h.name]
-            for cmd in host_commands(h, self.names.intf(h.name, 0), att[h.name][2], peers, self.rto_min):
-                rc, out = run_in(node, cmd)
-                if rc != 0 and not cmd.may_fail:
-                    raise RuntimeError(f"host {h.name}: {' '.join(cmd.argv[:3])} failed ({rc}): "
-                                       f"{out.strip().splitlines()[-2:]}")
+        config_hosts(self.names, self.hosts, self.rto_min)
 
     def summary(self, seconds: float) -> str:
         """The progress line of a finished build."""
@@ -204,3 +191,27 @@ class MininetBuild:
         return (f"{len(self.hosts)} hosts, {len(self.net.links)} links"
                 f"{f', {fibres} OCS fibres' if fibres else ''} (fabric MTU {FABRIC_MTU}"
                 f"{'' if self.netem else ', no delay: kernel lacks netem'}) in {seconds:.1f} s")
+
+
+def config_hosts(names: Names, hosts: dict[str, Host], rto_min: str | None = None) -> None:
+    """Every host of the topology (`hosts`: its Mininet node by topology name): IP and MAC from its
+    node's parameters, offloads off, static ARP for the gateway and the subnet, default route, rto_min."""
+    topo = names.topo
+    att = topo.attachments()
+    by_net: dict[str, list] = {}
+    for h in topo.hosts:
+        by_net.setdefault(str(h.network), []).append(h)
+    for h in topo.hosts:
+        node = hosts[h.name]
+        node.configDefault()  # IP, MAC and lo from the addHost params (Mininet's build() does this)
+        peers = [p for p in by_net[str(h.network)] if p.name != h.name]
+        for cmd in host_commands(h, names.intf(h.name, 0), att[h.name][2], peers, rto_min):
+            run_or_raise(node, f"host {h.name}", cmd)
+
+
+def run_or_raise(node: Any, who: str, cmd: HostCommand) -> None:
+    """Run a HostCommand in a node (emulation.links.run_in); RuntimeError naming `who` when it fails
+    and may not."""
+    rc, out = run_in(node, cmd)
+    if rc != 0 and not cmd.may_fail:
+        raise RuntimeError(f"{who}: {' '.join(cmd.argv[:3])} failed ({rc}): {out.strip().splitlines()[-2:]}")

@@ -57,11 +57,14 @@ def wait_for_port(host: str, port: int, proc: subprocess.Popen, timeout: float) 
     raise SwitchStartError(f"not listening on {host}:{port} after {timeout:.0f} s")
 
 
-def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
-    """True when nothing listens on host:port and it can be bound."""
+def port_is_free(port: int, host: str = "127.0.0.1", bind: bool = True) -> bool:
+    """True when nothing listens on host:port and (with `bind`: an address of this machine) it can be bound."""
     with socket.socket() as s:
+        s.settimeout(2.0)
         if s.connect_ex((host, port)) == 0:
             return False
+    if not bind:
+        return True
     with socket.socket() as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -84,7 +87,10 @@ def free_grpc_base(devices: int, tries: int = 50) -> int:
 
 
 class P4Switch(TimedStart, Switch):
-    """A P4 switch (bmv2 JSON + P4Runtime server) as a Mininet node."""
+    """A P4 switch (bmv2 JSON + P4Runtime server) as a Mininet node; its P4Runtime server listens on
+    `grpc_host`:`grpc_port` (a cluster's remote switch, emulation/cluster.py, on its server's address)."""
+
+    grpc_host = "127.0.0.1"
 
     def __init__(
         self,
@@ -120,7 +126,7 @@ class P4Switch(TimedStart, Switch):
         options = ("--thrift-port", str(THRIFT_BASE + self.device_id))
         if self.pcap_dir:
             options += ("--pcap", self.pcap_dir)
-        return switch_command(self.switch_bin, ports, self.device_id, f"127.0.0.1:{self.grpc_port}",
+        return switch_command(self.switch_bin, ports, self.device_id, f"{self.grpc_host}:{self.grpc_port}",
                               Path(self.json_path), self.cpu_port, options)
 
     @property
@@ -130,8 +136,8 @@ class P4Switch(TimedStart, Switch):
 
     def start(self, controllers) -> None:  # noqa: ARG002 - Mininet's signature
         """Launch the switch process, or add the device to its host (batchStartup waits for it)."""
-        if not port_is_free(self.grpc_port):
-            raise SwitchStartError(f"{self.name}: gRPC port 127.0.0.1:{self.grpc_port} is already in use")
+        if not self.grpc_port_free():
+            raise SwitchStartError(f"{self.name}: gRPC port {self.grpc_host}:{self.grpc_port} is already in use")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         if self.pcap_dir:
             Path(self.pcap_dir).mkdir(parents=True, exist_ok=True)
@@ -140,9 +146,17 @@ class P4Switch(TimedStart, Switch):
             return
         cmd = switch_argv(self.command_line())  # the switches' priority (emulation/priority.py)
         log.info("%s: %s", self.name, " ".join(cmd))
+        self._proc = self.launch(cmd)
+
+    def grpc_port_free(self) -> bool:
+        """True when nothing listens on this switch's gRPC address and this machine can bind it."""
+        return port_is_free(self.grpc_port, self.grpc_host)
+
+    def launch(self, cmd: list[str]) -> subprocess.Popen:
+        """Run the switch command on this machine, its output into the log file."""
         with open(self.log_path, "wb") as out:
             try:
-                self._proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
             except OSError as exc:
                 raise SwitchStartError(f"{self.name}: cannot run {self.switch_bin!r}: {exc.strerror}") from None
 
@@ -151,7 +165,7 @@ class P4Switch(TimedStart, Switch):
         if self.proc is None:
             raise SwitchStartError(f"{self.name}: not started")
         try:
-            wait_for_port("127.0.0.1", self.grpc_port, self.proc, timeout or self.start_timeout)
+            wait_for_port(self.grpc_host, self.grpc_port, self.proc, timeout or self.start_timeout)
         except SwitchStartError as e:
             self.stop_process()
             tail = self.log_tail()
