@@ -5,6 +5,7 @@
 #   MODE=    static | ecmp | spray             OCS=1 attaches the emulated OCS
 #   CMD=     a Mininet CLI command or script for run-topo (default: open the CLI)
 #   TOPO_FILE= a topology JSON instead of TOPO/K;  RUN_ARGS= more `hitless run-topo` options
+#   SERVERS=a,b  run-topo over these servers (Mininet's cluster edition; localhost is this machine)
 #   VIEW=1   serve the live view on 127.0.0.1:VIEW_PORT (8765);  VIEW_CONTROL=1 lets the page reconfigure
 # Every target runs the `hitless` command (.venv/bin/hitless, installed by `make setup`).
 
@@ -38,7 +39,8 @@ export P4C SWITCH
 # backticks, quotes or ';' in a value stay characters of that value. RUN_ARGS is split into words
 # (globbing off) but not parsed either. Never write $(CMD) and the like inside a recipe.
 RUN_ARGS ?=
-export TOPO TOPO_FILE K MODE OCS CMD RUN_ARGS BUILD VIEW_PORT
+SERVERS ?=
+export TOPO TOPO_FILE K MODE OCS CMD RUN_ARGS BUILD VIEW_PORT SERVERS
 
 ifeq ($(filter $(TOPO),$(TOPOS)),)
 $(error TOPO=$(TOPO) is not a topology; valid values: $(TOPOS))
@@ -111,6 +113,7 @@ run-topo: $(VENV)/.pip-stamp
 	@echo "== run-topo $(if $(TOPO_FILE),TOPO_FILE,TOPO=$$TOPO K=$$K) MODE=$$MODE OCS=$$OCS"
 	@set -f; "$(HITLESS)" run-topo $(if $(TOPO_FILE),--topo-file "$$TOPO_FILE",--topo "$$TOPO" --k "$$K") \
 	  --mode "$$MODE" --ocs "$$OCS" --build "$$BUILD" --p4src p4src $(if $(CMD),--cmd "$$CMD") \
+	  $(if $(SERVERS),--servers "$$SERVERS") \
 	  $(if $(filter 1,$(VIEW)),--view --view-port "$$VIEW_PORT") $(if $(filter 1,$(VIEW_CONTROL)),--view-control) $$RUN_ARGS
 
 ptf: p4-build

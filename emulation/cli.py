@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from emulation.holdloop import HOLD_PASSES_PER_S, tbf_args
-from emulation.links import check_rto_min
+from emulation.links import check_rto_min, check_ssh_option, parse_servers
 from emulation.ocs.options import check_ocs_args
 from emulation.priority import SoftirqBoost
 from emulation.state import STATE_DIR, clean_net
@@ -72,6 +72,12 @@ def add_parsers(sub: Any, extend: Extend | None = None) -> None:
                    help="fabric switches one process runs, where the switch binary can run several "
                         "(default: one each for small topologies, 16 processes for large ones)")
     r.add_argument("--log-dir", metavar="<dir>", help="switch logs and event logs (default /var/log/hitless/<run id>, $HITLESS_LOG_DIR)")
+    r.add_argument("--servers", metavar="<a,b,...>",
+                   help="run over these servers with Mininet's cluster edition, placed by pod (localhost: this "
+                        "machine; the others reached as root over ssh, with the project and toolchain at the "
+                        "same paths; emulation/README.md)")
+    r.add_argument("--ssh-option", action="append", default=[], metavar="<opt>",
+                   help="an ssh -o option for reaching the servers, e.g. IdentityFile=/root/.ssh/testbed (repeatable)")
     if extend is not None:
         extend(r)
     b = sub.add_parser("build", help="compile p4src/ into the build directory when stale (make p4-build)")
@@ -231,6 +237,8 @@ def run(args: argparse.Namespace) -> int:
         check_rto_min(args.rto_min)  # before anything runs: the value goes to `ip route` in every host
     tbf_args(args.hold_passes)  # before anything runs: the value goes to `tc`
     check_ocs_args(args.ocs_arg)  # before anything runs: the options go to the OCS emulator
+    servers = parse_servers(args.servers) if args.servers else None  # names that reach ssh
+    ssh = [w for opt in args.ssh_option for w in check_ssh_option(opt)]
     if os.geteuid() != 0:
         raise ValueError("run: needs root (Mininet creates namespaces and veth pairs); expected sudo")
     topo = topology(args)
@@ -245,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
     emu = Emulation(topo, args.mode, build_dir=build, switch_bin=target.switch, spray=args.spray,
                     circuits=args.circuits, ocs_args=args.ocs_arg, rto_min=args.rto_min, pcap=args.pcap,
                     log_dir=args.log_dir, on_progress=progress, prefix=args.prefix, hold_passes=args.hold_passes,
-                    switches_per_process=args.switches_per_process)
+                    switches_per_process=args.switches_per_process, servers=servers, ssh_options=ssh)
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         emu.start()

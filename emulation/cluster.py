@@ -32,14 +32,19 @@ from typing import Any
 
 import networkx as nx
 from mininet.examples.cluster import MininetCluster, RemoteHost, RemoteLink, RemoteMixin
-from mininet.link import Link
-from mininet.topo import Topo as MininetTopo
+from mininet.link import Intf, Link
 
-from emulation.links import SWITCH_PORT_OFFLOADS_OFF, HostCommand, check_ifname
-from emulation.netbuild import FABRIC_MTU, Names, SwitchParams, config_hosts, run_or_raise
+from emulation.holdloop import hold_loop_commands
+from emulation.linkbatch import shaping
+from emulation.links import SWITCH_PORT_OFFLOADS_OFF, HostCommand, check_ifname, steer_by_flow_command
+from emulation.netbuild import FABRIC_MTU, MininetBuild, Names, SwitchParams, run_or_raise
+from emulation.priority import HOST_NICE, set_nice
+from emulation.state import RunState
+from emulation.switchhost import SwitchHost
 from emulation.p4switch import P4Switch, SwitchStartError, port_is_free
 from topo.model import Topology
 
+LOCAL = "localhost"  # the cluster edition's name of this machine as a server (its nodes are local ones)
 VXLAN_PORT = 4789
 VXLAN_OVERHEAD = 50  # bytes a VXLAN tunnel adds on IPv4: outer Ethernet 14, IP 20, UDP 8, VXLAN 8
 SHELL_STOP_S = 5.0
@@ -125,10 +130,15 @@ class RemoteProcess:
         """None while the remote command runs (its ssh session is open)."""
         return self.ssh.poll()
 
+    def terminate(self) -> None:
+        """SIGTERM to the remote PID, not waiting."""
+        if self.ssh.poll() is None:
+            self.node.rcmd(["kill", "-TERM", str(self.pid)], sudo=False)
+
     def stop(self, timeout: float = SHELL_STOP_S) -> None:
         """SIGTERM to the remote PID, SIGKILL after `timeout`, then the session closes with it."""
         if self.ssh.poll() is None:
-            self.node.rcmd(["kill", "-TERM", str(self.pid)], sudo=False)
+            self.terminate()
             try:
                 self.ssh.wait(timeout)
             except subprocess.TimeoutExpired:
@@ -192,9 +202,9 @@ class VxlanLink(RemoteLink):
                    addr1: str | None = None, addr2: str | None = None) -> int:
         """A VXLAN interface on each server, `local` its own address and `remote` the other's, moved
         into its node, both at the fabric's MTU."""
-        if node2.server == "localhost":  # the local end first: its address is found by route
+        if node2.server == LOCAL:  # the local end first: its address is found by route
             return self.makeTunnel(node2, node1, intfname2, intfname1, addr2, addr1)
-        local1 = node1.serverIP if node1.server != "localhost" else route_source(node2.serverIP)
+        local1 = node1.serverIP if node1.server != LOCAL else route_source(node2.serverIP)
         VxlanLink.vni += 1
         for node, name, addr, local, remote in ((node1, intfname1, addr1, local1, node2.serverIP),
                                                 (node2, intfname2, addr2, node2.serverIP, local1)):
@@ -257,40 +267,108 @@ def place_by_pod(topo: Topology, servers: list[str]) -> dict[str, str]:
     return out
 
 
-def mininet_topo(names: Names, server_of: dict[str, str], switch_params: SwitchParams,
-                 ssh_opts: list[str]) -> MininetTopo:
-    """The cluster edition's Topo of a topology (node names under `names`' prefix): every host and P4
-    switch (fabric and OCS programs, parameters from `switch_params`) with its server (`server_of`, by
-    topology name), links with their ports. Fibres and hold loops are not part of it."""
-    topo, node = names.topo, names.node
-    mt = MininetTopo()
-    for h in topo.hosts:
-        mt.addHost(node(h.name), ip=h.ip, mac=h.mac, server=server_of[h.name], ssh_opts=ssh_opts)
-    for program, devs in (("fabric", topo.switches), ("ocs", topo.ocs)):
-        for d in devs:
-            mt.addSwitch(node(d.name), cls=ClusterSwitch, server=server_of[d.name], ssh_opts=ssh_opts,
-                         **switch_params(program, d.device_id, d.grpc_port))
-    for lk in topo.links:
-        mt.addLink(node(lk.a), node(lk.b), port1=lk.a_port, port2=lk.b_port)
-    return mt
+def run_in_shell(node: Any, cmd: HostCommand) -> tuple[int, str]:
+    """A command through the node's own shell: a remote node's is open over ssh already, so no new
+    connection a command (one each took about half a second). Every word is quoted (shlex); an
+    `ip`/`tc -batch -` runs as one command a line of its input (a node's shell reads one line at a
+    time, of bounded length)."""
+    argv = list(cmd.argv)
+    if argv[1:] == ["-batch", "-"] and cmd.stdin is not None:
+        for line in cmd.stdin.splitlines():
+            if line.strip():
+                rc, out = run_in_shell(node, HostCommand([argv[0], *line.split()], may_fail=cmd.may_fail))
+                if rc != 0:
+                    return rc, out
+        return 0, ""
+    line = shlex.join(argv)
+    if cmd.stdin is not None:
+        line = f"printf %s {shlex.quote(cmd.stdin)} | {line}"
+    body, _, rc = node.cmd(f"{line} 2>&1; echo __rc=$?").rpartition("__rc=")
+    return int(rc.strip() or 1), body
 
 
-def config_nodes(net: Cluster, names: Names, rto_min: str | None = None) -> None:
-    """A started cluster network made ready to forward: hosts as on one machine (emulation.netbuild),
-    links between switches at the fabric's MTU, switch ports without IPv6 and segmentation offloads;
-    each command run on the node's own server."""
-    topo = names.topo
-    hmap = topo.host_map()
-    config_hosts(names, {h: net[names.node(h)] for h in hmap}, rto_min)
-    for lk in topo.links:
-        if lk.a in hmap or lk.b in hmap:
-            continue
-        for end, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
-            run_or_raise(net[names.node(end)], f"switch {end}",
-                         HostCommand(["ip", "link", "set", "dev", names.intf(end, port), "mtu", str(FABRIC_MTU)]))
-    for sw in net.switches:
-        for intf in sw.intfList():
-            if intf.name != "lo":
-                run_or_raise(sw, f"switch {sw.name}", HostCommand(
-                    ["sysctl", "-qw", f"net.ipv6.conf.{check_ifname(intf.name)}.disable_ipv6=1"], may_fail=True))
-                run_or_raise(sw, f"switch {sw.name}", HostCommand(["ethtool", "-K", intf.name, *SWITCH_PORT_OFFLOADS_OFF]))
+def cross_links(topo: Topology, server_of: dict[str, str]) -> list[tuple[str, str]]:
+    """The topology's links whose two ends are on two servers (tunnels), as (node, node)."""
+    return [(lk.a, lk.b) for lk in topo.links if server_of[lk.a] != server_of[lk.b]]
+
+
+class ClusterBuild(MininetBuild):
+    """An emulation's network (emulation.netbuild) over several servers: nodes placed by pod
+    (`place_by_pod`), each made on its server; links as veth pairs on one server and VXLAN between two,
+    shaped and tuned by commands run on each end's server; every fabric switch's hold loop on its own
+    server. Hosts are configured as on one machine. An OCS's fibres are not built here (yet)."""
+
+    def __init__(self, names: Names, servers: list[str], ssh_opts: list[str], rto_min: str | None = None) -> None:
+        if names.topo.ocs:
+            raise ValueError("an OCS on a cluster: its fibres between servers are not built yet; "
+                             "expected a topology without one")
+        self.servers, self.ssh_opts = list(servers), list(ssh_opts)
+        self.server_of = place_by_pod(names.topo, self.servers)
+        super().__init__(names, rto_min)
+
+    runner = staticmethod(run_in_shell)  # type: ignore[assignment]
+
+    def run(self, node: Any, who: str, cmd: HostCommand) -> None:
+        """A command in a node through its shell (`run_in_shell`); RuntimeError naming `who` if it fails."""
+        run_or_raise(node, who, cmd, self.runner)
+
+    def make_net(self) -> Cluster:
+        return Cluster(topo=None, build=False, servers=self.servers, ssh_opts=self.ssh_opts, controller=None,
+                       autoSetMacs=False, autoStaticArp=False, waitConnected=False)
+
+    def _where(self, name: str) -> dict[str, Any]:
+        server = self.server_of[name]
+        return {"server": server, "serverIP": self.net.serverIP[server], "ssh_opts": self.ssh_opts}
+
+    def add_nodes(self, state: RunState, params: SwitchParams, hosts_of: dict[str, SwitchHost]) -> None:
+        """Hosts and switches on their servers (one process a switch); the shells of this machine's
+        nodes into the state file and the hosts' niceness (a remote node's shell is its server's)."""
+        if hosts_of:
+            raise ValueError("switches sharing a process: not on a cluster; expected one process a switch")
+        for h in self.topo.hosts:
+            node = self.net.addHost(self.names.node(h.name), cls=ClusterHost, ip=h.ip, mac=h.mac, **self._where(h.name))
+            self.hosts[h.name] = node
+            if not node.isRemote:
+                state.add_process(node.pid, f"host {h.name}")
+                set_nice(node.pid, HOST_NICE)
+        for program, devs in (("fabric", self.topo.switches), ("ocs", self.topo.ocs)):
+            for dev in devs:
+                node = self.net.addSwitch(self.names.node(dev.name), cls=ClusterSwitch, **self._where(dev.name),
+                                          **params(program, dev.device_id, dev.grpc_port))
+                self.switches[dev.name] = node
+                if not node.isRemote:
+                    state.add_process(node.pid, f"switch shell {dev.name}")
+
+    def add_links(self, hold_passes: int) -> None:
+        """The topology's links (VxlanLink), shaped as on one machine (emulation.linkbatch.shaping: one
+        `tc -batch` a node), fabric links at the fabric's MTU, the hold loops, then every switch port
+        without IPv6 and offloads and steered by flow."""
+        hmap = self.topo.host_map()
+        queue = self.topo.params.get("switch_queue_pkts")
+        node = {**self.hosts, **self.switches}
+        intf = self.names.intf
+        tc: dict[str, list[str]] = {}
+        for lk in self.topo.links:
+            self.net.addLink(node[lk.a], node[lk.b], port1=lk.a_port, port2=lk.b_port, cls=VxlanLink,
+                             intfName1=intf(lk.a, lk.a_port), intfName2=intf(lk.b, lk.b_port))
+            fabric = lk.a not in hmap and lk.b not in hmap
+            for end, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
+                tc.setdefault(end, []).extend(shaping(intf(end, port), lk.rate_mbit, lk.delay if self.netem else None,
+                                                      None if end in hmap else queue))
+                if fabric:
+                    self.run(node[end], end, HostCommand(["ip", "link", "set", "dev", intf(end, port), "mtu",
+                                                              str(FABRIC_MTU), "up"]))
+        for end, lines in tc.items():
+            self.run(node[end], end, HostCommand(["tc", "-batch", "-"], stdin="\n".join(lines) + "\n"))
+        for s in self.topo.switches:
+            sw, loop = self.switches[s.name], self.names.hold_loop(s.name)
+            for cmd in hold_loop_commands(loop, FABRIC_MTU, hold_passes):
+                self.run(sw, s.name, cmd)
+            for port, name in loop.ports.items():
+                Intf(name, node=sw, port=port, up=None)
+        for name, sw in self.switches.items():
+            for i in sw.intfList():
+                if i.name != "lo":
+                    self.run(sw, name, HostCommand(["sysctl", "-qw", f"net.ipv6.conf.{i.name}.disable_ipv6=1"]))
+                    self.run(sw, name, HostCommand(["ethtool", "-K", i.name, *SWITCH_PORT_OFFLOADS_OFF]))
+                    self.run(sw, name, steer_by_flow_command(i.name))

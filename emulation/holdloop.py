@@ -23,7 +23,13 @@ from dataclasses import dataclass
 
 from emulation.fibre import disable_ipv6
 from emulation.linkbatch import run_batch
-from emulation.links import check_ifname, root_qdisc_drops, switch_port_offloads_off
+from emulation.links import (
+    SWITCH_PORT_OFFLOADS_OFF,
+    HostCommand,
+    check_ifname,
+    root_qdisc_drops,
+    switch_port_offloads_off,
+)
 from topo.model import HOLD_IN_PORT, HOLD_OUT_PORT
 
 log = logging.getLogger(__name__)
@@ -100,6 +106,20 @@ def add_hold_loops(loops: list[HoldLoop], mtu: int, passes_per_s: int = HOLD_PAS
             switch_port_offloads_off(name)
     run_batch(["tc", "-batch", "-"], [f"qdisc replace dev {lp.out_intf} root {tbf}" for lp in loops])
     run_batch(["ip", "-batch", "-"], [f"link set dev {name} up" for lp in loops for name in lp.names])
+
+
+def hold_loop_commands(loop: HoldLoop, mtu: int, passes_per_s: int = HOLD_PASSES_PER_S,
+                       frames: int = HOLD_LOOP_FRAMES) -> list[HostCommand]:
+    """The same loop as commands for a switch's own server (a cluster's remote switch): the veth pair,
+    IPv6 and offloads off, the tbf, up."""
+    out, inn = check_ifname(loop.out_intf), check_ifname(loop.in_intf)
+    cmds = [HostCommand(["ip", "link", "add", "name", out, "mtu", str(int(mtu)), "type", "veth", "peer", "name", inn,
+                         "mtu", str(int(mtu))])]
+    for name in loop.names:
+        cmds += [HostCommand(["sysctl", "-qw", f"net.ipv6.conf.{name}.disable_ipv6=1"]),
+                 HostCommand(["ethtool", "-K", name, *SWITCH_PORT_OFFLOADS_OFF])]
+    cmds.append(HostCommand(["tc", "qdisc", "replace", "dev", out, "root", *tbf_args(passes_per_s, frames)]))
+    return cmds + [HostCommand(["ip", "link", "set", "dev", name, "up"]) for name in loop.names]
 
 
 def loop_drops(loop: HoldLoop) -> int:

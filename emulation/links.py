@@ -246,6 +246,38 @@ _SYSCTL_KEY = re.compile(r"net(\.[A-Za-z0-9_-]+)+")
 _SYSCTL_VALUE = re.compile(r"-?[0-9]+( -?[0-9]+)*")
 
 
+_SERVER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?")
+
+
+def parse_servers(text: str) -> list[str]:
+    """A `--servers` list: comma-separated host names or IPv4 addresses (`localhost`: this machine),
+    distinct; ValueError naming the first bad one (a name never starts with '-', so none reads as an
+    ssh option)."""
+    names = [n.strip() for n in text.split(",")] if isinstance(text, str) else []
+    bad = next((n for n in names if not _SERVER.fullmatch(n)), None) if names else text
+    if bad is not None:
+        raise ValueError(f"server {bad!r}: expected host names or IPv4 addresses separated by commas "
+                         f"(letters, digits, '.' and '-'), e.g. localhost,10.0.0.2")
+    if len(set(names)) != len(names):
+        raise ValueError(f"servers {text!r}: expected each server once")
+    return names
+
+
+SSH_OPTIONS = ("IdentityFile", "UserKnownHostsFile", "StrictHostKeyChecking", "Port", "ConnectTimeout",
+               "IdentitiesOnly")  # what `--ssh-option` may set (none of them runs a command)
+
+
+def check_ssh_option(text: object) -> list[str]:
+    """`-o KEY=VALUE` for reaching a cluster's servers: KEY one of SSH_OPTIONS (ProxyCommand and the
+    like, which run a command, are refused) and a VALUE without white space; ValueError otherwise."""
+    key, _, value = text.partition("=") if isinstance(text, str) else ("", "", "")
+    if key not in SSH_OPTIONS or not value or any(c.isspace() for c in value) or not value.isprintable():
+        raise ValueError(f"ssh option {text!r}: expected KEY=VALUE with KEY one of {', '.join(SSH_OPTIONS)} "
+                         "and a value without spaces")
+    return ["-o", text]
+
+
+
 def check_sysctl(key: object, value: object) -> str:
     """"KEY=VALUE" for a host's `sysctl -w`: a per-namespace net.* key and an integer (or integers
     separated by single spaces); ValueError naming what is wrong otherwise."""

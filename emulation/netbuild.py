@@ -46,6 +46,7 @@ FABRIC_MTU = 1600  # path tag: fabric links need >= 1504 (p4src/README.md)
 MAX_IFNAME = 15    # Linux's IFNAMSIZ less the NUL
 
 SwitchParams = Callable[[str, int, int], dict]  # (program, device id, gRPC port) -> P4Switch's parameters
+Runner = Callable[[Any, HostCommand], tuple[int, str]]  # runs a command in a node: (exit code, output)
 
 
 def intf_name(node: str, port: int) -> str:
@@ -98,16 +99,22 @@ class Names:
 class MininetBuild:
     """One emulation's Mininet network, built step by step (see the module docstring)."""
 
+    runner: Runner = staticmethod(run_in)  # how a command runs in a node
+
     def __init__(self, names: Names, rto_min: str | None = None) -> None:
         filter_tc_noise()
         self.names, self.topo, self.rto_min = names, names.topo, rto_min
-        self.net = Mininet(topo=None, build=False, controller=None, link=TCLink, autoSetMacs=False,
-                           autoStaticArp=False, waitConnected=False)
+        self.net = self.make_net()
         self.hosts: dict[str, Host] = {}
         self.switches: dict[str, P4Switch] = {}
         self.netem = netem_available()
         if not self.netem:
             log.info("link delays not emulated: this kernel has no netem qdisc (rates still apply)")
+
+    def make_net(self) -> Mininet:
+        """The Mininet object the nodes and links join (nothing started)."""
+        return Mininet(topo=None, build=False, controller=None, link=TCLink, autoSetMacs=False,
+                       autoStaticArp=False, waitConnected=False)
 
     def add_nodes(self, state: RunState, params: SwitchParams, hosts_of: dict[str, SwitchHost]) -> None:
         """Hosts (niced: what their shells run inherits it), fabric switches (in the process
@@ -183,7 +190,7 @@ class MininetBuild:
 
     def config_hosts(self) -> None:
         """IP, MAC, offloads off, static ARP for the gateway and the subnet, default route, rto_min."""
-        config_hosts(self.names, self.hosts, self.rto_min)
+        config_hosts(self.names, self.hosts, self.rto_min, self.runner)
 
     def summary(self, seconds: float) -> str:
         """The progress line of a finished build."""
@@ -193,7 +200,7 @@ class MininetBuild:
                 f"{'' if self.netem else ', no delay: kernel lacks netem'}) in {seconds:.1f} s")
 
 
-def config_hosts(names: Names, hosts: dict[str, Host], rto_min: str | None = None) -> None:
+def config_hosts(names: Names, hosts: dict[str, Host], rto_min: str | None = None, runner: Runner = run_in) -> None:
     """Every host of the topology (`hosts`: its Mininet node by topology name): IP and MAC from its
     node's parameters, offloads off, static ARP for the gateway and the subnet, default route, rto_min."""
     topo = names.topo
@@ -206,12 +213,12 @@ def config_hosts(names: Names, hosts: dict[str, Host], rto_min: str | None = Non
         node.configDefault()  # IP, MAC and lo from the addHost params (Mininet's build() does this)
         peers = [p for p in by_net[str(h.network)] if p.name != h.name]
         for cmd in host_commands(h, names.intf(h.name, 0), att[h.name][2], peers, rto_min):
-            run_or_raise(node, f"host {h.name}", cmd)
+            run_or_raise(node, f"host {h.name}", cmd, runner)
 
 
-def run_or_raise(node: Any, who: str, cmd: HostCommand) -> None:
-    """Run a HostCommand in a node (emulation.links.run_in); RuntimeError naming `who` when it fails
-    and may not."""
-    rc, out = run_in(node, cmd)
+def run_or_raise(node: Any, who: str, cmd: HostCommand, runner: Runner = run_in) -> None:
+    """Run a HostCommand in a node (with `runner`, emulation.links.run_in by default); RuntimeError
+    naming `who` when it fails and may not."""
+    rc, out = runner(node, cmd)
     if rc != 0 and not cmd.may_fail:
         raise RuntimeError(f"{who}: {' '.join(cmd.argv[:3])} failed ({rc}): {out.strip().splitlines()[-2:]}")

@@ -26,7 +26,9 @@ default: one each below HOSTED_FROM switches, else HOST_PROCESSES processes), `r
 (e.g. "10ms", set on every host route), `hold_passes` (each fabric switch's hold loop: passes a
 second, emulation/holdloop.py), `pcap`, `log_dir`, `grpc_base` (renumber gRPC ports from
 this base), `prefix` (prepended to every Mininet node and so interface name: runs side by side need
-distinct prefixes and gRPC bases), `watch` (reconcile restarted switches), `on_progress(stage, detail)`.
+distinct prefixes and gRPC bases), `watch` (reconcile restarted switches), `on_progress(stage, detail)`,
+`servers` (run over these servers, `localhost` for this machine, placed by pod: emulation/cluster.py)
+and `ssh_options` (ssh's own options for reaching them).
 Dicts and methods take topology names (`h1`, not `<prefix>h1`); `emu.intf(node, port)` gives the
 Linux interface name. Route changes for a new circuit map: `control.procedures.Reconfigurer` on
 `emu.controller` and `emu.ocs.driver()` (what the CLI's `reconfigure` does). `start()`/`stop()` or the context
@@ -59,9 +61,10 @@ from control.network import Network
 from control.ocs.driver import duplex_pairs
 from control.procedures import circuits_from_ocs
 from control.switch import Pipeline
+from emulation.cluster import LOCAL, ClusterBuild, cross_links, place_by_pod
 from emulation.fibre import Fibre
 from emulation.holdloop import HOLD_PASSES_PER_S, HoldLoop, loop_drops, tbf_args
-from emulation.links import carrier, check_rto_min
+from emulation.links import carrier, check_rto_min, parse_servers
 from emulation.netbuild import MininetBuild, Names
 from emulation.ocs.options import check_ocs_args
 from emulation.ocs.process import OcsProcess, first_line, ports_up_since
@@ -123,7 +126,8 @@ class Emulation:
                  ocs_args: list[str] | None = None, rto_min: str | None = None, pcap: bool = False,
                  log_dir: str | Path | None = None, grpc_base: int | None = None,
                  on_progress: Progress | None = None, watch: bool = True, prefix: str = "",
-                 hold_passes: int = HOLD_PASSES_PER_S, switches_per_process: int | None = None) -> None:
+                 hold_passes: int = HOLD_PASSES_PER_S, switches_per_process: int | None = None,
+                 servers: list[str] | None = None, ssh_options: list[str] | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
         if spray not in SPRAY_KINDS:
@@ -143,6 +147,15 @@ class Emulation:
         if switches_per_process is not None and switches_per_process < 1:
             raise ValueError(f"switches per process {switches_per_process}: expected 1 or more")
         self.switches_per_process = switches_per_process  # None: chosen by size (switch_hosts)
+        self.servers = parse_servers(",".join(servers)) if servers else None  # a cluster run (emulation/cluster.py)
+        if self.servers and len(self.servers) != len(servers):
+            raise ValueError(f"servers {servers!r}: expected names without commas")
+        self.ssh_options = list(ssh_options or [])
+        self.server_of = place_by_pod(self.topo, self.servers) if self.servers else {}  # checked now
+        if self.servers:
+            if self.topo.ocs:
+                raise ValueError("an OCS on a cluster: its fibres between servers are not built yet; "
+                                 "expected a topology without one, or no servers")
         self.hosts_of: dict[str, SwitchHost] = {}
         self.pcap = pcap
         self.watch = watch
@@ -213,6 +226,8 @@ class Emulation:
                 if not f.exists():
                     raise ValueError(f"{f}: missing; expected `make p4-build` outputs in {self.build_dir}")
         for dev in [*self.topo.switches, *self.topo.ocs]:
+            if self.server_of.get(dev.name, LOCAL) != LOCAL:
+                continue  # checked on its server as it starts (emulation.cluster.ClusterSwitch)
             if not port_is_free(dev.grpc_port):
                 raise ValueError(f"gRPC port 127.0.0.1:{dev.grpc_port} of {dev.name}: already in use "
                                  "(another run? `make clean-net`, or another grpc base)")
@@ -223,6 +238,10 @@ class Emulation:
     def fibre(self, ocs: str, port: OcsPort) -> Fibre:
         """The interfaces of the fibre from a ToR port to an OCS port."""
         return self.names.fibre(ocs, port)
+
+    def cross_links(self) -> list[tuple[str, str]]:
+        """The links between two servers of a cluster run (none on one machine)."""
+        return cross_links(self.topo, self.server_of) if self.server_of else []
 
     def hold_loop(self, switch: str) -> HoldLoop:
         """The interfaces of a fabric switch's hold loop (its ports HOLD_OUT_PORT and HOLD_IN_PORT)."""
@@ -247,7 +266,7 @@ class Emulation:
         per = self.switches_per_process
         if per is None:
             per = 1 if n < HOSTED_FROM else -(-n // HOST_PROCESSES)
-        if per <= 1 or not hosts_devices(self.switch_bin):
+        if per <= 1 or self.servers or not hosts_devices(self.switch_bin):
             return {}
         out: dict[str, SwitchHost] = {}
         for i in range(0, n, per):
@@ -261,13 +280,19 @@ class Emulation:
         assert self.state is not None
         # interfaces are recorded before they exist, so a run killed half-way is still cleaned
         self.state.add_interfaces(self.names.interfaces())
-        build = MininetBuild(self.names, self.rto_min)
+        build = (ClusterBuild(self.names, self.servers, self.ssh_options, self.rto_min) if self.servers
+                 else MininetBuild(self.names, self.rto_min))
         self.net, self.hosts, self.switches = build.net, build.hosts, build.switches  # filled as it goes
         self.hosts_of = self._switch_hosts()
         build.add_nodes(self.state, self._switch_params, self.hosts_of)
         build.add_links(self.hold_passes)
         build.config_hosts()
         self.on_progress("links", build.summary(time.monotonic() - t0))
+        if self.servers:
+            placed = {srv: sum(1 for s in self.server_of.values() if s == srv) for srv in self.servers}
+            tunnels = self.cross_links()
+            self.on_progress("servers", f"nodes {placed}; {len(tunnels)} links between servers (VXLAN): "
+                             + ", ".join(f"{a}-{b}" for a, b in tunnels))
 
     def _start_switches(self) -> None:
         t0 = time.monotonic()
@@ -388,7 +413,8 @@ class Emulation:
         self.events = EventLog(self.log_dir / "events.jsonl")
         circuits = resolve_circuits(self.topo, self.circuits_spec) if self.topo.ocs else None
         states = generate_states(self.topo, self.mode, circuits, self.spray)
-        self.controller = Network(self.topo, Pipeline.from_build("fabric", self.build_dir), events=self.events)
+        self.controller = Network(self.topo, Pipeline.from_build("fabric", self.build_dir), events=self.events,
+                                  addresses={name: sw.grpc_host for name, sw in self.switches.items()})
         plans = self.controller.install(states)
         if self.watch:
             self.controller.start_watch()

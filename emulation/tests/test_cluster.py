@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from emulation.cluster import VXLAN_OVERHEAD, ssh_options, with_options
+from emulation.links import check_ssh_option, parse_servers
 from emulation.netbuild import FABRIC_MTU
 from emulation.servers import SSHD, UNDERLAY_MTU, LocalServer
 
@@ -21,6 +22,32 @@ def test_the_runs_ssh_options_go_right_after_ssh() -> None:
     assert opts[:2] == ["-i", "/k/id"] and "UserKnownHostsFile=/k/known" in opts and "BatchMode=yes" in opts
     assert with_options(["ssh", "-q", "-tt"], ["-i", "x"]) == ["ssh", "-i", "x", "-q", "-tt"]
     assert UNDERLAY_MTU >= FABRIC_MTU + VXLAN_OVERHEAD  # a fabric frame crosses a tunnel whole
+
+
+@pytest.mark.parametrize("text", ["-oProxyCommand=touch /tmp/x", "a b", "a,,b", "", "a;b", "a,a", "h\u00e9"])
+def test_a_bad_server_list_is_one_line_naming_it(text: str) -> None:
+    with pytest.raises(ValueError, match="server"):
+        parse_servers(text)
+
+
+def test_ssh_options_are_only_those_that_run_nothing() -> None:
+    assert check_ssh_option("IdentityFile=/root/.ssh/tb") == ["-o", "IdentityFile=/root/.ssh/tb"]
+    for bad in ("ProxyCommand=sh -c x", "LocalCommand=x", "Port=22 -oProxyCommand=x", "IdentityFile=", "x"):
+        with pytest.raises(ValueError, match="ssh option"):
+            check_ssh_option(bad)
+
+
+def test_an_emulation_over_servers_refuses_what_it_cannot_build_before_starting() -> None:
+    pytest.importorskip("mininet.net", reason="Mininet is not installed")
+    from emulation.network import Emulation
+    from topo.generators import leafspine, ucd4
+
+    with pytest.raises(ValueError, match="OCS on a cluster"):
+        Emulation(ucd4(), servers=["localhost", "10.0.0.2"])
+    with pytest.raises(ValueError, match="server"):
+        Emulation(leafspine(2, 1, 1), servers=["localhost", "-oProxyCommand=x"])
+    with pytest.raises(ValueError, match="commas"):
+        Emulation(leafspine(2, 1, 1), servers=["localhost,b"])
 
 
 def test_a_local_server_refuses_a_bad_prefix_or_name() -> None:
@@ -88,66 +115,67 @@ def test_pods_stay_whole_on_a_server_and_the_top_tier_spreads() -> None:
         place_by_pod(fattree(4), ["a", "a"])
 
 
+@pytest.fixture
+def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """fabric and ocs compiled for the run's target into a fresh directory."""
+    from p4sim.target import Target
+
+    out = tmp_path_factory.mktemp("build")
+    Target.from_env().ensure_build(out, Path(__file__).resolve().parents[2] / "p4src")
+    return out
+
+
 @pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, Mininet)")
 @pytest.mark.skipif(shutil.which(SSHD) is None, reason="needs openssh-server for its second server's sshd "
                     "(apt-get install openssh-server; CI installs it)")
 @pytest.mark.skipif(shutil.which("sudo") is None or shutil.which("mn") is None, reason="needs sudo and mininet (make setup)")
-def test_p4_switches_on_two_servers_forward_under_one_controller(tmp_path: Path) -> None:
-    """A leaf-spine placed by pod: leaf1, spine1 and h1_1 here, leaf2 and h2_1 on the second server
-    (its switch process there, P4Runtime on the server's address); tables from one controller."""
-    from control.network import Network
-    from control.switch import Pipeline
-    from emulation.cluster import Cluster, config_nodes, mininet_topo, place_by_pod
-    from emulation.netbuild import Names
-    from emulation.network import renumber_grpc
+@pytest.mark.parametrize("shape", ["leafspine", pytest.param("fattree", marks=pytest.mark.slow)])
+def test_an_emulation_over_two_servers_forwards_and_leaves_nothing(build: Path, tmp_path: Path, shape: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Placed by pod over this machine and a second server (a namespace with its own sshd): every
+    switch process on its node's server, P4Runtime on the server's address, links between servers
+    VXLAN; tables from one controller; pingall 0%; nothing of the run left on either."""
+    import emulation.state as state_mod
+    from emulation.network import Emulation
     from emulation.p4switch import free_grpc_base
-    from p4sim.target import Target, choose_switch
-    from tablegen.entries import generate_states
-    from topo.generators import leafspine
+    from topo.generators import fattree, leafspine
 
-    build = tmp_path / "build"
-    build.mkdir()
-    Target.from_env().ensure_build(build, Path(__file__).resolve().parents[2] / "p4src")
+    monkeypatch.setattr(state_mod, "STATE_DIR", tmp_path / "runs")
+    monkeypatch.setattr(state_mod, "LOG_ROOT", tmp_path / "logs")
     name = f"hlc{os.getpid() % 10000}"
-    topo = renumber_grpc(leafspine(leaves=2, spines=1, hosts_per_leaf=1, rate_mbit=20), free_grpc_base(10))
     prefix = f"q{os.getpid() % 100:02d}"
-    names = Names(topo, prefix)
-    names.interfaces()  # short enough for Linux
-    switch_bin = choose_switch(None)
-
-    def params(program: str, device_id: int, grpc_port: int) -> dict:
-        return {"switch_bin": switch_bin, "json_path": str(build / f"{program}.json"), "device_id": device_id,
-                "grpc_port": grpc_port, "log_dir": str(tmp_path / "logs")}
-
+    topo = fattree(4) if shape == "fattree" else leafspine(leaves=2, spines=1, hosts_per_leaf=1, rate_mbit=20)
     with LocalServer(name, "10.250.8") as srv:
-        server_of = place_by_pod(topo, ["localhost", srv.address])
-        assert server_of["leaf2"] == server_of["h2_1"] == srv.address and server_of["spine1"] == "localhost"
-        net = Cluster(topo=mininet_topo(names, server_of, params, srv.ssh_opts), servers=["localhost", srv.address],
-                      ssh_opts=srv.ssh_opts, user="root", controller=None)
-        controller = None
+        emu = Emulation(topo, "ecmp", build_dir=build, grpc_base=free_grpc_base(40), prefix=prefix,
+                        servers=["localhost", srv.address], ssh_options=srv.ssh_opts)
         pids: dict[str, int] = {}
         try:
-            net.start()
-            config_nodes(net, names)
-            leaf2 = net[names.node("leaf2")]
-            assert leaf2.isRemote and leaf2.grpc_host == srv.address
-            pids = {sw.name: sw.proc.pid for sw in net.switches}
+            emu.start()
+            remote = [n for n, sw in emu.switches.items() if sw.isRemote]
+            assert remote and len(remote) < len(emu.switches), "switches on both servers"
             in_server = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split()
-            assert str(pids[leaf2.name]) in in_server, "leaf2's switch process runs on the second server"
-            controller = Network(topo, Pipeline.from_build("fabric", build),
-                                 addresses={s.name: net[names.node(s.name)].grpc_host for s in topo.switches})
-            controller.install(generate_states(topo, "ecmp", None, "random"))
-            h1, h2 = net[names.node("h1_1")], net[names.node("h2_1")]
-            out = h1.cmd("ping", "-c", "5", "-i", "0.2", "-W", "2", h2.IP())
-            assert " 0% packet loss" in out, out
-            assert "vxlan" in leaf2.cmd("ip", "-d", "link", "show", names.intf("leaf2", 2))
+            for n in remote:
+                sw = emu.switches[n]
+                assert sw.grpc_host == srv.address and str(sw.proc.pid) in in_server, f"{n} runs on the server"
+            pids = {n: sw.proc.pid for n, sw in emu.switches.items()}
+            assert emu.pingall() == 0.0
+            crossing = [(a, b) for a, b in emu.cross_links() if a in remote or b in remote]
+            assert crossing, "links between the servers"
+            a, b = crossing[0]
+            end, port = (a, lk_port(topo, a, b)) if a in remote else (b, lk_port(topo, b, a))
+            assert "vxlan" in emu.switches[end].cmd("ip", "-d", "link", "show", emu.intf(end, port))
         finally:
-            if controller is not None:
-                controller.close()
-            net.stop()
+            emu.stop()
         assert _ours(srv.address) == [], "the remote nodes' ssh sessions stop with the network"
         for sw, pid in pids.items():
             assert not Path(f"/proc/{pid}").exists(), f"switch {sw}'s process (pid {pid}) outlived the network"
+        left = subprocess.run(["ip", "netns", "exec", name, "ip", "-br", "link"], capture_output=True, text=True).stdout
+        assert prefix not in left, f"nothing of the run left on the server: {left}"
     links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True, check=True).stdout
     assert name not in links and prefix not in links, f"nothing of the run left: {links}"
+
+
+def lk_port(topo, node: str, peer: str) -> int:
+    """The port of `node` on its link to `peer`."""
+    return next(lk.a_port if lk.a == node else lk.b_port for lk in topo.links if {lk.a, lk.b} == {node, peer})
