@@ -212,6 +212,12 @@ def missing_pairings() -> dict[str, str]:
     return dict.fromkeys(("p4c+bmv2", "p4c+p4sim", "p4sim+bmv2"), reason)
 
 
+def stacks() -> list[Target]:
+    """The whole stacks installed here, each compiler with its own switch: p4sim + p4sim always, and
+    p4c + bmv2 with the real tools."""
+    return [t for t in pairings() if (Path(t.p4c).name == REAL_COMPILER) == (Path(t.switch).name == REAL_SWITCH)]
+
+
 @cache
 def hosts_devices(switch: str) -> bool:
     """True if the switch command runs several switches in one process (`--devices FILE`, as

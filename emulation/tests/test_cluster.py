@@ -15,6 +15,7 @@ from emulation.cluster import VXLAN_OVERHEAD, ssh_options, with_options
 from emulation.links import check_ssh_option, parse_servers
 from emulation.netbuild import FABRIC_MTU
 from emulation.servers import SSHD, UNDERLAY_MTU, LocalServer
+from p4sim.target import Target, stacks
 
 
 def test_the_runs_ssh_options_go_right_after_ssh() -> None:
@@ -115,40 +116,34 @@ def test_pods_stay_whole_on_a_server_and_the_top_tier_spreads() -> None:
         place_by_pod(fattree(4), ["a", "a"])
 
 
-@pytest.fixture
-def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """fabric and ocs compiled for the run's target into a fresh directory."""
-    from p4sim.target import Target
-
-    out = tmp_path_factory.mktemp("build")
-    Target.from_env().ensure_build(out, Path(__file__).resolve().parents[2] / "p4src")
-    return out
-
-
 @pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, Mininet)")
 @pytest.mark.skipif(shutil.which(SSHD) is None, reason="needs openssh-server for its second server's sshd "
                     "(apt-get install openssh-server; CI installs it)")
 @pytest.mark.skipif(shutil.which("sudo") is None or shutil.which("mn") is None, reason="needs sudo and mininet (make setup)")
-@pytest.mark.parametrize("shape", ["leafspine", pytest.param("fattree", marks=pytest.mark.slow)])
-def test_an_emulation_over_two_servers_forwards_and_leaves_nothing(build: Path, tmp_path: Path, shape: str,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """Placed by pod over this machine and a second server (a namespace with its own sshd): every
-    switch process on its node's server, P4Runtime on the server's address, links between servers
-    VXLAN; tables from one controller; pingall 0%; nothing of the run left on either."""
+@pytest.mark.slow
+@pytest.mark.parametrize("target", [pytest.param(t, id=t.name) for t in stacks()])
+def test_a_fattree_over_two_servers_forwards_and_leaves_nothing(target: Target, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A k=4 fat-tree placed by pod over this machine and a second server (a namespace with its own
+    sshd): every switch process on its node's server, P4Runtime on the server's address, links
+    between servers VXLAN; tables from one controller; pingall 0%; nothing of the run left on either."""
     import emulation.state as state_mod
     from emulation.network import Emulation
     from emulation.p4switch import free_grpc_base
-    from topo.generators import fattree, leafspine
+    from topo.generators import fattree
 
     monkeypatch.setattr(state_mod, "STATE_DIR", tmp_path / "runs")
     monkeypatch.setattr(state_mod, "LOG_ROOT", tmp_path / "logs")
+    build = tmp_path / "build"
+    build.mkdir()
+    target.ensure_build(build, Path(__file__).resolve().parents[2] / "p4src")
     name = f"hlc{os.getpid() % 10000}"
     prefix = f"q{os.getpid() % 100:02d}"
-    topo = fattree(4) if shape == "fattree" else leafspine(leaves=2, spines=1, hosts_per_leaf=1, rate_mbit=20)
+    topo = fattree(4)
     with LocalServer(name, "10.250.8") as srv:
-        emu = Emulation(topo, "ecmp", build_dir=build, grpc_base=free_grpc_base(40), prefix=prefix,
-                        servers=["localhost", srv.address], ssh_options=srv.ssh_opts)
+        emu = Emulation(topo, "ecmp", build_dir=build, switch_bin=target.switch, grpc_base=free_grpc_base(40),
+                        prefix=prefix, servers=["localhost", srv.address], ssh_options=srv.ssh_opts)
         pids: dict[str, int] = {}
         try:
             emu.start()

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from p4sim.target import REAL_COMPILER, REAL_SWITCH, Target, pairings
+from p4sim.target import Target, stacks
 from scripts.experiments import spec as specmod
 from scripts.experiments.runner import run_experiment
 from scripts.hosts.machine import CPU_BUSY_MAX
@@ -44,16 +44,6 @@ pytestmark = [
 ]
 
 
-def stacks() -> list:
-    """The whole stacks: each compiler with its own switch (p4c + bmv2, p4sim + p4sim)."""
-    out = []
-    for t in pairings():
-        real = Path(t.p4c).name == REAL_COMPILER, Path(t.switch).name == REAL_SWITCH
-        if real[0] == real[1]:
-            out.append(pytest.param(t, id=t.name))
-    return out
-
-
 def mbb_runs(spec: Any, rate: float, runs: int, out: Path) -> list[dict]:
     """`runs` runs of e1 mbb with the moved stream at `rate` Mbit/s, into out; their metrics."""
     lines: list[str] = []
@@ -62,7 +52,7 @@ def mbb_runs(spec: Any, rate: float, runs: int, out: Path) -> list[dict]:
     return [json.loads((out / "mbb" / f"run-{i:03d}" / "metrics.json").read_text()) for i in range(runs)]
 
 
-@pytest.mark.parametrize("target", stacks())
+@pytest.mark.parametrize("target", [pytest.param(t, id=t.name) for t in stacks()])
 def test_mbb_is_hitless(target: Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("P4C", target.p4c)
     monkeypatch.setenv("SWITCH", target.switch)
