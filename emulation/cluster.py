@@ -123,6 +123,11 @@ class RemoteProcess:
             raise SwitchStartError(f"on {self.node.server}: {line.decode(errors='replace').strip()}") from None
 
     @property
+    def local_pid(self) -> int:
+        """The local ssh session's PID (stopping it ends the command: its terminal hangs up)."""
+        return self.ssh.pid
+
+    @property
     def returncode(self) -> int | None:
         return self.ssh.returncode
 
@@ -331,6 +336,8 @@ class ClusterBuild(MininetBuild):
             if not node.isRemote:
                 state.add_process(node.pid, f"host {h.name}")
                 set_nice(node.pid, HOST_NICE)
+            else:
+                self._record_remote(state, node, f"host {h.name}")
         for program, devs in (("fabric", self.topo.switches), ("ocs", self.topo.ocs)):
             for dev in devs:
                 node = self.net.addSwitch(self.names.node(dev.name), cls=ClusterSwitch, **self._where(dev.name),
@@ -338,6 +345,13 @@ class ClusterBuild(MininetBuild):
                 self.switches[dev.name] = node
                 if not node.isRemote:
                     state.add_process(node.pid, f"switch shell {dev.name}")
+                else:
+                    self._record_remote(state, node, f"switch shell {dev.name}")
+
+    def _record_remote(self, state: RunState, node: Any, what: str) -> None:
+        """A remote node's server and the local ssh session of its shell (stopping it ends the shell)."""
+        state.add_server(node.dest, self.ssh_opts)
+        state.add_process(node.shell.pid, f"ssh to {node.server}: {what}")
 
     def add_links(self, hold_passes: int) -> None:
         """The topology's links (VxlanLink), shaped as on one machine (emulation.linkbatch.shaping: one

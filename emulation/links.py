@@ -264,7 +264,7 @@ def parse_servers(text: str) -> list[str]:
 
 
 SSH_OPTIONS = ("IdentityFile", "UserKnownHostsFile", "StrictHostKeyChecking", "Port", "ConnectTimeout",
-               "IdentitiesOnly")  # what `--ssh-option` may set (none of them runs a command)
+               "IdentitiesOnly", "BatchMode")  # what `--ssh-option` may set (none of them runs a command)
 
 
 def check_ssh_option(text: object) -> list[str]:
@@ -276,6 +276,27 @@ def check_ssh_option(text: object) -> list[str]:
                          "and a value without spaces")
     return ["-o", text]
 
+
+
+def check_ssh_words(words: object) -> list[str]:
+    """ssh options as a run records them: pairs of `-o KEY=VALUE` (check_ssh_option) and `-i FILE`
+    (a path without white space); ValueError otherwise."""
+    if not isinstance(words, list) or len(words) % 2 or not all(isinstance(w, str) for w in words):
+        raise ValueError(f"ssh options {str(words)[:80]!r}: expected pairs of -o KEY=VALUE or -i FILE")
+    for flag, value in zip(words[::2], words[1::2], strict=True):
+        if flag == "-o":
+            check_ssh_option(value)
+        elif flag != "-i" or not value or any(c.isspace() for c in value) or value.startswith("-"):
+            raise ValueError(f"ssh option {flag} {value!r}: expected -o KEY=VALUE or -i FILE")
+    return words
+
+
+def check_ssh_dest(dest: object) -> str:
+    """`user@server` as ssh reaches a cluster's server; ValueError otherwise."""
+    user, _, server = dest.partition("@") if isinstance(dest, str) else ("", "", "")
+    if not re.fullmatch(r"[a-z_][a-z0-9_-]{0,31}", user) or not _SERVER.fullmatch(server):
+        raise ValueError(f"ssh destination {str(dest)[:80]!r}: expected user@server")
+    return dest
 
 
 def check_sysctl(key: object, value: object) -> str:

@@ -301,8 +301,8 @@ class Emulation:
         try:
             for sw in sws:
                 sw.start([])
-                if sw.proc is not None:
-                    self.state.add_process(sw.proc.pid, f"switch {sw.name}")
+                if sw.proc is not None:  # a remote switch: the ssh session that runs it (emulation/cluster.py)
+                    self.state.add_process(getattr(sw.proc, "local_pid", sw.proc.pid), f"switch {sw.name}")
             for host in dict.fromkeys(self.hosts_of.values()):
                 host.launch()
                 assert host.proc is not None

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from emulation.links import check_ssh_dest, check_ssh_words
+
 log = logging.getLogger(__name__)
 
 STATE_DIR = Path(os.environ.get("HITLESS_RUN_DIR", "/run/hitless"))
@@ -184,6 +186,9 @@ class RunState:
     processes: list[RunProcess] = field(default_factory=list)
     interfaces: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.time)
+    # a cluster run's other servers (emulation/cluster.py): {"dest": user@address, "ssh": ssh's options};
+    # the recorded interfaces are deleted there too
+    servers: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def create(cls, run_id: str | None = None, directory: Path | None = None) -> RunState:
@@ -219,8 +224,14 @@ class RunState:
         started = data.get("started", 0.0)
         if isinstance(started, bool) or not isinstance(started, int | float):
             raise ValueError(f"{p}: started {started!r}; expected a time")
+        servers = data.get("servers", [])
+        if not isinstance(servers, list) or not all(isinstance(x, dict) and set(x) == {"dest", "ssh"} for x in servers):
+            raise ValueError(f"{p}: servers; expected a list of {{dest, ssh}}")
+        for x in servers:
+            check_ssh_dest(x["dest"])
+            check_ssh_words(x["ssh"])
         return cls(p.stem, str(p), owner, [RunProcess.from_dict(x, f"{p} process") for x in procs],
-                   list(intfs), float(started))
+                   list(intfs), float(started), servers)
 
     def save(self) -> None:
         """Write the file atomically, never through a link (write_private). Saved on every change, so
@@ -231,7 +242,8 @@ class RunState:
 
         write_private(self.path, json.dumps({"run_id": self.run_id, "path": self.path, "owner": proc(self.owner),
                                              "processes": [proc(p) for p in self.processes],
-                                             "interfaces": self.interfaces, "started": self.started}))
+                                             "interfaces": self.interfaces, "started": self.started,
+                                             "servers": self.servers}))
 
     def add_process(self, pid: int, what: str) -> None:
         """Record a started process."""
@@ -242,6 +254,13 @@ class RunState:
         """Record created interfaces (the root-namespace ends; deleting one deletes its veth peer)."""
         self.interfaces.extend(n for n in names if n not in self.interfaces)
         self.save()
+
+    def add_server(self, dest: str, ssh: list[str]) -> None:
+        """Record another server of a cluster run (how ssh reaches it)."""
+        entry = {"dest": check_ssh_dest(dest), "ssh": check_ssh_words(list(ssh))}
+        if entry not in self.servers:
+            self.servers.append(entry)
+            self.save()
 
     def remove(self) -> None:
         """Delete the state file (the run cleaned up after itself)."""
@@ -271,12 +290,16 @@ def _alive(p: RunProcess) -> bool:
         return False
 
 
-def _is_veth(name: str) -> bool:
-    """True for a veth (all a run creates): clean-net never deletes a physical or other interface."""
+RUN_KINDS = ("veth", "vxlan")  # what a run creates: veth pairs, and VXLAN tunnels between a cluster's servers
+
+
+def _is_runs_kind(name: str) -> bool:
+    """True for a veth or a VXLAN tunnel (all a run creates): clean-net never deletes a physical or other
+    interface."""
     res = subprocess.run(["ip", "-j", "-d", "link", "show", "dev", name], capture_output=True, text=True,
                          check=False, timeout=10)
     try:
-        return res.returncode == 0 and json.loads(res.stdout)[0].get("linkinfo", {}).get("info_kind") == "veth"
+        return res.returncode == 0 and json.loads(res.stdout)[0].get("linkinfo", {}).get("info_kind") in RUN_KINDS
     except (ValueError, IndexError, AttributeError):
         return False
 
@@ -298,16 +321,36 @@ def clean_state(state: RunState, grace: float = 3.0) -> tuple[int, int]:
                 os.kill(p.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-    removed = 0
+    removed = sum(clean_server(state, s) for s in state.servers)
     for name in state.interfaces:
         if interface_exists(name):
-            if not _is_veth(name):
-                log.warning("run %s: interface %s is not a veth; left alone", state.run_id, name)
+            if not _is_runs_kind(name):
+                log.warning("run %s: interface %s is not a veth or VXLAN; left alone", state.run_id, name)
                 continue
             subprocess.run(["ip", "link", "del", "dev", name], capture_output=True, check=False, timeout=10)
             removed += 1
     state.remove()
     return len(live), removed
+
+
+def clean_server(state: RunState, server: dict[str, Any], timeout: float = 60.0) -> int:
+    """Delete the run's interfaces that exist on another server of a cluster run (one `ip -force
+    -batch` over ssh, as the run's user when not root); returns how many it deleted. Its processes
+    there ended when their ssh sessions here were stopped (a hung-up session ends them)."""
+    dest = server["dest"]
+    user = dest.split("@", 1)[0]
+    argv = (["sudo", "-E", "-u", user] if user != "root" else []) + ["ssh", *server["ssh"], "-o", "BatchMode=yes",
+                                                                        dest, "ip", "-force", "-batch", "-"]
+    lines = "".join(f"link del dev {n}\n" for n in state.interfaces)
+    try:
+        res = subprocess.run(argv, input=lines, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("run %s: server %s not cleaned: %s", state.run_id, dest, exc)
+        return 0
+    missing = res.stderr.count("Cannot find device")
+    if res.returncode not in (0, 1) or (res.returncode == 1 and not missing):
+        log.warning("run %s: server %s: %s", state.run_id, dest, res.stderr.strip()[-200:])
+    return len(state.interfaces) - missing
 
 
 def clean_net(directory: Path | None = None, force: bool = False) -> list[str]:

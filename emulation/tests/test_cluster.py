@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,63 @@ def test_a_fattree_over_two_servers_forwards_and_leaves_nothing(target: Target, 
 def lk_port(topo, node: str, peer: str) -> int:
     """The port of `node` on its link to `peer`."""
     return next(lk.a_port if lk.a == node else lk.b_port for lk in topo.links if {lk.a, lk.b} == {node, peer})
+
+
+KILLED_RUN = """
+import sys, time
+from emulation.network import Emulation
+from topo.generators import leafspine
+emu = Emulation(leafspine(leaves=2, spines=1, hosts_per_leaf=1, rate_mbit=20), "ecmp", build_dir=sys.argv[1],
+                grpc_base=int(sys.argv[2]), prefix=sys.argv[3], servers=["localhost", sys.argv[4]],
+                ssh_options=sys.argv[5:])
+emu.start()
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.root
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, Mininet)")
+@pytest.mark.skipif(shutil.which(SSHD) is None, reason="needs openssh-server for its second server's sshd "
+                    "(apt-get install openssh-server; CI installs it)")
+@pytest.mark.skipif(shutil.which("sudo") is None or shutil.which("mn") is None, reason="needs sudo and mininet (make setup)")
+def test_clean_net_removes_a_killed_cluster_runs_leftovers_on_every_server(tmp_path: Path) -> None:
+    """A run over two servers killed with SIGKILL; clean-net stops its ssh sessions here (which ends
+    its shells and switches there) and deletes its interfaces on both servers."""
+    import signal
+    import sys
+
+    from emulation.p4switch import free_grpc_base
+    from emulation.state import clean_net
+
+    build = tmp_path / "build"
+    build.mkdir()
+    Target.from_env().ensure_build(build, Path(__file__).resolve().parents[2] / "p4src")
+    name = f"hlk{os.getpid() % 10000}"
+    prefix = f"k{os.getpid() % 100:02d}"
+    env = {**os.environ, "HITLESS_RUN_DIR": str(tmp_path / "runs"), "HITLESS_LOG_DIR": str(tmp_path / "logs")}
+    with LocalServer(name, "10.250.9") as srv:
+        run = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(build), str(free_grpc_base(10)), prefix,
+                                srv.address, *srv.ssh_opts], stdout=subprocess.PIPE, text=True, env=env,
+                               cwd=Path(__file__).resolve().parents[2])
+        try:
+            assert run.stdout is not None and run.stdout.readline().strip() == "ready"
+            on_server = subprocess.run(["ip", "netns", "exec", name, "ip", "-br", "link"], capture_output=True,
+                                       text=True).stdout
+            assert prefix in on_server, "the run made interfaces on the server"
+        finally:
+            run.send_signal(signal.SIGKILL)
+            run.wait()
+        lines = clean_net(tmp_path / "runs")
+        assert len(lines) == 1 and "stopped" in lines[0], lines
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (_ours(srv.address) or subprocess.run(
+                ["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split() != [str(srv.sshd.pid)]):
+            time.sleep(0.2)
+        assert _ours(srv.address) == [], "no ssh session to the server left"
+        left = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split()
+        assert left == [str(srv.sshd.pid)], f"only the server's sshd runs there: {left}"
+        on_server = subprocess.run(["ip", "netns", "exec", name, "ip", "-br", "link"], capture_output=True, text=True).stdout
+        assert prefix not in on_server, f"nothing of the run left on the server: {on_server}"
+    links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True, check=True).stdout
+    assert prefix not in links, f"nothing of the run left here: {links}"
