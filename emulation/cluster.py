@@ -292,6 +292,19 @@ def run_in_shell(node: Any, cmd: HostCommand) -> tuple[int, str]:
     return int(rc.strip() or 1), body
 
 
+def underlay_rtt_ms(node: Any, address: str, count: int = 5) -> float | None:
+    """The mean round trip (ms) of `count` pings from `node`'s server (its root namespace) to
+    `address`: what a tunnel between the two servers adds, twice. None when no reply came."""
+    argv = ["ping", "-q", "-n", "-c", str(count), "-i", "0.2", "-W", "1", address]
+    out = node.rcmd(argv, sudo=False) if node.isRemote else subprocess.run(
+        argv, capture_output=True, text=True, check=False, timeout=30).stdout
+    stats = out.split("min/avg/max", 1)[-1].split("=", 1)[-1].split("/") if "min/avg/max" in out else []
+    try:
+        return float(stats[1])
+    except (IndexError, ValueError):
+        return None
+
+
 def cross_links(topo: Topology, server_of: dict[str, str]) -> list[tuple[str, str]]:
     """The topology's links whose two ends are on two servers (tunnels), as (node, node)."""
     return [(lk.a, lk.b) for lk in topo.links if server_of[lk.a] != server_of[lk.b]]

@@ -61,7 +61,7 @@ from control.network import Network
 from control.ocs.driver import duplex_pairs
 from control.procedures import circuits_from_ocs
 from control.switch import Pipeline
-from emulation.cluster import LOCAL, ClusterBuild, cross_links, place_by_pod
+from emulation.cluster import LOCAL, ClusterBuild, cross_links, place_by_pod, underlay_rtt_ms
 from emulation.fibre import Fibre
 from emulation.holdloop import HOLD_PASSES_PER_S, HoldLoop, loop_drops, tbf_args
 from emulation.links import carrier, check_rto_min, parse_servers
@@ -152,6 +152,7 @@ class Emulation:
             raise ValueError(f"servers {servers!r}: expected names without commas")
         self.ssh_options = list(ssh_options or [])
         self.server_of = place_by_pod(self.topo, self.servers) if self.servers else {}  # checked now
+        self.tunnel_delay_ms: dict[tuple[str, str], float | None] = {}  # per pair of servers, measured at start
         if self.servers:
             if self.topo.ocs:
                 raise ValueError("an OCS on a cluster: its fibres between servers are not built yet; "
@@ -289,10 +290,25 @@ class Emulation:
         build.config_hosts()
         self.on_progress("links", build.summary(time.monotonic() - t0))
         if self.servers:
-            placed = {srv: sum(1 for s in self.server_of.values() if s == srv) for srv in self.servers}
-            tunnels = self.cross_links()
-            self.on_progress("servers", f"nodes {placed}; {len(tunnels)} links between servers (VXLAN): "
-                             + ", ".join(f"{a}-{b}" for a, b in tunnels))
+            self._report_servers()
+
+    def _report_servers(self) -> None:
+        """The progress lines of a cluster run: nodes a server, then every link between two servers
+        with what their tunnel adds one way (half the underlay's round trip, measured now)."""
+        placed = {srv: sum(1 for s in self.server_of.values() if s == srv) for srv in self.servers}
+        tunnels = self.cross_links()
+        self.on_progress("servers", f"nodes {placed}; {len(tunnels)} links between servers (VXLAN)")
+        nodes = {**self.hosts, **self.switches}
+        pairs = dict.fromkeys(tuple(sorted((self.server_of[x], self.server_of[y]), key=lambda s: s != LOCAL))
+                              for x, y in tunnels)  # this machine first: it pings the other
+        for a, b in pairs:
+            node = next(n for name, n in nodes.items() if self.server_of[name] == a)
+            far = next(n for name, n in nodes.items() if self.server_of[name] == b)
+            rtt = underlay_rtt_ms(node, far.serverIP)
+            self.tunnel_delay_ms[(a, b)] = rtt / 2 if rtt is not None else None
+            links = [f"{x}-{y}" for x, y in tunnels if {self.server_of[x], self.server_of[y]} == {a, b}]
+            added = f"{rtt / 2:.3f} ms one way" if rtt is not None else "no reply to ping"
+            self.on_progress("servers", f"{a} and {b}: a tunnel adds {added} (underlay RTT/2); links {', '.join(links)}")
 
     def _start_switches(self) -> None:
         t0 = time.monotonic()

@@ -156,6 +156,8 @@ def test_a_fattree_over_two_servers_forwards_and_leaves_nothing(target: Target, 
                 assert sw.grpc_host == srv.address and str(sw.proc.pid) in in_server, f"{n} runs on the server"
             pids = {n: sw.proc.pid for n, sw in emu.switches.items()}
             assert emu.pingall() == 0.0
+            assert list(emu.tunnel_delay_ms) == [("localhost", srv.address)], "the tunnels' delay measured"
+            assert 0 < emu.tunnel_delay_ms[("localhost", srv.address)] < 5
             crossing = [(a, b) for a, b in emu.cross_links() if a in remote or b in remote]
             assert crossing, "links between the servers"
             a, b = crossing[0]
