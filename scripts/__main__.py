@@ -32,6 +32,9 @@ def build_parser(prog: str = "python -m scripts", extend: Extend | None = None) 
                    help="kind strategies: transfer sizes and SSE times x (2: e6-strategies at the paper's time scale)")
     r.add_argument("--rate", type=float, metavar="<mbit>",
                    help="the dynamic streams' rate instead of the spec's (a machine that cannot carry it with room)")
+    r.add_argument("--link-rate", type=float, metavar="<mbit>",
+                   help="the topology's link rate instead of the spec's (unlimited streams on a machine that "
+                        "cannot carry the spec's rate with room; queues keep their frames)")
     r.add_argument("--seed", type=int, default=1, metavar="<n>", help="OCS delay model seed (default 1)")
     r.add_argument("--build", metavar="<dir>", help="compiled programs (default build/, compiled when stale)")
     if extend is not None:
@@ -72,7 +75,7 @@ def run_args(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else HOME / "results" / sp.name
     if args.command == "run":
         sp = specmod.stretch(specmod.shorten(sp, args.runs, args.duration, args.event_at), args.stretch)
-        sp = specmod.at_rate(sp, args.rate)
+        sp = specmod.at_link_rate(specmod.at_rate(sp, args.rate), args.link_rate)
     if getattr(args, "transfers", None) is not None:
         sp.bulk.transfers = args.transfers
         sp.bulk.check()

@@ -412,6 +412,19 @@ def at_rate(spec: Spec, rate_mbit: float | None) -> Spec:
     return _checked(asdict(replace(spec, streams=streams)))
 
 
+def at_link_rate(spec: Spec, rate_mbit: float | None) -> Spec:
+    """A copy whose topology's links (a variant's own topology's too) run at `rate_mbit`: an experiment
+    of unlimited streams on a machine whose switches cannot carry the spec's rate with room. Queues keep
+    their frames (so hold twice the time at half the rate); the report's scale factor follows."""
+    if rate_mbit is None:
+        return spec
+    if isinstance(rate_mbit, bool) or not isinstance(rate_mbit, (int, float)) or not 0 < rate_mbit <= 100_000:
+        raise ValueError(f"link rate {rate_mbit!r}: expected Mbit/s above 0 and at most 100000")
+    variants = [replace(v, topology={**v.topology, "rate_mbit": float(rate_mbit)}) if v.topology is not None else v
+                for v in spec.variants]
+    return _checked(asdict(replace(spec, topology={**spec.topology, "rate_mbit": float(rate_mbit)}, variants=variants)))
+
+
 def stretch(spec: Spec, factor: float | None) -> Spec:
     """A copy whose bulk transfers and SSE are `factor` times as long (kind strategies: the same rate,
     so completion times and the round robin's epochs stretch alike, seed 003 §3.1's scaling rule)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from scripts.experiments.reconf import write_bytes
-from scripts.experiments.spec import at_rate, load, make_topology, parse, shorten, stretch
+from scripts.experiments.spec import at_link_rate, at_rate, load, make_topology, parse, shorten, stretch
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
@@ -146,6 +146,20 @@ def test_at_rate_sets_the_dynamic_fixed_rate_streams_only():
             at_rate(spec, bad)
     with pytest.raises(ValueError, match="expected a dynamic stream of a fixed rate"):
         at_rate(parse(base()), 4)
+
+
+def test_at_link_rate_sets_every_topologys_links_and_the_scale_factor():
+    spec = load(Path(__file__).resolve().parents[1] / "experiments" / "e6-hybrid-leafspine.yaml")
+    slow = at_link_rate(spec, 10)
+    assert slow.link_rate_mbit == 10.0 and spec.link_rate_mbit == 20.0  # the original is left alone
+    assert slow.scale == spec.scale / 2
+    topo = make_topology(slow)
+    assert {lk.rate_mbit for lk in topo.links} == {10.0} and topo.ocs[0].rate_mbit == 10.0
+    assert topo.params["switch_queue_pkts"] == 20  # queues keep their frames
+    assert at_link_rate(spec, None) is spec
+    for bad in (0, -1, True, "10"):
+        with pytest.raises(ValueError, match="link rate .*expected Mbit/s above 0"):
+            at_link_rate(spec, bad)
 
 
 def test_iperf_blocks_follow_the_rate():
