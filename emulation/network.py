@@ -61,7 +61,8 @@ from control.network import Network
 from control.ocs.driver import duplex_pairs
 from control.procedures import circuits_from_ocs
 from control.switch import Pipeline
-from emulation.cluster import LOCAL, ClusterBuild, cross_links, place_by_pod, underlay_rtt_ms
+from emulation.cluster import LOCAL
+from emulation.clusterbuild import OCS_NOT_YET, ClusterBuild, cross_links, place_by_pod, underlay_rtt_ms
 from emulation.fibre import Fibre
 from emulation.holdloop import HOLD_PASSES_PER_S, HoldLoop, loop_drops, tbf_args
 from emulation.links import carrier, check_rto_min, parse_servers
@@ -155,8 +156,7 @@ class Emulation:
         self.tunnel_delay_ms: dict[tuple[str, str], float | None] = {}  # per pair of servers, measured at start
         if self.servers:
             if self.topo.ocs:
-                raise ValueError("an OCS on a cluster: its fibres between servers are not built yet; "
-                                 "expected a topology without one, or no servers")
+                raise ValueError(OCS_NOT_YET)
         self.hosts_of: dict[str, SwitchHost] = {}
         self.pcap = pcap
         self.watch = watch

@@ -103,7 +103,7 @@ def test_two_hosts_on_two_servers_reach_each_other_over_vxlan() -> None:
 
 
 def test_pods_stay_whole_on_a_server_and_the_top_tier_spreads() -> None:
-    from emulation.cluster import place_by_pod
+    from emulation.clusterbuild import place_by_pod
     from topo.generators import fattree, leafspine
 
     placed = place_by_pod(fattree(4), ["a", "b"])
