@@ -257,7 +257,8 @@ def run(args: argparse.Namespace) -> int:
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         emu.start()
-        progress("memory", f"{emu.rss_bytes() / 2**20:.0f} MiB resident over {len(emu.pids()) + 1} processes")
+        progress("memory", f"{emu.rss_bytes() / 2**20:.0f} MiB resident over {len(emu.pids()) + 1} processes"
+                 f"{' on this machine' if emu.servers else ''}")
         attach = getattr(args, "attach", None)
         with attach(args, emu) if attach is not None else contextlib.nullcontext():
             if args.cmd:

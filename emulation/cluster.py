@@ -23,9 +23,13 @@ What the cluster edition does not do here, and what this module adds around its 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
 import shutil
+import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -42,12 +46,6 @@ VXLAN_PORT = 4789
 VXLAN_OVERHEAD = 50  # bytes a VXLAN tunnel adds on IPv4: outer Ethernet 14, IP 20, UDP 8, VXLAN 8
 SHELL_STOP_S = 5.0
 REMOTE_START_S = 30.0  # a remote process's first line (its PID) arrives within this
-
-
-def ssh_options(identity: Path, known_hosts: Path) -> list[str]:
-    """The ssh options of a run: its own key and known-hosts file, never a prompt."""
-    return ["-i", str(identity), "-o", f"UserKnownHostsFile={known_hosts}", "-o", "StrictHostKeyChecking=accept-new",
-            "-o", "BatchMode=yes"]
 
 
 def with_options(base: list[str], options: list[str]) -> list[str]:
@@ -74,6 +72,16 @@ class RemoteShellMixin(RemoteMixin):
         self.sshbase = with_options(RemoteMixin.sshbase, list(ssh_opts))
         super().__init__(name, **params)
 
+    # RemoteMixin runs every ssh with a Python preexec_fn (setpgrp): a fork that runs Python in the
+    # child of a process whose gRPC threads are busy (the controller's, during an experiment) wrote
+    # gRPC's "epoll_wait error: Bad file descriptor" into the child's output, where the remote PID was
+    # expected, and can abort it before exec. Popen's own process_group=0 does the same without it.
+    _ignoreSignal = None  # noqa: N815 - RemoteMixin's name
+
+    def _popen(self, cmd: Any, sudo: bool = True, tt: bool = True, **params: Any) -> Any:
+        params.setdefault("process_group", 0)
+        return super()._popen(cmd, sudo=sudo, tt=tt, **params)
+
     def terminate(self) -> None:
         """Mininet's SIGHUP to the shell, then the ssh process of a remote shell, until it exits."""
         super().terminate()
@@ -82,22 +90,50 @@ class RemoteShellMixin(RemoteMixin):
 
 
 class ClusterHost(RemoteShellMixin, RemoteHost):
-    """A Mininet host on the server its topology entry names (`server`, `serverIP`)."""
+    """A Mininet host on the server its topology entry names (`server`, `serverIP`). On a remote server
+    a process whose output goes to a file or nowhere (a capture, a traffic generator) runs as a
+    `RemoteProcess` in the host's namespaces, so it hangs up with its run and a signal reaches it
+    (Mininet's popen runs it over an ssh session without a terminal, which neither does); one with
+    pipes (a command whose output is read) is Mininet's popen."""
+
+    def popen(self, *args: Any, **kwargs: Any) -> Any:
+        pipes = subprocess.PIPE in (kwargs.get("stdin"), kwargs.get("stdout"))
+        if not self.isRemote or pipes:
+            return super().popen(*args, **kwargs)
+        argv = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+        stdout = kwargs.get("stdout")
+        return RemoteProcess(self, ["mnexec", "-a", str(self.pid), *map(str, argv)],
+                             stdout=None if stdout in (None, subprocess.DEVNULL) else stdout, cwd=kwargs.get("cwd"))
 
 
 class RemoteProcess:
-    """A command run on a node's server in its root namespace, its output into `log` there. The local
-    `ssh -tt` session lives as long as the command (a session that breaks hangs it up); the command's
-    PID on the server is the first line it prints. Duck-types the parts of `subprocess.Popen` a switch
-    node uses (`poll`, `returncode`, `pid`: the remote one)."""
+    """A command run on a node's server (in its root namespace; `mnexec -a PID` in argv for a host's:
+    not `-d`, whose fork would leave the session at once),
+    over `ssh -tt`: a session that breaks hangs it up, so it never outlives its run (`local_pid` is the
+    cluster edition's `sudo -u USER ssh`: a SIGTERM to it reaches ssh, a SIGKILL does not, so stop it
+    with SIGTERM first, as clean-net does). Its PID there is
+    the first line it prints; what it prints after goes to `log` there, or to the local file `stdout`
+    (a thread copies it, the terminal's CR LF as LF), or nowhere. Signalled by that PID. Duck-types
+    what the project uses of `subprocess.Popen` (`poll`, `wait`, `send_signal`, `terminate`, `kill`,
+    `returncode`; `pid` is the remote one)."""
 
-    def __init__(self, node: RemoteMixin, argv: list[str], log: Path, timeout: float = REMOTE_START_S) -> None:
-        script = (f"mkdir -p {shlex.quote(str(log.parent))} && echo $$ && "
-                  f"exec {shlex.join(argv)} > {shlex.quote(str(log))} 2>&1 < /dev/null")
+    def __init__(self, node: RemoteMixin, argv: list[str], log: Path | None = None, stdout: Any = None,
+                 cwd: str | None = None, timeout: float = REMOTE_START_S) -> None:
+        steps = ["echo $$"]
+        if log is not None:
+            steps.insert(0, f"mkdir -p {shlex.quote(str(log.parent))}")
+        if cwd is not None:
+            steps.append(f"cd {shlex.quote(cwd)}")
+        out = f"> {shlex.quote(str(log))} 2>&1" if log is not None else "2>&1"
+        steps.append(f"exec {shlex.join(argv)} {out} < /dev/null")
         self.node = node
         # ssh joins its words with spaces for the remote shell: the script goes as one quoted word
-        self.ssh = node.rpopen(["sh", "-c", shlex.quote(script)], sudo=False)
+        self.ssh = node.rpopen(["sh", "-c", shlex.quote(" && ".join(steps))], sudo=False)
         self.pid = self._first_line(timeout)
+        # a copy of the caller's descriptor: the caller may close its file once this returns, as after Popen
+        sink = open(os.dup(stdout.fileno()), "wb", buffering=0) if hasattr(stdout, "fileno") else None  # noqa: SIM115
+        self._pump = threading.Thread(target=self._copy, args=(sink,), daemon=True)
+        self._pump.start()
 
     def _first_line(self, timeout: float) -> int:
         assert self.ssh.stdout is not None
@@ -115,6 +151,14 @@ class RemoteProcess:
             stop_local(self.ssh)
             raise SwitchStartError(f"on {self.node.server}: {line.decode(errors='replace').strip()}") from None
 
+    def _copy(self, sink: Any) -> None:
+        """The session's output after the PID into `sink` (a local file, closed at the end), or drained."""
+        assert self.ssh.stdout is not None
+        with sink if sink is not None else contextlib.nullcontext():
+            for chunk in iter(lambda: self.ssh.stdout.read1(65536), b""):  # type: ignore[union-attr]
+                if sink is not None:
+                    sink.write(chunk.replace(b"\r\n", b"\n"))
+
     @property
     def local_pid(self) -> int:
         """The local ssh session's PID (stopping it ends the command: its terminal hangs up)."""
@@ -128,20 +172,35 @@ class RemoteProcess:
         """None while the remote command runs (its ssh session is open)."""
         return self.ssh.poll()
 
+    def wait(self, timeout: float | None = None) -> int:
+        """Its exit status (ssh passes the remote command's on); subprocess.TimeoutExpired as Popen's."""
+        code = self.ssh.wait(timeout)
+        self._pump.join(SHELL_STOP_S)
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        """`sig` to the remote PID, not waiting."""
+        if self.ssh.poll() is None:
+            self.node.rcmd(["kill", f"-{signal.Signals(sig).name.removeprefix('SIG')}", str(self.pid)], sudo=False)
+
     def terminate(self) -> None:
         """SIGTERM to the remote PID, not waiting."""
-        if self.ssh.poll() is None:
-            self.node.rcmd(["kill", "-TERM", str(self.pid)], sudo=False)
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        """SIGKILL to the remote PID, not waiting."""
+        self.send_signal(signal.SIGKILL)
 
     def stop(self, timeout: float = SHELL_STOP_S) -> None:
         """SIGTERM to the remote PID, SIGKILL after `timeout`, then the session closes with it."""
         if self.ssh.poll() is None:
             self.terminate()
             try:
-                self.ssh.wait(timeout)
+                self.wait(timeout)
             except subprocess.TimeoutExpired:
-                self.node.rcmd(["kill", "-KILL", str(self.pid)], sudo=False)
+                self.kill()
         stop_local(self.ssh)
+        self._pump.join(SHELL_STOP_S)
 
 
 class ClusterSwitch(RemoteShellMixin, P4Switch):
@@ -167,7 +226,7 @@ class ClusterSwitch(RemoteShellMixin, P4Switch):
     def launch(self, cmd: list[str]) -> Any:
         if not self.isRemote:
             return super().launch(cmd)
-        return RemoteProcess(self, cmd, self.log_path)
+        return RemoteProcess(self, cmd, log=self.log_path)
 
     def stop_process(self) -> None:
         if isinstance(self.proc, RemoteProcess):

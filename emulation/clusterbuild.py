@@ -13,19 +13,15 @@ from typing import Any
 import networkx as nx
 from mininet.link import Intf
 
-from emulation.cluster import Cluster, ClusterHost, ClusterSwitch, VxlanLink
+from emulation.cluster import LOCAL, Cluster, ClusterHost, ClusterSwitch, VxlanLink
 from emulation.holdloop import hold_loop_commands
 from emulation.linkbatch import shaping
-from emulation.links import SWITCH_PORT_OFFLOADS_OFF, HostCommand, steer_by_flow_command
+from emulation.links import SWITCH_PORT_OFFLOADS_OFF, HostCommand, steer_by_flow, steer_by_flow_command
 from emulation.netbuild import FABRIC_MTU, MininetBuild, Names, SwitchParams, run_or_raise
 from emulation.priority import HOST_NICE, set_nice
 from emulation.state import RunState
 from emulation.switchhost import SwitchHost
 from topo.model import Topology
-
-OCS_NOT_YET = ("an OCS on a cluster: its fibres between servers are not built yet; "
-               "expected a topology without one, or no servers")
-
 
 TOP_TIER = ("core", "spine")  # switch roles that join pods; every other switch belongs to one
 
@@ -34,14 +30,15 @@ def place_by_pod(topo: Topology, servers: list[str]) -> dict[str, str]:
     """Each node's server, so that most links stay on one server: a pod (what stays connected once the
     top tier is taken away: a fat-tree's pod with its hosts, a leaf with its hosts) lies whole on one
     server, pods in topology order in shares as even as the servers allow; the top tier's switches
-    round robin; an OCS on the first server."""
+    round robin; an OCS with the ToRs it serves (its fibres stay on one server), the first server."""
     if not servers or len(set(servers)) != len(servers):
         raise ValueError(f"servers {servers!r}: expected one or more distinct names")
     top = [s.name for s in topo.switches if s.role in TOP_TIER]
     graph = nx.Graph()
-    order = [s.name for s in topo.switches] + [h.name for h in topo.hosts]
+    order = [o.name for o in topo.ocs] + [s.name for s in topo.switches] + [h.name for h in topo.hosts]
     graph.add_nodes_from(n for n in order if n not in top)
     graph.add_edges_from((lk.a, lk.b) for lk in topo.links if lk.a not in top and lk.b not in top)
+    graph.add_edges_from((o.name, p.switch) for o in topo.ocs for p in o.ports if p.switch not in top)
     rank = {n: i for i, n in enumerate(order)}
     pods = sorted((sorted(c, key=rank.__getitem__) for c in nx.connected_components(graph)), key=lambda c: rank[c[0]])
     out: dict[str, str] = {}
@@ -49,8 +46,17 @@ def place_by_pod(topo: Topology, servers: list[str]) -> dict[str, str]:
         server = servers[i * len(servers) // len(pods)]
         out.update(dict.fromkeys(pod, server))
     out.update({name: servers[i % len(servers)] for i, name in enumerate(top)})
-    out.update({o.name: servers[0] for o in topo.ocs})
     return out
+
+
+def check_ocs_local(topo: Topology, server_of: dict[str, str]) -> None:
+    """An OCS and every ToR fibred to it on this machine (the emulator runs here and darkens the
+    fibres' patch ends here); ValueError naming what is elsewhere."""
+    for o in topo.ocs:
+        away = [n for n in [o.name, *(p.switch for p in o.ports)] if server_of[n] != LOCAL]
+        if away:
+            raise ValueError(f"{away[0]} on {server_of[away[0]]}: an OCS and the ToRs fibred to it run on "
+                             f"{LOCAL} (fibres between servers are not built yet); expected them there")
 
 
 def run_in_shell(node: Any, cmd: HostCommand) -> tuple[int, str]:
@@ -99,11 +105,10 @@ class ClusterBuild(MininetBuild):
 
     runner = staticmethod(run_in_shell)  # type: ignore[assignment]
 
-    def __init__(self, names: Names, servers: list[str], ssh_opts: list[str], rto_min: str | None = None) -> None:
-        if names.topo.ocs:
-            raise ValueError(OCS_NOT_YET)
-        self.servers, self.ssh_opts = list(servers), list(ssh_opts)
-        self.server_of = place_by_pod(names.topo, self.servers)
+    def __init__(self, names: Names, servers: list[str], server_of: dict[str, str], ssh_opts: list[str],
+                 rto_min: str | None = None) -> None:
+        check_ocs_local(names.topo, server_of)
+        self.servers, self.server_of, self.ssh_opts = list(servers), dict(server_of), list(ssh_opts)
         super().__init__(names, rto_min)
 
     def run(self, node: Any, who: str, cmd: HostCommand) -> None:
@@ -155,6 +160,7 @@ class ClusterBuild(MininetBuild):
         node = {**self.hosts, **self.switches}
         intf = self.names.intf
         tc: dict[str, list[str]] = {}
+        self.add_fibres()  # on this machine (check_ocs_local)
         for lk in self.topo.links:
             self.net.addLink(node[lk.a], node[lk.b], port1=lk.a_port, port2=lk.b_port, cls=VxlanLink,
                              intfName1=intf(lk.a, lk.a_port), intfName2=intf(lk.b, lk.b_port))
@@ -182,3 +188,7 @@ class ClusterBuild(MininetBuild):
             for i in sw.intfList():
                 if i.name != "lo":
                     self.run(sw, name, steer_by_flow_command(i.name))
+        for o in self.topo.ocs:  # the fibres' patch ends
+            for p in o.ports:
+                for end in self.names.fibre(o.name, p).patch:
+                    steer_by_flow(end)

@@ -136,14 +136,7 @@ class MininetBuild:
         """The topology's links, the OCS's fibres and the hold loops; then every switch port without
         IPv6 and offloads, and steered by flow."""
         self._add_topology_links()
-        queue = self.topo.params.get("switch_queue_pkts")
-        for o in self.topo.ocs:
-            for p in o.ports:
-                delay = o.delay if self.netem else None
-                fibre = add_fibre(self.switches[p.switch], p.switch_port, self.switches[o.name], p.port,
-                                  self.names.fibre(o.name, p), FABRIC_MTU, bw=o.rate_mbit, delay=delay)
-                if queue:
-                    limit_queue(fibre.tor_intf, queue, delay)
+        self.add_fibres()
         # every fabric switch's hold loop: two ports of its own, a paced veth pair
         add_hold_loops([self.names.hold_loop(s.name) for s in self.topo.switches], FABRIC_MTU, hold_passes)
         for s in self.topo.switches:
@@ -156,6 +149,18 @@ class MininetBuild:
                     switch_port_offloads_off(intf.name)
         for name in self.names.interfaces():  # switch ports and the fibres' patch ends
             steer_by_flow(name)
+
+    def add_fibres(self) -> None:
+        """Every OCS's fibres (emulation/fibre.py: veth pairs patched on this machine), shaped at the
+        OCS's rate, a ToR end's queue bounded to `switch_queue_pkts`."""
+        queue = self.topo.params.get("switch_queue_pkts")
+        for o in self.topo.ocs:
+            for p in o.ports:
+                delay = o.delay if self.netem else None
+                fibre = add_fibre(self.switches[p.switch], p.switch_port, self.switches[o.name], p.port,
+                                  self.names.fibre(o.name, p), FABRIC_MTU, bw=o.rate_mbit, delay=delay)
+                if queue:
+                    limit_queue(fibre.tor_intf, queue, delay)
 
     def _add_topology_links(self) -> None:
         """The topology's links (emulation/linkbatch.py): every veth pair in one batch (switch to switch

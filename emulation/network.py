@@ -27,8 +27,9 @@ default: one each below HOSTED_FROM switches, else HOST_PROCESSES processes), `r
 second, emulation/holdloop.py), `pcap`, `log_dir`, `grpc_base` (renumber gRPC ports from
 this base), `prefix` (prepended to every Mininet node and so interface name: runs side by side need
 distinct prefixes and gRPC bases), `watch` (reconcile restarted switches), `on_progress(stage, detail)`,
-`servers` (run over these servers, `localhost` for this machine, placed by pod: emulation/cluster.py)
-and `ssh_options` (ssh's own options for reaching them).
+`servers` (run over these servers, `localhost` for this machine, placed by pod:
+emulation/clusterbuild.py), `placement` (nodes on servers of your choice) and `ssh_options` (ssh's
+own options for reaching them).
 Dicts and methods take topology names (`h1`, not `<prefix>h1`); `emu.intf(node, port)` gives the
 Linux interface name. Route changes for a new circuit map: `control.procedures.Reconfigurer` on
 `emu.controller` and `emu.ocs.driver()` (what the CLI's `reconfigure` does). `start()`/`stop()` or the context
@@ -62,7 +63,7 @@ from control.ocs.driver import duplex_pairs
 from control.procedures import circuits_from_ocs
 from control.switch import Pipeline
 from emulation.cluster import LOCAL
-from emulation.clusterbuild import OCS_NOT_YET, ClusterBuild, cross_links, place_by_pod, underlay_rtt_ms
+from emulation.clusterbuild import ClusterBuild, check_ocs_local, cross_links, place_by_pod, underlay_rtt_ms
 from emulation.fibre import Fibre
 from emulation.holdloop import HOLD_PASSES_PER_S, HoldLoop, loop_drops, tbf_args
 from emulation.links import carrier, check_rto_min, parse_servers
@@ -128,7 +129,8 @@ class Emulation:
                  log_dir: str | Path | None = None, grpc_base: int | None = None,
                  on_progress: Progress | None = None, watch: bool = True, prefix: str = "",
                  hold_passes: int = HOLD_PASSES_PER_S, switches_per_process: int | None = None,
-                 servers: list[str] | None = None, ssh_options: list[str] | None = None) -> None:
+                 servers: list[str] | None = None, ssh_options: list[str] | None = None,
+                 placement: dict[str, str] | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
         if spray not in SPRAY_KINDS:
@@ -152,11 +154,8 @@ class Emulation:
         if self.servers and len(self.servers) != len(servers):
             raise ValueError(f"servers {servers!r}: expected names without commas")
         self.ssh_options = list(ssh_options or [])
-        self.server_of = place_by_pod(self.topo, self.servers) if self.servers else {}  # checked now
+        self.server_of = self._place(placement or {})  # checked now
         self.tunnel_delay_ms: dict[tuple[str, str], float | None] = {}  # per pair of servers, measured at start
-        if self.servers:
-            if self.topo.ocs:
-                raise ValueError(OCS_NOT_YET)
         self.hosts_of: dict[str, SwitchHost] = {}
         self.pcap = pcap
         self.watch = watch
@@ -240,6 +239,22 @@ class Emulation:
         """The interfaces of the fibre from a ToR port to an OCS port."""
         return self.names.fibre(ocs, port)
 
+    def _place(self, placement: dict[str, str]) -> dict[str, str]:
+        """Each node's server on a cluster run: by pod (emulation/clusterbuild.py), then `placement`'s
+        own choices; {} on one machine."""
+        if not self.servers:
+            if placement:
+                raise ValueError("placement without servers; expected servers too")
+            return {}
+        nodes = {n.name for n in [*self.topo.switches, *self.topo.hosts, *self.topo.ocs]}
+        for node, server in placement.items():
+            if node not in nodes or server not in self.servers:
+                raise ValueError(f"placement {node}={server}: expected a node of {self.topo.name} and one of "
+                                 f"the servers {', '.join(self.servers)}")
+        server_of = {**place_by_pod(self.topo, self.servers), **placement}
+        check_ocs_local(self.topo, server_of)
+        return server_of
+
     def cross_links(self) -> list[tuple[str, str]]:
         """The links between two servers of a cluster run (none on one machine)."""
         return cross_links(self.topo, self.server_of) if self.server_of else []
@@ -281,7 +296,7 @@ class Emulation:
         assert self.state is not None
         # interfaces are recorded before they exist, so a run killed half-way is still cleaned
         self.state.add_interfaces(self.names.interfaces())
-        build = (ClusterBuild(self.names, self.servers, self.ssh_options, self.rto_min) if self.servers
+        build = (ClusterBuild(self.names, self.servers, self.server_of, self.ssh_options, self.rto_min) if self.servers
                  else MininetBuild(self.names, self.rto_min))
         self.net, self.hosts, self.switches = build.net, build.hosts, build.switches  # filled as it goes
         self.hosts_of = self._switch_hosts()
@@ -535,9 +550,10 @@ class Emulation:
         return {s.name: loop_drops(self.hold_loop(s.name)) for s in self.topo.switches}
 
     def switch_cpu_seconds(self) -> dict[str, float]:
-        """CPU time each running switch process (fabric and OCS) has used so far, by switch name."""
+        """CPU time each running switch process (fabric and OCS) on this machine has used so far, by
+        switch name."""
         out = {}
-        for name, sw in self.switches.items():
+        for name, sw in self._local(self.switches).items():
             pid = sw.pid_started
             used = cpu_seconds(pid) if pid else None
             if used is not None:
@@ -545,17 +561,23 @@ class Emulation:
         return out
 
     def pids(self) -> dict[str, int]:
-        """Every live process of the emulation (switches, OCS emulator, node shells), by description."""
+        """Every live process of the emulation on this machine (switches, OCS emulator, node shells), by
+        description."""
         out = {}
-        for name, sw in self.switches.items():
+        for name, sw in self._local(self.switches).items():
             if sw.pid_started:
                 out[f"switch {name}"] = sw.pid_started
             out[f"shell {name}"] = sw.pid
-        for name, h in self.hosts.items():
+        for name, h in self._local(self.hosts).items():
             out[f"host {name}"] = h.pid
         if self.ocs is not None and self.ocs.proc.poll() is None:
             out["ocs-emulator"] = self.ocs.proc.pid
         return out
+
+    @staticmethod
+    def _local(nodes: dict[str, Any]) -> dict[str, Any]:
+        """The nodes on this machine (a cluster run's remote ones have PIDs of their servers)."""
+        return {n: node for n, node in nodes.items() if not getattr(node, "isRemote", False)}
 
     def rss_bytes(self) -> int:
         """Sum of the resident memory of the emulation's processes, this Python process included."""

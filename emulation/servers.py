@@ -20,13 +20,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from emulation.cluster import ssh_options
 from emulation.links import check_ifname, run_checked
 
 SSHD = "/usr/sbin/sshd"
 SSH_PORT = 22
 START_TIMEOUT_S = 10.0
 UNDERLAY_MTU = 9000  # jumbo frames between the servers, as real ones need: above FABRIC_MTU + VXLAN_OVERHEAD
+
+
+def ssh_options(identity: Path, known_hosts: Path) -> list[str]:
+    """The ssh options of a run: its own key and known-hosts file, never a prompt."""
+    return ["-i", str(identity), "-o", f"UserKnownHostsFile={known_hosts}", "-o", "StrictHostKeyChecking=accept-new",
+            "-o", "BatchMode=yes"]
 
 
 class LocalServer:

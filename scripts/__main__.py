@@ -6,8 +6,10 @@ import argparse
 import functools
 import sys
 from pathlib import Path
+from typing import Any
 
 from emulation.cli import Extend
+from emulation.links import check_ssh_option, parse_servers
 from scripts.demo import demo
 from scripts.experiment import analyze_all, report, run
 from scripts.experiments import spec as specmod
@@ -35,6 +37,12 @@ def build_parser(prog: str = "python -m scripts", extend: Extend | None = None) 
     r.add_argument("--link-rate", type=float, metavar="<mbit>",
                    help="the topology's link rate instead of the spec's (unlimited streams on a machine that "
                         "cannot carry the spec's rate with room; queues keep their frames)")
+    r.add_argument("--servers", metavar="<a,b,...>",
+                   help="run over these servers (localhost: this machine; emulation/README.md), placed by pod")
+    r.add_argument("--ssh-option", action="append", default=[], metavar="<opt>",
+                   help="an ssh -o option for reaching the servers, e.g. IdentityFile=/root/.ssh/testbed (repeatable)")
+    r.add_argument("--place", metavar="<node=server,...>",
+                   help="with --servers: these nodes on these servers instead of by pod (e.g. h2=srv2,h3=srv2)")
     r.add_argument("--seed", type=int, default=1, metavar="<n>", help="OCS delay model seed (default 1)")
     r.add_argument("--build", metavar="<dir>", help="compiled programs (default build/, compiled when stale)")
     if extend is not None:
@@ -61,6 +69,24 @@ def main(argv: list[str] | None = None, prog: str = "python -m scripts", extend:
     return main_of("scripts", build_parser(prog, extend), run_args, argv)
 
 
+def cluster_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """Emulation's servers, ssh_options and placement from --servers, --ssh-option and --place
+    (checked: names that reach ssh), or None on one machine."""
+    if not args.servers:
+        if args.place or args.ssh_option:
+            raise ValueError("--place and --ssh-option go with --servers; expected --servers too")
+        return None
+    placement = {}
+    for item in (args.place or "").split(","):
+        if item:
+            node, sep, server = item.partition("=")
+            if not sep:
+                raise ValueError(f"--place {item!r}: expected node=server")
+            placement[node] = server
+    return {"servers": parse_servers(args.servers), "placement": placement,
+            "ssh_options": [w for opt in args.ssh_option for w in check_ssh_option(opt)]}
+
+
 def run_args(args: argparse.Namespace) -> int:
     """The command `main` parsed."""
     if args.command == "demo":
@@ -82,7 +108,7 @@ def run_args(args: argparse.Namespace) -> int:
     if args.command == "run":
         attach = getattr(args, "attach", None)  # the live view's, when a layer above added it (extend)
         counts = run(sp, out, seed=args.seed, build=Path(args.build) if args.build else None,
-                     watch=functools.partial(attach, args) if attach is not None else None)
+                     watch=functools.partial(attach, args) if attach is not None else None, cluster=cluster_options(args))
         print(f"[{sp.name}] {counts['ran']} ran, {counts['skipped']} already done, {counts['failed']} failed")
         return 1 if counts["failed"] else 0
     if args.command == "analyze":

@@ -17,9 +17,10 @@ log = logging.getLogger(__name__)
 
 
 def run(spec: Spec, out: Path, seed: int = 1, say=say_flush, build: Path | None = None,
-        watch: Watch | None = None) -> dict[str, int]:
-    """Run the missing runs, then write the summary and plots and print the table."""
-    counts = run_experiment(spec, out, say=say, seed=seed, build=build, watch=watch)
+        watch: Watch | None = None, cluster: dict[str, Any] | None = None) -> dict[str, int]:
+    """Run the missing runs (over several servers with `cluster`, run_experiment's), then write the
+    summary and plots and print the table."""
+    counts = run_experiment(spec, out, say=say, seed=seed, build=build, watch=watch, cluster=cluster)
     report(spec, out, say)
     return counts
 

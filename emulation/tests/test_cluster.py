@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from emulation.cluster import VXLAN_OVERHEAD, ssh_options, with_options
+from emulation.cluster import VXLAN_OVERHEAD, with_options
 from emulation.links import check_ssh_option, parse_servers
 from emulation.netbuild import FABRIC_MTU
-from emulation.servers import SSHD, UNDERLAY_MTU, LocalServer
+from emulation.servers import SSHD, UNDERLAY_MTU, LocalServer, ssh_options
 from p4sim.target import Target, stacks
 
 
@@ -44,8 +45,16 @@ def test_an_emulation_over_servers_refuses_what_it_cannot_build_before_starting(
     from emulation.network import Emulation
     from topo.generators import leafspine, ucd4
 
-    with pytest.raises(ValueError, match="OCS on a cluster"):
-        Emulation(ucd4(), servers=["localhost", "10.0.0.2"])
+    two = ["localhost", "10.0.0.2"]
+    assert set(Emulation(ucd4(), servers=two).server_of.values()) == {"localhost"}  # the OCS with its ToRs
+    with pytest.raises(ValueError, match="s2 on 10.0.0.2: an OCS and the ToRs fibred to it run on localhost"):
+        Emulation(ucd4(), servers=two, placement={"s2": "10.0.0.2"})
+    with pytest.raises(ValueError, match="placement h9=10.0.0.2: expected a node"):
+        Emulation(ucd4(), servers=two, placement={"h9": "10.0.0.2"})
+    with pytest.raises(ValueError, match="placement h2=elsewhere: expected a node"):
+        Emulation(ucd4(), servers=two, placement={"h2": "elsewhere"})
+    with pytest.raises(ValueError, match="placement without servers"):
+        Emulation(ucd4(), placement={"h2": "10.0.0.2"})
     with pytest.raises(ValueError, match="server"):
         Emulation(leafspine(2, 1, 1), servers=["localhost", "-oProxyCommand=x"])
     with pytest.raises(ValueError, match="commas"):
@@ -94,6 +103,22 @@ def test_two_hosts_on_two_servers_reach_each_other_over_vxlan() -> None:
             big = FABRIC_MTU - 28
             assert " 0% packet loss" in h1.cmd("ping", "-c", "2", "-W", "2", "-M", "do", "-s", str(big), h2.IP())
             assert "vxlan" in h2.cmd("ip", "-d", "link", "show", h2.intfList()[0].name)
+            # a process of the remote host with its output in a local file: signalled there by its PID
+            out = Path(f"/tmp/{name}-ping.txt")
+            with open(out, "wb") as f:
+                ping = h2.popen(["ping", "-i", "0.2", h1.IP()], stdout=f, stderr=subprocess.STDOUT)
+            time.sleep(1)
+            ping.send_signal(signal.SIGINT)
+            assert ping.wait(10) == 0 and "packets transmitted" in out.read_text()  # ping's summary: SIGINT
+            out.unlink()
+            assert h2.popen(["echo", "hi"], stdout=subprocess.PIPE).communicate()[0] == b"hi\n"  # Mininet's popen
+            # its session stopped here (SIGTERM, as clean-net does) hangs it up there
+            sleeper = h2.popen(["sleep", "60"], stdout=subprocess.DEVNULL)
+            os.kill(sleeper.local_pid, signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            while Path(f"/proc/{sleeper.pid}").exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not Path(f"/proc/{sleeper.pid}").exists(), "the remote process ends with its session"
         finally:
             net.stop()
         assert _ours(srv.address) == [], "the remote hosts' ssh sessions stop with the network"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import resource
 import subprocess
 import sys
 import time
@@ -206,8 +205,10 @@ def test_reads_whose_clients_take_nothing_give_their_threads_back(fabric: abuse.
         handle.stop()
 
 
-def _limited_memory() -> None:  # in the child: a switch that reads /dev/zero fails at 2 GiB, not the machine
-    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+# a switch that reads /dev/zero fails at 2 GiB, not the machine: set by prlimit, not a preexec_fn (a fork
+# that runs Python in the child of this process, whose gRPC threads may be busy, wrote gRPC's "epoll_wait
+# error: Bad file descriptor" there and aborted it before exec: a CI failure)
+LIMITED_MEMORY = ["prlimit", f"--as={2 << 30}", "--"]
 
 
 def test_bad_tls_files_are_named_by_the_switch_process(tmp_path: Path) -> None:
@@ -225,10 +226,10 @@ def test_bad_tls_files_are_named_by_the_switch_process(tmp_path: Path) -> None:
                                                    f"certificate in '{cert}'"),
                        (key, cert, f"--grpc-server-cert '{key}': holds PRIVATE KEY; expected a CERTIFICATE"),
                        ("/dev/zero", key, "--grpc-server-cert '/dev/zero': larger than 1048576 bytes")):
-        res = subprocess.run([str(Path(sys.executable).parent / "p4sim-switch"), "--no-p4", "--grpc-server-addr",
-                              f"127.0.0.1:{free_port()}", "--", "--grpc-server-ssl", "--grpc-server-cert", c,
-                              "--grpc-server-key", k], capture_output=True, text=True, timeout=60,
-                             preexec_fn=_limited_memory)
+        res = subprocess.run([*LIMITED_MEMORY, str(Path(sys.executable).parent / "p4sim-switch"), "--no-p4",
+                              "--grpc-server-addr", f"127.0.0.1:{free_port()}", "--", "--grpc-server-ssl",
+                              "--grpc-server-cert", c, "--grpc-server-key", k], capture_output=True, text=True,
+                             timeout=60)
         lines = res.stderr.strip().splitlines()
         assert res.returncode == 1 and len(lines) == 1, res.stderr[-2000:]
         assert lines[0].startswith(f"p4sim-switch: {what}"), lines[0]

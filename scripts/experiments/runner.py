@@ -81,8 +81,10 @@ def _on_term(signum: int, _frame: Any) -> None:
 
 
 def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | None = None,
-                   switch_bin: str | None = None, seed: int = 1, watch: Watch | None = None) -> dict[str, Any]:
-    """Run every missing run of every variant; returns counts (done before, ran, failed)."""
+                   switch_bin: str | None = None, seed: int = 1, watch: Watch | None = None,
+                   cluster: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run every missing run of every variant; returns counts (done before, ran, failed). `cluster`:
+    Emulation's `servers`, `ssh_options` and `placement`, for a run over several servers."""
     # imported here, not at the top: Mininet is an optional heavy dependency
     from mininet.log import setLogLevel
 
@@ -119,7 +121,7 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
             topo = make_topology(spec, first)
             opts = emulation_options(spec, first, bool(topo.ocs), seed)
             emu = Emulation.isolated(topo, first.mode, build_dir=build, switch_bin=switch_bin, rto_min=first.rto_min,
-                                     log_dir=emulation_log_dir(spec, out, group), **opts,
+                                     log_dir=emulation_log_dir(spec, out, group), **opts, **(cluster or {}),
                                      on_progress=lambda st, d, v=first.name: log.info("%s %s: %s", v, st, d))
             ocs_args = opts["ocs_args"]
             shared = f", shared by {', '.join(v.name for v, _ in group)}" if len(group) > 1 else ""
@@ -129,6 +131,8 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
             watching = contextlib.ExitStack()
             try:
                 emu.start()
+                if emu.servers:
+                    write_cluster(emu, emulation_log_dir(spec, out, group) / "cluster.json")
                 _tune_hosts(emu, first)
                 if watch is not None:
                     watching.enter_context(watch(emu, out))
@@ -159,6 +163,16 @@ def run_experiment(spec: Spec, out: Path, say: Say = say_flush, build: Path | No
         for s, h in old.items():
             signal.signal(s, h)
     return counts
+
+
+def write_cluster(emu: Any, path: Path) -> None:
+    """A cluster run's record beside its emulation's logs: each node's server, the links between
+    servers and what a tunnel adds one way between each pair (emulation.network.Emulation)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"servers": emu.servers, "placement": emu.server_of,
+                                "links_between_servers": [list(x) for x in emu.cross_links()],
+                                "tunnel_delay_ms": [{"servers": list(k), "one_way_ms": v}
+                                                    for k, v in emu.tunnel_delay_ms.items()]}, indent=1))
 
 
 # kinds whose every run starts by resetting the circuits and all tables to its variant's own (so
