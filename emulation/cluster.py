@@ -40,6 +40,7 @@ from mininet.link import Link
 from emulation.links import check_ifname
 from emulation.netbuild import FABRIC_MTU
 from emulation.p4switch import P4Switch, SwitchStartError, port_is_free
+from emulation.switchproc import stop as stop_process
 
 LOCAL = "localhost"  # the cluster edition's name of this machine as a server (its nodes are local ones)
 VXLAN_PORT = 4789
@@ -51,17 +52,6 @@ REMOTE_START_S = 30.0  # a remote process's first line (its PID) arrives within 
 def with_options(base: list[str], options: list[str]) -> list[str]:
     """An ssh command line of the cluster edition (`ssh`, its options) with `options` after `ssh`."""
     return base[:1] + list(options) + base[1:]
-
-
-def stop_local(proc: subprocess.Popen, timeout: float = SHELL_STOP_S) -> None:
-    """Stop a local process (an ssh session) and wait for it: SIGTERM, then SIGKILL after `timeout`."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 class RemoteShellMixin(RemoteMixin):
@@ -86,7 +76,7 @@ class RemoteShellMixin(RemoteMixin):
         """Mininet's SIGHUP to the shell, then the ssh process of a remote shell, until it exits."""
         super().terminate()
         if self.isRemote and self.shell is not None:
-            stop_local(self.shell)
+            stop_process(self.shell)
 
 
 class ClusterHost(RemoteShellMixin, RemoteHost):
@@ -142,13 +132,13 @@ class RemoteProcess:
         while not line.endswith(b"\n"):
             ch = self.ssh.stdout.read(1)
             if not ch or time.monotonic() > deadline:
-                stop_local(self.ssh)
+                stop_process(self.ssh)
                 raise SwitchStartError(f"on {self.node.server}: no PID from the remote shell: {line!r}")
             line += ch
         try:
             return int(line.strip())
         except ValueError:
-            stop_local(self.ssh)
+            stop_process(self.ssh)
             raise SwitchStartError(f"on {self.node.server}: {line.decode(errors='replace').strip()}") from None
 
     def _copy(self, sink: Any) -> None:
@@ -199,7 +189,7 @@ class RemoteProcess:
                 self.wait(timeout)
             except subprocess.TimeoutExpired:
                 self.kill()
-        stop_local(self.ssh)
+        stop_process(self.ssh)
         self._pump.join(SHELL_STOP_S)
 
 
@@ -227,6 +217,11 @@ class ClusterSwitch(RemoteShellMixin, P4Switch):
         if not self.isRemote:
             return super().launch(cmd)
         return RemoteProcess(self, cmd, log=self.log_path)
+
+    @property
+    def local_pid(self) -> int | None:
+        """A remote switch's: the local ssh session that runs it (RemoteProcess.local_pid)."""
+        return self.proc.local_pid if isinstance(self.proc, RemoteProcess) else super().local_pid
 
     def stop_process(self) -> None:
         if isinstance(self.proc, RemoteProcess):

@@ -173,21 +173,22 @@ class ClusterBuild(MininetBuild):
                                                               str(FABRIC_MTU), "up"]))
         for end, lines in tc.items():
             self.run(node[end], end, HostCommand(["tc", "-batch", "-"], stdin="\n".join(lines) + "\n"))
-        for name, sw in self.switches.items():  # the topology's ports (the hold loop's are tuned as made)
-            for i in sw.intfList():
-                if i.name != "lo":
-                    self.run(sw, name, HostCommand(["sysctl", "-qw", f"net.ipv6.conf.{i.name}.disable_ipv6=1"]))
-                    self.run(sw, name, HostCommand(["ethtool", "-K", i.name, *SWITCH_PORT_OFFLOADS_OFF]))
+        looped: set[str] = set()  # hold-loop ends: tuned as they are made
         for s in self.topo.switches:
             sw, loop = self.switches[s.name], self.names.hold_loop(s.name)
             for cmd in hold_loop_commands(loop, FABRIC_MTU, hold_passes):
                 self.run(sw, s.name, cmd)
             for port, name in loop.ports.items():
                 Intf(name, node=sw, port=port, up=None)
+            looped.update(loop.names)
         for name, sw in self.switches.items():
             for i in sw.intfList():
-                if i.name != "lo":
-                    self.run(sw, name, steer_by_flow_command(i.name))
+                if i.name == "lo":
+                    continue
+                if i.name not in looped:
+                    self.run(sw, name, HostCommand(["sysctl", "-qw", f"net.ipv6.conf.{i.name}.disable_ipv6=1"]))
+                    self.run(sw, name, HostCommand(["ethtool", "-K", i.name, *SWITCH_PORT_OFFLOADS_OFF]))
+                self.run(sw, name, steer_by_flow_command(i.name))
         for o in self.topo.ocs:  # the fibres' patch ends
             for p in o.ports:
                 for end in self.names.fibre(o.name, p).patch:

@@ -332,8 +332,8 @@ class Emulation:
         try:
             for sw in sws:
                 sw.start([])
-                if sw.proc is not None:  # a remote switch: the ssh session that runs it (emulation/cluster.py)
-                    self.state.add_process(getattr(sw.proc, "local_pid", sw.proc.pid), f"switch {sw.name}")
+                if sw.local_pid is not None:  # a remote switch's: the ssh session that runs it (emulation/cluster.py)
+                    self.state.add_process(sw.local_pid, f"switch {sw.name}")
             for host in dict.fromkeys(self.hosts_of.values()):
                 host.launch()
                 assert host.proc is not None

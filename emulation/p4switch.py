@@ -183,6 +183,11 @@ class P4Switch(TimedStart, Switch):
         return switches
 
     @property
+    def local_pid(self) -> int | None:
+        """The process on this machine that runs the switch (what the run record lists), if started."""
+        return self.proc.pid if self.proc is not None else None
+
+    @property
     def pid_started(self) -> int | None:
         """PID of the switch process, if running."""
         return self.proc.pid if self.proc is not None and self.proc.poll() is None else None

@@ -37,6 +37,10 @@ EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 TOOLS = ("tcpdump", "tshark", "iperf3", "mn")
 RUNS = 3
 CLUSTER_RUNS = 2
+# across servers the second server's sshd and the ssh sessions relaying its host processes share this
+# machine's cores: at 67% busy before the event bmv2 sent one tail-loss probe (a retransmission) in 1
+# of 2 runs, so the rate halves until the cores are at most this busy
+CLUSTER_BUSY_MAX = 50.0
 MIN_RATE_MBIT = 2.0  # the slowest rate tried (an eighth of e1's)
 
 pytestmark = [
@@ -70,14 +74,14 @@ def test_mbb_is_hitless_across_servers(target: Target, tmp_path: Path, monkeypat
     with LocalServer(f"hlh{os.getpid() % 10000}", "10.250.10") as srv:
         cluster = {"servers": ["localhost", srv.address], "ssh_options": srv.ssh_opts,
                    "placement": {"h2": srv.address, "h3": srv.address}}
-        out = assert_hitless(target, tmp_path, monkeypatch, CLUSTER_RUNS, cluster)
+        out = assert_hitless(target, tmp_path, monkeypatch, CLUSTER_RUNS, cluster, CLUSTER_BUSY_MAX)
     record = json.loads(next(out.glob("**/emulation/cluster.json")).read_text())
     assert sorted(map(sorted, record["links_between_servers"])) == [["h2", "s2"], ["h3", "s3"]]
     assert record["tunnel_delay_ms"][0]["one_way_ms"] is not None
 
 
 def assert_hitless(target: Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs_wanted: int,
-                   cluster: dict[str, Any] | None = None) -> Path:
+                   cluster: dict[str, Any] | None = None, busy_max: float = CPU_BUSY_MAX) -> Path:
     """`runs_wanted` runs of e1 mbb on `target` at the highest rate that leaves the cores room (the
     module docstring), each without a lost segment, retransmission or RTO; the results folder."""
     monkeypatch.setenv("P4C", target.p4c)
@@ -92,7 +96,7 @@ def assert_hitless(target: Target, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         busy = first["cpu_busy_quiet_pct"]
         assert busy is not None, f"{target.name}: no reading of /proc/stat over the quiet window"
         tried.append(f"{rate:g} Mbit/s: cores {busy:.0f}% busy before the event")
-        if busy <= CPU_BUSY_MAX or rate / 2 < MIN_RATE_MBIT:
+        if busy <= busy_max or rate / 2 < MIN_RATE_MBIT:
             break
         rate /= 2
     runs = [first] + mbb_runs(spec, rate, runs_wanted - 1, tmp_path / f"out-{rate:g}mbit-more", cluster)
