@@ -151,9 +151,9 @@ class Reconfiguration:
             else:
                 prepared = self.rec.prepare(self.variant.procedure, self.target, old=self.initial,
                                             hold_s=self.variant.hold_s, transforms=self.transforms, events=events)
-            if dyn.proto == "tcp":  # before the streams: the run's clock starts with the traffic
-                procs.ss_sampler(hosts[dyn.src], addr[dyn.dst], run_dir / "ss.txt")
             clients = self._start_streams(procs, run_dir, addr)
+            if dyn.proto == "tcp":
+                procs.ss_sampler(hosts[dyn.src], addr[dyn.dst], run_dir / "ss.txt")
             t_start = time.time()
             events.log("traffic-start")
             quiet = quiet_window(t_start, t_start + self.spec.event_at_s)
