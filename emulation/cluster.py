@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shlex
 import shutil
 import signal
@@ -37,13 +38,12 @@ from typing import Any
 from mininet.examples.cluster import MininetCluster, RemoteHost, RemoteLink, RemoteMixin
 from mininet.link import Link
 
-from emulation.links import check_ifname
+from emulation.links import vxlan_commands
 from emulation.netbuild import FABRIC_MTU
 from emulation.p4switch import P4Switch, SwitchStartError, port_is_free
 from emulation.switchproc import stop as stop_process
 
 LOCAL = "localhost"  # the cluster edition's name of this machine as a server (its nodes are local ones)
-VXLAN_PORT = 4789
 VXLAN_OVERHEAD = 50  # bytes a VXLAN tunnel adds on IPv4: outer Ethernet 14, IP 20, UDP 8, VXLAN 8
 SHELL_STOP_S = 5.0
 REMOTE_START_S = 30.0  # a remote process's first line (its PID) arrives within this
@@ -62,14 +62,17 @@ class RemoteShellMixin(RemoteMixin):
         self.sshbase = with_options(RemoteMixin.sshbase, list(ssh_opts))
         super().__init__(name, **params)
 
-    # RemoteMixin runs every ssh with a Python preexec_fn (setpgrp): a fork that runs Python in the
+    # RemoteMixin runs every command with a Python preexec_fn (setpgrp): a fork that runs Python in the
     # child of a process whose gRPC threads are busy (the controller's, during an experiment) wrote
     # gRPC's "epoll_wait error: Bad file descriptor" into the child's output, where the remote PID was
-    # expected, and can abort it before exec. Popen's own process_group=0 does the same without it.
+    # expected, and can abort it before exec. Popen's own process_group=0 does the same without it, for
+    # ssh only: a local node's command is `mnexec -da PID ...`, and mnexec, finding itself a process
+    # group leader, forks and exits 0 at once (its Popen "ended" while tcpdump ran on, out of reach).
     _ignoreSignal = None  # noqa: N815 - RemoteMixin's name
 
     def _popen(self, cmd: Any, sudo: bool = True, tt: bool = True, **params: Any) -> Any:
-        params.setdefault("process_group", 0)
+        if self.isRemote:
+            params.setdefault("process_group", 0)
         return super()._popen(cmd, sudo=sudo, tt=tt, **params)
 
     def terminate(self) -> None:
@@ -239,7 +242,10 @@ class ClusterSwitch(RemoteShellMixin, P4Switch):
 class VxlanLink(RemoteLink):
     """A link: a veth pair on one server, a VXLAN tunnel (one VNI a link) between two."""
 
-    vni = 0  # the last VNI handed out, for the whole process
+    # the last VNI handed out, for the whole process; it starts anywhere in the lower half of VXLAN's
+    # 24 bits, as two runs side by side on the same servers may not share one (the kernel refuses a
+    # second tunnel with a VNI in use: "A VXLAN device with the specified VNI already exists")
+    vni = random.randrange(1 << 23)
 
     def stop(self) -> None:
         """Delete both ends (a tunnel's ends are two interfaces of their own)."""
@@ -260,10 +266,7 @@ class VxlanLink(RemoteLink):
         VxlanLink.vni += 1
         for node, name, addr, local, remote in ((node1, intfname1, addr1, local1, node2.serverIP),
                                                 (node2, intfname2, addr2, node2.serverIP, local1)):
-            check_ifname(name)
-            steps = [["ip", "link", "add", "name", name, "type", "vxlan", "id", str(VxlanLink.vni), "local", local,
-                      "remote", remote, "dstport", str(VXLAN_PORT)],
-                     ["ip", "link", "set", "dev", name, "mtu", str(FABRIC_MTU), "up"]]
+            steps = vxlan_commands(name, VxlanLink.vni, local, remote, FABRIC_MTU)
             if addr:
                 steps.append(["ip", "link", "set", "dev", name, "address", addr])
             for argv in steps:

@@ -11,12 +11,20 @@ import subprocess
 from typing import Any
 
 import networkx as nx
-from mininet.link import Intf
+from mininet.link import Intf, TCIntf
 
-from emulation.cluster import LOCAL, Cluster, ClusterHost, ClusterSwitch, VxlanLink
+from emulation.cluster import LOCAL, Cluster, ClusterHost, ClusterSwitch, VxlanLink, route_source
+from emulation.fibre import add_fibre, fibre_end_commands
 from emulation.holdloop import hold_loop_commands
 from emulation.linkbatch import shaping
-from emulation.links import SWITCH_PORT_OFFLOADS_OFF, HostCommand, steer_by_flow, steer_by_flow_command
+from emulation.links import (
+    SWITCH_PORT_OFFLOADS_OFF,
+    HostCommand,
+    limit_queue_argv,
+    run_checked,
+    steer_by_flow,
+    steer_by_flow_command,
+)
 from emulation.netbuild import FABRIC_MTU, MininetBuild, Names, SwitchParams, run_or_raise
 from emulation.priority import HOST_NICE, set_nice
 from emulation.state import RunState
@@ -30,15 +38,14 @@ def place_by_pod(topo: Topology, servers: list[str]) -> dict[str, str]:
     """Each node's server, so that most links stay on one server: a pod (what stays connected once the
     top tier is taken away: a fat-tree's pod with its hosts, a leaf with its hosts) lies whole on one
     server, pods in topology order in shares as even as the servers allow; the top tier's switches
-    round robin; an OCS with the ToRs it serves (its fibres stay on one server), the first server."""
+    round robin; an OCS on this machine (its emulator runs here), its fibres to other servers tunnels."""
     if not servers or len(set(servers)) != len(servers):
         raise ValueError(f"servers {servers!r}: expected one or more distinct names")
     top = [s.name for s in topo.switches if s.role in TOP_TIER]
     graph = nx.Graph()
-    order = [o.name for o in topo.ocs] + [s.name for s in topo.switches] + [h.name for h in topo.hosts]
+    order = [s.name for s in topo.switches] + [h.name for h in topo.hosts]
     graph.add_nodes_from(n for n in order if n not in top)
     graph.add_edges_from((lk.a, lk.b) for lk in topo.links if lk.a not in top and lk.b not in top)
-    graph.add_edges_from((o.name, p.switch) for o in topo.ocs for p in o.ports if p.switch not in top)
     rank = {n: i for i, n in enumerate(order)}
     pods = sorted((sorted(c, key=rank.__getitem__) for c in nx.connected_components(graph)), key=lambda c: rank[c[0]])
     out: dict[str, str] = {}
@@ -46,17 +53,18 @@ def place_by_pod(topo: Topology, servers: list[str]) -> dict[str, str]:
         server = servers[i * len(servers) // len(pods)]
         out.update(dict.fromkeys(pod, server))
     out.update({name: servers[i % len(servers)] for i, name in enumerate(top)})
+    out.update({o.name: LOCAL if LOCAL in servers else servers[0] for o in topo.ocs})
     return out
 
 
 def check_ocs_local(topo: Topology, server_of: dict[str, str]) -> None:
-    """An OCS and every ToR fibred to it on this machine (the emulator runs here and darkens the
-    fibres' patch ends here); ValueError naming what is elsewhere."""
+    """Every OCS on this machine (its emulator runs here, reaching its switch and the fibres' patch
+    ends); ValueError naming one that is elsewhere."""
     for o in topo.ocs:
-        away = [n for n in [o.name, *(p.switch for p in o.ports)] if server_of[n] != LOCAL]
-        if away:
-            raise ValueError(f"{away[0]} on {server_of[away[0]]}: an OCS and the ToRs fibred to it run on "
-                             f"{LOCAL} (fibres between servers are not built yet); expected them there")
+        if server_of[o.name] != LOCAL:
+            raise ValueError(f"{o.name} on {server_of[o.name]}: an OCS runs on {LOCAL}, with its emulator; "
+                             f"expected it there")
+
 
 
 def run_in_shell(node: Any, cmd: HostCommand) -> tuple[int, str]:
@@ -93,15 +101,17 @@ def underlay_rtt_ms(node: Any, address: str, count: int = 5) -> float | None:
 
 
 def cross_links(topo: Topology, server_of: dict[str, str]) -> list[tuple[str, str]]:
-    """The topology's links whose two ends are on two servers (tunnels), as (node, node)."""
-    return [(lk.a, lk.b) for lk in topo.links if server_of[lk.a] != server_of[lk.b]]
+    """The topology's links and an OCS's fibres whose two ends are on two servers (tunnels), as (node,
+    node): a fibre as (ToR, OCS), once a fibre."""
+    ends = [(lk.a, lk.b) for lk in topo.links] + [(p.switch, o.name) for o in topo.ocs for p in o.ports]
+    return [(a, b) for a, b in ends if server_of[a] != server_of[b]]
 
 
 class ClusterBuild(MininetBuild):
     """An emulation's network (emulation.netbuild) over several servers: nodes placed by pod
     (`place_by_pod`), each made on its server; links as veth pairs on one server and VXLAN between two,
     shaped and tuned by commands run on each end's server; every fabric switch's hold loop on its own
-    server. Hosts are configured as on one machine. An OCS's fibres are not built here (yet)."""
+    server. Hosts are configured as on one machine. An OCS's fibres to other servers: `add_fibres`."""
 
     runner = staticmethod(run_in_shell)  # type: ignore[assignment]
 
@@ -160,7 +170,7 @@ class ClusterBuild(MininetBuild):
         node = {**self.hosts, **self.switches}
         intf = self.names.intf
         tc: dict[str, list[str]] = {}
-        self.add_fibres()  # on this machine (check_ocs_local)
+        self.add_fibres()
         for lk in self.topo.links:
             self.net.addLink(node[lk.a], node[lk.b], port1=lk.a_port, port2=lk.b_port, cls=VxlanLink,
                              intfName1=intf(lk.a, lk.a_port), intfName2=intf(lk.b, lk.b_port))
@@ -191,5 +201,33 @@ class ClusterBuild(MininetBuild):
                 self.run(sw, name, steer_by_flow_command(i.name))
         for o in self.topo.ocs:  # the fibres' patch ends
             for p in o.ports:
-                for end in self.names.fibre(o.name, p).patch:
-                    steer_by_flow(end)
+                tor_end, ocs_end = self.names.fibre(o.name, p).patch
+                self.run(self.switches[p.switch], p.switch, steer_by_flow_command(tor_end))
+                steer_by_flow(ocs_end)
+
+    def add_fibres(self) -> None:
+        """Every OCS's fibres (on this machine, check_ocs_local): one whose ToR is here as on one machine
+        (emulation.netbuild), one whose ToR is on another server with a VXLAN tunnel in the middle of its
+        patch (emulation.fibre.fibre_end_commands: the ToR's half made there through its node's shell),
+        shaped at the OCS's rate, the ToR end's queue bounded to `switch_queue_pkts`."""
+        queue = self.topo.params.get("switch_queue_pkts")
+        for o in self.topo.ocs:
+            ocs = self.switches[o.name]
+            delay = o.delay if self.netem else None
+            for p in o.ports:
+                tor, fibre = self.switches[p.switch], self.names.fibre(o.name, p)
+                if self.server_of[p.switch] == self.server_of[o.name]:
+                    add_fibre(tor, p.switch_port, ocs, p.port, fibre, FABRIC_MTU, bw=o.rate_mbit, delay=delay)
+                else:
+                    VxlanLink.vni += 1
+                    here = route_source(tor.serverIP)
+                    for argv in fibre_end_commands(fibre.ocs_intf, fibre.patch[1], fibre.tunnel, VxlanLink.vni,
+                                                   here, tor.serverIP, FABRIC_MTU):
+                        run_checked(*argv)
+                    for argv in fibre_end_commands(fibre.tor_intf, fibre.patch[0], fibre.tunnel, VxlanLink.vni,
+                                                   tor.serverIP, here, FABRIC_MTU):
+                        self.run(tor, p.switch, HostCommand(argv))
+                    TCIntf(fibre.tor_intf, node=tor, port=p.switch_port, bw=o.rate_mbit, delay=delay)
+                    TCIntf(fibre.ocs_intf, node=ocs, port=p.port, bw=o.rate_mbit, delay=delay)
+                if queue:
+                    self.run(tor, p.switch, HostCommand(limit_queue_argv(fibre.tor_intf, queue, delay)))

@@ -20,6 +20,7 @@ from topo.model import Host
 log = logging.getLogger(__name__)
 
 HOST_MTU = 1500
+VXLAN_PORT = 4789  # a link between two servers (emulation/cluster.py): VXLAN's IANA port
 _NETEM: bool | None = None  # netem_available()'s answer, probed once
 
 
@@ -106,11 +107,24 @@ def limit_queue(ifname: str, pkts: int, delay: str | None) -> None:
     Mininet's TCLink shapes with HTB class 5:1 and, with a delay, a netem child `10:` whose default
     limit is 1000 frames; without netem the class's leaf is a pfifo of txqueuelen (1000) frames. Both
     are hundreds of ms at the scaled-down rates, far deeper than a datacenter switch's port buffer."""
-    leaf = ["netem", "delay", delay, "limit", str(pkts)] if delay else ["pfifo", "limit", str(pkts)]
-    res = subprocess.run(["tc", "qdisc", "replace", "dev", ifname, "parent", "5:1", "handle", "10:", *leaf],
-                         capture_output=True, text=True, check=False, timeout=10)
+    res = subprocess.run(limit_queue_argv(ifname, pkts, delay), capture_output=True, text=True, check=False,
+                         timeout=10)
     if res.returncode != 0:
         raise RuntimeError(f"tc: queue limit {pkts} on {ifname}: {res.stderr.strip() or res.returncode}")
+
+
+def limit_queue_argv(ifname: str, pkts: int, delay: str | None) -> list[str]:
+    """The `tc` command of limit_queue (for a server reached through a node's shell)."""
+    leaf = ["netem", "delay", delay, "limit", str(pkts)] if delay else ["pfifo", "limit", str(pkts)]
+    return ["tc", "qdisc", "replace", "dev", ifname, "parent", "5:1", "handle", "10:", *leaf]
+
+
+def vxlan_commands(name: str, vni: int, local: str, remote: str, mtu: int) -> list[list[str]]:
+    """A VXLAN interface `name` (UDP 4789, one VNI a link) from this server's `local` address to
+    `remote`, up at `mtu`."""
+    return [["ip", "link", "add", "name", check_ifname(name), "type", "vxlan", "id", str(int(vni)), "local", local,
+             "remote", remote, "dstport", str(VXLAN_PORT)],
+            ["ip", "link", "set", "dev", name, "mtu", str(int(mtu)), "up"]]
 
 
 def root_qdisc_drops(intf: str) -> int:
@@ -171,10 +185,15 @@ def filter_tc_noise() -> None:
         lg.addFilter(_NoHtbQuantum())
 
 
+def carrier_path(ifname: str) -> str:
+    """The sysfs file that says whether a root-namespace interface has carrier ("1")."""
+    return f"/sys/class/net/{check_ifname(ifname)}/carrier"
+
+
 def carrier(ifname: str) -> bool:
     """True when the interface has carrier."""
     try:
-        return Path(f"/sys/class/net/{ifname}/carrier").read_text().strip() == "1"
+        return Path(carrier_path(ifname)).read_text().strip() == "1"
     except OSError:
         return False
 
@@ -277,7 +296,6 @@ def check_ssh_option(text: object) -> list[str]:
     return ["-o", text]
 
 
-
 def check_ssh_words(words: object) -> list[str]:
     """ssh options as a run records them: pairs of `-o KEY=VALUE` (check_ssh_option) and `-i FILE`
     (a path without white space); ValueError otherwise."""
@@ -297,6 +315,20 @@ def check_ssh_dest(dest: object) -> str:
     if not re.fullmatch(r"[a-z_][a-z0-9_-]{0,31}", user) or not _SERVER.fullmatch(server):
         raise ValueError(f"ssh destination {str(dest)[:80]!r}: expected user@server")
     return dest
+
+
+def ssh_argv(dest: str, ssh_words: list[str], remote: list[str]) -> list[str]:
+    """ssh to a cluster's server running `remote` there, never a prompt; as the cluster edition does for
+    a user other than root: `sudo -E -u USER ssh ...`, and sudo there."""
+    user = check_ssh_dest(dest).split("@", 1)[0]
+    local, there = (["sudo", "-E", "-u", user], ["sudo", "-n"]) if user != "root" else ([], [])
+    return [*local, "ssh", *check_ssh_words(ssh_words), "-o", "BatchMode=yes", dest, *there, *remote]
+
+
+def ssh_option_values(ssh_words: list[str]) -> list[str]:
+    """ssh words (check_ssh_words) as `KEY=VALUE` options, `-i FILE` as IdentityFile=FILE."""
+    words = check_ssh_words(ssh_words)
+    return [v if flag == "-o" else f"IdentityFile={v}" for flag, v in zip(words[::2], words[1::2], strict=True)]
 
 
 def check_sysctl(key: object, value: object) -> str:

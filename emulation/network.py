@@ -62,11 +62,11 @@ from control.network import Network
 from control.ocs.driver import duplex_pairs
 from control.procedures import circuits_from_ocs
 from control.switch import Pipeline
-from emulation.cluster import LOCAL
+from emulation.cluster import LOCAL, RemoteProcess
 from emulation.clusterbuild import ClusterBuild, check_ocs_local, cross_links, place_by_pod, underlay_rtt_ms
 from emulation.fibre import Fibre
 from emulation.holdloop import HOLD_PASSES_PER_S, HoldLoop, loop_drops, tbf_args
-from emulation.links import carrier, check_rto_min, parse_servers
+from emulation.links import carrier, carrier_path, check_rto_min, parse_servers, ssh_option_values
 from emulation.netbuild import MininetBuild, Names
 from emulation.ocs.options import check_ocs_args
 from emulation.ocs.process import OcsProcess, first_line, ports_up_since
@@ -256,7 +256,7 @@ class Emulation:
         return server_of
 
     def cross_links(self) -> list[tuple[str, str]]:
-        """The links between two servers of a cluster run (none on one machine)."""
+        """The links and fibres between two servers of a cluster run (none on one machine)."""
         return cross_links(self.topo, self.server_of) if self.server_of else []
 
     def hold_loop(self, switch: str) -> HoldLoop:
@@ -312,7 +312,7 @@ class Emulation:
         with what their tunnel adds one way (half the underlay's round trip, measured now)."""
         placed = {srv: sum(1 for s in self.server_of.values() if s == srv) for srv in self.servers}
         tunnels = self.cross_links()
-        self.on_progress("servers", f"nodes {placed}; {len(tunnels)} links between servers (VXLAN)")
+        self.on_progress("servers", f"nodes {placed}; {len(tunnels)} links and fibres between servers (VXLAN)")
         nodes = {**self.hosts, **self.switches}
         pairs = dict.fromkeys(tuple(sorted((self.server_of[x], self.server_of[y]), key=lambda s: s != LOCAL))
                               for x, y in tunnels)  # this machine first: it pings the other
@@ -361,8 +361,12 @@ class Emulation:
                "--p4info", str(self.build_dir / "ocs.p4info.txtpb"), "--config", str(self.build_dir / "ocs.json"),
                "--events", str(self.log_dir / "ocs-events.jsonl")]
         for p in o.ports:
-            # the fibre's patch goes down while dark: both switch ports lose carrier (fibre.py)
-            cmd += [arg for end in self.fibre(o.name, p).patch for arg in ("--link", f"{p.port}={end}")]
+            # the fibre's patch goes down while dark: both switch ports lose carrier (fibre.py); a ToR's
+            # end on another server is set there (its switch node's `user@server`)
+            tor_end, ocs_end = self.fibre(o.name, p).patch
+            where = f":{self.switches[p.switch].dest}" if self.server_of.get(p.switch, LOCAL) != LOCAL else ""
+            cmd += ["--link", f"{p.port}={tor_end}{where}", "--link", f"{p.port}={ocs_end}"]
+        cmd += [arg for v in ssh_option_values(self.ssh_options) for arg in ("--ssh-option", v)]
         cmd += self.ocs_args
         self._ocs_log = open(self.log_dir / "ocs-emulator.log", "wb")  # noqa: SIM115 - closed in stop()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._ocs_log, start_new_session=True)
@@ -411,6 +415,13 @@ class Emulation:
                 time.sleep(0.01)
         self.wait_ocs_links(max(0.1, deadline - time.monotonic()))
 
+    def record_process(self, proc: Any, what: str) -> None:
+        """Record a process started in a host (a capture, a traffic generator) in the run record, so
+        `make clean-net` stops it after a killed run; a remote host's by its ssh session here (stopping
+        that ends it there: emulation.cluster.RemoteProcess)."""
+        if self.state is not None:
+            self.state.add_process(proc.local_pid if isinstance(proc, RemoteProcess) else proc.pid, f"{what} (host)")
+
     def ocs_link_up(self, ocs_port: int) -> bool:
         """True when the ToR-side interface fibred to this OCS port has carrier."""
         o = self.topo.ocs_map()[self.ocs.name] if self.ocs else None
@@ -418,7 +429,10 @@ class Emulation:
             return False
         for p in o.ports:
             if p.port == ocs_port:
-                return carrier(self.intf(p.switch, p.switch_port))
+                ifname = self.intf(p.switch, p.switch_port)
+                if self.server_of.get(p.switch, LOCAL) == LOCAL:
+                    return carrier(ifname)
+                return self.switches[p.switch].cmd("cat", carrier_path(ifname)).strip() == "1"  # on its server
         raise ValueError(f"OCS port {ocs_port}: not wired; expected one of {[p.port for p in o.ports]}")
 
     def wait_ocs_links(self, timeout: float = LINK_UP_TIMEOUT_S) -> None:

@@ -12,8 +12,11 @@ sshd, key folder) goes when it stops, also after a failed start.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -117,7 +120,9 @@ class LocalServer:
             return ""
 
     def stop(self) -> None:
-        """sshd (by its process), the namespace (and with it the veth pair), the key folder."""
+        """sshd (by its process), whatever still runs in the namespace (a server switched off takes its
+        processes with it: a failed test's sessions would otherwise run on in a namespace without a
+        name), the namespace (and with it the veth pair), the key folder."""
         if self.sshd is not None:
             self.sshd.terminate()
             try:
@@ -126,6 +131,11 @@ class LocalServer:
                 self.sshd.kill()
                 self.sshd.wait()
             self.sshd = None
+        pids = subprocess.run(["ip", "netns", "pids", self.name], capture_output=True, text=True,
+                              check=False).stdout.split()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid), signal.SIGKILL)
         subprocess.run(["ip", "netns", "del", self.name], capture_output=True, check=False)
         subprocess.run(["ip", "link", "del", f"{self.name}a"], capture_output=True, check=False)
         if self.dir is not None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from emulation.links import check_ssh_dest, check_ssh_words
+from emulation.links import check_ssh_dest, check_ssh_words, ssh_argv
 
 log = logging.getLogger(__name__)
 
@@ -335,12 +335,10 @@ def clean_state(state: RunState, grace: float = 3.0) -> tuple[int, int]:
 
 def clean_server(state: RunState, server: dict[str, Any], timeout: float = 60.0) -> int:
     """Delete the run's interfaces that exist on another server of a cluster run (one `ip -force
-    -batch` over ssh, as the run's user when not root); returns how many it deleted. Its processes
+    -batch` over ssh); returns how many it deleted. Its processes
     there ended when their ssh sessions here were stopped (a hung-up session ends them)."""
     dest = server["dest"]
-    user = dest.split("@", 1)[0]
-    argv = (["sudo", "-E", "-u", user] if user != "root" else []) + ["ssh", *server["ssh"], "-o", "BatchMode=yes",
-                                                                        dest, "ip", "-force", "-batch", "-"]
+    argv = ssh_argv(dest, server["ssh"], ["ip", "-force", "-batch", "-"])  # as the run's user when not root
     lines = "".join(f"link del dev {n}\n" for n in state.interfaces)
     try:
         res = subprocess.run(argv, input=lines, capture_output=True, text=True, timeout=timeout, check=False)

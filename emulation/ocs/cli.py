@@ -16,6 +16,7 @@ from control.ocs.driver import duplex_pairs, parse_pairs
 from control.ocs.polatis import DEFAULT_PORT
 from control.ocs.scpi import parse_address
 from control.switch import Pipeline, SwitchSession
+from emulation.links import check_ssh_option
 from emulation.ocs.dataplane import IpLinkControl, P4RuntimeCircuits, parse_link_specs
 from emulation.ocs.delay import THESIS_TABLE_4_3, DelayModel, summarize
 from emulation.ocs.emulator import MAX_PORTS, EmulatedOcs
@@ -49,7 +50,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--port-map", action="append", default=[], metavar="SLOT=DPPORT",
                    help="data-plane port of a transceiver slot (default: the same number)")
     p.add_argument("--link", action="append", default=[], metavar="DPPORT=IFNAME",
-                   help="interface set down/up with `ip link` while that port is dark/up (repeatable)")
+                   help="interface set down/up with `ip link` while that port is dark/up (repeatable); "
+                        "IFNAME:user@server: on that server, over ssh")
+    p.add_argument("--ssh-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an ssh option for --link's servers (repeatable; only options that run nothing)")
     p.add_argument("--events", metavar="FILE", help="append every OCS event as a JSON line")
     p.add_argument("--circuits", default="", metavar="a-b,c-d",
                    help="duplex circuits between slots to light at start, at once (default: none, all dark)")
@@ -84,7 +88,8 @@ def run_emulator(args: argparse.Namespace) -> int:
     port_map = _slot_map(args.port_map)
     if port_map is not None:
         port_map = {s: port_map.get(s, s) for s in range(1, args.ports + 1)}
-    links = IpLinkControl(parse_link_specs(args.link)) if args.link else None
+    ssh_words = [w for option in args.ssh_option for w in check_ssh_option(option)]
+    links = IpLinkControl(parse_link_specs(args.link), ssh_words=ssh_words) if args.link else None
     initial = duplex_pairs(parse_pairs(args.circuits.split(",")), args.ports) if args.circuits else []
     schedule = None
     if args.schedule == "round-robin":
@@ -147,6 +152,8 @@ def run_emulator(args: argparse.Namespace) -> int:
     server.shutdown()
     server.server_close()
     ocs.close()
+    if links is not None:
+        links.close()
     if session is not None:
         session.close()
     if events_file is not None:

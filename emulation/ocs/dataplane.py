@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import subprocess
 import threading
@@ -9,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from control.switch import SwitchSession
-from emulation.links import check_ifname
+from emulation.links import check_ifname, check_ssh_dest, ssh_argv
 from fabric.contract import CIRCUIT, CROSS_CONNECT
 from p4rt.entities import TableEntry
 from p4rt.errors import P4RuntimeError
@@ -123,24 +124,95 @@ class P4RuntimeCircuits:
 class IpLinkControl:
     """Sets Linux interfaces down/up with `ip link`, so the attached switches see the port change.
 
-    The names become lines of an `ip -batch` script, so each is checked here (emulation.links.check_ifname):
-    a newline in one would add any `ip` command, `netns exec ... sh -c` included."""
+    An interface is `NAME` on this machine or `NAME:user@server` on another server of a cluster run (a
+    fibre between servers, emulation/fibre.py), set there by a long-lived `ip -batch` over ssh
+    (`RemoteIpBatch`), which takes its lines before this machine's run. The names become lines of an
+    `ip -batch` script, so each is checked here (emulation.links.check_ifname, check_ssh_dest): a
+    newline in one would add any `ip` command, `netns exec ... sh -c` included."""
 
     def __init__(self, interfaces: dict[int, list[str]],
-                 runner: Callable[[list[str], str | None], None] | None = None) -> None:
-        self.interfaces = {port: [check_ifname(n) for n in names] for port, names in interfaces.items()}
+                 runner: Callable[[list[str], str | None], None] | None = None,
+                 ssh_words: list[str] | tuple[str, ...] = ()) -> None:
+        self.interfaces = {port: [split_link(n) for n in names] for port, names in interfaces.items()}
         self._run = runner or _run_ip
+        self._remote = {dest: RemoteIpBatch(dest, list(ssh_words))
+                        for names in self.interfaces.values() for _, dest in names if dest}
 
     def set_link(self, dp_port: int, up: bool) -> None:
         """`ip link set dev IF up|down` for each interface attached to `dp_port`."""
         self.set_links([(dp_port, up)])
 
     def set_links(self, changes: list[tuple[int, bool]]) -> None:
-        """Apply many link changes in order with one `ip -batch` process (a schedule's night is short)."""
-        lines = [f"link set dev {ifname} {'up' if up else 'down'}"
-                 for port, up in changes for ifname in self.interfaces.get(port, [])]
-        if lines:
-            self._run(["ip", "-batch", "-"], "\n".join(lines) + "\n")
+        """Apply many link changes in order with one `ip -batch` a server (a schedule's night is short)."""
+        lines: dict[str | None, list[str]] = {}
+        for port, up in changes:
+            for ifname, dest in self.interfaces.get(port, []):
+                lines.setdefault(dest, []).append(f"link set dev {ifname} {'up' if up else 'down'}\n")
+        for dest, batch in lines.items():
+            if dest:
+                self._remote[dest].send("".join(batch))
+        if None in lines:
+            self._run(["ip", "-batch", "-"], "".join(lines[None]))
+
+    def close(self) -> None:
+        """End the remote batches (their `ip` reads the end of its input)."""
+        for remote in self._remote.values():
+            remote.close()
+
+
+class RemoteIpBatch:
+    """`ip -force -batch -` on another server over ssh, kept open: a line written here runs there within
+    the underlay's round trip (a new ssh a change took about half a second, as long as a dark period).
+    Started at the first line; restarted once if it has ended; its errors go to this log."""
+
+    def __init__(self, dest: str, ssh_words: list[str]) -> None:
+        self.argv = ssh_argv(dest, ssh_words, ["ip", "-force", "-batch", "-"])
+        self.dest = dest
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+
+    def send(self, text: str) -> None:
+        with self._lock:
+            for attempt in (1, 2):
+                if self._proc is None or self._proc.poll() is not None:
+                    self._start()
+                try:
+                    assert self._proc is not None and self._proc.stdin is not None
+                    self._proc.stdin.write(text)
+                    self._proc.stdin.flush()
+                    return
+                except OSError as exc:
+                    log.error("ip -batch on %s (attempt %d): %s", self.dest, attempt, exc)
+                    self._proc = None
+
+    def _start(self) -> None:
+        self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True, bufsize=1)
+        threading.Thread(target=self._log_errors, args=(self._proc,), daemon=True).start()
+
+    def _log_errors(self, proc: subprocess.Popen) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            log.error("ip -batch on %s: %s", self.dest, line.rstrip())
+
+    def close(self) -> None:
+        with self._lock:
+            if self._proc is not None:
+                with contextlib.suppress(OSError):
+                    self._proc.stdin.close()  # type: ignore[union-attr]
+                try:
+                    self._proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self._proc.kill()
+                    self._proc.wait()
+                self._proc = None
+
+
+def split_link(name: object) -> tuple[str, str | None]:
+    """`NAME` -> (NAME, None); `NAME:user@server` -> (NAME, user@server) (':' is never in an interface
+    name, '@' may be); ValueError naming a bad one."""
+    ifname, sep, dest = name.partition(":") if isinstance(name, str) else (name, "", "")
+    return check_ifname(ifname), (check_ssh_dest(dest) if sep else None)
 
 
 def _run_ip(argv: list[str], stdin: str | None = None) -> None:
@@ -150,14 +222,16 @@ def _run_ip(argv: list[str], stdin: str | None = None) -> None:
 
 
 def parse_link_specs(specs: list[str]) -> dict[int, list[str]]:
-    """Parse ["3=veth3", "3=tor1-eth2", ...] into {3: ["veth3", "tor1-eth2"]}; ValueError naming a bad one."""
+    """Parse ["3=veth3", "3=tor1-eth2", "4=s3-eth2t:root@10.0.0.2", ...] into {3: ["veth3", "tor1-eth2"],
+    4: [...]}; ValueError naming a bad one."""
     out: dict[int, list[str]] = {}
     for spec in specs:
         port, sep, ifname = spec.partition("=")
         if not sep or not port.isascii() or not port.isdigit():
-            raise ValueError(f"link {spec!r}: expected <dp-port>=<interface>")
+            raise ValueError(f"link {spec!r}: expected <dp-port>=<interface>[:user@server]")
         try:
-            out.setdefault(int(port), []).append(check_ifname(ifname))
+            split_link(ifname)
+            out.setdefault(int(port), []).append(ifname)
         except ValueError as exc:
             raise ValueError(f"link {spec!r}: {exc}") from None
     return out

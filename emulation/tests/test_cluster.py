@@ -46,9 +46,12 @@ def test_an_emulation_over_servers_refuses_what_it_cannot_build_before_starting(
     from topo.generators import leafspine, ucd4
 
     two = ["localhost", "10.0.0.2"]
-    assert set(Emulation(ucd4(), servers=two).server_of.values()) == {"localhost"}  # the OCS with its ToRs
-    with pytest.raises(ValueError, match="s2 on 10.0.0.2: an OCS and the ToRs fibred to it run on localhost"):
-        Emulation(ucd4(), servers=two, placement={"s2": "10.0.0.2"})
+    placed = Emulation(ucd4(), servers=two).server_of  # by pod (the ToRs joined by electrical links)
+    assert placed["ocs"] == "localhost" and {placed[n] for n in ("s1", "s2", "h1", "h2")} == {"localhost"}
+    assert {placed[n] for n in ("s3", "s4", "h3", "h4")} == {"10.0.0.2"}
+    assert Emulation(ucd4(), servers=two, placement={"s2": "10.0.0.2"}).server_of["s2"] == "10.0.0.2"
+    with pytest.raises(ValueError, match="ocs on 10.0.0.2: an OCS runs on localhost"):
+        Emulation(ucd4(), servers=two, placement={"ocs": "10.0.0.2"})
     with pytest.raises(ValueError, match="placement h9=10.0.0.2: expected a node"):
         Emulation(ucd4(), servers=two, placement={"h9": "10.0.0.2"})
     with pytest.raises(ValueError, match="placement h2=elsewhere: expected a node"):
@@ -66,6 +69,12 @@ def test_a_local_server_refuses_a_bad_prefix_or_name() -> None:
         LocalServer("hlsrv", "10.250.1.5")
     with pytest.raises(ValueError):
         LocalServer("a-name-far-too-long-for-linux", "10.250.1")
+
+
+def _sleeps(marker: str) -> list[str]:
+    """The `sleep MARKER` processes on this machine, its namespaces included (a namespace server's)."""
+    out = subprocess.run(["pgrep", "-ax", "sleep"], capture_output=True, text=True, check=False).stdout
+    return [line for line in out.splitlines() if line.split()[1:] == ["sleep", marker]]
 
 
 def _ours(address: str) -> list[str]:
@@ -128,8 +137,8 @@ def test_two_hosts_on_two_servers_reach_each_other_over_vxlan() -> None:
 
 
 def test_pods_stay_whole_on_a_server_and_the_top_tier_spreads() -> None:
-    from emulation.clusterbuild import place_by_pod
-    from topo.generators import fattree, leafspine
+    from emulation.clusterbuild import cross_links, place_by_pod
+    from topo.generators import fattree, leafspine, ucd4
 
     placed = place_by_pod(fattree(4), ["a", "b"])
     for pod in range(4):  # a pod's edge and aggregation switches and its hosts share a server
@@ -138,6 +147,8 @@ def test_pods_stay_whole_on_a_server_and_the_top_tier_spreads() -> None:
     assert sorted(placed[f"c{i}_{j}"] for i in range(2) for j in range(2)) == ["a", "a", "b", "b"]
     ls = place_by_pod(leafspine(leaves=3, spines=1, hosts_per_leaf=2), ["x"])
     assert set(ls.values()) == {"x"}
+    assert cross_links(ucd4(), place_by_pod(ucd4(), ["localhost", "b"])) == [("s3", "ocs"), ("s4", "ocs"),
+                                                                              ("s4", "ocs")]  # a fibre each
     with pytest.raises(ValueError, match="distinct"):
         place_by_pod(fattree(4), ["a", "a"])
 
@@ -199,6 +210,52 @@ def test_a_fattree_over_two_servers_forwards_and_leaves_nothing(target: Target, 
     assert name not in links and prefix not in links, f"nothing of the run left: {links}"
 
 
+@pytest.mark.root
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, Mininet)")
+@pytest.mark.skipif(shutil.which(SSHD) is None, reason="needs openssh-server for its second server's sshd "
+                    "(apt-get install openssh-server; CI installs it)")
+@pytest.mark.skipif(shutil.which("sudo") is None or shutil.which("mn") is None, reason="needs sudo and mininet (make setup)")
+@pytest.mark.parametrize("target", [pytest.param(t, id=t.name) for t in stacks()])
+def test_fibres_between_servers_go_dark_on_the_tors_server(target: Target, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """ucd4 placed by pod: the OCS here, s3 and s4 on a second server, their fibres tunnels. A new
+    circuit map darkens and lights the ToR ends there (set_circuits waits for each ToR port's carrier
+    to match the map, read on its server), traffic takes the circuit, nothing is left on either."""
+    import emulation.state as state_mod
+    from emulation.network import Emulation
+    from emulation.p4switch import free_grpc_base
+    from topo.generators import ucd4
+
+    monkeypatch.setattr(state_mod, "STATE_DIR", tmp_path / "runs")
+    monkeypatch.setattr(state_mod, "LOG_ROOT", tmp_path / "logs")
+    build = tmp_path / "build"
+    build.mkdir()
+    target.ensure_build(build, Path(__file__).resolve().parents[2] / "p4src")
+    name, prefix = f"hlf{os.getpid() % 10000}", f"f{os.getpid() % 100:02d}"
+    with LocalServer(name, "10.250.9") as srv:
+        emu = Emulation(ucd4(), "ecmp", build_dir=build, switch_bin=target.switch, grpc_base=free_grpc_base(10),
+                        prefix=prefix, servers=["localhost", srv.address], ssh_options=srv.ssh_opts)
+        try:
+            emu.start()
+            assert emu.server_of["s3"] == srv.address and emu.server_of["ocs"] == "localhost"
+            assert emu.pingall() == 0.0
+            ports = {p.switch: p.port for p in emu.topo.ocs[0].ports}  # s1 and s4 have two: the last
+            emu.set_circuits([])
+            assert not any(emu.ocs_link_up(p) for p in ports.values()), "dark, on the ToR's server too"
+            emu.set_circuits([(ports["s2"], ports["s3"])])
+            assert [s for s, p in ports.items() if emu.ocs_link_up(p)] == ["s2", "s3"]
+            # a reply after two switches (ttl 64 - 2) took the circuit s2 - s3: the electrical path has
+            # four; the first echo may go while a switch has not yet seen its port come up
+            out = emu.hosts["h2"].cmd("ping", "-c", "3", "-W", "2", emu.hosts["h3"].IP())
+            assert "ttl=62" in out, f"h2 -> h3 over the circuit: {out}"
+        finally:
+            emu.stop()
+        left = subprocess.run(["ip", "netns", "exec", name, "ip", "-br", "link"], capture_output=True, text=True).stdout
+        assert prefix not in left, f"nothing of the run left on the server: {left}"
+    links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True, check=True).stdout
+    assert name not in links and prefix not in links, f"nothing of the run left: {links}"
+
+
 def lk_port(topo, node: str, peer: str) -> int:
     """The port of `node` on its link to `peer`."""
     return next(lk.a_port if lk.a == node else lk.b_port for lk in topo.links if {lk.a, lk.b} == {node, peer})
@@ -207,11 +264,15 @@ def lk_port(topo, node: str, peer: str) -> int:
 KILLED_RUN = """
 import sys, time
 from emulation.network import Emulation
+from scripts.hosts.hostproc import HostProcs
 from topo.generators import leafspine
 emu = Emulation(leafspine(leaves=2, spines=1, hosts_per_leaf=1, rate_mbit=20), "ecmp", build_dir=sys.argv[1],
                 grpc_base=int(sys.argv[2]), prefix=sys.argv[3], servers=["localhost", sys.argv[4]],
-                ssh_options=sys.argv[5:])
+                ssh_options=sys.argv[6:])
 emu.start()
+procs = HostProcs(emu.record_process)  # as an experiment starts its captures and traffic
+for host in emu.hosts.values():
+    procs.start(host, ["sleep", sys.argv[5]], "sleep")
 print("ready", flush=True)
 time.sleep(600)
 """
@@ -224,7 +285,8 @@ time.sleep(600)
 @pytest.mark.skipif(shutil.which("sudo") is None or shutil.which("mn") is None, reason="needs sudo and mininet (make setup)")
 def test_clean_net_removes_a_killed_cluster_runs_leftovers_on_every_server(tmp_path: Path) -> None:
     """A run over two servers killed with SIGKILL; clean-net stops its ssh sessions here (which ends
-    its shells and switches there) and deletes its interfaces on both servers."""
+    its shells, switches and host processes there), its host processes here, and deletes its
+    interfaces on both servers."""
     import signal
     import sys
 
@@ -238,24 +300,30 @@ def test_clean_net_removes_a_killed_cluster_runs_leftovers_on_every_server(tmp_p
     prefix = f"k{os.getpid() % 100:02d}"
     env = {**os.environ, "HITLESS_RUN_DIR": str(tmp_path / "runs"), "HITLESS_LOG_DIR": str(tmp_path / "logs")}
     with LocalServer(name, "10.250.9") as srv:
+        marker = str(7000 + os.getpid() % 1000)  # how long the hosts' sleeps run: their mark
         run = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(build), str(free_grpc_base(10)), prefix,
-                                srv.address, *srv.ssh_opts], stdout=subprocess.PIPE, text=True, env=env,
+                                srv.address, marker, *srv.ssh_opts], stdout=subprocess.PIPE, text=True, env=env,
                                cwd=Path(__file__).resolve().parents[2])
         try:
             assert run.stdout is not None and run.stdout.readline().strip() == "ready"
+            deadline = time.monotonic() + 10  # a remote one execs after its session printed its PID
+            while len(_sleeps(marker)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert len(_sleeps(marker)) == 2, "a host process on each server"
             on_server = subprocess.run(["ip", "netns", "exec", name, "ip", "-br", "link"], capture_output=True,
                                        text=True).stdout
             assert prefix in on_server, "the run made interfaces on the server"
         finally:
             run.send_signal(signal.SIGKILL)
             run.wait()
-        lines = clean_net(tmp_path / "runs")
+            lines = clean_net(tmp_path / "runs")
         assert len(lines) == 1 and "stopped" in lines[0], lines
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and (_ours(srv.address) or subprocess.run(
                 ["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split() != [str(srv.sshd.pid)]):
             time.sleep(0.2)
         assert _ours(srv.address) == [], "no ssh session to the server left"
+        assert _sleeps(marker) == [], "no host process left on either server"
         left = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split()
         assert left == [str(srv.sshd.pid)], f"only the server's sshd runs there: {left}"
         on_server = subprocess.run(["ip", "netns", "exec", name, "ip", "-br", "link"], capture_output=True, text=True).stdout

@@ -165,7 +165,7 @@ class LoadBalancing:
                                "mptcp_subflows": self.mptcp, "versions": mptcp_versions() if self.mptcp else None}
         extra = ["--mptcp"] if self.mptcp else []
         for cls, size in self.spec.workload.classes.items():
-            procs = HostProcs()
+            procs = HostProcs(self.emu.record_process)
             try:
                 flows = []
                 concurrent = self.spec.workload.concurrent or self.noisy

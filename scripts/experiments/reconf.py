@@ -132,7 +132,7 @@ class Reconfiguration:
         run_dir.mkdir(parents=True, exist_ok=True)
         self.reset()
         time.sleep(0.5)
-        procs = HostProcs()
+        procs = HostProcs(self.emu.record_process)
         hosts = self.emu.hosts
         addr = {h.name: h.address for h in self.emu.topo.hosts}
         dyn = next(s for s in self.spec.streams if s.role == "dynamic")
@@ -151,9 +151,9 @@ class Reconfiguration:
             else:
                 prepared = self.rec.prepare(self.variant.procedure, self.target, old=self.initial,
                                             hold_s=self.variant.hold_s, transforms=self.transforms, events=events)
-            clients = self._start_streams(procs, run_dir, addr)
-            if dyn.proto == "tcp":
+            if dyn.proto == "tcp":  # before the streams: the run's clock starts with the traffic
                 procs.ss_sampler(hosts[dyn.src], addr[dyn.dst], run_dir / "ss.txt")
+            clients = self._start_streams(procs, run_dir, addr)
             t_start = time.time()
             events.log("traffic-start")
             quiet = quiet_window(t_start, t_start + self.spec.event_at_s)

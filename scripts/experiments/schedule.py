@@ -105,7 +105,7 @@ class ScheduleTiming:
         pps = float(sched.get("pps", 2000))
         hosts = self.emu.hosts
         addr = {h.name: h.address for h in self.emu.topo.hosts}
-        procs = HostProcs()
+        procs = HostProcs(self.emu.record_process)
         arrivals = run_dir / "arrivals.csv"
         t_mono0 = time.monotonic()
         try:

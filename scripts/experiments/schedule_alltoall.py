@@ -157,7 +157,7 @@ class AlltoallRun:
         seconds, rate = self.spec.duration_s, self.spec.link_rate_mbit
         topo = emu.topo
         vdir.mkdir(parents=True, exist_ok=True)
-        procs = HostProcs()
+        procs = HostProcs(emu.record_process)
         ocs = None
         try:
             states = {st.name: st for st in network_states(Fabric(topo, resolve_circuits(topo, "none")), "ecmp")}

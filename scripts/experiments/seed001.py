@@ -143,7 +143,7 @@ class ReservationRun:
         variant, tdc, topo = self.variant.reservation, self.variant.tdc, emu.topo
         rdir.mkdir(parents=True, exist_ok=True)
         tors = sorted({p.switch for p in topo.ocs[0].ports}, key=lambda n: int(n.removeprefix("leaf")))
-        procs = HostProcs()
+        procs = HostProcs(emu.record_process)
         agent: ReservationAgent | None = None
         dp: DataPlaneLoop | None = None
         try:

@@ -140,7 +140,7 @@ class Strategies:
         current = self.reset()
         time.sleep(0.5)
         hosts = self.emu.hosts
-        procs = HostProcs()
+        procs = HostProcs(self.emu.record_process)
         events = EventLog(run_dir / "events.jsonl")
         senders = sorted({t.src for t in self.transfers})
         meta: dict[str, Any] = {"variant": asdict(self.variant), "bulk": asdict(self.spec.bulk),

@@ -7,6 +7,7 @@ import logging
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,14 @@ ROOT = Path(__file__).resolve().parents[2]  # host processes run `python -m scri
 
 
 class HostProcs:
-    """The processes one run started in the emulation's hosts; stop() ends them all by PID."""
+    """The processes one run started in the emulation's hosts; stop() ends them all by PID. With
+    `record` (emulation.network.Emulation.record_process) each also goes into the run record, so
+    `make clean-net` stops it after a killed run."""
 
-    def __init__(self) -> None:
+    def __init__(self, record: Callable[[Any, str], None] | None = None) -> None:
         self.procs: list[tuple[str, subprocess.Popen]] = []
         self.captures: list[subprocess.Popen] = []
+        self.record = record
 
     def start(self, node: Any, argv: list[str], what: str, out: str | Path | None = None) -> subprocess.Popen:
         """Start argv in a host's namespace (Mininet popen) at the hosts' priority (emulation/priority.py),
@@ -36,6 +40,8 @@ class HostProcs:
             if out:
                 stdout.close()
         self.procs.append((what, proc))
+        if self.record is not None:
+            self.record(proc, what)
         log.debug("%s: pid %d: %s", what, proc.pid, " ".join(argv))
         return proc
 

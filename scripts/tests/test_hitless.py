@@ -69,14 +69,15 @@ def test_mbb_is_hitless(target: Target, tmp_path: Path, monkeypatch: pytest.Monk
                     "(apt-get install openssh-server; CI installs it)")
 @pytest.mark.parametrize("target", [pytest.param(t, id=t.name) for t in stacks()])
 def test_mbb_is_hitless_across_servers(target: Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same with the stream's hosts (h2, h3) on a second server (a namespace with its own sshd,
-    emulation/servers.py): their links to the ToRs are VXLAN tunnels, the OCS and the ToRs here."""
+    """The same over two servers placed by pod (the second a namespace with its own sshd,
+    emulation/servers.py): s1, s2, their hosts and the OCS here, s3, s4 and theirs there, so the
+    stream h2 -> h3 crosses servers on both paths, each time through a fibre between servers (a VXLAN
+    tunnel in the fibre's patch, the ToR's end darkened there by the OCS emulator over ssh)."""
     with LocalServer(f"hlh{os.getpid() % 10000}", "10.250.10") as srv:
-        cluster = {"servers": ["localhost", srv.address], "ssh_options": srv.ssh_opts,
-                   "placement": {"h2": srv.address, "h3": srv.address}}
+        cluster = {"servers": ["localhost", srv.address], "ssh_options": srv.ssh_opts}
         out = assert_hitless(target, tmp_path, monkeypatch, CLUSTER_RUNS, cluster, CLUSTER_BUSY_MAX)
     record = json.loads(next(out.glob("**/emulation/cluster.json")).read_text())
-    assert sorted(map(sorted, record["links_between_servers"])) == [["h2", "s2"], ["h3", "s3"]]
+    assert sorted(map(sorted, record["links_between_servers"])) == [["ocs", "s3"], ["ocs", "s4"], ["ocs", "s4"]]
     assert record["tunnel_delay_ms"][0]["one_way_ms"] is not None
 
 

@@ -14,6 +14,23 @@ def test_circuit_entry_and_link_specs():
     assert parse_link_specs(["3=veth3", "3=x", "4=y"]) == {3: ["veth3", "x"], 4: ["y"]}
     with pytest.raises(ValueError, match="expected <dp-port>=<interface>"):
         parse_link_specs(["veth3"])
+    # an interface on another server of a cluster run (a fibre between servers)
+    assert parse_link_specs(["4=s3-eth2t:root@10.0.0.2"]) == {4: ["s3-eth2t:root@10.0.0.2"]}
+    for bad in ("4=x:-oProxyCommand=y", "4=x:root@a b", "4=x:root@", "4=x:@10.0.0.2", "4=x:"):
+        with pytest.raises(ValueError, match="ssh destination"):
+            parse_link_specs([bad])
+
+
+def test_a_remote_interface_goes_to_its_servers_batch_before_the_local_run():
+    calls = []
+    links = IpLinkControl({1: ["t1:root@10.0.0.2", "o1"], 2: ["t2:root@10.0.0.2"]},
+                          runner=lambda argv, stdin: calls.append(("here", stdin)), ssh_words=["-o", "Port=2222"])
+    remote = links._remote["root@10.0.0.2"]
+    assert remote.argv[:1] == ["ssh"] and "Port=2222" in remote.argv and remote.argv[-4:] == ["ip", "-force", "-batch",
+                                                                                              "-"]
+    remote.send = lambda text: calls.append(("there", text))  # type: ignore[method-assign]
+    links.set_links([(1, False), (2, False)])
+    assert calls == [("there", "link set dev t1 down\nlink set dev t2 down\n"), ("here", "link set dev o1 down\n")]
 
 
 def _operstate(ifname):
