@@ -322,7 +322,8 @@ def ssh_argv(dest: str, ssh_words: list[str], remote: list[str]) -> list[str]:
     a user other than root: `sudo -E -u USER ssh ...`, and sudo there."""
     user = check_ssh_dest(dest).split("@", 1)[0]
     local, there = (["sudo", "-E", "-u", user], ["sudo", "-n"]) if user != "root" else ([], [])
-    return [*local, "ssh", *check_ssh_words(ssh_words), "-o", "BatchMode=yes", dest, *there, *remote]
+    return [*local, "ssh", *check_ssh_words(ssh_words), "-o", "BatchMode=yes", "-o", "LogLevel=ERROR", dest, *there,
+            *remote]
 
 
 def ssh_option_values(ssh_words: list[str]) -> list[str]:

@@ -49,6 +49,7 @@ import random
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -63,10 +64,24 @@ from control.ocs.driver import duplex_pairs
 from control.procedures import circuits_from_ocs
 from control.switch import Pipeline
 from emulation.cluster import LOCAL, RemoteProcess
-from emulation.clusterbuild import ClusterBuild, check_ocs_local, cross_links, place_by_pod, underlay_rtt_ms
+from emulation.clusterbuild import (
+    ClusterBuild,
+    check_ocs_local,
+    cross_links,
+    place_by_pod,
+    run_in_shell,
+    underlay_rtt_ms,
+)
 from emulation.fibre import Fibre
 from emulation.holdloop import HOLD_PASSES_PER_S, HoldLoop, loop_drops, tbf_args
-from emulation.links import carrier, carrier_path, check_rto_min, parse_servers, ssh_option_values
+from emulation.links import (
+    HostCommand,
+    carrier,
+    carrier_path,
+    check_rto_min,
+    parse_servers,
+    ssh_option_values,
+)
 from emulation.netbuild import MininetBuild, Names
 from emulation.ocs.options import check_ocs_args
 from emulation.ocs.process import OcsProcess, first_line, ports_up_since
@@ -414,6 +429,17 @@ class Emulation:
                                        f"not up after {timeout:.0f} s")
                 time.sleep(0.01)
         self.wait_ocs_links(max(0.1, deadline - time.monotonic()))
+
+    def servers_not_seeing(self, folder: Path) -> list[str]:
+        """The servers of this run's remote hosts on which `folder` (here) is not the same folder: a
+        file made here is not there at the same path (no shared file system). Empty on one machine."""
+        remote = {self.server_of[n]: node for n, node in self.hosts.items() if self.server_of.get(n, LOCAL) != LOCAL}
+        if not remote:
+            return []
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".shared-") as marker:
+            return sorted(srv for srv, node in remote.items()
+                          if run_in_shell(node, HostCommand(["test", "-e", marker.name]))[0] != 0)
 
     def record_process(self, proc: Any, what: str) -> None:
         """Record a process started in a host (a capture, a traffic generator) in the run record, so

@@ -220,7 +220,8 @@ def test_fibres_between_servers_go_dark_on_the_tors_server(target: Target, tmp_p
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """ucd4 placed by pod: the OCS here, s3 and s4 on a second server, their fibres tunnels. A new
     circuit map darkens and lights the ToR ends there (set_circuits waits for each ToR port's carrier
-    to match the map, read on its server), traffic takes the circuit, nothing is left on either."""
+    to match the map, read on its server), traffic takes the circuit; a results folder the server
+    does not share is found; nothing is left on either."""
     import emulation.state as state_mod
     from emulation.network import Emulation
     from emulation.p4switch import free_grpc_base
@@ -248,6 +249,14 @@ def test_fibres_between_servers_go_dark_on_the_tors_server(target: Target, tmp_p
             # four; the first echo may go while a switch has not yet seen its port come up
             out = emu.hosts["h2"].cmd("ping", "-c", "3", "-W", "2", emu.hosts["h3"].IP())
             assert "ttl=62" in out, f"h2 -> h3 over the circuit: {out}"
+            # a results folder the server shares (a namespace: this machine's files) and one it does not
+            # (a tmpfs over it in the server's mount namespace: a server without NFS)
+            shared, apart = tmp_path / "results", tmp_path / "apart"
+            assert emu.servers_not_seeing(shared) == []
+            apart.mkdir()
+            subprocess.run(["nsenter", "-t", str(srv.sshd.pid), "-m", "mount", "-t", "tmpfs", "tmpfs", str(apart)],
+                           check=True)
+            assert emu.servers_not_seeing(apart) == [srv.address]
         finally:
             emu.stop()
         left = subprocess.run(["ip", "netns", "exec", name, "ip", "-br", "link"], capture_output=True, text=True).stdout
