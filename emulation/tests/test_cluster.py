@@ -250,12 +250,13 @@ def test_fibres_between_servers_go_dark_on_the_tors_server(target: Target, tmp_p
             out = emu.hosts["h2"].cmd("ping", "-c", "3", "-W", "2", emu.hosts["h3"].IP())
             assert "ttl=62" in out, f"h2 -> h3 over the circuit: {out}"
             # a results folder the server shares (a namespace: this machine's files) and one it does not
-            # (a tmpfs over it in the server's mount namespace: a server without NFS)
+            # (a tmpfs over it in its hosts' mount namespaces: a server without NFS)
             shared, apart = tmp_path / "results", tmp_path / "apart"
             assert emu.servers_not_seeing(shared) == []
             apart.mkdir()
-            subprocess.run(["nsenter", "-t", str(srv.sshd.pid), "-m", "mount", "-t", "tmpfs", "tmpfs", str(apart)],
-                           check=True)
+            for h in ("h3", "h4"):
+                subprocess.run(["nsenter", "-t", str(emu.hosts[h].pid), "-m", "mount", "-t", "tmpfs", "tmpfs",
+                                str(apart)], check=True)
             assert emu.servers_not_seeing(apart) == [srv.address]
         finally:
             emu.stop()
