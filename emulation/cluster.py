@@ -19,6 +19,12 @@ What the cluster edition does not do here, and what this module adds around its 
   session hangs it up; its PID there is the first line it prints; stopped by that PID), its P4Runtime
   server listening on the server's address, where the controller reaches it. The servers share the
   project's path and toolchain (the switch binary resolved to a full path here, the same there).
+- **A local node's processes stay its own** (`RemoteShellMixin._popen`). The cluster edition starts
+  every command, a local node's too, as a process-group leader (a `setpgrp` preexec_fn); a local
+  host's command is `mnexec -da PID ...`, and mnexec, finding itself a group leader, forks and exits 0
+  so that `-d` can make a new session: Popen reports the capture ended at once while tcpdump runs on,
+  out of reach (found as "tcpdump on h2-eth0: exited:" with nothing in its log, the capture still
+  running). Upstream would need RemoteMixin._popen to set the process group for ssh only, as here.
 """
 
 from __future__ import annotations
@@ -274,6 +280,16 @@ class VxlanLink(RemoteLink):
                 if out.strip():
                     raise RuntimeError(f"{node.name}: {' '.join(argv)}: {out.strip()}")
             self.moveIntf(name, node)
+        return 1
+
+
+class PremadeVxlanLink(VxlanLink):
+    """A link between servers whose VXLAN ends exist already, each in its node (ClusterBuild makes
+    every server's ends in one `ip -batch`): Mininet's objects over them, no command of its own."""
+
+    def makeTunnel(self, node1: Any, node2: Any, intfname1: str, intfname2: str,  # noqa: N802 - Mininet's
+                   addr1: str | None = None, addr2: str | None = None) -> int:
+        """Nothing to make."""
         return 1
 
 
