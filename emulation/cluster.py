@@ -268,10 +268,9 @@ class VxlanLink(RemoteLink):
         into its node, both at the fabric's MTU."""
         if node2.server == LOCAL:  # the local end first: its address is found by route
             return self.makeTunnel(node2, node1, intfname2, intfname1, addr2, addr1)
-        local1 = node1.serverIP if node1.server != LOCAL else route_source(node2.serverIP)
         VxlanLink.vni += 1
-        for node, name, addr, local, remote in ((node1, intfname1, addr1, local1, node2.serverIP),
-                                                (node2, intfname2, addr2, node2.serverIP, local1)):
+        for node, name, addr, (local, remote) in ((node1, intfname1, addr1, tunnel_addresses(node1, node2)),
+                                                  (node2, intfname2, addr2, tunnel_addresses(node2, node1))):
             steps = vxlan_commands(name, VxlanLink.vni, local, remote, FABRIC_MTU)
             if addr:
                 steps.append(["ip", "link", "set", "dev", name, "address", addr])
@@ -291,6 +290,14 @@ class PremadeVxlanLink(VxlanLink):
                    addr1: str | None = None, addr2: str | None = None) -> int:
         """Nothing to make."""
         return 1
+
+
+def tunnel_addresses(node: Any, peer: Any) -> tuple[str, str]:
+    """A tunnel end's underlay addresses, (local, remote): its node's server's address towards the
+    peer's server and that server's address towards it (this machine's found by route)."""
+    local = node.serverIP if node.isRemote else route_source(peer.serverIP)
+    remote = peer.serverIP if peer.isRemote else route_source(node.serverIP)
+    return local, remote
 
 
 def route_source(address: str) -> str:

@@ -20,7 +20,7 @@ from emulation.cluster import (
     ClusterSwitch,
     PremadeVxlanLink,
     VxlanLink,
-    route_source,
+    tunnel_addresses,
 )
 from emulation.fibre import add_fibre, fibre_end_commands
 from emulation.holdloop import hold_loop_commands
@@ -74,7 +74,6 @@ def check_ocs_local(topo: Topology, server_of: dict[str, str]) -> None:
         if server_of[o.name] != LOCAL:
             raise ValueError(f"{o.name} on {server_of[o.name]}: an OCS runs on {LOCAL}, with its emulator; "
                              f"expected it there")
-
 
 
 def run_in_shell(node: Any, cmd: HostCommand) -> tuple[int, str]:
@@ -229,9 +228,8 @@ class ClusterBuild(MininetBuild):
             VxlanLink.vni += 1
             ends = ((lk.a, lk.a_port, lk.b), (lk.b, lk.b_port, lk.a))
             for name, port, peer in ends:
-                here, far = node[name], node[peer]
-                local = here.serverIP if here.isRemote else route_source(far.serverIP)
-                remote = far.serverIP if far.isRemote else route_source(here.serverIP)
+                here = node[name]
+                local, remote = tunnel_addresses(here, node[peer])
                 ifname = self.names.intf(name, port)
                 out = lines.setdefault(self.server_of[name], [])
                 out += [shlex.join(argv[1:]) for argv in vxlan_commands(ifname, VxlanLink.vni, local, remote,
@@ -263,12 +261,11 @@ class ClusterBuild(MininetBuild):
                     add_fibre(tor, p.switch_port, ocs, p.port, fibre, FABRIC_MTU, bw=o.rate_mbit, delay=delay)
                 else:
                     VxlanLink.vni += 1
-                    here = route_source(tor.serverIP)
                     for argv in fibre_end_commands(fibre.ocs_intf, fibre.patch[1], fibre.tunnel, VxlanLink.vni,
-                                                   here, tor.serverIP, FABRIC_MTU):
+                                                   *tunnel_addresses(ocs, tor), FABRIC_MTU):
                         run_checked(*argv)
                     for argv in fibre_end_commands(fibre.tor_intf, fibre.patch[0], fibre.tunnel, VxlanLink.vni,
-                                                   tor.serverIP, here, FABRIC_MTU):
+                                                   *tunnel_addresses(tor, ocs), FABRIC_MTU):
                         self.run(tor, p.switch, HostCommand(argv))
                     TCIntf(fibre.tor_intf, node=tor, port=p.switch_port, bw=o.rate_mbit, delay=delay)
                     TCIntf(fibre.ocs_intf, node=ocs, port=p.port, bw=o.rate_mbit, delay=delay)

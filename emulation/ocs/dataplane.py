@@ -172,6 +172,7 @@ class RemoteIpBatch:
         self._lock = threading.Lock()
 
     def send(self, text: str) -> None:
+        """Lines of `ip -batch` to run there, in order (not waited for)."""
         with self._lock:
             for attempt in (1, 2):
                 if self._proc is None or self._proc.poll() is not None:
@@ -196,6 +197,7 @@ class RemoteIpBatch:
             log.error("ip -batch on %s: %s", self.dest, line.rstrip())
 
     def close(self) -> None:
+        """End the batch (its `ip` reads the end of its input) and wait for it."""
         with self._lock:
             if self._proc is not None:
                 with contextlib.suppress(OSError):
