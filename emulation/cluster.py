@@ -253,6 +253,12 @@ class VxlanLink(RemoteLink):
     # second tunnel with a VNI in use: "A VXLAN device with the specified VNI already exists")
     vni = random.randrange(1 << 23)
 
+    @classmethod
+    def next_vni(cls) -> int:
+        """A VNI of its own for the next tunnel (a link's or a fibre's) of this process."""
+        cls.vni += 1
+        return cls.vni
+
     def stop(self) -> None:
         """Delete both ends (a tunnel's ends are two interfaces of their own)."""
         if self.tunnel:
@@ -268,10 +274,10 @@ class VxlanLink(RemoteLink):
         into its node, both at the fabric's MTU."""
         if node2.server == LOCAL:  # the local end first: its address is found by route
             return self.makeTunnel(node2, node1, intfname2, intfname1, addr2, addr1)
-        VxlanLink.vni += 1
+        vni = VxlanLink.next_vni()
         for node, name, addr, (local, remote) in ((node1, intfname1, addr1, tunnel_addresses(node1, node2)),
                                                   (node2, intfname2, addr2, tunnel_addresses(node2, node1))):
-            steps = vxlan_commands(name, VxlanLink.vni, local, remote, FABRIC_MTU)
+            steps = vxlan_commands(name, vni, local, remote, FABRIC_MTU)
             if addr:
                 steps.append(["ip", "link", "set", "dev", name, "address", addr])
             for argv in steps:

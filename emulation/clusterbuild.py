@@ -225,14 +225,14 @@ class ClusterBuild(MininetBuild):
         for lk in self.topo.links:
             if self.server_of[lk.a] == self.server_of[lk.b]:
                 continue
-            VxlanLink.vni += 1
+            vni = VxlanLink.next_vni()
             ends = ((lk.a, lk.a_port, lk.b), (lk.b, lk.b_port, lk.a))
             for name, port, peer in ends:
                 here = node[name]
                 local, remote = tunnel_addresses(here, node[peer])
                 ifname = self.names.intf(name, port)
                 out = lines.setdefault(self.server_of[name], [])
-                out += [shlex.join(argv[1:]) for argv in vxlan_commands(ifname, VxlanLink.vni, local, remote,
+                out += [shlex.join(argv[1:]) for argv in vxlan_commands(ifname, vni, local, remote,
                                                                           FABRIC_MTU)]
                 if here.inNamespace:
                     out.append(f"link set dev {ifname} netns {int(here.pid)}")
@@ -260,11 +260,11 @@ class ClusterBuild(MininetBuild):
                 if self.server_of[p.switch] == self.server_of[o.name]:
                     add_fibre(tor, p.switch_port, ocs, p.port, fibre, FABRIC_MTU, bw=o.rate_mbit, delay=delay)
                 else:
-                    VxlanLink.vni += 1
-                    for argv in fibre_end_commands(fibre.ocs_intf, fibre.patch[1], fibre.tunnel, VxlanLink.vni,
+                    vni = VxlanLink.next_vni()
+                    for argv in fibre_end_commands(fibre.ocs_intf, fibre.patch[1], fibre.tunnel, vni,
                                                    *tunnel_addresses(ocs, tor), FABRIC_MTU):
                         run_checked(*argv)
-                    for argv in fibre_end_commands(fibre.tor_intf, fibre.patch[0], fibre.tunnel, VxlanLink.vni,
+                    for argv in fibre_end_commands(fibre.tor_intf, fibre.patch[0], fibre.tunnel, vni,
                                                    *tunnel_addresses(tor, ocs), FABRIC_MTU):
                         self.run(tor, p.switch, HostCommand(argv))
                     TCIntf(fibre.tor_intf, node=tor, port=p.switch_port, bw=o.rate_mbit, delay=delay)

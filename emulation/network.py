@@ -241,7 +241,7 @@ class Emulation:
                 if not f.exists():
                     raise ValueError(f"{f}: missing; expected `make p4-build` outputs in {self.build_dir}")
         for dev in [*self.topo.switches, *self.topo.ocs]:
-            if self.server_of.get(dev.name, LOCAL) != LOCAL:
+            if self.is_remote(dev.name):
                 continue  # checked on its server as it starts (emulation.cluster.ClusterSwitch)
             if not port_is_free(dev.grpc_port):
                 raise ValueError(f"gRPC port 127.0.0.1:{dev.grpc_port} of {dev.name}: already in use "
@@ -269,6 +269,10 @@ class Emulation:
         server_of = {**place_by_pod(self.topo, self.servers), **placement}
         check_ocs_local(self.topo, server_of)
         return server_of
+
+    def is_remote(self, name: str) -> bool:
+        """Whether a topology node runs on another server (a cluster run's; never on one machine)."""
+        return self.server_of.get(name, LOCAL) != LOCAL
 
     def cross_links(self) -> list[tuple[str, str]]:
         """The links and fibres between two servers of a cluster run (none on one machine)."""
@@ -379,7 +383,7 @@ class Emulation:
             # the fibre's patch goes down while dark: both switch ports lose carrier (fibre.py); a ToR's
             # end on another server is set there (its switch node's `user@server`)
             tor_end, ocs_end = self.fibre(o.name, p).patch
-            where = f":{self.switches[p.switch].dest}" if self.server_of.get(p.switch, LOCAL) != LOCAL else ""
+            where = f":{self.switches[p.switch].dest}" if self.is_remote(p.switch) else ""
             cmd += ["--link", f"{p.port}={tor_end}{where}", "--link", f"{p.port}={ocs_end}"]
         cmd += [arg for v in ssh_option_values(self.ssh_options) for arg in ("--ssh-option", v)]
         cmd += self.ocs_args
@@ -433,7 +437,7 @@ class Emulation:
     def servers_not_seeing(self, folder: Path) -> list[str]:
         """The servers of this run's remote hosts on which `folder` (here) is not the same folder: a
         file made here is not there at the same path (no shared file system). Empty on one machine."""
-        remote = {self.server_of[n]: node for n, node in self.hosts.items() if self.server_of.get(n, LOCAL) != LOCAL}
+        remote = {self.server_of[n]: node for n, node in self.hosts.items() if self.is_remote(n)}
         if not remote:
             return []
         folder.mkdir(parents=True, exist_ok=True)
@@ -456,7 +460,7 @@ class Emulation:
         for p in o.ports:
             if p.port == ocs_port:
                 ifname = self.intf(p.switch, p.switch_port)
-                if self.server_of.get(p.switch, LOCAL) == LOCAL:
+                if not self.is_remote(p.switch):
                     return carrier(ifname)
                 return self.switches[p.switch].cmd("cat", carrier_path(ifname)).strip() == "1"  # on its server
         raise ValueError(f"OCS port {ocs_port}: not wired; expected one of {[p.port for p in o.ports]}")
@@ -614,10 +618,9 @@ class Emulation:
             out["ocs-emulator"] = self.ocs.proc.pid
         return out
 
-    @staticmethod
-    def _local(nodes: dict[str, Any]) -> dict[str, Any]:
+    def _local(self, nodes: dict[str, Any]) -> dict[str, Any]:
         """The nodes on this machine (a cluster run's remote ones have PIDs of their servers)."""
-        return {n: node for n, node in nodes.items() if not getattr(node, "isRemote", False)}
+        return {n: node for n, node in nodes.items() if not self.is_remote(n)}
 
     def rss_bytes(self) -> int:
         """Sum of the resident memory of the emulation's processes, this Python process included."""
