@@ -86,7 +86,7 @@ from emulation.netbuild import MininetBuild, Names
 from emulation.ocs.options import check_ocs_args
 from emulation.ocs.process import OcsProcess, first_line, ports_up_since
 from emulation.p4switch import P4Switch, SwitchStartError, free_grpc_base, port_is_free
-from emulation.priority import HOST_NICE, SoftirqBoost, nice_argv
+from emulation.priority import HOST_NICE, RunPriorities, nice_argv
 from emulation.state import (
     RunState,
     clean_state,
@@ -180,7 +180,7 @@ class Emulation:
         self.names = Names(self.topo, prefix)
         self.on_progress = on_progress or (lambda stage, detail: log.info("%s: %s", stage, detail))
         self.state: RunState | None = None
-        self._boost: SoftirqBoost | None = None
+        self._priorities: RunPriorities | None = None
         self.log_dir = Path(log_dir) if log_dir else None
         self.net: Mininet | None = None
         self.hosts: dict[str, Host] = {}
@@ -218,8 +218,8 @@ class Emulation:
     def _start(self) -> None:
         self._preflight()
         self.state = RunState.create()
-        self._boost = SoftirqBoost(Path(self.state.path).parent)
-        self._boost.acquire()
+        self._priorities = RunPriorities(Path(self.state.path).parent)
+        self._priorities.acquire()
         if self.log_dir is None:
             self.log_dir = new_log_dir(self.state.run_id)  # /var/log/hitless/<run id>/ (HITLESS_LOG_DIR)
         else:
@@ -671,9 +671,9 @@ class Emulation:
             self.net = None
         if self.state is not None:
             clean_state(self.state)  # whatever Mininet did not remove (a half-built net)
-            if self._boost is not None:
-                self._boost.release()
-                self._boost = None
+            if self._priorities is not None:
+                self._priorities.release()
+                self._priorities = None
             self.state = None
 
 

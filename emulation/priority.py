@@ -27,6 +27,14 @@ processes by what they emulate:
   the switches it schedules (`emulated_control_thread`). Behind SCHED_FIFO switches at nice 0 it was
   starved: two-way's flows at TDC 1 took 15.2 s against 4.7 s before the switches went real time
   (bmv2, 4 ToRs, the commits before and after that change, 2026-12-02);
+- the CPUs stay out of their halting idle states while a run is up (IdlePoll: a PM QoS request of 0 us
+  on /dev/cpu_dma_latency, as latency testbeds and cyclictest hold it). A frame crossing bmv2 wakes four
+  threads a switch; on a virtual machine whose idle halts the virtual CPU (cpuidle `haltpoll` without
+  polling: this one) each wake-up of an idle CPU goes through the host, and the path stalls. e1 mbb
+  on p4c + bmv2 at 4 Mbit/s, 8 runs each, one batch after the other (2026-12-03): ACK round trips over
+  11 ms (the stream's tail-loss probe timeout, 2 x srtt + 2 ms, so each a spurious retransmission
+  waiting to happen) 2-56 a run (mean 26) without it, 0-7 (mean 2) with it; largest 15-40 ms against
+  7-30 ms. The request lives as long as the open file, so a killed run leaves nothing behind;
 Niceness is absolute here: a run started under `nice` still puts its hosts at HOST_NICE.
 """
 
@@ -37,6 +45,7 @@ import functools
 import json
 import logging
 import os
+import struct
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -53,6 +62,7 @@ SWITCH_NICE = -15  # where real-time scheduling is refused
 SOFTIRQ_NICE = -15
 HOST_NICE = -10
 KERNEL_NICE = 0  # the kernel starts its softirq threads at this niceness
+PM_QOS_CPU_LATENCY = Path("/dev/cpu_dma_latency")
 
 
 @functools.cache
@@ -213,3 +223,52 @@ def _holder_alive(holder: object) -> bool:
     if not isinstance(holder, list) or len(holder) != 2 or not isinstance(holder[0], int) or holder[0] <= 1:
         return False
     return holder[1] is not None and proc_start_time(holder[0]) == holder[1]
+
+
+class IdlePoll:
+    """The CPUs kept out of idle states that halt them while held (module docstring): a PM QoS CPU
+    latency request of 0 us, which lasts as long as its open file. Where the device is missing or not
+    writable (not root), the run goes on with the machine's idle, and says so."""
+
+    def __init__(self) -> None:
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        if self.fd is not None:
+            return
+        try:
+            fd = os.open(PM_QOS_CPU_LATENCY, os.O_WRONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            log.warning("%s: CPUs left to their idle states (%s)", PM_QOS_CPU_LATENCY, exc.strerror)
+            return
+        try:
+            os.write(fd, struct.pack("i", 0))
+        except OSError as exc:
+            os.close(fd)
+            log.warning("%s: CPUs left to their idle states (%s)", PM_QOS_CPU_LATENCY, exc.strerror)
+            return
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class RunPriorities:
+    """What a run holds while it is up, beside its processes' own priorities: the softirq boost and,
+    unless `idle_poll` is off, the CPUs out of halting idle (IdlePoll)."""
+
+    def __init__(self, state_dir: Path, idle_poll: bool = True) -> None:
+        self.boost = SoftirqBoost(state_dir)
+        self.idle = IdlePoll() if idle_poll else None
+
+    def acquire(self) -> None:
+        self.boost.acquire()
+        if self.idle is not None:
+            self.idle.acquire()
+
+    def release(self) -> None:
+        if self.idle is not None:
+            self.idle.release()
+        self.boost.release()

@@ -24,7 +24,7 @@ from emulation.links import switch_port_offloads_off
 from emulation.ocs.dataplane import IpLinkControl, P4RuntimeCircuits
 from emulation.ocs.delay import DelayModel
 from emulation.ocs.emulator import EmulatedOcs
-from emulation.priority import SoftirqBoost
+from emulation.priority import RunPriorities
 from emulation.state import STATE_DIR
 from emulation.switchproc import SwitchProcess, start_switch
 from p4sim.target import Target, free_port
@@ -51,7 +51,8 @@ class NetTestbed:
     procs: list[SwitchProcess] = field(default_factory=list)
     ocs: EmulatedOcs | None = None
     ocs_session: SwitchSession | None = None
-    boost: SoftirqBoost | None = None
+    idle_poll: bool = True  # the CPUs out of halting idle while it runs (emulation/priority.py IdlePoll)
+    priorities: RunPriorities | None = None
 
     def _link(self, a: str, b: str, mtu: int) -> tuple[str, str]:
         """Ends a and b joined through a patch; returns the two patch ends (a's peer, b's peer)."""
@@ -69,8 +70,8 @@ class NetTestbed:
 
     def start(self) -> NetTestbed:
         t = self.tag
-        self.boost = SoftirqBoost(STATE_DIR)  # the run's priorities, as an emulation's (emulation/priority.py)
-        self.boost.acquire()
+        self.priorities = RunPriorities(STATE_DIR, self.idle_poll)  # as an emulation's (emulation/priority.py)
+        self.priorities.acquire()
         ports: dict[str, dict[int, str]] = {s.name: {} for s in self.topo.switches}
         hosts = self.topo.host_map()
         for i, lk in enumerate(self.topo.links):
@@ -118,9 +119,9 @@ class NetTestbed:
             _ip("link", "set", end, "up" if up else "down")
 
     def close(self) -> None:
-        if self.boost is not None:
-            self.boost.release()
-            self.boost = None
+        if self.priorities is not None:
+            self.priorities.release()
+            self.priorities = None
         if self.ocs is not None:
             self.ocs.close()
         if self.ocs_session is not None:

@@ -1,6 +1,8 @@
-"""The emulation's CPU priorities: absolute niceness for what it starts, the softirq boost shared by runs."""
+"""The emulation's CPU priorities: absolute niceness for what it starts, the softirq boost shared by runs, the
+CPUs held out of halting idle."""
 
 import os
+import struct
 import subprocess
 import sys
 import time
@@ -8,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from emulation.priority import SWITCH_REALTIME, SoftirqBoost, set_nice, softirq_threads, switch_argv
+from emulation.priority import (
+    PM_QOS_CPU_LATENCY,
+    SWITCH_REALTIME,
+    IdlePoll,
+    SoftirqBoost,
+    set_nice,
+    softirq_threads,
+    switch_argv,
+)
 
 TEST_NICE = -3  # neither the default niceness nor SOFTIRQ_NICE
 root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to raise a thread's priority")
@@ -85,3 +95,33 @@ def test_a_killed_holder_is_reaped(tmp_path: Path) -> None:
     assert boost.reap()
     assert nices() == found and boost.holders() == []
     assert not boost.reap()  # nothing left to reap
+
+
+def cpu_latency_us() -> int:
+    """The machine's CPU latency limit now (the strictest request held)."""
+    return struct.unpack("i", PM_QOS_CPU_LATENCY.read_bytes()[:4])[0]
+
+
+@root
+@pytest.mark.skipif(not PM_QOS_CPU_LATENCY.exists(), reason=f"no {PM_QOS_CPU_LATENCY} on this kernel")
+def test_idle_poll_holds_the_cpus_out_of_idle_while_held_and_a_dead_holder_leaves_nothing() -> None:
+    before = cpu_latency_us()
+    hold = IdlePoll()
+    hold.acquire()
+    try:
+        assert cpu_latency_us() == 0
+    finally:
+        hold.release()
+    assert cpu_latency_us() == before
+    # a holder killed while it holds: the request goes with its open file
+    code = ("import time; from emulation.priority import IdlePoll; h = IdlePoll(); h.acquire(); "
+            "print(h.fd is not None, flush=True); time.sleep(60)")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).resolve().parents[2])
+    try:
+        assert child.stdout.readline().strip() == "True"
+        assert cpu_latency_us() == 0
+    finally:
+        child.kill()
+        child.wait()
+    assert cpu_latency_us() == before

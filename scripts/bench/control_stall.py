@@ -5,14 +5,16 @@ switch port shaped as the experiments' links are (htb at --link-mbit, as Mininet
 constant-rate UDP stream h2 -> h3 (--rate-mbit of --size B frames) sent and received by a child
 process, so that the controller's own CPU does not pace it. For each call kind the controller makes
 one call on every switch of the stream's path (in parallel, as a procedure's sync does) every
---period ms for --seconds; `plan-and-prepare` and `busy-loop` are the controller's own work, no call.
+--period ms for --seconds; `plan-and-prepare` and `busy-loop` are the controller's own work, no call;
+`link-flap` takes the electrical links beside the stream's path down and up, as an OCS step darkens
+ports of the switches a moved stream crosses.
 The figures per kind: calls made and their latency, the stream's longest gap at the receiver (the
 sender's own longest gap beside it: a stall of the sender is not the network's), frames lost, the
 switches' egress queue drops (port_enq - port_deq) in the window, and the CPU the switches, this
 process and the kernel's softirq spent.
 
     sudo .venv/bin/python -m scripts.bench.control_stall [--seconds 3] [--kinds idle,write-100] [--hogs 2]
-        [--switch-sched fifo|nice] [--softirq-boost 1|0] [--repeat N] [--json out.json]
+        [--switch-sched fifo|nice] [--softirq-boost 1|0] [--idle-poll 1|0] [--repeat N] [--json out.json]
 
 The target is the environment's (P4C/SWITCH, p4sim/target.py); run it once per target and compare
 the tables. The switches run as an emulation's do (SCHED_FIFO, the softirq boost: emulation/priority.py);
@@ -57,8 +59,10 @@ ROOT = Path(__file__).resolve().parents[2]
 log = logging.getLogger("bench_control_stall")
 
 PATH_SWITCHES = ("s2", "s1", "s4", "s3")  # h2 -> h3 on ucd4's default circuits (bypass br2-br1-br4-br3)
+UNUSED_PORTS = (("s2", 3), ("s4", 4))  # the electrical links s2-s1 and s4-s3: the stream takes the circuits
 SPARE_PREFIX = ipaddress.IPv4Network("172.16.0.0/16")  # routes no host uses (write kinds)
 PROBE_ETHERTYPE = 0x88B6
+SO_TIMESTAMPNS = 35  # Linux's (the socket module does not name it): a frame's arrival time as ancillary data
 
 
 # -- the stream, in a child process ------------------------------------------------------------------
@@ -73,6 +77,7 @@ class StreamResult:
     socket_drops: int
     rx_gap_ms: float
     tx_gap_ms: float
+    delay_ms: float  # the longest a frame took from its send to its arrival: a stall of the path itself
 
 
 def _stream(tx_if: str, rx_if: str, frame: FrameSpec, interval: float, seconds: float,
@@ -83,46 +88,59 @@ def _stream(tx_if: str, rx_if: str, frame: FrameSpec, interval: float, seconds: 
 
     tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     tx.bind((tx_if, 0))
-    rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
-    rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-    rx.bind((rx_if, 0))
-    rx.settimeout(0.05)
-    got: set[int] = set()
-    arrivals: list[float] = []
     stop = threading.Event()
 
-    def receive() -> None:
-        while not stop.is_set():
-            try:
-                data = rx.recv(4096)
-            except (TimeoutError, OSError):
-                continue
-            i = data.find(b"SEQ")
-            if i >= 0:
-                got.add(int.from_bytes(data[i + 3:i + 7], "big"))
-                arrivals.append(time.monotonic())
+    def tap(ifname: str, outgoing: bool, seen: dict[int, float]) -> socket.socket:
+        """A thread noting when the kernel took each stream frame sent (outgoing) or received on ifname
+        (seq -> epoch s)."""
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))  # ETH_P_ALL: outgoing frames too
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        sock.bind((ifname, 0))
+        sock.settimeout(0.05)
 
-    th = threading.Thread(target=receive, daemon=True)
-    th.start()
+        def run() -> None:
+            while not stop.is_set():
+                try:
+                    data, anc, _, addr = sock.recvmsg(4096, 64)
+                except (TimeoutError, OSError):
+                    continue
+                i = data.find(b"SEQ")
+                stamps = [struct.unpack("qq", d[:16]) for lvl, typ, d in anc
+                          if (lvl, typ) == (socket.SOL_SOCKET, SO_TIMESTAMPNS)]
+                if i >= 0 and stamps and (addr[2] == socket.PACKET_OUTGOING) == outgoing:
+                    seen[int.from_bytes(data[i + 3:i + 7], "big")] = stamps[0][0] + stamps[0][1] / 1e9
+
+        threads.append(threading.Thread(target=run, daemon=True))
+        threads[-1].start()
+        return sock
+
+    threads: list[threading.Thread] = []
+    got: dict[int, float] = {}  # seq -> arrival at the receiver
+    left: dict[int, float] = {}  # seq -> when it left the sender (the kernel's time, not the sending thread's)
+    rx = tap(rx_if, False, got)
+    tap(tx_if, True, left)
     sends: list[float] = []
-    t0 = time.monotonic()
+    t0 = time.time()
     n = 0
-    while time.monotonic() - t0 < seconds:
+    while time.time() - t0 < seconds:
         tx.send(frame.bytes(n))
-        sends.append(time.monotonic())
+        sends.append(time.time())
         n += 1
-        wait = t0 + n * interval - time.monotonic()
+        wait = t0 + n * interval - time.time()
         if wait > 0:
             time.sleep(wait)
     time.sleep(0.3)
     stop.set()
-    th.join()
+    for th in threads:
+        th.join()
     drops = struct.unpack("II", rx.getsockopt(263, 6, 8))[1]  # SOL_PACKET, PACKET_STATISTICS
 
     def gap(ts: list[float]) -> float:
         return max((b - a for a, b in zip(ts, ts[1:], strict=False)), default=0.0) * 1000
 
-    out.send(StreamResult(n, len(got), drops, gap(arrivals), gap(sends)))
+    delay = max((t - left[seq] for seq, t in got.items() if seq in left), default=0.0) * 1000
+    out.send(StreamResult(n, len(got), drops, gap(sorted(got.values())), gap(sends), delay))
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +229,25 @@ def controller_work(net: Network, tb: NetTestbed) -> dict[str, Callable[[], obje
             for name, st in states.items():
                 net.sessions[name].prepare(st)
 
-    return {"plan-and-prepare": plan_and_prepare, "busy-loop": lambda: sum(range(200_000))}
+    return {"plan-and-prepare": plan_and_prepare, "busy-loop": lambda: sum(range(200_000)),
+            "link-flap": LinkFlap(tb)}
+
+
+class LinkFlap:
+    """What an OCS step does to the path's switches: links they do not forward on lose carrier, then
+    get it back (one change a call); `undo` leaves them up."""
+
+    def __init__(self, tb: NetTestbed) -> None:
+        self.tb, self.down = tb, False
+
+    def __call__(self) -> None:
+        self.down = not self.down
+        for switch, port in UNUSED_PORTS:
+            self.tb.cut(switch, port, up=not self.down)
+
+    def undo(self, net: Network) -> None:
+        if self.down:
+            self()
 
 
 # -- one window ------------------------------------------------------------------------------------------
@@ -225,6 +261,7 @@ class Row:
     call_ms_max: float
     rx_gap_ms: float
     tx_gap_ms: float
+    delay_ms: float
     sent: int
     lost: int
     queue_drops: int
@@ -268,7 +305,7 @@ def window(kind: str, work: Callable[[], object] | None, net: Network, tb: NetTe
     cpu, own, irq = switch_cpu(tb) - cpu0, time.process_time() - own0, softirq_seconds() - irq0
     drops = queue_drops(net, PATH_SWITCHES) - drops0
     return Row(kind, len(lat), statistics.median(lat) if lat else 0.0, max(lat, default=0.0), res.rx_gap_ms,
-               res.tx_gap_ms, res.sent, res.sent - res.received, drops, cpu, own, irq)
+               res.tx_gap_ms, res.delay_ms, res.sent, res.sent - res.received, drops, cpu, own, irq)
 
 
 def softirq_seconds() -> float:
@@ -309,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--softirq-boost", type=int, choices=(0, 1), default=1, metavar="<0|1>",
                     help=f"the kernel's softirq threads at niceness {SOFTIRQ_NICE} while it runs, as an emulation's "
                          "run does (1, default), or as found (0)")
+    ap.add_argument("--idle-poll", type=int, choices=(0, 1), default=1, metavar="<0|1>",
+                    help="the CPUs kept out of halting idle while it runs, as an emulation's run does (1, default), "
+                         "or the machine's own idle (0)")
     ap.add_argument("--repeat", type=int, default=1, metavar="<n>", help="rounds over the kinds (interleaved)")
     ap.add_argument("--hogs", type=int, default=0, metavar="<n>", help="busy processes beside the bench")
     ap.add_argument("--build", default="build/bench-stall", metavar="<dir>", help="build directory")
@@ -325,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     target.ensure_build(build, ROOT / "p4src")
     fabric, ocs = Pipeline.from_build("fabric", build), Pipeline.from_build("ocs", build)
     topo = ucd4()
-    tb = NetTestbed(topo, fabric, ocs, DelayModel.instant(), target=target).start()
+    tb = NetTestbed(topo, fabric, ocs, DelayModel.instant(), target=target, idle_poll=bool(args.idle_poll)).start()
     if args.switch_sched == "nice":  # as before SCHED_FIFO (emulation/priority.py): the normal scheduler
         for p in tb.procs:
             for tid in os.listdir(f"/proc/{p.pid}/task"):
@@ -358,11 +398,11 @@ def main(argv: list[str] | None = None) -> int:
                 call = calls[kind]
                 work = None if call is None else (lambda c=call: net.each(c, PATH_SWITCHES))
             rows.append(window(kind, work, net, tb, frame, interval, args.seconds, args.period / 1000))
-            if isinstance(calls.get(kind), Toggle):
-                calls[kind].undo(net)
+            if isinstance(calls.get(kind) or local.get(kind), Toggle | LinkFlap):
+                (calls.get(kind) or local[kind]).undo(net)
             r = rows[-1]
             print(f"{r.kind:18} calls {r.calls:4}  call ms med {r.call_ms_median:7.1f} max {r.call_ms_max:7.1f}  "
-                  f"gap ms rx {r.rx_gap_ms:6.1f} tx {r.tx_gap_ms:5.1f}  lost {r.lost:4} of {r.sent}  "
+                  f"gap ms rx {r.rx_gap_ms:6.1f} tx {r.tx_gap_ms:5.1f}  delay ms max {r.delay_ms:6.1f}  lost {r.lost:4} of {r.sent}  "
                   f"queue drops {r.queue_drops:4}  cpu s switches {r.switch_cpu_s:4.2f} controller "
                   f"{r.controller_cpu_s:4.2f} softirq {r.softirq_s:4.2f}", flush=True)
     finally:
@@ -373,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
         tb.close()
         if boost is not None:
             boost.release()
-    print(f"switches {args.switch_sched}, softirq boost {args.softirq_boost}, target {target.name}, stream {args.rate_mbit} Mbit/s of {args.size} B, links {args.link_mbit} Mbit/s, "
+    print(f"switches {args.switch_sched}, softirq boost {args.softirq_boost}, idle poll {args.idle_poll}, target {target.name}, stream {args.rate_mbit} Mbit/s of {args.size} B, links {args.link_mbit} Mbit/s, "
           f"one call per path switch every {args.period:g} ms for {args.seconds:g} s, {args.hogs} busy processes")
     if args.json:
         Path(args.json).write_text(json.dumps({"target": target.name, "args": vars(args), "loadavg": os.getloadavg(),
