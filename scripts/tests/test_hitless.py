@@ -15,7 +15,11 @@ that already kept both cores busy has no room for it, and what breaks then is th
 2-core machine whose bmv2 forwards 3,700 frames/s (a quarter of docs/figures.md's machine), e1 at
 16 Mbit/s kept the cores 94-99% busy and passed alone, but in CI lost segments to bmv2's queues in 3
 of 3 runs and on p4sim stalled the receiver 204 ms (a retransmission timeout) in 1 of 3. The rate
-each target ran at, and that run's load, are in the failure message.
+each target ran at, and that run's load, are in the failure message. A slower rate is no safer by
+itself: at 4 Mbit/s a write is 3 segments and the tail-loss probe fires after 2 x srtt + 2 ms, about
+11 ms, so any longer stall of the path is a retransmission; what stalled it that long, with no control
+call at all, was the virtual CPUs' halting idle, which every run now holds off (emulation/priority.py
+IdlePoll; docs/e1-both-ends.md, "The CPUs' idle").
 """
 
 import json
