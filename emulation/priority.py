@@ -236,15 +236,13 @@ class IdlePoll:
     def acquire(self) -> None:
         if self.fd is not None:
             return
+        fd = None
         try:
             fd = os.open(PM_QOS_CPU_LATENCY, os.O_WRONLY | os.O_CLOEXEC)
-        except OSError as exc:
-            log.warning("%s: CPUs left to their idle states (%s)", PM_QOS_CPU_LATENCY, exc.strerror)
-            return
-        try:
             os.write(fd, struct.pack("i", 0))
         except OSError as exc:
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
             log.warning("%s: CPUs left to their idle states (%s)", PM_QOS_CPU_LATENCY, exc.strerror)
             return
         self.fd = fd

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from emulation import priority
 from emulation.priority import (
     PM_QOS_CPU_LATENCY,
     SWITCH_REALTIME,
@@ -125,3 +126,12 @@ def test_idle_poll_holds_the_cpus_out_of_idle_while_held_and_a_dead_holder_leave
         child.kill()
         child.wait()
     assert cpu_latency_us() == before
+
+
+def test_idle_poll_without_the_device_runs_on_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(priority, "PM_QOS_CPU_LATENCY", tmp_path / "missing")
+    hold = IdlePoll()
+    hold.acquire()
+    assert hold.fd is None and "CPUs left to their idle states" in caplog.text
+    hold.release()
