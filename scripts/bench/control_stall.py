@@ -9,7 +9,9 @@ one call on every switch of the stream's path (in parallel, as a procedure's syn
 `link-flap` takes the electrical links beside the stream's path down and up, as an OCS step darkens
 ports of the switches a moved stream crosses.
 The figures per kind: calls made and their latency, the stream's longest gap at the receiver (the
-sender's own longest gap beside it: a stall of the sender is not the network's), frames lost, the
+sender's own longest gap beside it: a stall of the sender is not the network's), the longest one-way
+delay of a frame (kernel timestamps of the frame leaving the sender and reaching the receiver: a stall
+of the path itself, whatever the sending and receiving threads did), frames lost, the
 switches' egress queue drops (port_enq - port_deq) in the window, and the CPU the switches, this
 process and the kernel's softirq spent.
 
